@@ -1,0 +1,138 @@
+// Mutable arrays and atomic operations on them (as Obsidian's Mutable and Atomic modules):
+// a global array passed to the kernel (DMutable) or a shared array of a block (SMutable),
+// written and updated in place by Thread programs.
+#pragma once
+
+#include "obsidian/force.hpp"
+
+namespace obsidian {
+
+template <class Len, KernelScalar X>
+class Mutable {
+ public:
+  using Length = Len;
+  using Element = Exp<X>;
+  Mutable(ArrayId id, Len n) : id_(id), n_(std::move(n)) {}
+  ArrayId id() const { return id_; }
+  const Len& len() const { return n_; }
+  Exp<X> operator[](const EWord32& i) const { return Exp<X>(ir::index(scalarTypeOf<X>, id_, i.node())); }
+  // The current contents as a pull array (read when the element is used).
+  Pull<Len, Exp<X>> pull() const {
+    const Mutable m = *this;
+    return Pull<Len, Exp<X>>(n_, [m](const EWord32& i) { return m[i]; });
+  }
+
+ private:
+  ArrayId id_;
+  Len n_;
+};
+
+template <KernelScalar X>
+using DMutable = Mutable<EWord32, X>;  // a global array parameter of the kernel
+template <KernelScalar X>
+using SMutable = Mutable<uint32_t, X>;  // a shared array of a block or warp
+
+template <class T>
+struct IsMutable : std::false_type {};
+template <class Len, class X>
+struct IsMutable<Mutable<Len, X>> : std::true_type {};
+
+// newShared<X>(p, n): an uninitialised shared array of n elements for in-place updates.
+template <KernelScalar X, class L>
+SMutable<X> newShared(const Program<L>& p, uint32_t n) {
+  static_assert(std::is_same_v<L, Warp> || std::is_same_v<L, Block>,
+                "newShared: shared arrays belong to a Warp or Block program");
+  if (n == 0) throw Error("newShared: a shared array needs at least one element; got 0");
+  return SMutable<X>(MemoryOps<Exp<X>>::allocate(p.context(), p.body(), MemorySpace::Shared,
+                                                 L::value, n),
+                     n);
+}
+
+// write(t, m, i, v): m[i] = v
+template <class Len, KernelScalar X>
+void write(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
+           const std::type_identity_t<Exp<X>>& v) {
+  t.emit(Assign{m.id(), i.node(), v.node()});
+}
+
+namespace detail {
+template <KernelScalar X>
+Exp<X> atomic(const Program<Thread>& t, AtomicOp op, ArrayId a, const EWord32& i,
+              const ExpPtr& value, const ExpPtr& compare) {
+  Atomic s{op, a, i.node(), value, compare, t.context().fresh("old")};
+  Exp<X> old = variable<X>(s.result);
+  t.emit(std::move(s));
+  return old;
+}
+template <class X>
+inline constexpr bool isAtomicInt = std::is_same_v<X, uint32_t> || std::is_same_v<X, int32_t> ||
+                                    std::is_same_v<X, uint64_t>;
+}  // namespace detail
+
+// Each returns the element's previous value, as CUDA's atomics do.
+template <class Len, KernelScalar X>
+Exp<X> atomicAdd(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
+                 const std::type_identity_t<Exp<X>>& v) {
+  static_assert(detail::isAtomicInt<X> || std::is_floating_point_v<X>,
+                "atomicAdd works on uint32, int32, uint64, float and double arrays");
+  return detail::atomic<X>(t, AtomicOp::Add, m.id(), i, v.node(), nullptr);
+}
+template <class Len, KernelScalar X>
+Exp<X> atomicSub(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
+                 const std::type_identity_t<Exp<X>>& v) {
+  static_assert(std::is_same_v<X, uint32_t> || std::is_same_v<X, int32_t>,
+                "atomicSub works on uint32 and int32 arrays");
+  return detail::atomic<X>(t, AtomicOp::Sub, m.id(), i, v.node(), nullptr);
+}
+template <class Len, KernelScalar X>
+Exp<X> atomicMin(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
+                 const std::type_identity_t<Exp<X>>& v) {
+  static_assert(detail::isAtomicInt<X>, "atomicMin works on uint32, int32 and uint64 arrays");
+  return detail::atomic<X>(t, AtomicOp::Min, m.id(), i, v.node(), nullptr);
+}
+template <class Len, KernelScalar X>
+Exp<X> atomicMax(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
+                 const std::type_identity_t<Exp<X>>& v) {
+  static_assert(detail::isAtomicInt<X>, "atomicMax works on uint32, int32 and uint64 arrays");
+  return detail::atomic<X>(t, AtomicOp::Max, m.id(), i, v.node(), nullptr);
+}
+// atomicInc(t, m, i, limit): m[i] = (old >= limit) ? 0 : old + 1
+template <class Len>
+EWord32 atomicInc(const Program<Thread>& t, const Mutable<Len, uint32_t>& m, const EWord32& i,
+                  const EWord32& limit) {
+  return detail::atomic<uint32_t>(t, AtomicOp::Inc, m.id(), i, limit.node(), nullptr);
+}
+// atomicDec(t, m, i, limit): m[i] = (old == 0 || old > limit) ? limit : old - 1
+template <class Len>
+EWord32 atomicDec(const Program<Thread>& t, const Mutable<Len, uint32_t>& m, const EWord32& i,
+                  const EWord32& limit) {
+  return detail::atomic<uint32_t>(t, AtomicOp::Dec, m.id(), i, limit.node(), nullptr);
+}
+template <class Len, KernelScalar X>
+Exp<X> atomicExch(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
+                  const std::type_identity_t<Exp<X>>& v) {
+  static_assert(detail::isAtomicInt<X> || std::is_same_v<X, float>,
+                "atomicExch works on uint32, int32, uint64 and float arrays");
+  return detail::atomic<X>(t, AtomicOp::Exch, m.id(), i, v.node(), nullptr);
+}
+// atomicCAS(t, m, i, compare, v): m[i] = (old == compare) ? v : old
+template <class Len, KernelScalar X>
+Exp<X> atomicCAS(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
+                 const std::type_identity_t<Exp<X>>& compare,
+                 const std::type_identity_t<Exp<X>>& v) {
+  static_assert(detail::isAtomicInt<X>, "atomicCAS works on uint32, int32 and uint64 arrays");
+  return detail::atomic<X>(t, AtomicOp::Cas, m.id(), i, v.node(), compare.node());
+}
+#define OBSIDIAN_ATOMIC_BITS(fn, op)                                                          \
+  template <class Len, KernelScalar X>                                                        \
+  Exp<X> fn(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,             \
+            const std::type_identity_t<Exp<X>>& v) {                                          \
+    static_assert(detail::isAtomicInt<X>, #fn " works on uint32, int32 and uint64 arrays"); \
+    return detail::atomic<X>(t, AtomicOp::op, m.id(), i, v.node(), nullptr);                 \
+  }
+OBSIDIAN_ATOMIC_BITS(atomicAnd, And)
+OBSIDIAN_ATOMIC_BITS(atomicOr, Or)
+OBSIDIAN_ATOMIC_BITS(atomicXor, Xor)
+#undef OBSIDIAN_ATOMIC_BITS
+
+}  // namespace obsidian

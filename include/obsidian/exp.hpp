@@ -1,0 +1,266 @@
+// Scalar expressions: an untyped, immutable, shared node (ExpNode) built only through smart
+// constructors that fold constants, and the typed front end Exp<T> with C++ operators.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "obsidian/error.hpp"
+#include "obsidian/types.hpp"
+
+namespace obsidian {
+
+using ArrayId = uint32_t;
+
+enum class ExpKind : uint8_t {
+  Literal,
+  Var,        // a named scalar: loop index, declared variable, kernel parameter
+  ThreadIdx,  // threadIdx.x: introduced by virtualization only
+  BlockIdx,   // blockIdx.x: introduced by virtualization only
+  GridDim,    // gridDim.x: introduced by virtualization only
+  Unary,
+  Binary,
+  Select,  // c ? a : b, only the chosen side is evaluated
+  Cast,
+  Index,  // array[index]
+};
+
+enum class UnOp : uint8_t {
+  Neg, Not, BitNot,
+  Sqrt, Rsqrt, Exp, Exp2, Log, Log2, Sin, Cos, Tan, Fabs, Floor, Ceil, Abs,
+};
+
+enum class BinOp : uint8_t {
+  Add, Sub, Mul, Div, Mod,
+  BitAnd, BitOr, BitXor, Shl, Shr,
+  And, Or,
+  Eq, Ne, Lt, Le, Gt, Ge,
+  Min, Max, Pow,
+};
+
+struct ExpNode;
+using ExpPtr = std::shared_ptr<const ExpNode>;
+
+struct ExpNode {
+  ExpKind kind;
+  ScalarType type;
+  UnOp unOp = UnOp::Neg;
+  BinOp binOp = BinOp::Add;
+  uint64_t bits = 0;     // Literal of an integer or bool type (two's complement for i32)
+  double real = 0;       // Literal of a float type
+  std::string name;      // Var
+  ArrayId array = 0;     // Index
+  std::array<ExpPtr, 3> args{};
+
+  bool isLiteral() const { return kind == ExpKind::Literal; }
+};
+
+bool isComparison(BinOp op);
+const char* binOpName(BinOp op);
+const char* unOpName(UnOp op);
+
+// Smart constructors: the only way nodes are made. They check operand types (internal errors:
+// the typed front end never builds ill-typed nodes), fold constants and drop trivial operations
+// (x + 0, x * 1, true && x, casts to the same type) so generated code stays readable.
+namespace ir {
+ExpPtr literalInt(ScalarType t, uint64_t bits);
+ExpPtr literalReal(ScalarType t, double value);
+ExpPtr var(ScalarType t, const std::string& name);
+ExpPtr threadIdx();
+ExpPtr blockIdx();
+ExpPtr gridDim();
+ExpPtr unary(UnOp op, ExpPtr a);
+ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b);
+ExpPtr select(ExpPtr c, ExpPtr a, ExpPtr b);
+ExpPtr cast(ScalarType to, ExpPtr a);
+ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix);
+ExpPtr u32(uint32_t v);
+
+bool isLiteralValue(const ExpPtr& e, uint64_t bits);
+// Literal u32 value of e, if it is one.
+bool literalU32(const ExpPtr& e, uint32_t& out);
+}  // namespace ir
+
+template <KernelScalar T>
+class Exp;
+
+namespace detail {
+// Which C++ values may become a literal of T without silently losing meaning:
+// integers into any numeric type, floating point only into floating point, bool into bool.
+template <class U, class T>
+concept LiteralFor =
+    std::is_arithmetic_v<U> &&
+    ((std::is_same_v<T, bool> && std::is_same_v<U, bool>) ||
+     (!std::is_same_v<T, bool> && !std::is_same_v<U, bool> &&
+      (std::is_floating_point_v<T> || std::is_integral_v<U>)));
+
+template <class T>
+ExpPtr makeLiteral(T v) {
+  constexpr ScalarType st = scalarTypeOf<T>;
+  if constexpr (std::is_floating_point_v<T>) {
+    return ir::literalReal(st, static_cast<double>(v));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return ir::literalInt(st, v ? 1 : 0);
+  } else {
+    return ir::literalInt(st, static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(v)));
+  }
+}
+}  // namespace detail
+
+// A typed scalar expression. Operators build IR; nothing is computed until the kernel runs.
+template <KernelScalar T>
+class Exp {
+ public:
+  using Scalar = T;
+
+  explicit Exp(ExpPtr node) : node_(std::move(node)) {
+    OBSIDIAN_ASSERT(node_ && node_->type == scalarTypeOf<T>, "Exp<T> wraps a node of type T");
+  }
+  template <class U>
+    requires detail::LiteralFor<U, T>
+  Exp(U v) : node_(detail::makeLiteral<T>(static_cast<T>(v))) {}  // NOLINT: literals convert
+
+  const ExpPtr& node() const { return node_; }
+
+  // ---- arithmetic (numeric types) ----
+  friend Exp operator+(const Exp& a, const Exp& b) { return arith(BinOp::Add, a, b); }
+  friend Exp operator-(const Exp& a, const Exp& b) { return arith(BinOp::Sub, a, b); }
+  friend Exp operator*(const Exp& a, const Exp& b) { return arith(BinOp::Mul, a, b); }
+  friend Exp operator/(const Exp& a, const Exp& b) { return arith(BinOp::Div, a, b); }
+  friend Exp operator%(const Exp& a, const Exp& b) {
+    static_assert(!std::is_floating_point_v<T>, "operator% needs an integer Exp: use fmod");
+    return arith(BinOp::Mod, a, b);
+  }
+  friend Exp operator-(const Exp& a) {
+    static_assert(!std::is_same_v<T, bool>, "unary minus needs a numeric Exp");
+    return Exp(ir::unary(UnOp::Neg, a.node_));
+  }
+  // ---- bitwise (integer types; bool allowed for &, |, ^) ----
+  friend Exp operator&(const Exp& a, const Exp& b) { return bits(BinOp::BitAnd, a, b); }
+  friend Exp operator|(const Exp& a, const Exp& b) { return bits(BinOp::BitOr, a, b); }
+  friend Exp operator^(const Exp& a, const Exp& b) { return bits(BinOp::BitXor, a, b); }
+  friend Exp operator<<(const Exp& a, const Exp& b) { return shift(BinOp::Shl, a, b); }
+  friend Exp operator>>(const Exp& a, const Exp& b) { return shift(BinOp::Shr, a, b); }
+  friend Exp operator~(const Exp& a) {
+    static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>,
+                  "operator~ needs an integer Exp");
+    return Exp(ir::unary(UnOp::BitNot, a.node_));
+  }
+  // ---- logic (bool) ----
+  friend Exp operator&&(const Exp& a, const Exp& b) { return logic(BinOp::And, a, b); }
+  friend Exp operator||(const Exp& a, const Exp& b) { return logic(BinOp::Or, a, b); }
+  friend Exp operator!(const Exp& a) {
+    static_assert(std::is_same_v<T, bool>, "operator! needs an Exp<bool>");
+    return Exp(ir::unary(UnOp::Not, a.node_));
+  }
+  // ---- comparisons ----
+  friend Exp<bool> operator==(const Exp& a, const Exp& b) { return cmp(BinOp::Eq, a, b); }
+  friend Exp<bool> operator!=(const Exp& a, const Exp& b) { return cmp(BinOp::Ne, a, b); }
+  friend Exp<bool> operator<(const Exp& a, const Exp& b) { return cmp(BinOp::Lt, a, b); }
+  friend Exp<bool> operator<=(const Exp& a, const Exp& b) { return cmp(BinOp::Le, a, b); }
+  friend Exp<bool> operator>(const Exp& a, const Exp& b) { return cmp(BinOp::Gt, a, b); }
+  friend Exp<bool> operator>=(const Exp& a, const Exp& b) { return cmp(BinOp::Ge, a, b); }
+
+  friend Exp min(const Exp& a, const Exp& b) { return arith(BinOp::Min, a, b); }
+  friend Exp max(const Exp& a, const Exp& b) { return arith(BinOp::Max, a, b); }
+
+  Exp& operator+=(const Exp& b) { return *this = *this + b; }
+  Exp& operator-=(const Exp& b) { return *this = *this - b; }
+  Exp& operator*=(const Exp& b) { return *this = *this * b; }
+
+ private:
+  static Exp arith(BinOp op, const Exp& a, const Exp& b) {
+    static_assert(!std::is_same_v<T, bool>, "arithmetic needs a numeric Exp, not Exp<bool>");
+    return Exp(ir::binary(op, a.node_, b.node_));
+  }
+  static Exp bits(BinOp op, const Exp& a, const Exp& b) {
+    static_assert(std::is_integral_v<T>, "bitwise operators need an integer or bool Exp");
+    return Exp(ir::binary(op, a.node_, b.node_));
+  }
+  static Exp shift(BinOp op, const Exp& a, const Exp& b) {
+    static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>,
+                  "shifts need an integer Exp");
+    return Exp(ir::binary(op, a.node_, b.node_));
+  }
+  static Exp logic(BinOp op, const Exp& a, const Exp& b) {
+    static_assert(std::is_same_v<T, bool>, "&& and || need Exp<bool>");
+    return Exp(ir::binary(op, a.node_, b.node_));
+  }
+  static Exp<bool> cmp(BinOp op, const Exp& a, const Exp& b) {
+    return Exp<bool>(ir::binary(op, a.node_, b.node_));
+  }
+
+  ExpPtr node_;
+};
+
+using EWord8 = Exp<uint8_t>;
+using EWord32 = Exp<uint32_t>;
+using EWord64 = Exp<uint64_t>;
+using EInt32 = Exp<int32_t>;
+using EFloat = Exp<float>;
+using EDouble = Exp<double>;
+using EBool = Exp<bool>;
+
+template <class T>
+struct IsExp : std::false_type {};
+template <class T>
+struct IsExp<Exp<T>> : std::true_type {};
+template <class T>
+inline constexpr bool isExp = IsExp<std::remove_cvref_t<T>>::value;
+
+// ---- casts: one generic cast and the paper's names for the common ones ----
+template <KernelScalar To, KernelScalar From>
+Exp<To> cast(const Exp<From>& e) {
+  return Exp<To>(ir::cast(scalarTypeOf<To>, e.node()));
+}
+inline EFloat w32ToF(const EWord32& e) { return cast<float>(e); }
+inline EWord32 fToW32(const EFloat& e) { return cast<uint32_t>(e); }
+inline EWord8 w32ToW8(const EWord32& e) { return cast<uint8_t>(e); }
+inline EWord32 w8ToW32(const EWord8& e) { return cast<uint32_t>(e); }
+inline EInt32 w32ToI32(const EWord32& e) { return cast<int32_t>(e); }
+inline EWord32 i32ToW32(const EInt32& e) { return cast<uint32_t>(e); }
+inline EWord64 w32ToW64(const EWord32& e) { return cast<uint64_t>(e); }
+inline EWord32 w64ToW32(const EWord64& e) { return cast<uint32_t>(e); }
+inline EFloat i32ToF(const EInt32& e) { return cast<float>(e); }
+inline EInt32 fToI32(const EFloat& e) { return cast<int32_t>(e); }
+inline EDouble fToD(const EFloat& e) { return cast<double>(e); }
+inline EFloat dToF(const EDouble& e) { return cast<float>(e); }
+
+// ---- math functions on floating point expressions (abs also on int32) ----
+#define OBSIDIAN_FLOAT_FN(fn, op)                                                \
+  template <class T>                                                             \
+    requires std::is_floating_point_v<T>                                         \
+  Exp<T> fn(const Exp<T>& a) {                                                   \
+    return Exp<T>(ir::unary(UnOp::op, a.node()));                                \
+  }
+OBSIDIAN_FLOAT_FN(sqrt, Sqrt)
+OBSIDIAN_FLOAT_FN(rsqrt, Rsqrt)
+OBSIDIAN_FLOAT_FN(exp, Exp)
+OBSIDIAN_FLOAT_FN(exp2, Exp2)
+OBSIDIAN_FLOAT_FN(log, Log)
+OBSIDIAN_FLOAT_FN(log2, Log2)
+OBSIDIAN_FLOAT_FN(sin, Sin)
+OBSIDIAN_FLOAT_FN(cos, Cos)
+OBSIDIAN_FLOAT_FN(tan, Tan)
+OBSIDIAN_FLOAT_FN(fabs, Fabs)
+OBSIDIAN_FLOAT_FN(floor, Floor)
+OBSIDIAN_FLOAT_FN(ceil, Ceil)
+#undef OBSIDIAN_FLOAT_FN
+
+template <class T>
+  requires std::is_floating_point_v<T>
+Exp<T> pow(const Exp<T>& a, const std::type_identity_t<Exp<T>>& b) {
+  return Exp<T>(ir::binary(BinOp::Pow, a.node(), b.node()));
+}
+inline EInt32 abs(const EInt32& a) { return EInt32(ir::unary(UnOp::Abs, a.node())); }
+
+// Named variable of a kernel (used by the library for loop indices and parameters).
+template <KernelScalar T>
+Exp<T> variable(const std::string& name) {
+  return Exp<T>(ir::var(scalarTypeOf<T>, name));
+}
+
+}  // namespace obsidian

@@ -1,0 +1,57 @@
+// push, force and forcePull: converting between pull and push arrays, and making arrays
+// manifest in memory (the paper's Section 3.1 and 4.1).
+#pragma once
+
+#include "obsidian/memory_ops.hpp"
+#include "obsidian/push.hpp"
+
+namespace obsidian {
+
+// push<L>(arr): one element per instance of level L (a sequential loop at Thread level, a
+// parallel loop over lanes, threads of a block, or threads of the grid above it).
+template <class L, class Len, class T>
+Push<L, Len, T> push(const Pull<Len, T>& arr) {
+  static_assert(HierarchyLevel<L>, "push<L>: L must be Thread, Warp, Block or Grid");
+  return Push<L, Len, T>(arr.len(), [arr](const Program<L>& p, const Writer<T>& w) {
+    auto body = [&](const Program<Thread>& t, const EWord32& i) { w(t, arr[i], i); };
+    if constexpr (std::is_same_v<L, Thread>) {
+      p.seqFor(sizeConv(arr.len()), body);
+    } else {
+      p.forAll(sizeConv(arr.len()), body);
+    }
+  });
+}
+
+// force(p, arr): write `arr` with its own iteration scheme into a fresh array of level L
+// (shared memory for Warp and Block, per-thread memory for Thread), insert the barrier of the
+// level, and return a pull array that reads it.
+template <class L, class M, class Len, class T>
+Pull<uint32_t, T> force(const Program<L>& p, const Push<M, Len, T>& arr) {
+  static_assert(!std::is_same_v<L, Grid>,
+                "force is not available at Grid level: blocks cannot synchronize");
+  static_assert(std::is_same_v<L, M>,
+                "force at level L needs a Push<L> array: the array's level must match the "
+                "program's level");
+  static_assert(std::is_same_v<Len, uint32_t>,
+                "force needs a static length (uint32_t): shared memory is sized at generation "
+                "time");
+  static_assert(Storable<T>, "force: the element type must be an Exp<X> or a hana::tuple");
+  using Ops = MemoryOps<T>;
+  const MemorySpace space = std::is_same_v<L, Thread> ? MemorySpace::Local : MemorySpace::Shared;
+  const uint32_t n = arr.len();
+  if (n == 0) throw Error("force: cannot make an array of length 0 manifest");
+  const typename Ops::Handle h = Ops::allocate(p.context(), p.body(), space, L::value, n);
+  arr(p, [h](const Program<Thread>& t, const T& v, const EWord32& i) { Ops::write(t, h, i, v); });
+  if constexpr (!std::is_same_v<L, Thread>) p.sync();
+  return Pull<uint32_t, T>(n, [h](const EWord32& i) { return Ops::read(h, i); });
+}
+
+// forcePull(p, arr) = force(p, push<L>(arr)).
+template <class L, class Len, class T>
+Pull<uint32_t, T> forcePull(const Program<L>& p, const Pull<Len, T>& arr) {
+  static_assert(!std::is_same_v<L, Grid>,
+                "force is not available at Grid level: blocks cannot synchronize");
+  return force(p, push<L>(arr));
+}
+
+}  // namespace obsidian

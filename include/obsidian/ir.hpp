@@ -1,0 +1,162 @@
+// The Program IR: the imperative core language that reification produces and every pass
+// rewrites (the paper's Figure 2, first-order: loop bodies are statement lists that bind a
+// named index variable instead of Haskell functions).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "obsidian/exp.hpp"
+#include "obsidian/level.hpp"
+
+namespace obsidian {
+
+enum class MemorySpace : uint8_t {
+  Global,  // a kernel parameter
+  Shared,  // placed in dynamic shared memory by the memory map
+  Local,   // a per-thread array (force at Thread level), in registers or local memory
+};
+
+// One array the kernel touches. Shared arrays forced at Warp level have `length` elements per
+// warp; the block holds one such slice per real warp.
+struct ArrayDecl {
+  std::string name;
+  ScalarType type = ScalarType::U32;
+  MemorySpace space = MemorySpace::Shared;
+  Level level = Level::Block;  // the level whose program allocated it (Warp, Block or Thread)
+  uint32_t length = 0;         // elements (static); 0 for global arrays
+  bool writable = false;       // global arrays: outputs and mutable arrays
+  uint32_t offset = 0;         // byte offset in shared memory, set by the memory map
+  bool placed = false;         // the memory map has set `offset`
+};
+
+enum class AtomicOp : uint8_t { Add, Sub, Min, Max, Inc, Dec, Exch, Cas, And, Or, Xor };
+const char* atomicOpName(AtomicOp op);
+
+struct Stmt;
+using Body = std::vector<Stmt>;
+
+// array[index] = value
+struct Assign {
+  ArrayId array;
+  ExpPtr index;
+  ExpPtr value;
+};
+// A scalar variable of the executing thread, optionally initialised.
+struct Declare {
+  std::string var;
+  ScalarType type;
+  ExpPtr init;  // may be null
+};
+// var = value (var was declared)
+struct AssignVar {
+  std::string var;
+  ExpPtr value;
+};
+// `count` instances of the Thread-level body, in parallel over the threads of `level`
+// (Warp: lanes, Block: threads of the block, Grid: all threads). `var` is the instance index.
+struct ForAll {
+  Level level;
+  ExpPtr count;
+  std::string var;
+  Body body;
+};
+// `count` instances of a `level` program, in parallel over level Step<level>
+// (Warp programs over a block's warps, Block programs over the grid's blocks).
+struct DistrPar {
+  Level level;
+  ExpPtr count;
+  std::string var;
+  Body body;
+};
+// for (var = start; var < bound; var += step) body   (every thread of `level` runs it)
+struct SeqFor {
+  Level level;
+  std::string var;
+  ExpPtr start;
+  ExpPtr bound;
+  ExpPtr step;
+  Body body;
+};
+// while (cond) body
+struct SeqWhile {
+  Level level;
+  ExpPtr cond;
+  Body body;
+};
+// if (cond) then else otherwise
+struct Cond {
+  Level level;
+  ExpPtr cond;
+  Body then;
+  Body otherwise;
+};
+// `array` comes into existence here (shared or local memory).
+struct Allocate {
+  ArrayId array;
+};
+// Barrier: __syncthreads() at Block level, __syncwarp() at Warp level.
+struct Sync {
+  Level level;
+};
+// result = atomicOp(&array[index], value[, compare])
+struct Atomic {
+  AtomicOp op;
+  ArrayId array;
+  ExpPtr index;
+  ExpPtr value;    // null for Inc/Dec without operand
+  ExpPtr compare;  // Cas only
+  std::string result;  // declared variable receiving the old value; may be empty
+};
+
+struct Stmt {
+  std::variant<Assign, Declare, AssignVar, ForAll, DistrPar, SeqFor, SeqWhile, Cond, Allocate,
+               Sync, Atomic>
+      node;
+  template <class T>
+  Stmt(T n) : node(std::move(n)) {}  // NOLINT: statements are built from their nodes
+};
+
+enum class ParamKind : uint8_t { Array, Length, Scalar };
+
+// One parameter of the generated __global__ function.
+struct Param {
+  ParamKind kind;
+  std::string name;
+  ScalarType type;     // element type for arrays
+  ArrayId array = 0;   // Array
+  bool output = false; // Array written by the kernel
+  ExpPtr length;       // Array: elements the kernel may touch, in terms of the parameters
+};
+
+// A condition the host checks before launch, e.g. a dynamic length that splitUp needs to
+// divide. The expression uses only scalar parameters.
+struct Precondition {
+  ExpPtr holds;
+  std::string message;
+};
+
+// An output array and its length in terms of the parameters.
+struct OutputInfo {
+  std::vector<ArrayId> arrays;  // one per component of the element type
+  ExpPtr length;
+};
+
+struct KernelIR {
+  std::string name;
+  uint32_t threadsPerBlock = 0;
+  std::vector<ArrayDecl> arrays;
+  std::vector<Param> params;
+  std::vector<OutputInfo> outputs;
+  std::vector<Precondition> preconditions;
+  Body body;  // a Grid-level program
+  // Blocks to launch so that every virtual block and thread has a real one (the host may
+  // launch fewer: the kernel is virtualized over gridDim).
+  ExpPtr gridBlocks;
+  uint32_t sharedBytes = 0;  // set by the memory map
+  bool virtualized = false;  // set by virtualize: ForAll/DistrPar are gone
+};
+
+}  // namespace obsidian

@@ -1,0 +1,152 @@
+// MemoryOps<T>: what the library can store. An element type is an Exp<X> or a Boost.Hana tuple
+// of storable types; a tuple is stored struct-of-arrays (one array or variable per component).
+#pragma once
+
+#include <boost/hana/at.hpp>
+#include <boost/hana/length.hpp>
+#include <boost/hana/tuple.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "obsidian/program.hpp"
+
+namespace obsidian {
+
+namespace hana = boost::hana;
+
+template <class T>
+struct MemoryOps {
+  static_assert(alwaysFalse<T>,
+                "this element type cannot be stored in memory: use Exp<X> or a hana::tuple "
+                "of them (nested arrays must be flattened with pConcat/tConcat first)");
+};
+
+template <class T>
+concept Storable = requires { typename MemoryOps<T>::Handle; };
+
+namespace detail {
+ArrayId allocateArray(const Program<Thread>* unusedTag, Context& ctx, Body& body,
+                      MemorySpace space, Level level, ScalarType type, uint32_t n);
+ArrayId addGlobalArray(Context& ctx, const std::string& name, ScalarType type, bool writable);
+}  // namespace detail
+
+template <KernelScalar X>
+struct MemoryOps<Exp<X>> {
+  using Handle = ArrayId;
+  static constexpr size_t components = 1;
+
+  static Handle allocate(Context& ctx, Body& body, MemorySpace space, Level level, uint32_t n) {
+    return detail::allocateArray(nullptr, ctx, body, space, level, scalarTypeOf<X>, n);
+  }
+  static Handle global(Context& ctx, const std::string& name, bool writable) {
+    return detail::addGlobalArray(ctx, name, scalarTypeOf<X>, writable);
+  }
+  static void write(const Program<Thread>& t, Handle h, const EWord32& i, const Exp<X>& v) {
+    t.emit(Assign{h, i.node(), v.node()});
+  }
+  static Exp<X> read(Handle h, const EWord32& i) {
+    return Exp<X>(ir::index(scalarTypeOf<X>, h, i.node()));
+  }
+  template <class L>
+  static Exp<X> declare(const Program<L>& p, const Exp<X>& init) {
+    return p.declare(init);
+  }
+  template <class L>
+  static void assign(const Program<L>& p, const Exp<X>& var, const Exp<X>& v) {
+    p.assign(var, v);
+  }
+  static Exp<X> select(const EBool& c, const Exp<X>& a, const Exp<X>& b) {
+    return Exp<X>(ir::select(c.node(), a.node(), b.node()));
+  }
+  static void ids(Handle h, std::vector<ArrayId>& out) { out.push_back(h); }
+};
+
+template <class... Ts>
+struct MemoryOps<hana::tuple<Ts...>> {
+  using T = hana::tuple<Ts...>;
+  using Handle = hana::tuple<typename MemoryOps<Ts>::Handle...>;
+  static constexpr size_t components = (MemoryOps<Ts>::components + ... + 0);
+
+  static Handle allocate(Context& ctx, Body& body, MemorySpace space, Level level, uint32_t n) {
+    return Handle(MemoryOps<Ts>::allocate(ctx, body, space, level, n)...);
+  }
+  static Handle global(Context& ctx, const std::string& name, bool writable) {
+    return each(std::index_sequence_for<Ts...>{}, [&](auto k) {
+      using C = std::tuple_element_t<decltype(k)::value, std::tuple<Ts...>>;
+      return MemoryOps<C>::global(ctx, name + "_" + std::to_string(decltype(k)::value), writable);
+    });
+  }
+  static void write(const Program<Thread>& t, const Handle& h, const EWord32& i, const T& v) {
+    forEach([&](auto k) {
+      using C = std::tuple_element_t<decltype(k)::value, std::tuple<Ts...>>;
+      MemoryOps<C>::write(t, hana::at_c<decltype(k)::value>(h), i,
+                          hana::at_c<decltype(k)::value>(v));
+    });
+  }
+  static T read(const Handle& h, const EWord32& i) {
+    return each(std::index_sequence_for<Ts...>{}, [&](auto k) {
+      using C = std::tuple_element_t<decltype(k)::value, std::tuple<Ts...>>;
+      return MemoryOps<C>::read(hana::at_c<decltype(k)::value>(h), i);
+    });
+  }
+  template <class L>
+  static T declare(const Program<L>& p, const T& init) {
+    return each(std::index_sequence_for<Ts...>{}, [&](auto k) {
+      using C = std::tuple_element_t<decltype(k)::value, std::tuple<Ts...>>;
+      return MemoryOps<C>::declare(p, hana::at_c<decltype(k)::value>(init));
+    });
+  }
+  // Components are assigned from temporaries so that every new component is computed from the
+  // old state (x' = f(x, y), y' = g(x, y)), never from a half-updated one.
+  template <class L>
+  static void assign(const Program<L>& p, const T& vars, const T& v) {
+    const T next = declare(p, v);
+    forEach([&](auto k) {
+      using C = std::tuple_element_t<decltype(k)::value, std::tuple<Ts...>>;
+      MemoryOps<C>::assign(p, hana::at_c<decltype(k)::value>(vars),
+                           hana::at_c<decltype(k)::value>(next));
+    });
+  }
+  static T select(const EBool& c, const T& a, const T& b) {
+    return each(std::index_sequence_for<Ts...>{}, [&](auto k) {
+      using C = std::tuple_element_t<decltype(k)::value, std::tuple<Ts...>>;
+      return MemoryOps<C>::select(c, hana::at_c<decltype(k)::value>(a),
+                                  hana::at_c<decltype(k)::value>(b));
+    });
+  }
+  static void ids(const Handle& h, std::vector<ArrayId>& out) {
+    forEach([&](auto k) {
+      using C = std::tuple_element_t<decltype(k)::value, std::tuple<Ts...>>;
+      MemoryOps<C>::ids(hana::at_c<decltype(k)::value>(h), out);
+    });
+  }
+
+ private:
+  template <class F, size_t... K>
+  static auto each(std::index_sequence<K...>, F&& f) {
+    return hana::make_tuple(f(std::integral_constant<size_t, K>{})...);
+  }
+  template <class F>
+  static void forEach(F&& f) {
+    [&]<size_t... K>(std::index_sequence<K...>) {
+      (f(std::integral_constant<size_t, K>{}), ...);
+    }(std::index_sequence_for<Ts...>{});
+  }
+};
+
+// ifThenElse(c, a, b): c ? a : b on any storable type (the paper's Choice); literals mix with
+// expressions as in ifThenElse(i < n, x, 0u).
+template <class A, class B>
+auto ifThenElse(const EBool& c, const A& a, const B& b) {
+  if constexpr (isExp<A>) {
+    return MemoryOps<A>::select(c, a, A(b));
+  } else if constexpr (isExp<B>) {
+    return MemoryOps<B>::select(c, B(a), b);
+  } else {
+    static_assert(std::is_same_v<A, B>, "ifThenElse: both branches need one type");
+    return MemoryOps<A>::select(c, a, b);
+  }
+}
+
+}  // namespace obsidian

@@ -1,0 +1,66 @@
+// Push arrays: a length and a code generator (the paper's MkPush). Given a writer that emits
+// Thread-level code for one (value, index), the generator emits the level-L program that
+// produces every element with the array's own iteration scheme.
+#pragma once
+
+#include <functional>
+
+#include "obsidian/program.hpp"
+#include "obsidian/pull.hpp"
+
+namespace obsidian {
+
+template <class T>
+using Writer = std::function<void(const Program<Thread>&, const T&, const EWord32&)>;
+
+template <class L, class Len, class T>
+class Push {
+  static_assert(HierarchyLevel<L>, "Push<L, ...> needs L to be Thread, Warp, Block or Grid");
+  static_assert(ASize<Len>, "a Push length is uint32_t (static) or EWord32 (dynamic)");
+
+ public:
+  using Level = L;
+  using Length = Len;
+  using Element = T;
+  using Generator = std::function<void(const Program<L>&, const Writer<T>&)>;
+
+  Push(Len n, Generator gen) : n_(std::move(n)), gen_(std::move(gen)) {}
+
+  const Len& len() const { return n_; }
+  // Emit the program that writes every element through `w`.
+  void operator()(const Program<L>& p, const Writer<T>& w) const { gen_(p, w); }
+
+ private:
+  Len n_;
+  Generator gen_;
+};
+
+template <class L, class T>
+using SPush = Push<L, uint32_t, T>;
+template <class L, class T>
+using DPush = Push<L, EWord32, T>;
+
+template <class T>
+struct IsPush : std::false_type {};
+template <class L, class Len, class T>
+struct IsPush<Push<L, Len, T>> : std::true_type {};
+template <class T>
+inline constexpr bool isPush = IsPush<std::remove_cvref_t<T>>::value;
+
+template <class L, class Len, class T>
+const Len& len(const Push<L, Len, T>& a) {
+  return a.len();
+}
+
+// mkPush<L, T>(n, gen): gen(const Program<L>&, const Writer<T>&) emits the writes.
+template <class L, class T, class N, class F>
+auto mkPush(N n, F gen) {
+  if constexpr (std::is_integral_v<N>) {
+    return Push<L, uint32_t, T>(toStaticLength(n), std::move(gen));
+  } else {
+    static_assert(std::is_same_v<N, EWord32>, "mkPush: a length is an integer or an EWord32");
+    return Push<L, EWord32, T>(n, std::move(gen));
+  }
+}
+
+}  // namespace obsidian

@@ -1,0 +1,17 @@
+// Pass: emit CUDA. Prints a virtualized, memory-mapped kernel as CUDA C++.
+#pragma once
+
+#include <string>
+
+#include "obsidian/ir.hpp"
+
+namespace obsidian {
+
+// emitCuda(k): the whole translation unit: a self-contained prelude (NVRTC has no standard
+// headers), and one extern "C" __global__ function named k.name with __launch_bounds__ of
+// k.threadsPerBlock. Shared arrays become typed pointers into one dynamic shared buffer at
+// their memory-map offsets. A dumb printer: every IR node has its case, and ForAll/DistrPar
+// (which virtualize removes) are internal errors.
+std::string emitCuda(const KernelIR& k);
+
+}  // namespace obsidian

@@ -1,0 +1,69 @@
+// The pass pipeline, in order. This file is the readable list of what happens to a kernel
+// between reification (capture) and the CUDA text; each pass is documented in its header.
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "codegen/emit_cuda.hpp"
+#include "codegen/verify.hpp"
+#include "codegen/virtualize.hpp"
+#include "ir/ir_walk.hpp"
+#include "ir/print.hpp"
+#include "memmap/liveness.hpp"
+#include "memmap/memory_map.hpp"
+#include "memmap/reuse_barriers.hpp"
+#include "obsidian/kernel.hpp"
+
+namespace obsidian {
+namespace {
+
+void countBarriers(const Body& b, BarrierCounts& c) {
+  for (const Stmt& s : b) {
+    if (const auto* sync = std::get_if<Sync>(&s.node)) {
+      (sync->level == Level::Block ? c.block : c.warp) += 1;
+    }
+    for (const Body* child : ir::childBodies(s)) countBarriers(*child, c);
+  }
+}
+
+bool dumpRequested(const LowerOptions& options) {
+  const char* env = std::getenv("OBSIDIAN_DUMP_IR");
+  return options.dumpIr || (env && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0);
+}
+
+}  // namespace
+
+LoweredKernel lowerKernel(KernelIR reified, const LowerOptions& options) {
+  LoweredKernel out;
+  out.reified = reified;
+  const bool dump = dumpRequested(options);
+  KernelIR k = std::move(reified);
+  if (dump) out.irDump += "=== reify\n" + ir::printIr(k);
+
+  // Runs one pass, timing it and dumping the IR after it when asked to.
+  auto pass = [&](const char* name, auto&& f) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    const std::chrono::duration<double, std::milli> t = std::chrono::steady_clock::now() - start;
+    out.timings.push_back(PassTiming{name, t.count()});
+    if (dump) out.irDump += "=== " + std::string(name) + "\n" + ir::printIr(k);
+  };
+
+  Liveness live;
+  pass("verify", [&] { verify(k); });
+  pass("liveness", [&] { live = analyzeLiveness(k); });
+  pass("reuse barriers", [&] {
+    if (insertReuseBarriers(k, live)) live = analyzeLiveness(k);
+  });
+  pass("memory map", [&] { out.placements = memoryMap(k, live, options.sharedMemoryLimit); });
+  pass("virtualize", [&] { k = virtualize(std::move(k)); });
+  pass("emit CUDA", [&] { out.cuda = emitCuda(k); });
+
+  countBarriers(k.body, out.barriers);
+  out.lowered = std::move(k);
+  if (dump && !options.dumpIr) std::cerr << out.irDump;
+  return out;
+}
+
+}  // namespace obsidian

@@ -1,0 +1,205 @@
+// Pass: verify (see verify.hpp).
+#include "codegen/verify.hpp"
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/ir_walk.hpp"
+#include "ir/print.hpp"
+
+namespace obsidian {
+namespace {
+
+class Verifier {
+ public:
+  explicit Verifier(const KernelIR& k) : k_(k) {
+    for (const Param& p : k.params) {
+      if (p.kind != ParamKind::Array) scope_.push_back({p.name, false});
+    }
+  }
+
+  void run() { body(k_.body, Level::Grid, false); }
+
+ private:
+  struct Binding {
+    std::string name;
+    bool threadVarying;
+  };
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error("verify(kernel " + k_.name + "): " + what);
+  }
+  std::string show(const ExpPtr& e) const { return ir::printExp(e, k_.arrays); }
+
+  const Binding* lookup(const std::string& name) const {
+    for (auto it = scope_.rbegin(); it != scope_.rend(); ++it) {
+      if (it->name == name) return &*it;
+    }
+    return nullptr;
+  }
+
+  void checkExp(const ExpPtr& e) const {
+    if (!e) return;
+    std::set<std::string> vars;
+    ir::varsIn(e, vars);
+    for (const std::string& v : vars) {
+      if (!lookup(v)) {
+        fail("variable " + v + " is used outside the program that binds it (in " + show(e) +
+             "); a value from a Thread program cannot escape into its enclosing program");
+      }
+    }
+    std::set<ArrayId> arrays;
+    ir::arraysIn(e, arrays);
+    for (ArrayId a : arrays) checkArray(a);
+  }
+
+  void checkArray(ArrayId a) const {
+    OBSIDIAN_ASSERT(a < k_.arrays.size(), "arrays are in the table");
+    const ArrayDecl& d = k_.arrays[a];
+    if (d.space == MemorySpace::Global) return;
+    if (!allocated_.count(a)) {
+      fail("array " + d.name + " is used outside the program that allocated it");
+    }
+  }
+
+  // Does e vary between the threads that must reach the same barrier?
+  bool threadVarying(const ExpPtr& e) const {
+    if (ir::mentionsThreadIdx(e)) return true;
+    std::set<std::string> vars;
+    ir::varsIn(e, vars);
+    for (const std::string& v : vars) {
+      const Binding* b = lookup(v);
+      if (b && b->threadVarying) return true;
+    }
+    return false;
+  }
+
+  static uint32_t staticCount(const ExpPtr& count) {
+    uint32_t n = 0;
+    return ir::literalU32(count, n) ? n : UINT32_MAX;
+  }
+
+  void body(const Body& b, Level level, bool underVaryingBranch) {
+    const size_t scopeMark = scope_.size();
+    std::vector<ArrayId> allocatedHere;
+    for (const Stmt& s : b) stmt(s, level, underVaryingBranch, allocatedHere);
+    scope_.resize(scopeMark);
+    for (ArrayId a : allocatedHere) allocated_.erase(a);
+  }
+
+  void stmt(const Stmt& s, Level level, bool varying, std::vector<ArrayId>& allocatedHere) {
+    std::visit(
+        [&](const auto& n) {
+          using T = std::remove_cvref_t<decltype(n)>;
+          if constexpr (std::is_same_v<T, Assign>) {
+            checkArray(n.array);
+            checkExp(n.index);
+            checkExp(n.value);
+          } else if constexpr (std::is_same_v<T, Declare>) {
+            checkExp(n.init);
+            scope_.push_back({n.var, level == Level::Thread || (n.init && threadVarying(n.init))});
+          } else if constexpr (std::is_same_v<T, AssignVar>) {
+            checkExp(n.value);
+            if (!lookup(n.var)) fail("assignment to undeclared variable " + n.var);
+          } else if constexpr (std::is_same_v<T, ForAll>) {
+            OBSIDIAN_ASSERT(n.level == level && level != Level::Thread,
+                            "ForAll of level L only in a level-L program");
+            checkExp(n.count);
+            if (level != Level::Grid && staticCount(n.count) == UINT32_MAX) {
+              fail("a parallel loop at " + std::string(levelName(level)) +
+                   " level needs a static count (threads of a block are fixed when the "
+                   "kernel is generated); got " + show(n.count));
+            }
+            scope_.push_back({n.var, true});
+            body(n.body, Level::Thread, varying);
+            scope_.pop_back();
+          } else if constexpr (std::is_same_v<T, DistrPar>) {
+            OBSIDIAN_ASSERT(
+                (n.level == Level::Block && level == Level::Grid) ||
+                    (n.level == Level::Warp && level == Level::Block),
+                "DistrPar spreads Block programs over a Grid or Warp programs over a Block");
+            checkExp(n.count);
+            if (n.level == Level::Warp) {
+              if (staticCount(n.count) == UINT32_MAX) {
+                fail("warp-level programs need a static number of warps; got " + show(n.count));
+              }
+              if (k_.threadsPerBlock % 32 != 0) {
+                fail("warp-level programs need threadsPerBlock to be a multiple of 32; got " +
+                     std::to_string(k_.threadsPerBlock));
+              }
+            }
+            // A warp index differs between warps, not within one: warp barriers stay legal.
+            scope_.push_back({n.var, false});
+            body(n.body, n.level, varying);
+            scope_.pop_back();
+          } else if constexpr (std::is_same_v<T, SeqFor>) {
+            OBSIDIAN_ASSERT(n.level == level, "SeqFor stays on its level");
+            checkExp(n.start);
+            checkExp(n.bound);
+            checkExp(n.step);
+            const bool v =
+                threadVarying(n.start) || threadVarying(n.bound) || threadVarying(n.step);
+            scope_.push_back({n.var, v});
+            body(n.body, level, varying || v);
+            scope_.pop_back();
+          } else if constexpr (std::is_same_v<T, SeqWhile>) {
+            OBSIDIAN_ASSERT(n.level == level, "SeqWhile stays on its level");
+            checkExp(n.cond);
+            body(n.body, level, varying || threadVarying(n.cond));
+          } else if constexpr (std::is_same_v<T, Cond>) {
+            OBSIDIAN_ASSERT(n.level == level, "Cond stays on its level");
+            checkExp(n.cond);
+            const bool v = varying || threadVarying(n.cond);
+            body(n.then, level, v);
+            body(n.otherwise, level, v);
+          } else if constexpr (std::is_same_v<T, Allocate>) {
+            OBSIDIAN_ASSERT(n.array < k_.arrays.size(), "allocated arrays are in the table");
+            const ArrayDecl& d = k_.arrays[n.array];
+            OBSIDIAN_ASSERT(d.space != MemorySpace::Global, "global arrays are parameters");
+            OBSIDIAN_ASSERT(d.length > 0, "allocations have a static, non-zero length");
+            allocated_.insert(n.array);
+            allocatedHere.push_back(n.array);
+          } else if constexpr (std::is_same_v<T, Sync>) {
+            OBSIDIAN_ASSERT(n.level == level && (level == Level::Block || level == Level::Warp),
+                            "barriers belong to Block and Warp programs");
+            if (varying) {
+              fail(std::string(n.level == Level::Block ? "__syncthreads()" : "__syncwarp()") +
+                   " under a thread-dependent branch or loop: every thread of the " +
+                   (n.level == Level::Block ? "block" : "warp") + " must reach each barrier");
+            }
+          } else if constexpr (std::is_same_v<T, Atomic>) {
+            OBSIDIAN_ASSERT(level == Level::Thread, "atomics are Thread-level statements");
+            checkArray(n.array);
+            checkExp(n.index);
+            checkExp(n.value);
+            checkExp(n.compare);
+            scope_.push_back({n.result, true});
+          } else {
+            static_assert(alwaysFalse<T>, "verify: a statement type is not handled");
+          }
+        },
+        s.node);
+  }
+
+  const KernelIR& k_;
+  std::vector<Binding> scope_;
+  std::set<ArrayId> allocated_;
+};
+
+}  // namespace
+
+void verify(const KernelIR& k) {
+  for (const Precondition& p : k.preconditions) {
+    std::set<std::string> vars;
+    ir::varsIn(p.holds, vars);
+    for (const std::string& v : vars) {
+      bool isParam = false;
+      for (const Param& q : k.params) isParam = isParam || (q.kind != ParamKind::Array && q.name == v);
+      OBSIDIAN_ASSERT(isParam, "preconditions use only scalar parameters");
+    }
+  }
+  Verifier(k).run();
+}
+
+}  // namespace obsidian

@@ -1,0 +1,20 @@
+// Pass: verify. Checks a reified kernel for the mistakes C++ types cannot rule out, and for
+// IR that the front end should never have built.
+#pragma once
+
+#include "obsidian/ir.hpp"
+
+namespace obsidian {
+
+// verify(k) throws Error, naming the kernel and the construct, when
+// - a variable or shared/local array is used outside the program that binds it (a value
+//   computed inside a Thread program escaped into its enclosing program);
+// - a Block- or Warp-level parallel loop, or a warp distribution, has a dynamic count
+//   (threads of a block are fixed when the kernel is generated);
+// - a barrier sits under a thread-dependent branch or loop condition;
+// - warp-level programs are used with threadsPerBlock not a multiple of 32.
+// Hierarchy nesting the types guarantee (a ForAll of level L only in a level-L program) is
+// asserted as an internal invariant.
+void verify(const KernelIR& k);
+
+}  // namespace obsidian

@@ -1,0 +1,165 @@
+// The per-capture Context (names, arrays, preconditions) and the length checks that the
+// array library shares.
+#include <cctype>
+#include <sstream>
+
+#include "obsidian/kernel.hpp"
+#include "obsidian/library.hpp"
+
+namespace obsidian {
+
+Context::Context(uint32_t threadsPerBlock) { kernel_.threadsPerBlock = threadsPerBlock; }
+
+std::string Context::fresh(const std::string& prefix) {
+  uint32_t& n = counters_[prefix];
+  return prefix + std::to_string(n++);
+}
+
+ArrayId Context::addArray(ArrayDecl decl) {
+  kernel_.arrays.push_back(std::move(decl));
+  return static_cast<ArrayId>(kernel_.arrays.size() - 1);
+}
+
+void Context::require(const Exp<bool>& holds, const std::string& message) {
+  const ExpPtr& e = holds.node();
+  if (e->isLiteral()) {
+    if (e->bits == 0) throw Error(message);
+    return;
+  }
+  kernel_.preconditions.push_back(Precondition{e, message});
+}
+
+namespace detail {
+
+namespace {
+thread_local Context* current = nullptr;
+}
+
+Context* currentContext() { return current; }
+
+ContextScope::ContextScope(Context& ctx) : previous_(current) { current = &ctx; }
+ContextScope::~ContextScope() { current = previous_; }
+
+void requireLength(const Exp<bool>& holds, const std::string& message) {
+  if (Context* ctx = currentContext()) {
+    ctx->require(holds, message);
+  } else if (holds.node()->isLiteral() && holds.node()->bits == 0) {
+    throw Error(message);
+  }
+}
+
+void checkDivisible(const char* what, uint32_t n, uint32_t length) {
+  const std::string call = std::string(what) + "(" + std::to_string(n) + ")";
+  if (n == 0) throw Error(call + " needs a chunk size of at least 1");
+  if (length % n != 0) {
+    throw Error(call + " needs a length divisible by " + std::to_string(n) + "; got " +
+                std::to_string(length));
+  }
+}
+
+void checkDivisible(const char* what, uint32_t n, const EWord32& length) {
+  const std::string call = std::string(what) + "(" + std::to_string(n) + ")";
+  if (n == 0) throw Error(call + " needs a chunk size of at least 1");
+  requireLength(length % n == 0u, call + " needs a length divisible by " + std::to_string(n));
+}
+
+void checkAtMost(const char* what, uint32_t k, uint32_t length) {
+  if (k > length) {
+    throw Error(std::string(what) + "(" + std::to_string(k) + ") needs a length of at least " +
+                std::to_string(k) + "; got " + std::to_string(length));
+  }
+}
+
+void checkAtMost(const char* what, uint32_t k, const EWord32& length) {
+  requireLength(EWord32(k) <= length, std::string(what) + "(" + std::to_string(k) +
+                                          ") needs a length of at least " + std::to_string(k));
+}
+
+ArrayId allocateArray(const Program<Thread>*, Context& ctx, Body& body, MemorySpace space,
+                      Level level, ScalarType type, uint32_t n) {
+  ArrayDecl d;
+  d.name = ctx.fresh(space == MemorySpace::Local ? "loc" : "arr");
+  d.type = type;
+  d.space = space;
+  d.level = level;
+  d.length = n;
+  d.writable = true;
+  const ArrayId id = ctx.addArray(std::move(d));
+  body.push_back(Allocate{id});
+  return id;
+}
+
+ArrayId addGlobalArray(Context& ctx, const std::string& name, ScalarType type, bool writable) {
+  ArrayDecl d;
+  d.name = name;
+  d.type = type;
+  d.space = MemorySpace::Global;
+  d.level = Level::Grid;
+  d.writable = writable;
+  return ctx.addArray(std::move(d));
+}
+
+uint32_t nextStaticLength(CaptureState& s, size_t position) {
+  if (s.staticUsed >= s.options.staticLengths.size()) {
+    throw Error("capture(" + s.ctx.kernel().name + "): parameter " + std::to_string(position) +
+                " is an SPull (static length) but CaptureOptions::staticLengths has only " +
+                std::to_string(s.options.staticLengths.size()) + " length(s)");
+  }
+  const uint32_t n = s.options.staticLengths[s.staticUsed++];
+  if (n == 0) {
+    throw Error("capture(" + s.ctx.kernel().name + "): parameter " + std::to_string(position) +
+                " needs a static length of at least 1; got 0");
+  }
+  return n;
+}
+
+EWord32 addLengthParam(Context& ctx, const std::string& name) {
+  // The length parameter follows its array's pointer(s); addArrayParam inserts them before it.
+  ctx.kernel().params.push_back(Param{ParamKind::Length, name, ScalarType::U32, 0, false, nullptr});
+  return variable<uint32_t>(name);
+}
+
+void addArrayParam(Context& ctx, const std::vector<ArrayId>& ids, const ExpPtr& length,
+                   bool output) {
+  auto& params = ctx.kernel().params;
+  // Inputs with a dynamic length: pointers go before the length parameter just added.
+  auto at = params.end();
+  if (!params.empty() && params.back().kind == ParamKind::Length && length->kind == ExpKind::Var &&
+      params.back().name == length->name) {
+    at = params.end() - 1;
+  }
+  std::vector<Param> ps;
+  for (ArrayId id : ids) {
+    const ArrayDecl& a = ctx.array(id);
+    Param p{ParamKind::Array, a.name, a.type, id, output, length};
+    ps.push_back(std::move(p));
+  }
+  params.insert(at, ps.begin(), ps.end());
+}
+
+void addScalarParam(Context& ctx, const std::string& name, ScalarType type) {
+  ctx.kernel().params.push_back(Param{ParamKind::Scalar, name, type, 0, false, nullptr});
+}
+
+Context& newCaptureContext(std::unique_ptr<Context>& holder, const std::string& name,
+                           uint32_t threadsPerBlock) {
+  if (name.empty()) throw Error("capture: a kernel needs a name; got an empty string");
+  const bool identifier =
+      (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+      name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+          std::string::npos;
+  if (!identifier) {
+    throw Error("capture: a kernel name must be a C identifier (letters, digits, _); got '" +
+                name + "'");
+  }
+  if (threadsPerBlock == 0 || threadsPerBlock > 1024) {
+    throw Error("capture(" + name + "): threadsPerBlock must be in 1..1024 (CUDA's limit; "
+                "larger blocks are virtualized); got " + std::to_string(threadsPerBlock));
+  }
+  holder = std::make_unique<Context>(threadsPerBlock);
+  holder->kernel().name = name;
+  return *holder;
+}
+
+}  // namespace detail
+}  // namespace obsidian

@@ -1,0 +1,424 @@
+// Smart constructors for expression nodes: type checks, constant folding and trivial
+// simplification. Folding follows CUDA's semantics for each type (wrap-around integers,
+// float rounding after every operation) so that the simulator and the GPU agree with it.
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "obsidian/exp.hpp"
+
+namespace obsidian {
+
+bool isComparison(BinOp op) {
+  switch (op) {
+    case BinOp::Eq:
+    case BinOp::Ne:
+    case BinOp::Lt:
+    case BinOp::Le:
+    case BinOp::Gt:
+    case BinOp::Ge:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const char* binOpName(BinOp op) {
+  switch (op) {
+    case BinOp::Add: return "+";
+    case BinOp::Sub: return "-";
+    case BinOp::Mul: return "*";
+    case BinOp::Div: return "/";
+    case BinOp::Mod: return "%";
+    case BinOp::BitAnd: return "&";
+    case BinOp::BitOr: return "|";
+    case BinOp::BitXor: return "^";
+    case BinOp::Shl: return "<<";
+    case BinOp::Shr: return ">>";
+    case BinOp::And: return "&&";
+    case BinOp::Or: return "||";
+    case BinOp::Eq: return "==";
+    case BinOp::Ne: return "!=";
+    case BinOp::Lt: return "<";
+    case BinOp::Le: return "<=";
+    case BinOp::Gt: return ">";
+    case BinOp::Ge: return ">=";
+    case BinOp::Min: return "min";
+    case BinOp::Max: return "max";
+    case BinOp::Pow: return "pow";
+  }
+  return "?";
+}
+
+const char* unOpName(UnOp op) {
+  switch (op) {
+    case UnOp::Neg: return "-";
+    case UnOp::Not: return "!";
+    case UnOp::BitNot: return "~";
+    case UnOp::Sqrt: return "sqrt";
+    case UnOp::Rsqrt: return "rsqrt";
+    case UnOp::Exp: return "exp";
+    case UnOp::Exp2: return "exp2";
+    case UnOp::Log: return "log";
+    case UnOp::Log2: return "log2";
+    case UnOp::Sin: return "sin";
+    case UnOp::Cos: return "cos";
+    case UnOp::Tan: return "tan";
+    case UnOp::Fabs: return "fabs";
+    case UnOp::Floor: return "floor";
+    case UnOp::Ceil: return "ceil";
+    case UnOp::Abs: return "abs";
+  }
+  return "?";
+}
+
+namespace ir {
+namespace {
+
+uint64_t mask(ScalarType t) {
+  const uint32_t w = bitWidth(t);
+  return w >= 64 ? ~uint64_t{0} : ((uint64_t{1} << w) - 1);
+}
+
+int64_t asSigned(ScalarType t, uint64_t bits) {
+  if (t == ScalarType::I32) return static_cast<int32_t>(static_cast<uint32_t>(bits));
+  return static_cast<int64_t>(bits);
+}
+
+std::shared_ptr<ExpNode> node(ExpKind k, ScalarType t) {
+  auto n = std::make_shared<ExpNode>();
+  n->kind = k;
+  n->type = t;
+  return n;
+}
+
+double roundTo(ScalarType t, double v) {
+  return t == ScalarType::F32 ? static_cast<double>(static_cast<float>(v)) : v;
+}
+
+bool isIntLiteral(const ExpPtr& e) { return e->isLiteral() && !isFloat(e->type); }
+
+std::string describe(BinOp op) { return std::string("operator") + binOpName(op); }
+
+ExpPtr foldBinary(BinOp op, ScalarType t, const ExpPtr& a, const ExpPtr& b) {
+  if (isComparison(op)) {
+    bool r = false;
+    if (isFloat(t)) {
+      const double x = a->real, y = b->real;
+      switch (op) {
+        case BinOp::Eq: r = x == y; break;
+        case BinOp::Ne: r = x != y; break;
+        case BinOp::Lt: r = x < y; break;
+        case BinOp::Le: r = x <= y; break;
+        case BinOp::Gt: r = x > y; break;
+        case BinOp::Ge: r = x >= y; break;
+        default: break;
+      }
+    } else if (isSigned(t)) {
+      const int64_t x = asSigned(t, a->bits), y = asSigned(t, b->bits);
+      switch (op) {
+        case BinOp::Eq: r = x == y; break;
+        case BinOp::Ne: r = x != y; break;
+        case BinOp::Lt: r = x < y; break;
+        case BinOp::Le: r = x <= y; break;
+        case BinOp::Gt: r = x > y; break;
+        case BinOp::Ge: r = x >= y; break;
+        default: break;
+      }
+    } else {
+      const uint64_t x = a->bits, y = b->bits;
+      switch (op) {
+        case BinOp::Eq: r = x == y; break;
+        case BinOp::Ne: r = x != y; break;
+        case BinOp::Lt: r = x < y; break;
+        case BinOp::Le: r = x <= y; break;
+        case BinOp::Gt: r = x > y; break;
+        case BinOp::Ge: r = x >= y; break;
+        default: break;
+      }
+    }
+    return literalInt(ScalarType::Bool, r ? 1 : 0);
+  }
+  if (isFloat(t)) {
+    const double x = a->real, y = b->real;
+    double r = 0;
+    switch (op) {
+      case BinOp::Add: r = x + y; break;
+      case BinOp::Sub: r = x - y; break;
+      case BinOp::Mul: r = x * y; break;
+      case BinOp::Div: r = x / y; break;
+      case BinOp::Min: r = std::fmin(x, y); break;
+      case BinOp::Max: r = std::fmax(x, y); break;
+      default: return nullptr;  // pow is not folded: host and device libm may differ
+    }
+    return literalReal(t, roundTo(t, r));
+  }
+  const uint64_t x = a->bits, y = b->bits;
+  const bool sgn = isSigned(t);
+  uint64_t r = 0;
+  switch (op) {
+    case BinOp::Add: r = x + y; break;
+    case BinOp::Sub: r = x - y; break;
+    case BinOp::Mul: r = x * y; break;
+    case BinOp::Div:
+    case BinOp::Mod: {
+      if (sgn) {
+        const int64_t sx = asSigned(t, x), sy = asSigned(t, y);
+        if (sx == std::numeric_limits<int32_t>::min() && sy == -1) return nullptr;  // overflow
+        r = static_cast<uint64_t>(op == BinOp::Div ? sx / sy : sx % sy);
+      } else {
+        r = op == BinOp::Div ? x / y : x % y;
+      }
+      break;
+    }
+    case BinOp::BitAnd: r = x & y; break;
+    case BinOp::BitOr: r = x | y; break;
+    case BinOp::BitXor: r = x ^ y; break;
+    case BinOp::Shl: r = x << y; break;
+    case BinOp::Shr:
+      r = sgn ? static_cast<uint64_t>(asSigned(t, x) >> y) : x >> y;
+      break;
+    case BinOp::And: r = (x && y) ? 1 : 0; break;
+    case BinOp::Or: r = (x || y) ? 1 : 0; break;
+    case BinOp::Min:
+      r = sgn ? (asSigned(t, x) < asSigned(t, y) ? x : y) : std::min(x, y);
+      break;
+    case BinOp::Max:
+      r = sgn ? (asSigned(t, x) > asSigned(t, y) ? x : y) : std::max(x, y);
+      break;
+    default:
+      return nullptr;
+  }
+  return literalInt(t, r & mask(t));
+}
+
+bool commutative(BinOp op) {
+  switch (op) {
+    case BinOp::Add:
+    case BinOp::Mul:
+    case BinOp::BitAnd:
+    case BinOp::BitOr:
+    case BinOp::BitXor:
+    case BinOp::And:
+    case BinOp::Or:
+    case BinOp::Eq:
+    case BinOp::Ne:
+    case BinOp::Min:
+    case BinOp::Max:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+ExpPtr literalInt(ScalarType t, uint64_t bits) {
+  OBSIDIAN_ASSERT(!isFloat(t), "integer literal of an integer type");
+  auto n = node(ExpKind::Literal, t);
+  n->bits = bits & mask(t);
+  return n;
+}
+
+ExpPtr literalReal(ScalarType t, double value) {
+  OBSIDIAN_ASSERT(isFloat(t), "real literal of a float type");
+  auto n = node(ExpKind::Literal, t);
+  n->real = roundTo(t, value);
+  return n;
+}
+
+ExpPtr u32(uint32_t v) { return literalInt(ScalarType::U32, v); }
+
+ExpPtr var(ScalarType t, const std::string& name) {
+  OBSIDIAN_ASSERT(!name.empty(), "variables have names");
+  auto n = node(ExpKind::Var, t);
+  n->name = name;
+  return n;
+}
+
+ExpPtr threadIdx() { return node(ExpKind::ThreadIdx, ScalarType::U32); }
+ExpPtr blockIdx() { return node(ExpKind::BlockIdx, ScalarType::U32); }
+ExpPtr gridDim() { return node(ExpKind::GridDim, ScalarType::U32); }
+
+bool isLiteralValue(const ExpPtr& e, uint64_t bits) {
+  return isIntLiteral(e) && e->bits == (bits & mask(e->type));
+}
+
+bool literalU32(const ExpPtr& e, uint32_t& out) {
+  if (!e->isLiteral() || e->type != ScalarType::U32) return false;
+  out = static_cast<uint32_t>(e->bits);
+  return true;
+}
+
+ExpPtr unary(UnOp op, ExpPtr a) {
+  OBSIDIAN_ASSERT(a != nullptr, "unary operand");
+  const ScalarType t = a->type;
+  switch (op) {
+    case UnOp::Not:
+      OBSIDIAN_ASSERT(t == ScalarType::Bool, "! takes bool");
+      if (a->isLiteral()) return literalInt(t, a->bits ? 0 : 1);
+      if (a->kind == ExpKind::Unary && a->unOp == UnOp::Not) return a->args[0];
+      break;
+    case UnOp::BitNot:
+      OBSIDIAN_ASSERT(isInteger(t), "~ takes an integer");
+      if (a->isLiteral()) return literalInt(t, ~a->bits);
+      break;
+    case UnOp::Neg:
+      OBSIDIAN_ASSERT(t != ScalarType::Bool, "- takes a number");
+      if (a->isLiteral()) {
+        return isFloat(t) ? literalReal(t, -a->real) : literalInt(t, uint64_t{0} - a->bits);
+      }
+      if (a->kind == ExpKind::Unary && a->unOp == UnOp::Neg) return a->args[0];
+      break;
+    case UnOp::Abs:
+      OBSIDIAN_ASSERT(t == ScalarType::I32, "abs takes int32");
+      if (a->isLiteral()) {
+        const int64_t v = asSigned(t, a->bits);
+        return literalInt(t, static_cast<uint64_t>(v < 0 ? -v : v));
+      }
+      break;
+    default:
+      OBSIDIAN_ASSERT(isFloat(t), std::string(unOpName(op)) + " takes a float");
+      if (a->isLiteral()) {
+        // Only operations that are exact in IEEE arithmetic are folded.
+        if (op == UnOp::Fabs) return literalReal(t, std::fabs(a->real));
+        if (op == UnOp::Floor) return literalReal(t, std::floor(a->real));
+        if (op == UnOp::Ceil) return literalReal(t, std::ceil(a->real));
+        if (op == UnOp::Sqrt) return literalReal(t, roundTo(t, std::sqrt(a->real)));
+      }
+      break;
+  }
+  auto n = node(ExpKind::Unary, t);
+  n->unOp = op;
+  n->args[0] = std::move(a);
+  return n;
+}
+
+ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
+  OBSIDIAN_ASSERT(a && b, "binary operands");
+  OBSIDIAN_ASSERT(a->type == b->type, std::string("operands of ") + binOpName(op) +
+                                          " have one type");
+  const ScalarType t = a->type;
+  const bool integer = !isFloat(t);
+  if ((op == BinOp::Div || op == BinOp::Mod) && integer && isIntLiteral(b) && b->bits == 0) {
+    throw Error(describe(op) + ": division by a constant zero in a kernel expression");
+  }
+  if ((op == BinOp::Shl || op == BinOp::Shr) && isIntLiteral(b) &&
+      b->bits >= bitWidth(t)) {
+    throw Error(describe(op) + ": shift by " + std::to_string(b->bits) +
+                " is out of range for " + std::string(cudaTypeName(t)) + " (width " +
+                std::to_string(bitWidth(t)) + ")");
+  }
+  if (a->isLiteral() && b->isLiteral()) {
+    if (ExpPtr folded = foldBinary(op, t, a, b)) return folded;
+  }
+  if (commutative(op) && a->isLiteral() && !b->isLiteral()) std::swap(a, b);
+
+  if (integer) {
+    const bool bZero = isLiteralValue(b, 0), bOne = isLiteralValue(b, 1);
+    const bool aZero = isLiteralValue(a, 0);
+    switch (op) {
+      case BinOp::Add:
+        if (bZero) return a;
+        // (x + c1) + c2  ->  x + (c1 + c2)
+        if (b->isLiteral() && a->kind == ExpKind::Binary && a->binOp == BinOp::Add &&
+            a->args[1]->isLiteral()) {
+          return binary(BinOp::Add, a->args[0], binary(BinOp::Add, a->args[1], b));
+        }
+        break;
+      case BinOp::Sub:
+        if (bZero) return a;
+        break;
+      case BinOp::Mul:
+        if (bOne) return a;
+        if (bZero) return b;
+        break;
+      case BinOp::Div:
+        if (bOne) return a;
+        break;
+      case BinOp::Mod:
+        if (bOne) return literalInt(t, 0);
+        break;
+      case BinOp::BitAnd:
+        if (bZero) return b;
+        if (isIntLiteral(b) && b->bits == mask(t)) return a;
+        break;
+      case BinOp::BitOr:
+      case BinOp::BitXor:
+        if (bZero) return a;
+        break;
+      case BinOp::Shl:
+      case BinOp::Shr:
+        if (bZero || aZero) return a;
+        break;
+      case BinOp::And:
+        if (b->isLiteral()) return b->bits ? a : b;
+        break;
+      case BinOp::Or:
+        if (b->isLiteral()) return b->bits ? b : a;
+        break;
+      default:
+        break;
+    }
+  }
+  auto n = node(ExpKind::Binary, isComparison(op) ? ScalarType::Bool : t);
+  n->binOp = op;
+  n->args[0] = std::move(a);
+  n->args[1] = std::move(b);
+  return n;
+}
+
+ExpPtr select(ExpPtr c, ExpPtr a, ExpPtr b) {
+  OBSIDIAN_ASSERT(c && a && b, "select operands");
+  OBSIDIAN_ASSERT(c->type == ScalarType::Bool, "select condition is bool");
+  OBSIDIAN_ASSERT(a->type == b->type, "select branches have one type");
+  if (c->isLiteral()) return c->bits ? a : b;
+  if (a == b) return a;
+  auto n = node(ExpKind::Select, a->type);
+  n->args = {std::move(c), std::move(a), std::move(b)};
+  return n;
+}
+
+ExpPtr cast(ScalarType to, ExpPtr a) {
+  OBSIDIAN_ASSERT(a != nullptr, "cast operand");
+  if (a->type == to) return a;
+  if (a->isLiteral()) {
+    if (to == ScalarType::Bool) {
+      return literalInt(to, isFloat(a->type) ? (a->real != 0) : (a->bits != 0));
+    }
+    if (isFloat(a->type) && isFloat(to)) return literalReal(to, a->real);
+    if (!isFloat(a->type) && isFloat(to)) {
+      const double v = isSigned(a->type) ? static_cast<double>(asSigned(a->type, a->bits))
+                                         : static_cast<double>(a->bits);
+      return literalReal(to, v);
+    }
+    if (!isFloat(a->type) && !isFloat(to)) {
+      const uint64_t v = isSigned(a->type) ? static_cast<uint64_t>(asSigned(a->type, a->bits))
+                                           : a->bits;
+      return literalInt(to, v);
+    }
+    // float -> integer: folded only when the value is in range (CUDA saturates otherwise).
+    const double v = std::trunc(a->real);
+    if (to == ScalarType::I32 && v >= -2147483648.0 && v <= 2147483647.0) {
+      return literalInt(to, static_cast<uint64_t>(static_cast<int64_t>(v)));
+    }
+    if (!isSigned(to) && v >= 0 && v <= static_cast<double>(mask(to))) {
+      return literalInt(to, static_cast<uint64_t>(v));
+    }
+  }
+  auto n = node(ExpKind::Cast, to);
+  n->args[0] = std::move(a);
+  return n;
+}
+
+ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix) {
+  OBSIDIAN_ASSERT(ix && ix->type == ScalarType::U32, "array indices are uint32");
+  auto n = node(ExpKind::Index, elem);
+  n->array = array;
+  n->args[0] = std::move(ix);
+  return n;
+}
+
+}  // namespace ir
+}  // namespace obsidian

@@ -1,0 +1,158 @@
+// Generic traversals of the IR (see ir_walk.hpp).
+#include "ir/ir_walk.hpp"
+
+#include <type_traits>
+
+namespace obsidian::ir {
+
+ExpPtr rewrite(const ExpPtr& e, const std::function<ExpPtr(const ExpPtr&)>& leaf) {
+  if (!e) return e;
+  if (ExpPtr r = leaf(e)) return r;
+  switch (e->kind) {
+    case ExpKind::Literal:
+    case ExpKind::Var:
+    case ExpKind::ThreadIdx:
+    case ExpKind::BlockIdx:
+    case ExpKind::GridDim:
+      return e;
+    case ExpKind::Unary: {
+      ExpPtr a = rewrite(e->args[0], leaf);
+      return a == e->args[0] ? e : unary(e->unOp, a);
+    }
+    case ExpKind::Binary: {
+      ExpPtr a = rewrite(e->args[0], leaf), b = rewrite(e->args[1], leaf);
+      return (a == e->args[0] && b == e->args[1]) ? e : binary(e->binOp, a, b);
+    }
+    case ExpKind::Select: {
+      ExpPtr c = rewrite(e->args[0], leaf), a = rewrite(e->args[1], leaf),
+             b = rewrite(e->args[2], leaf);
+      return (c == e->args[0] && a == e->args[1] && b == e->args[2]) ? e : select(c, a, b);
+    }
+    case ExpKind::Cast: {
+      ExpPtr a = rewrite(e->args[0], leaf);
+      return a == e->args[0] ? e : cast(e->type, a);
+    }
+    case ExpKind::Index: {
+      ExpPtr i = rewrite(e->args[0], leaf);
+      return i == e->args[0] ? e : index(e->type, e->array, i);
+    }
+  }
+  return e;
+}
+
+ExpPtr substitute(const ExpPtr& e, const std::string& name, const ExpPtr& value) {
+  return rewrite(e, [&](const ExpPtr& n) -> ExpPtr {
+    return (n->kind == ExpKind::Var && n->name == name) ? value : nullptr;
+  });
+}
+
+namespace {
+// One place that knows which expressions each statement holds; every node type is listed.
+template <class S, class F>
+void eachExpRef(S& s, F&& f) {
+  std::visit(
+      [&](auto& n) {
+        using T = std::remove_cvref_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, Assign>) {
+          f(n.index);
+          f(n.value);
+        } else if constexpr (std::is_same_v<T, Declare>) {
+          if (n.init) f(n.init);
+        } else if constexpr (std::is_same_v<T, AssignVar>) {
+          f(n.value);
+        } else if constexpr (std::is_same_v<T, ForAll> || std::is_same_v<T, DistrPar>) {
+          f(n.count);
+        } else if constexpr (std::is_same_v<T, SeqFor>) {
+          f(n.start);
+          f(n.bound);
+          f(n.step);
+        } else if constexpr (std::is_same_v<T, SeqWhile> || std::is_same_v<T, Cond>) {
+          f(n.cond);
+        } else if constexpr (std::is_same_v<T, Atomic>) {
+          f(n.index);
+          if (n.value) f(n.value);
+          if (n.compare) f(n.compare);
+        } else {
+          static_assert(std::is_same_v<T, Allocate> || std::is_same_v<T, Sync>,
+                        "eachExpRef: a statement type is not handled");
+        }
+      },
+      s.node);
+}
+}  // namespace
+
+void forEachExp(const Stmt& s, const std::function<void(const ExpPtr&)>& f) {
+  eachExpRef(s, [&](const ExpPtr& e) { f(e); });
+}
+
+void mapExps(Stmt& s, const std::function<ExpPtr(const ExpPtr&)>& f) {
+  eachExpRef(s, [&](ExpPtr& e) { e = f(e); });
+}
+
+void mapExpsDeep(Body& body, const std::function<ExpPtr(const ExpPtr&)>& f) {
+  for (Stmt& s : body) {
+    mapExps(s, f);
+    for (Body* b : childBodies(s)) mapExpsDeep(*b, f);
+  }
+}
+
+std::vector<const Body*> childBodies(const Stmt& s) {
+  std::vector<Body*> m = childBodies(const_cast<Stmt&>(s));
+  return {m.begin(), m.end()};
+}
+
+std::vector<Body*> childBodies(Stmt& s) {
+  return std::visit(
+      [](auto& n) -> std::vector<Body*> {
+        using T = std::remove_cvref_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, Cond>) {
+          return {&n.then, &n.otherwise};
+        } else if constexpr (std::is_same_v<T, ForAll> || std::is_same_v<T, DistrPar> ||
+                             std::is_same_v<T, SeqFor> || std::is_same_v<T, SeqWhile>) {
+          return {&n.body};
+        } else {
+          return {};
+        }
+      },
+      s.node);
+}
+
+void arraysIn(const ExpPtr& e, std::set<ArrayId>& out) {
+  if (!e) return;
+  if (e->kind == ExpKind::Index) out.insert(e->array);
+  for (const ExpPtr& a : e->args) arraysIn(a, out);
+}
+
+void arraysUsed(const Stmt& s, std::set<ArrayId>& out) {
+  if (const auto* a = std::get_if<Assign>(&s.node)) out.insert(a->array);
+  if (const auto* a = std::get_if<Atomic>(&s.node)) out.insert(a->array);
+  forEachExp(s, [&](const ExpPtr& e) { arraysIn(e, out); });
+  for (const Body* b : childBodies(s)) {
+    for (const Stmt& c : *b) arraysUsed(c, out);
+  }
+}
+
+void varsIn(const ExpPtr& e, std::set<std::string>& out) {
+  if (!e) return;
+  if (e->kind == ExpKind::Var) out.insert(e->name);
+  for (const ExpPtr& a : e->args) varsIn(a, out);
+}
+
+bool mentionsThreadIdx(const ExpPtr& e) {
+  if (!e) return false;
+  if (e->kind == ExpKind::ThreadIdx) return true;
+  for (const ExpPtr& a : e->args) {
+    if (mentionsThreadIdx(a)) return true;
+  }
+  return false;
+}
+
+uint32_t subtreeSize(const Stmt& s) {
+  uint32_t n = 1;
+  for (const Body* b : childBodies(s)) {
+    for (const Stmt& c : *b) n += subtreeSize(c);
+  }
+  return n;
+}
+
+}  // namespace obsidian::ir

@@ -1,0 +1,20 @@
+// Printing IR: expressions in CUDA C++ syntax (shared by the CUDA emitter and the IR dump),
+// and the whole Program IR as readable pseudo-code for OBSIDIAN_DUMP_IR.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "obsidian/ir.hpp"
+
+namespace obsidian::ir {
+
+// e as a CUDA expression; arrays are printed by their names in `arrays`.
+std::string printExp(const ExpPtr& e, const std::vector<ArrayDecl>& arrays);
+// A literal of type t in CUDA syntax (e.g. 256u, 1.5f, 7ull).
+std::string printLiteral(const ExpNode& e);
+
+// The kernel's IR, one statement per line, nested bodies indented.
+std::string printIr(const KernelIR& k);
+
+}  // namespace obsidian::ir

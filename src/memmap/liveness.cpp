@@ -1,0 +1,129 @@
+// Pass: liveness analysis (see liveness.hpp).
+#include "memmap/liveness.hpp"
+
+#include "ir/ir_walk.hpp"
+
+namespace obsidian {
+namespace {
+
+// One statement list being walked, with the way back to its enclosing list.
+struct Frame {
+  const Body* body;
+  Level level;         // level of the program this list belongs to
+  bool loop;           // iterations may reuse memory: SeqFor, SeqWhile, DistrPar bodies
+  bool warpProgram;    // the body of a DistrPar(Warp)
+  const Frame* parent;
+  size_t indexInParent;  // the statement owning this list in parent->body
+  std::vector<uint32_t> pos;  // pre-order position of each statement of body
+  std::vector<uint32_t> end;  // last position in each statement's subtree
+};
+
+class Analysis {
+ public:
+  explicit Analysis(const KernelIR& k) : k_(k) {}
+
+  Liveness run() {
+    Frame top{&k_.body, Level::Grid, false, false, nullptr, 0, {}, {}};
+    walk(top);
+    result_.statements = next_;
+    return result_;
+  }
+
+ private:
+  static bool uses(const Stmt& s, ArrayId a) {
+    std::set<ArrayId> used;
+    ir::arraysUsed(s, used);
+    return used.count(a) > 0;
+  }
+
+  static bool isSync(const Stmt& s, Level level) {
+    const auto* sync = std::get_if<Sync>(&s.node);
+    return sync && sync->level == level;
+  }
+
+  // From statement `index` of frame f (exclusive), the first barrier of `level` on the way out.
+  // Returns its position, or marks the nearest loop body for a trailing barrier.
+  uint32_t freePoint(const Frame& f, size_t index, Level level) {
+    for (size_t j = index + 1; j < f.body->size(); ++j) {
+      if (isSync((*f.body)[j], level)) return f.pos[j];
+    }
+    const uint32_t frameEnd = f.end.empty() ? 0 : f.end.back();
+    if (f.loop && f.level == level) {
+      result_.needsTrailingSync[f.body] = level;
+      return frameEnd;
+    }
+    if (f.parent && f.parent->level == level) return freePoint(*f.parent, f.indexInParent, level);
+    // Leaving the program of this level (e.g. a Block program's list ends): nothing later in
+    // this program can reuse the memory.
+    return frameEnd;
+  }
+
+  void walk(Frame& f) {
+    const Body& b = *f.body;
+    f.pos.resize(b.size());
+    f.end.resize(b.size());
+    // Positions first, so that free points can look ahead.
+    uint32_t p = next_;
+    for (size_t i = 0; i < b.size(); ++i) {
+      f.pos[i] = p;
+      p += ir::subtreeSize(b[i]);
+      f.end[i] = p - 1;
+    }
+    for (size_t i = 0; i < b.size(); ++i) {
+      next_ = f.pos[i] + 1;
+      const Stmt& s = b[i];
+      if (const auto* alloc = std::get_if<Allocate>(&s.node)) allocation(f, i, alloc->array);
+      Level inner = f.level;
+      bool loop = false, warpProgram = false;
+      if (const auto* d = std::get_if<DistrPar>(&s.node)) {
+        inner = d->level;
+        loop = true;
+        warpProgram = d->level == Level::Warp;
+      } else if (std::holds_alternative<ForAll>(s.node)) {
+        inner = Level::Thread;
+      } else if (std::holds_alternative<SeqFor>(s.node) || std::holds_alternative<SeqWhile>(s.node)) {
+        loop = true;
+      }
+      for (const Body* child : ir::childBodies(s)) {
+        Frame cf{child, inner, loop, warpProgram, &f, i, {}, {}};
+        walk(cf);
+      }
+    }
+    next_ = p;
+  }
+
+  void allocation(const Frame& f, size_t k, ArrayId a) {
+    const ArrayDecl& d = k_.arrays.at(a);
+    if (d.space != MemorySpace::Shared) return;
+    const Body& b = *f.body;
+    size_t last = k;
+    for (size_t j = k + 1; j < b.size(); ++j) {
+      if (uses(b[j], a)) last = j;
+    }
+    ArrayLiveness l;
+    l.array = a;
+    l.allocPos = f.pos[k];
+    l.lastUsePos = f.end[last];
+    if (d.level == Level::Warp) {
+      // The next virtual warp of a real warp reuses the slice: a __syncwarp ends each one.
+      const Frame* w = &f;
+      while (w && !w->warpProgram) w = w->parent;
+      OBSIDIAN_ASSERT(w && w->parent, "warp arrays are allocated inside warp programs");
+      result_.needsTrailingSync[w->body] = Level::Warp;
+      l.freePos = freePoint(*w->parent, w->indexInParent, Level::Block);
+    } else {
+      l.freePos = freePoint(f, last, Level::Block);
+    }
+    result_.arrays.push_back(l);
+  }
+
+  const KernelIR& k_;
+  Liveness result_;
+  uint32_t next_ = 0;
+};
+
+}  // namespace
+
+Liveness analyzeLiveness(const KernelIR& k) { return Analysis(k).run(); }
+
+}  // namespace obsidian

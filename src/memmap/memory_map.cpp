@@ -1,0 +1,99 @@
+// Pass: memory map (see memory_map.hpp).
+#include "memmap/memory_map.hpp"
+
+#include <map>
+
+#include "ir/ir_walk.hpp"
+#include "memmap/allocator.hpp"
+
+namespace obsidian {
+
+uint32_t sharedFootprint(const ArrayDecl& a, uint32_t threadsPerBlock) {
+  const uint64_t slices = a.level == Level::Warp ? (threadsPerBlock + 31) / 32 : 1;
+  const uint64_t bytes = uint64_t{a.length} * sizeOf(a.type) * slices;
+  if (bytes > UINT32_MAX) {
+    throw Error("shared array " + a.name + " of " + std::to_string(a.length) +
+                " elements is larger than 4 GB");
+  }
+  return static_cast<uint32_t>(bytes);
+}
+
+namespace {
+
+class Simulation {
+ public:
+  Simulation(KernelIR& k, const Liveness& live, uint32_t limit) : k_(k), limit_(limit) {
+    for (const ArrayLiveness& l : live.arrays) {
+      byAlloc_[l.allocPos] = l;
+      freesAt_[l.freePos].push_back(l.array);
+    }
+  }
+
+  std::vector<ArrayPlacement> run() {
+    walk(k_.body);
+    k_.sharedBytes = alloc_.peak();
+    if (alloc_.peak() > limit_) {
+      std::string live;
+      for (const auto& [id, offset] : atPeak_) {
+        const ArrayDecl& a = k_.arrays[id];
+        if (!live.empty()) live += ", ";
+        live += a.name + " (" + std::to_string(sharedFootprint(a, k_.threadsPerBlock)) +
+                " B at offset " + std::to_string(offset) + ")";
+      }
+      throw Error("memory map (kernel " + k_.name + "): needs " + std::to_string(alloc_.peak()) +
+                  " bytes of shared memory at its peak, over the limit of " +
+                  std::to_string(limit_) + " bytes; arrays live at the peak: " + live);
+    }
+    return placements_;
+  }
+
+ private:
+  void walk(const Body& b) {
+    for (const Stmt& s : b) {
+      const uint32_t p = pos_++;
+      if (std::holds_alternative<Allocate>(s.node)) {
+        const auto it = byAlloc_.find(p);
+        if (it != byAlloc_.end()) place(it->second);
+      }
+      for (const Body* child : ir::childBodies(s)) walk(*child);
+      const auto f = freesAt_.find(p);
+      if (f != freesAt_.end()) {
+        for (ArrayId a : f->second) {
+          alloc_.free(k_.arrays[a].offset);
+          live_.erase(a);
+        }
+      }
+    }
+  }
+
+  void place(const ArrayLiveness& l) {
+    ArrayDecl& a = k_.arrays[l.array];
+    const uint32_t bytes = sharedFootprint(a, k_.threadsPerBlock);
+    a.offset = alloc_.allocate(bytes);
+    a.placed = true;
+    live_[l.array] = a.offset;
+    if (alloc_.peak() > peakSeen_) {
+      peakSeen_ = alloc_.peak();
+      atPeak_ = live_;
+    }
+    placements_.push_back(ArrayPlacement{l.array, a.offset, bytes, l.allocPos, l.freePos});
+  }
+
+  KernelIR& k_;
+  uint32_t limit_;
+  Allocator alloc_;
+  std::map<uint32_t, ArrayLiveness> byAlloc_;
+  std::map<uint32_t, std::vector<ArrayId>> freesAt_;
+  std::map<ArrayId, uint32_t> live_, atPeak_;
+  std::vector<ArrayPlacement> placements_;
+  uint32_t pos_ = 0;
+  uint32_t peakSeen_ = 0;
+};
+
+}  // namespace
+
+std::vector<ArrayPlacement> memoryMap(KernelIR& k, const Liveness& live, uint32_t limit) {
+  return Simulation(k, live, limit).run();
+}
+
+}  // namespace obsidian

@@ -1,0 +1,21 @@
+// Pass: memory map. Places every shared array in one dynamic shared-memory buffer.
+#pragma once
+
+#include <vector>
+
+#include "memmap/liveness.hpp"
+#include "obsidian/kernel.hpp"
+
+namespace obsidian {
+
+// memoryMap(k, live, limit): simulate the program against the first-fit Allocator, allocating
+// each shared array at its Allocate and freeing it where `live` says; set every shared array's
+// offset and k.sharedBytes to the peak. Warp arrays take one slice per real warp. Throws an
+// Error naming the arrays live at the peak when the peak exceeds `limit` bytes. Returns each
+// array's placement and live range.
+std::vector<ArrayPlacement> memoryMap(KernelIR& k, const Liveness& live, uint32_t limit);
+
+// Bytes a shared array occupies in the block (all warp slices for a warp array).
+uint32_t sharedFootprint(const ArrayDecl& a, uint32_t threadsPerBlock);
+
+}  // namespace obsidian
