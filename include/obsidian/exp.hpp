@@ -80,6 +80,8 @@ ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix);
 ExpPtr u32(uint32_t v);
 
 bool isLiteralValue(const ExpPtr& e, uint64_t bits);
+// Structural equality (same tree, same names and literals).
+bool equal(const ExpPtr& a, const ExpPtr& b);
 // Literal u32 value of e, if it is one.
 bool literalU32(const ExpPtr& e, uint32_t& out);
 }  // namespace ir

@@ -245,6 +245,33 @@ bool isLiteralValue(const ExpPtr& e, uint64_t bits) {
   return isIntLiteral(e) && e->bits == (bits & mask(e->type));
 }
 
+bool equal(const ExpPtr& a, const ExpPtr& b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind || a->type != b->type) return false;
+  switch (a->kind) {
+    case ExpKind::Literal:
+      return isFloat(a->type) ? a->real == b->real : a->bits == b->bits;
+    case ExpKind::Var:
+      return a->name == b->name;
+    case ExpKind::ThreadIdx:
+    case ExpKind::BlockIdx:
+    case ExpKind::GridDim:
+      return true;
+    case ExpKind::Unary:
+      return a->unOp == b->unOp && equal(a->args[0], b->args[0]);
+    case ExpKind::Binary:
+      return a->binOp == b->binOp && equal(a->args[0], b->args[0]) && equal(a->args[1], b->args[1]);
+    case ExpKind::Select:
+      return equal(a->args[0], b->args[0]) && equal(a->args[1], b->args[1]) &&
+             equal(a->args[2], b->args[2]);
+    case ExpKind::Cast:
+      return equal(a->args[0], b->args[0]);
+    case ExpKind::Index:
+      return a->array == b->array && equal(a->args[0], b->args[0]);
+  }
+  return false;
+}
+
 bool literalU32(const ExpPtr& e, uint32_t& out) {
   if (!e->isLiteral() || e->type != ScalarType::U32) return false;
   out = static_cast<uint32_t>(e->bits);
@@ -321,6 +348,13 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
     switch (op) {
       case BinOp::Add:
         if (bZero) return a;
+        // x / c * c + x % c  ->  x  (holds for C's truncating division too)
+        if (a->kind == ExpKind::Binary && a->binOp == BinOp::Mul && b->kind == ExpKind::Binary &&
+            b->binOp == BinOp::Mod && a->args[0]->kind == ExpKind::Binary &&
+            a->args[0]->binOp == BinOp::Div && equal(a->args[0]->args[0], b->args[0]) &&
+            equal(a->args[0]->args[1], a->args[1]) && equal(a->args[1], b->args[1])) {
+          return b->args[0];
+        }
         // (x + c1) + c2  ->  x + (c1 + c2)
         if (b->isLiteral() && a->kind == ExpKind::Binary && a->binOp == BinOp::Add &&
             a->args[1]->isLiteral()) {

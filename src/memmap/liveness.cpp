@@ -25,6 +25,14 @@ class Analysis {
   Liveness run() {
     Frame top{&k_.body, Level::Grid, false, false, nullptr, 0, {}, {}};
     walk(top);
+    // A loop body whose only arrays dying without a barrier are warp slices needs just a
+    // __syncwarp, if no block-wide array of the body could have been given their bytes.
+    for (const Body* b : trailingForBlock_) result_.needsTrailingSync[b] = Level::Block;
+    for (const Body* b : trailingForWarp_) {
+      if (!trailingForBlock_.count(b)) {
+        result_.needsTrailingSync[b] = allocatesBlockArrays(*b) ? Level::Block : Level::Warp;
+      }
+    }
     result_.statements = next_;
     return result_;
   }
@@ -43,16 +51,18 @@ class Analysis {
 
   // From statement `index` of frame f (exclusive), the first barrier of `level` on the way out.
   // Returns its position, or marks the nearest loop body for a trailing barrier.
-  uint32_t freePoint(const Frame& f, size_t index, Level level) {
+  uint32_t freePoint(const Frame& f, size_t index, Level level, bool forWarpArray) {
     for (size_t j = index + 1; j < f.body->size(); ++j) {
       if (isSync((*f.body)[j], level)) return f.pos[j];
     }
     const uint32_t frameEnd = f.end.empty() ? 0 : f.end.back();
     if (f.loop && f.level == level) {
-      result_.needsTrailingSync[f.body] = level;
+      (forWarpArray ? trailingForWarp_ : trailingForBlock_).insert(f.body);
       return frameEnd;
     }
-    if (f.parent && f.parent->level == level) return freePoint(*f.parent, f.indexInParent, level);
+    if (f.parent && f.parent->level == level) {
+      return freePoint(*f.parent, f.indexInParent, level, forWarpArray);
+    }
     // Leaving the program of this level (e.g. a Block program's list ends): nothing later in
     // this program can reuse the memory.
     return frameEnd;
@@ -105,20 +115,39 @@ class Analysis {
     l.allocPos = f.pos[k];
     l.lastUsePos = f.end[last];
     if (d.level == Level::Warp) {
-      // The next virtual warp of a real warp reuses the slice: a __syncwarp ends each one.
       const Frame* w = &f;
       while (w && !w->warpProgram) w = w->parent;
       OBSIDIAN_ASSERT(w && w->parent, "warp arrays are allocated inside warp programs");
-      result_.needsTrailingSync[w->body] = Level::Warp;
-      l.freePos = freePoint(*w->parent, w->indexInParent, Level::Block);
+      // Where a real warp runs several virtual warps, the next one reuses the slice: a
+      // __syncwarp ends each. (Reuse by other arrays waits for a __syncthreads, below.)
+      const auto& distr = std::get<DistrPar>((*w->parent->body)[w->indexInParent].node);
+      uint32_t warps = 0;
+      if (!ir::literalU32(distr.count, warps) || warps > k_.threadsPerBlock / 32) {
+        result_.needsTrailingSync[w->body] = Level::Warp;
+      }
+      l.freePos = freePoint(*w->parent, w->indexInParent, Level::Block, true);
     } else {
-      l.freePos = freePoint(f, last, Level::Block);
+      l.freePos = freePoint(f, last, Level::Block, false);
     }
     result_.arrays.push_back(l);
   }
 
+  bool allocatesBlockArrays(const Body& b) const {
+    for (const Stmt& s : b) {
+      if (const auto* a = std::get_if<Allocate>(&s.node)) {
+        const ArrayDecl& d = k_.arrays.at(a->array);
+        if (d.space == MemorySpace::Shared && d.level == Level::Block) return true;
+      }
+      for (const Body* child : ir::childBodies(s)) {
+        if (allocatesBlockArrays(*child)) return true;
+      }
+    }
+    return false;
+  }
+
   const KernelIR& k_;
   Liveness result_;
+  std::set<const Body*> trailingForBlock_, trailingForWarp_;
   uint32_t next_ = 0;
 };
 

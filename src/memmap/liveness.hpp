@@ -31,7 +31,9 @@ struct Liveness {
 // freed only at the next barrier of its level after that, so memory handed to another array
 // is never written while a slower thread may still read the old one. Warp arrays are freed at
 // the first __syncthreads() after their warp program. Where no such barrier follows inside a
-// loop body, the body is listed in needsTrailingSync and the array freed at its end.
+// loop body, the body is listed in needsTrailingSync and the array freed at its end (a
+// __syncwarp suffices where only warp slices are concerned and the body has no block-wide
+// shared array).
 Liveness analyzeLiveness(const KernelIR& k);
 
 }  // namespace obsidian
