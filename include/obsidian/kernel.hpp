@@ -27,7 +27,8 @@ struct CaptureOptions {
   // Shared memory the kernel may use, in bytes. The default is the opt-in maximum of sm_90
   // (227 KB); the runtime checks the real device's limit again at launch.
   uint32_t sharedMemoryLimit = 227 * 1024;
-  // Print the IR after every pass to std::cerr (also enabled by OBSIDIAN_DUMP_IR=1).
+  // Keep the IR after every pass in Kernel::irDump(). OBSIDIAN_DUMP_IR=1 in the environment
+  // keeps it too and also prints it to std::cerr.
   bool dumpIr = false;
 };
 
@@ -111,7 +112,7 @@ struct CaptureState {
 };
 
 uint32_t nextStaticLength(CaptureState& s, size_t position);
-EWord32 addLengthParam(Context& ctx, const std::string& name);
+void addLengthParam(Context& ctx, const std::string& name);
 void addArrayParam(Context& ctx, const std::vector<ArrayId>& ids, const ExpPtr& length,
                    bool output);
 void addScalarParam(Context& ctx, const std::string& name, ScalarType type);
@@ -129,8 +130,9 @@ struct KernelParam<Pull<EWord32, T>> {
     const auto h = MemoryOps<T>::global(s.ctx, "in" + std::to_string(k), false);
     std::vector<ArrayId> ids;
     MemoryOps<T>::ids(h, ids);
-    const EWord32 n = addLengthParam(s.ctx, "n" + std::to_string(k));
+    const EWord32 n = variable<uint32_t>("n" + std::to_string(k));
     addArrayParam(s.ctx, ids, n.node(), false);
+    addLengthParam(s.ctx, "n" + std::to_string(k));  // after the pointers
     return Pull<EWord32, T>(n, [h](const EWord32& i) { return MemoryOps<T>::read(h, i); });
   }
 };
@@ -151,8 +153,9 @@ template <KernelScalar X>
 struct KernelParam<Mutable<EWord32, X>> {
   static DMutable<X> make(CaptureState& s, size_t k) {
     const ArrayId id = MemoryOps<Exp<X>>::global(s.ctx, "m" + std::to_string(k), true);
-    const EWord32 n = addLengthParam(s.ctx, "n" + std::to_string(k));
+    const EWord32 n = variable<uint32_t>("n" + std::to_string(k));
     addArrayParam(s.ctx, {id}, n.node(), true);
+    addLengthParam(s.ctx, "n" + std::to_string(k));
     return DMutable<X>(id, n);
   }
 };

@@ -69,7 +69,7 @@ struct MemoryOps<hana::tuple<Ts...>> {
   static constexpr size_t components = (MemoryOps<Ts>::components + ... + 0);
 
   static Handle allocate(Context& ctx, Body& body, MemorySpace space, Level level, uint32_t n) {
-    return Handle(MemoryOps<Ts>::allocate(ctx, body, space, level, n)...);
+    return Handle{MemoryOps<Ts>::allocate(ctx, body, space, level, n)...};  // in order
   }
   static Handle global(Context& ctx, const std::string& name, bool writable) {
     return each(std::index_sequence_for<Ts...>{}, [&](auto k) {
@@ -123,9 +123,11 @@ struct MemoryOps<hana::tuple<Ts...>> {
   }
 
  private:
+  // Braces evaluate f for the components in order (names and statements stay in order).
   template <class F, size_t... K>
   static auto each(std::index_sequence<K...>, F&& f) {
-    return hana::make_tuple(f(std::integral_constant<size_t, K>{})...);
+    return hana::tuple<decltype(f(std::integral_constant<size_t, K>{}))...>{
+        f(std::integral_constant<size_t, K>{})...};
   }
   template <class F>
   static void forEach(F&& f) {

@@ -27,9 +27,9 @@ void countBarriers(const Body& b, BarrierCounts& c) {
   }
 }
 
-bool dumpRequested(const LowerOptions& options) {
+bool dumpToStderr() {
   const char* env = std::getenv("OBSIDIAN_DUMP_IR");
-  return options.dumpIr || (env && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0);
+  return env && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0;
 }
 
 }  // namespace
@@ -37,7 +37,7 @@ bool dumpRequested(const LowerOptions& options) {
 LoweredKernel lowerKernel(KernelIR reified, const LowerOptions& options) {
   LoweredKernel out;
   out.reified = reified;
-  const bool dump = dumpRequested(options);
+  const bool dump = options.dumpIr || dumpToStderr();
   KernelIR k = std::move(reified);
   if (dump) out.irDump += "=== reify\n" + ir::printIr(k);
 
@@ -62,7 +62,7 @@ LoweredKernel lowerKernel(KernelIR reified, const LowerOptions& options) {
 
   countBarriers(k.body, out.barriers);
   out.lowered = std::move(k);
-  if (dump && !options.dumpIr) std::cerr << out.irDump;
+  if (dumpToStderr()) std::cerr << out.irDump;
   return out;
 }
 

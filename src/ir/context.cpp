@@ -113,28 +113,16 @@ uint32_t nextStaticLength(CaptureState& s, size_t position) {
   return n;
 }
 
-EWord32 addLengthParam(Context& ctx, const std::string& name) {
-  // The length parameter follows its array's pointer(s); addArrayParam inserts them before it.
+void addLengthParam(Context& ctx, const std::string& name) {
   ctx.kernel().params.push_back(Param{ParamKind::Length, name, ScalarType::U32, 0, false, nullptr});
-  return variable<uint32_t>(name);
 }
 
 void addArrayParam(Context& ctx, const std::vector<ArrayId>& ids, const ExpPtr& length,
                    bool output) {
-  auto& params = ctx.kernel().params;
-  // Inputs with a dynamic length: pointers go before the length parameter just added.
-  auto at = params.end();
-  if (!params.empty() && params.back().kind == ParamKind::Length && length->kind == ExpKind::Var &&
-      params.back().name == length->name) {
-    at = params.end() - 1;
-  }
-  std::vector<Param> ps;
   for (ArrayId id : ids) {
     const ArrayDecl& a = ctx.array(id);
-    Param p{ParamKind::Array, a.name, a.type, id, output, length};
-    ps.push_back(std::move(p));
+    ctx.kernel().params.push_back(Param{ParamKind::Array, a.name, a.type, id, output, length});
   }
-  params.insert(at, ps.begin(), ps.end());
 }
 
 void addScalarParam(Context& ctx, const std::string& name, ScalarType type) {

@@ -112,7 +112,6 @@ Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options
   lo.dumpIr = options.dumpIr;
   LoweredKernel lowered = lowerKernel(std::move(k), lo);
   lowered.timings.insert(lowered.timings.begin(), PassTiming{"reify", reifyMilliseconds});
-  if (options.dumpIr) std::cerr << lowered.irDump;
   return Kernel(std::move(lowered));
 }
 

@@ -33,6 +33,11 @@ class Analysis {
         result_.needsTrailingSync[b] = allocatesBlockArrays(*b) ? Level::Block : Level::Warp;
       }
     }
+    for (const Body* b : trailingCovered_) {
+      if (!result_.needsTrailingSync.count(b) && allocatesBlockArrays(*b)) {
+        result_.needsTrailingSync[b] = Level::Block;
+      }
+    }
     result_.statements = next_;
     return result_;
   }
@@ -51,17 +56,21 @@ class Analysis {
 
   // From statement `index` of frame f (exclusive), the first barrier of `level` on the way out.
   // Returns its position, or marks the nearest loop body for a trailing barrier.
-  uint32_t freePoint(const Frame& f, size_t index, Level level, bool forWarpArray) {
+  // forWarpArray: the array is a warp slice; warpCovered: its warp program already ends each
+  // virtual warp with a __syncwarp, so the same warp may reuse the slice without another.
+  uint32_t freePoint(const Frame& f, size_t index, Level level, bool forWarpArray,
+                     bool warpCovered = false) {
     for (size_t j = index + 1; j < f.body->size(); ++j) {
       if (isSync((*f.body)[j], level)) return f.pos[j];
     }
     const uint32_t frameEnd = f.end.empty() ? 0 : f.end.back();
     if (f.loop && f.level == level) {
-      (forWarpArray ? trailingForWarp_ : trailingForBlock_).insert(f.body);
+      (!forWarpArray ? trailingForBlock_ : warpCovered ? trailingCovered_ : trailingForWarp_)
+          .insert(f.body);
       return frameEnd;
     }
     if (f.parent && f.parent->level == level) {
-      return freePoint(*f.parent, f.indexInParent, level, forWarpArray);
+      return freePoint(*f.parent, f.indexInParent, level, forWarpArray, warpCovered);
     }
     // Leaving the program of this level (e.g. a Block program's list ends): nothing later in
     // this program can reuse the memory.
@@ -122,10 +131,9 @@ class Analysis {
       // __syncwarp ends each. (Reuse by other arrays waits for a __syncthreads, below.)
       const auto& distr = std::get<DistrPar>((*w->parent->body)[w->indexInParent].node);
       uint32_t warps = 0;
-      if (!ir::literalU32(distr.count, warps) || warps > k_.threadsPerBlock / 32) {
-        result_.needsTrailingSync[w->body] = Level::Warp;
-      }
-      l.freePos = freePoint(*w->parent, w->indexInParent, Level::Block, true);
+      const bool loops = !ir::literalU32(distr.count, warps) || warps > k_.threadsPerBlock / 32;
+      if (loops) result_.needsTrailingSync[w->body] = Level::Warp;
+      l.freePos = freePoint(*w->parent, w->indexInParent, Level::Block, true, loops);
     } else {
       l.freePos = freePoint(f, last, Level::Block, false);
     }
@@ -147,7 +155,7 @@ class Analysis {
 
   const KernelIR& k_;
   Liveness result_;
-  std::set<const Body*> trailingForBlock_, trailingForWarp_;
+  std::set<const Body*> trailingForBlock_, trailingForWarp_, trailingCovered_;
   uint32_t next_ = 0;
 };
 

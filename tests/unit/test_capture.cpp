@@ -1,0 +1,306 @@
+// capture: parameters derived from the callable's types, outputs from its result, and the
+// library features whose code only shows in a whole kernel (tuples, atomics, sequential
+// loops, per-thread arrays, virtualized blocks). Every kernel also compiles with NVRTC.
+#include <doctest/doctest.h>
+
+#include <obsidian/obsidian.hpp>
+
+using namespace obsidian;
+
+namespace {
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+bool has(const Kernel& k, const std::string& what) { return k.cuda().find(what) != std::string::npos; }
+
+void compiles(const Kernel& k) {
+  INFO(k.cuda());
+  CHECK(k.compile().registers > 0);
+}
+
+}  // namespace
+
+TEST_CASE("capture: parameters follow the callable's types and order") {
+  const Kernel k = capture("params", 128, [](DPull<EFloat> x, EFloat a, DPull<EWord32> y) {
+    auto scaled = zipWith([a](const EFloat& xi, const EWord32& yi) { return a * xi + w32ToF(yi); },
+                          x, y);
+    return push<Grid>(scaled);
+  });
+  CHECK(has(k, "params(const float* in0, uint32_t n0, float s1, const uint32_t* in2, uint32_t n2, "
+               "float* out0)"));
+  CHECK(has(k, "s1 * in0[i0] + (float)in2[i0]"));
+  const auto params = k.report()["params"];
+  REQUIRE(params.size() == 6);
+  CHECK(params[2]["kind"] == "scalar");
+  CHECK(params[5]["kind"] == "output");
+  CHECK(params[5]["length"] == "min(n0, n2)");
+  compiles(k);
+}
+
+TEST_CASE("capture: static-length inputs take their length from CaptureOptions") {
+  CaptureOptions o;
+  o.staticLengths = {1000};
+  const Kernel k = capture(
+      "staticIn", 256,
+      [](SPull<EWord32> in) {
+        return pConcat(fmap([](const SPull<EWord32>& c) { return push<Block>(c); },
+                            splitUp(1000, in)));
+      },
+      o);
+  CHECK(has(k, "staticIn(const uint32_t* in0, uint32_t* out0)"));
+  // 1000 virtual threads on 256 real ones: a strided loop.
+  CHECK(has(k, "for (uint32_t i0 = threadIdx.x; i0 < 1000u; i0 += 256u)"));
+  CHECK(k.report()["params"][0]["length"] == "1000u");
+  compiles(k);
+}
+
+TEST_CASE("capture: two outputs, one per Push<Grid> of a hana::tuple") {
+  const Kernel k = capture("twoOut", 64, [](DPull<EWord32> in) {
+    return hana::make_tuple(push<Grid>(fmap([](const EWord32& x) { return x * 2u; }, in)),
+                            push<Grid>(fmap([](const EWord32& x) { return x + 7u; }, in)));
+  });
+  CHECK(has(k, "uint32_t* out0, uint32_t* out1)"));
+  CHECK(has(k, "out0[i0] = in0[i0] * 2u;"));
+  CHECK(has(k, "out1[i1] = in0[i1] + 7u;"));
+  CHECK(k.ir().outputs.size() == 2);
+  compiles(k);
+}
+
+TEST_CASE("capture: arrays of tuples are forced as one shared array per component") {
+  const Kernel k = capture("tuples", 256, [](DPull<EWord32> a, DPull<EFloat> b) {
+    return pConcat(fmap(
+        [](const SPull<hana::tuple<EWord32, EFloat>>& c) {
+          return exec<Block>([c](const Program<Block>& p) {
+            auto forced = forcePull(p, c);
+            return push<Block>(fmap(
+                [](const hana::tuple<EWord32, EFloat>& t) {
+                  return w32ToF(hana::at_c<0>(t)) + hana::at_c<1>(t);
+                },
+                forced));
+          });
+        },
+        splitUp(256, zip(a, b))));
+  });
+  const auto shared = k.report()["sharedArrays"];
+  REQUIRE(shared.size() == 2);
+  CHECK(shared[0]["type"] == "uint32_t");
+  CHECK(shared[1]["type"] == "float");
+  CHECK(k.sharedBytes() == 2 * 256 * 4);
+  compiles(k);
+}
+
+TEST_CASE("capture: tuple outputs are stored struct-of-arrays") {
+  const Kernel k = capture("soa", 128, [](DPull<EWord32> in) {
+    return push<Grid>(fmap([](const EWord32& x) { return hana::make_tuple(x, w32ToF(x)); }, in));
+  });
+  CHECK(has(k, "uint32_t* out0_0, float* out0_1)"));
+  compiles(k);
+}
+
+TEST_CASE("capture: seqUntil iterates a tuple state while the condition holds (Mandelbrot)") {
+  const Kernel k = capture("mandel", 64, [](EWord32 width) {
+    auto iters = [](const EWord32& bid, const EWord32& tid) {
+      const EFloat cx = w32ToF(tid) * 0.01f - 2.0f, cy = w32ToF(bid) * 0.01f - 1.2f;
+      using State = hana::tuple<EFloat, EFloat, EWord32>;
+      auto f = [cx, cy](const State& s) {
+        const EFloat x = hana::at_c<0>(s), y = hana::at_c<1>(s);
+        return State(x * x - y * y + cx, 2.0f * x * y + cy, hana::at_c<2>(s) + 1u);
+      };
+      auto cond = [](const State& s) {
+        const EFloat x = hana::at_c<0>(s), y = hana::at_c<1>(s);
+        return (x * x + y * y < 4.0f) && (hana::at_c<2>(s) < 512u);
+      };
+      return fmap([](const State& s) { return w32ToW8(hana::at_c<2>(s) % 16u) * (uint8_t)16; },
+                  seqUntil(f, cond, State(EFloat(0.0f), EFloat(0.0f), EWord32(1u))));
+    };
+    return pConcat(mkPull(width, [iters](const EWord32& bid) {
+      return tConcat<Block>(mkPull(64u, [iters, bid](const EWord32& tid) { return iters(bid, tid); }));
+    }));
+  });
+  CHECK(has(k, "while ("));
+  // The three components are updated from temporaries, so y sees the old x.
+  CHECK(count(k.cuda(), "float v") >= 4);
+  CHECK(has(k, "uint8_t* out0"));
+  compiles(k);
+}
+
+TEST_CASE("capture: global and shared atomics") {
+  const Kernel k = capture("histogram", 256, [](DPull<EWord32> in, DMutable<uint32_t> bins) {
+    return pConcat(fmap(
+        [bins](const SPull<EWord32>& c) {
+          return exec<Block>([c, bins](const Program<Block>& p) {
+            const SMutable<uint32_t> local = newShared<uint32_t>(p, 16);
+            p.forAll(16u, [&](const Program<Thread>& t, const EWord32& i) { write(t, local, i, 0u); });
+            p.sync();
+            p.forAll(256u, [&](const Program<Thread>& t, const EWord32& i) {
+              atomicAdd(t, local, c[i] % 16u, 1u);
+            });
+            p.sync();
+            p.forAll(16u, [&](const Program<Thread>& t, const EWord32& i) {
+              atomicAdd(t, bins, i, local[i]);
+            });
+            return push<Block>(fmap([](const EWord32& x) { return x; }, c));
+          });
+        },
+        splitUp(256, in)));
+  });
+  CHECK(has(k, "histogram(const uint32_t* in0, uint32_t n0, uint32_t* m1, uint32_t n1, uint32_t* out0)"));
+  CHECK(count(k.cuda(), "atomicAdd(&") == 2);
+  compiles(k);
+}
+
+TEST_CASE("capture: every atomic operation prints and compiles") {
+  const Kernel k = capture("atomics", 32, [](DMutable<uint32_t> u, DMutable<int32_t> s,
+                                             DMutable<uint64_t> w, DMutable<float> f) {
+    return pConcat(mkPull(1u, [u, s, w, f](const EWord32&) {
+             return singletonPush<Block>([u, s, w, f](const Program<Block>& p) {
+               p.forAll(1u, [&](const Program<Thread>& t, const EWord32& i) {
+                 atomicSub(t, u, i, 1u);
+                 atomicMin(t, s, i, -3);
+                 atomicMax(t, w, i, EWord64(5u));
+                 atomicInc(t, u, i, 10u);
+                 atomicDec(t, u, i, 10u);
+                 atomicExch(t, f, i, 1.5f);
+                 atomicCAS(t, u, i, 3u, 4u);
+                 atomicAnd(t, w, i, EWord64(1u));
+                 atomicOr(t, s, i, 2);
+                 atomicXor(t, u, i, 7u);
+               });
+               return EWord32(0u);
+             });
+           }));
+  });
+  for (const char* op : {"atomicSub(", "atomicMin(", "atomicMax((unsigned long long*)", "atomicInc(",
+                         "atomicDec(", "atomicExch(", "atomicCAS(", "atomicAnd(", "atomicOr(",
+                         "atomicXor("}) {
+    CHECK_MESSAGE(has(k, op), op);
+  }
+  compiles(k);
+}
+
+TEST_CASE("capture: force at Thread level makes a per-thread array") {
+  const Kernel k = capture("local", 64, [](DPull<EWord32> in) {
+    return pConcat(fmap(
+        [](const SPull<EWord32>& c) {
+          return tConcat<Block>(fmap(
+              [](const SPull<EWord32>& part) {
+                return exec<Thread>([part](const Program<Thread>& p) {
+                  auto copy = forcePull(p, fmap([](const EWord32& x) { return x * 3u; }, part));
+                  return seqScan([](const EWord32& a, const EWord32& b) { return a + b; }, copy);
+                });
+              },
+              splitUp(4, c)));
+        },
+        splitUp(256, in)));
+  });
+  CHECK(has(k, "uint32_t loc0[4];"));
+  CHECK(k.sharedBytes() == 0);
+  CHECK(k.report()["localArrays"].size() == 1);
+  compiles(k);
+}
+
+TEST_CASE("capture: sConcat runs block programs one after another, with reuse barriers") {
+  const Kernel k = capture("seqBlocks", 128, [](DPull<EWord32> in) {
+    return pConcat(fmap(
+        [](const SPull<SPull<EWord32>>& parts) {
+          return sConcat(fmap(
+              [](const SPull<EWord32>& part) {
+                return exec<Block>([part](const Program<Block>& p) {
+                  auto a = forcePull(p, part);
+                  return push<Block>(fmap([a](const EWord32& x) { return x + a[0u]; }, a));
+                });
+              },
+              parts));
+        },
+        fmap([](const SPull<EWord32>& c) { return splitUp(128, c); }, splitUp(512, in))));
+  });
+  // A block-level loop over the four parts; its body ends with a barrier, so the next part's
+  // writes never race with this part's reads of the same shared array.
+  CHECK(has(k, "for (uint32_t s0 = 0u; s0 < 4u; ++s0)"));
+  CHECK(count(k.cuda(), "__syncthreads();") == 2);
+  compiles(k);
+}
+
+TEST_CASE("capture: concP and conc") {
+  const Kernel k = capture("concat", 128, [](DPull<EWord32> a) {
+    return pConcat(fmap(
+        [](const SPull<EWord32>& c) {
+          auto [lo, hi] = halve(c);
+          return concP(push<Block>(hi), push<Block>(conc(lo, lo)));
+        },
+        splitUp(128, a)));
+  });
+  CHECK(has(k, " ? "));
+  CHECK(k.ir().outputs[0].length != nullptr);
+  compiles(k);
+}
+
+TEST_CASE("capture: warp programs with more warps than real ones loop over the warps") {
+  const Kernel k = capture("warpLoop", 64, [](DPull<EWord32> in) {
+    auto warps = fmap([](const SPull<EWord32>& c) { return splitUp(32, c); }, splitUp(256, in));
+    return pConcat(fmap(
+        [](const SPull<SPull<EWord32>>& block) {
+          return pConcat(fmap(
+              [](const SPull<EWord32>& w) {
+                return exec<Warp>([w](const Program<Warp>& p) {
+                  auto a = forcePull(p, fmap([](const EWord32& x) { return x + 1u; }, w));
+                  return push<Warp>(fmap([a](const EWord32& x) { return x + a[31u]; }, a));
+                });
+              },
+              block));
+        },
+        warps));
+  });
+  // 8 virtual warps on 2 real ones; each real warp's slice is reused after a __syncwarp.
+  CHECK(has(k, "for (uint32_t wid0 = threadIdx.x / 32u; wid0 < 8u; wid0 += 2u)"));
+  CHECK(count(k.cuda(), "__syncwarp();") == 2);
+  CHECK(k.sharedBytes() == 2 * 32 * 4);
+  compiles(k);
+}
+
+TEST_CASE("capture: the IR can be dumped after every pass") {
+  CaptureOptions o;
+  o.dumpIr = true;
+  const Kernel k = capture(
+      "dumped", 32, [](DPull<EWord32> in) { return push<Grid>(in); }, o);
+  for (const char* pass : {"=== reify", "=== verify", "=== liveness", "=== memory map",
+                           "=== virtualize", "=== emit CUDA"}) {
+    CHECK_MESSAGE(k.irDump().find(pass) != std::string::npos, pass);
+  }
+  CHECK(k.irDump().find("forAll Grid i0 < n0") != std::string::npos);
+  CHECK(k.timings().front().pass == "reify");
+  CHECK(k.timings().size() == 7);
+}
+
+TEST_CASE("capture: the report holds what the issue asks for") {
+  const Kernel k = capture("reported", 256, [](DPull<EWord32> in) {
+    return pConcat(fmap(
+        [](const SPull<EWord32>& c) {
+          return singletonPush<Block>([c](const Program<Block>& p) {
+            auto s = forcePull(p, zipWith([](const EWord32& a, const EWord32& b) { return a + b; },
+                                          halve(c).first, halve(c).second));
+            return s[0u] + s[1u];
+          });
+        },
+        splitUp(512, in)));
+  });
+  nlohmann::json r = k.report();
+  CHECK(r["name"] == "reported");
+  CHECK(r["threadsPerBlock"] == 256);
+  CHECK(r["sharedBytes"] == 1024);
+  CHECK(r["sharedArrays"][0]["offset"] == 0);
+  CHECK(r["sharedArrays"][0]["liveFrom"].get<uint32_t>() < r["sharedArrays"][0]["liveTo"].get<uint32_t>());
+  CHECK(r["barriers"]["block"] == 2);
+  CHECK(r["registers"].is_null());
+  CHECK(r["timingsMs"].contains("memory map"));
+  k.compile();
+  r = k.report();
+  CHECK(r["registers"].get<int>() > 0);
+  CHECK(r["spillStoreBytes"] == 0);
+  CHECK(r["stackBytes"] == 0);
+  CHECK(r["timingsMs"].contains("compile"));
+}
