@@ -37,8 +37,8 @@ struct PassTiming {
   double milliseconds = 0;
 };
 
-// Where the memory map put a shared array, and when it is live (positions are statement
-// numbers of the reified program in pre-order).
+// Where the memory map put a shared array, and when it is live (positions are pre-order
+// statement numbers of the program the memory map saw: the reified IR plus reuse barriers).
 struct ArrayPlacement {
   ArrayId array = 0;
   uint32_t offset = 0;

@@ -30,7 +30,10 @@ class Virtualizer {
       if (const auto* d = std::get_if<DistrPar>(&s.node)) {
         join(d->count);
       } else if (const auto* f = std::get_if<ForAll>(&s.node)) {
-        join(ir::binary(BinOp::Div, ir::binary(BinOp::Add, f->count, u32(tpb_ - 1)), u32(tpb_)));
+        // ceil(n / T) without the overflow of (n + T - 1) / T near 2^32
+        const ExpPtr partial = ir::cast(
+            ScalarType::U32, ir::binary(BinOp::Ne, ir::binary(BinOp::Mod, f->count, u32(tpb_)), u32(0)));
+        join(ir::binary(BinOp::Add, ir::binary(BinOp::Div, f->count, u32(tpb_)), partial));
       } else {
         for (const Body* child : ir::childBodies(s)) {
           if (ExpPtr e = gridBlocks(*child)) join(e);

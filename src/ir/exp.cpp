@@ -437,7 +437,7 @@ ExpPtr cast(ScalarType to, ExpPtr a) {
     if (to == ScalarType::I32 && v >= -2147483648.0 && v <= 2147483647.0) {
       return literalInt(to, static_cast<uint64_t>(static_cast<int64_t>(v)));
     }
-    if (!isSigned(to) && v >= 0 && v <= static_cast<double>(mask(to))) {
+    if (!isSigned(to) && v >= 0 && v < std::ldexp(1.0, static_cast<int>(bitWidth(to)))) {
       return literalInt(to, static_cast<uint64_t>(v));
     }
   }

@@ -28,13 +28,15 @@ class Analysis {
     // A loop body whose only arrays dying without a barrier are warp slices needs just a
     // __syncwarp, if no block-wide array of the body could have been given their bytes.
     for (const Body* b : trailingForBlock_) result_.needsTrailingSync[b] = Level::Block;
+    // Without a block array or a __syncthreads in the body, no warp slice is freed inside it,
+    // so every warp only ever reuses its own slices.
     for (const Body* b : trailingForWarp_) {
       if (!trailingForBlock_.count(b)) {
-        result_.needsTrailingSync[b] = allocatesBlockArrays(*b) ? Level::Block : Level::Warp;
+        result_.needsTrailingSync[b] = warpPrivate(*b) ? Level::Warp : Level::Block;
       }
     }
     for (const Body* b : trailingCovered_) {
-      if (!result_.needsTrailingSync.count(b) && allocatesBlockArrays(*b)) {
+      if (!result_.needsTrailingSync.count(b) && !warpPrivate(*b)) {
         result_.needsTrailingSync[b] = Level::Block;
       }
     }
@@ -133,6 +135,20 @@ class Analysis {
       uint32_t warps = 0;
       const bool loops = !ir::literalU32(distr.count, warps) || warps > k_.threadsPerBlock / 32;
       if (loops) result_.needsTrailingSync[w->body] = Level::Warp;
+      // Inside the warp program, a warp-level loop whose iterations reuse the slice needs a
+      // __syncwarp at its end unless one follows the last use.
+      size_t after = last;
+      for (const Frame* g = &f; g != w; after = g->indexInParent, g = g->parent) {
+        bool synced = false;
+        for (size_t j = after + 1; j < g->body->size(); ++j) {
+          synced = synced || isSync((*g->body)[j], Level::Warp);
+        }
+        if (synced) break;
+        if (g->loop) {
+          result_.needsTrailingSync[g->body] = Level::Warp;
+          break;
+        }
+      }
       l.freePos = freePoint(*w->parent, w->indexInParent, Level::Block, true, loops);
     } else {
       l.freePos = freePoint(f, last, Level::Block, false);
@@ -140,17 +156,19 @@ class Analysis {
     result_.arrays.push_back(l);
   }
 
-  bool allocatesBlockArrays(const Body& b) const {
+  // No block-wide shared array and no __syncthreads anywhere in b.
+  bool warpPrivate(const Body& b) const {
     for (const Stmt& s : b) {
       if (const auto* a = std::get_if<Allocate>(&s.node)) {
         const ArrayDecl& d = k_.arrays.at(a->array);
-        if (d.space == MemorySpace::Shared && d.level == Level::Block) return true;
+        if (d.space == MemorySpace::Shared && d.level == Level::Block) return false;
       }
+      if (isSync(s, Level::Block)) return false;
       for (const Body* child : ir::childBodies(s)) {
-        if (allocatesBlockArrays(*child)) return true;
+        if (!warpPrivate(*child)) return false;
       }
     }
-    return false;
+    return true;
   }
 
   const KernelIR& k_;
