@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "obsidian/exp.hpp"
+#include "ir/scalar_ops.hpp"
 
 namespace obsidian {
 
@@ -76,16 +77,6 @@ const char* unOpName(UnOp op) {
 namespace ir {
 namespace {
 
-uint64_t mask(ScalarType t) {
-  const uint32_t w = bitWidth(t);
-  return w >= 64 ? ~uint64_t{0} : ((uint64_t{1} << w) - 1);
-}
-
-int64_t asSigned(ScalarType t, uint64_t bits) {
-  if (t == ScalarType::I32) return static_cast<int32_t>(static_cast<uint32_t>(bits));
-  return static_cast<int64_t>(bits);
-}
-
 std::shared_ptr<ExpNode> node(ExpKind k, ScalarType t) {
   auto n = std::make_shared<ExpNode>();
   n->kind = k;
@@ -102,95 +93,13 @@ bool isIntLiteral(const ExpPtr& e) { return e->isLiteral() && !isFloat(e->type);
 std::string describe(BinOp op) { return std::string("operator") + binOpName(op); }
 
 ExpPtr foldBinary(BinOp op, ScalarType t, const ExpPtr& a, const ExpPtr& b) {
-  if (isComparison(op)) {
-    bool r = false;
-    if (isFloat(t)) {
-      const double x = a->real, y = b->real;
-      switch (op) {
-        case BinOp::Eq: r = x == y; break;
-        case BinOp::Ne: r = x != y; break;
-        case BinOp::Lt: r = x < y; break;
-        case BinOp::Le: r = x <= y; break;
-        case BinOp::Gt: r = x > y; break;
-        case BinOp::Ge: r = x >= y; break;
-        default: break;
-      }
-    } else if (isSigned(t)) {
-      const int64_t x = asSigned(t, a->bits), y = asSigned(t, b->bits);
-      switch (op) {
-        case BinOp::Eq: r = x == y; break;
-        case BinOp::Ne: r = x != y; break;
-        case BinOp::Lt: r = x < y; break;
-        case BinOp::Le: r = x <= y; break;
-        case BinOp::Gt: r = x > y; break;
-        case BinOp::Ge: r = x >= y; break;
-        default: break;
-      }
-    } else {
-      const uint64_t x = a->bits, y = b->bits;
-      switch (op) {
-        case BinOp::Eq: r = x == y; break;
-        case BinOp::Ne: r = x != y; break;
-        case BinOp::Lt: r = x < y; break;
-        case BinOp::Le: r = x <= y; break;
-        case BinOp::Gt: r = x > y; break;
-        case BinOp::Ge: r = x >= y; break;
-        default: break;
-      }
-    }
-    return literalInt(ScalarType::Bool, r ? 1 : 0);
+  if (op == BinOp::Pow) return nullptr;  // host and device libm may differ
+  if ((op == BinOp::Div || op == BinOp::Mod) && t == ScalarType::I32 &&
+      signedOf(t, a->bits) == std::numeric_limits<int32_t>::min() && signedOf(t, b->bits) == -1) {
+    return nullptr;  // overflows: left to run time
   }
-  if (isFloat(t)) {
-    const double x = a->real, y = b->real;
-    double r = 0;
-    switch (op) {
-      case BinOp::Add: r = x + y; break;
-      case BinOp::Sub: r = x - y; break;
-      case BinOp::Mul: r = x * y; break;
-      case BinOp::Div: r = x / y; break;
-      case BinOp::Min: r = std::fmin(x, y); break;
-      case BinOp::Max: r = std::fmax(x, y); break;
-      default: return nullptr;  // pow is not folded: host and device libm may differ
-    }
-    return literalReal(t, roundTo(t, r));
-  }
-  const uint64_t x = a->bits, y = b->bits;
-  const bool sgn = isSigned(t);
-  uint64_t r = 0;
-  switch (op) {
-    case BinOp::Add: r = x + y; break;
-    case BinOp::Sub: r = x - y; break;
-    case BinOp::Mul: r = x * y; break;
-    case BinOp::Div:
-    case BinOp::Mod: {
-      if (sgn) {
-        const int64_t sx = asSigned(t, x), sy = asSigned(t, y);
-        if (sx == std::numeric_limits<int32_t>::min() && sy == -1) return nullptr;  // overflow
-        r = static_cast<uint64_t>(op == BinOp::Div ? sx / sy : sx % sy);
-      } else {
-        r = op == BinOp::Div ? x / y : x % y;
-      }
-      break;
-    }
-    case BinOp::BitAnd: r = x & y; break;
-    case BinOp::BitOr: r = x | y; break;
-    case BinOp::BitXor: r = x ^ y; break;
-    case BinOp::Shl: r = x << y; break;
-    case BinOp::Shr:
-      r = sgn ? static_cast<uint64_t>(asSigned(t, x) >> y) : x >> y;
-      break;
-    case BinOp::And: r = (x && y) ? 1 : 0; break;
-    case BinOp::Or: r = (x || y) ? 1 : 0; break;
-    case BinOp::Min:
-      r = sgn ? (asSigned(t, x) < asSigned(t, y) ? x : y) : std::min(x, y);
-      break;
-    case BinOp::Max:
-      r = sgn ? (asSigned(t, x) > asSigned(t, y) ? x : y) : std::max(x, y);
-      break;
-    default:
-      return nullptr;
-  }
-  return literalInt(t, r & mask(t));
+  const Value r = evalBinary(op, t, literalValue(*a), literalValue(*b));
+  return literalOf(isComparison(op) ? ScalarType::Bool : t, r);
 }
 
 bool commutative(BinOp op) {
@@ -217,7 +126,7 @@ bool commutative(BinOp op) {
 ExpPtr literalInt(ScalarType t, uint64_t bits) {
   OBSIDIAN_ASSERT(!isFloat(t), "integer literal of an integer type");
   auto n = node(ExpKind::Literal, t);
-  n->bits = bits & mask(t);
+  n->bits = bits & typeMask(t);
   return n;
 }
 
@@ -242,7 +151,7 @@ ExpPtr blockIdx() { return node(ExpKind::BlockIdx, ScalarType::U32); }
 ExpPtr gridDim() { return node(ExpKind::GridDim, ScalarType::U32); }
 
 bool isLiteralValue(const ExpPtr& e, uint64_t bits) {
-  return isIntLiteral(e) && e->bits == (bits & mask(e->type));
+  return isIntLiteral(e) && e->bits == (bits & typeMask(e->type));
 }
 
 bool equal(const ExpPtr& a, const ExpPtr& b) {
@@ -301,7 +210,7 @@ ExpPtr unary(UnOp op, ExpPtr a) {
     case UnOp::Abs:
       OBSIDIAN_ASSERT(t == ScalarType::I32, "abs takes int32");
       if (a->isLiteral()) {
-        const int64_t v = asSigned(t, a->bits);
+        const int64_t v = signedOf(t, a->bits);
         return literalInt(t, static_cast<uint64_t>(v < 0 ? -v : v));
       }
       break;
@@ -376,7 +285,7 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
         break;
       case BinOp::BitAnd:
         if (bZero) return b;
-        if (isIntLiteral(b) && b->bits == mask(t)) return a;
+        if (isIntLiteral(b) && b->bits == typeMask(t)) return a;
         break;
       case BinOp::BitOr:
       case BinOp::BitXor:
@@ -423,12 +332,12 @@ ExpPtr cast(ScalarType to, ExpPtr a) {
     }
     if (isFloat(a->type) && isFloat(to)) return literalReal(to, a->real);
     if (!isFloat(a->type) && isFloat(to)) {
-      const double v = isSigned(a->type) ? static_cast<double>(asSigned(a->type, a->bits))
+      const double v = isSigned(a->type) ? static_cast<double>(signedOf(a->type, a->bits))
                                          : static_cast<double>(a->bits);
       return literalReal(to, v);
     }
     if (!isFloat(a->type) && !isFloat(to)) {
-      const uint64_t v = isSigned(a->type) ? static_cast<uint64_t>(asSigned(a->type, a->bits))
+      const uint64_t v = isSigned(a->type) ? static_cast<uint64_t>(signedOf(a->type, a->bits))
                                            : a->bits;
       return literalInt(to, v);
     }

@@ -1,0 +1,180 @@
+// Scalar operation semantics (see scalar_ops.hpp).
+#include "ir/scalar_ops.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace obsidian::ir {
+
+uint64_t typeMask(ScalarType t) {
+  const uint32_t w = bitWidth(t);
+  return w >= 64 ? ~uint64_t{0} : ((uint64_t{1} << w) - 1);
+}
+
+int64_t signedOf(ScalarType t, uint64_t bits) {
+  if (t == ScalarType::I32) return static_cast<int32_t>(static_cast<uint32_t>(bits));
+  return static_cast<int64_t>(bits);
+}
+
+namespace {
+double roundTo(ScalarType t, double v) {
+  return t == ScalarType::F32 ? static_cast<double>(static_cast<float>(v)) : v;
+}
+
+template <class T>
+bool compare(BinOp op, T x, T y) {
+  switch (op) {
+    case BinOp::Eq: return x == y;
+    case BinOp::Ne: return x != y;
+    case BinOp::Lt: return x < y;
+    case BinOp::Le: return x <= y;
+    case BinOp::Gt: return x > y;
+    case BinOp::Ge: return x >= y;
+    default: return false;
+  }
+}
+}  // namespace
+
+Value evalBinary(BinOp op, ScalarType t, Value a, Value b) {
+  if (isComparison(op)) {
+    bool r;
+    if (isFloat(t)) {
+      r = compare(op, a.f, b.f);
+    } else if (isSigned(t)) {
+      r = compare(op, signedOf(t, a.u), signedOf(t, b.u));
+    } else {
+      r = compare(op, a.u, b.u);
+    }
+    return intValue(r ? 1 : 0);
+  }
+  if (isFloat(t)) {
+    double r = 0;
+    switch (op) {
+      case BinOp::Add: r = a.f + b.f; break;
+      case BinOp::Sub: r = a.f - b.f; break;
+      case BinOp::Mul: r = a.f * b.f; break;
+      case BinOp::Div: r = a.f / b.f; break;
+      case BinOp::Min: r = std::fmin(a.f, b.f); break;
+      case BinOp::Max: r = std::fmax(a.f, b.f); break;
+      case BinOp::Pow:
+        r = t == ScalarType::F32 ? static_cast<double>(std::pow(static_cast<float>(a.f),
+                                                                static_cast<float>(b.f)))
+                                 : std::pow(a.f, b.f);
+        break;
+      default: OBSIDIAN_ASSERT(false, std::string("no float ") + binOpName(op));
+    }
+    return realValue(roundTo(t, r));
+  }
+  const uint64_t x = a.u, y = b.u;
+  const bool sgn = isSigned(t);
+  uint64_t r = 0;
+  switch (op) {
+    case BinOp::Add: r = x + y; break;
+    case BinOp::Sub: r = x - y; break;
+    case BinOp::Mul: r = x * y; break;
+    case BinOp::Div:
+    case BinOp::Mod: {
+      if ((y & typeMask(t)) == 0) throw Error(std::string("integer ") + binOpName(op) + " by zero");
+      if (sgn) {
+        const int64_t sx = signedOf(t, x), sy = signedOf(t, y);
+        if (sx == std::numeric_limits<int32_t>::min() && sy == -1) {
+          r = op == BinOp::Div ? x : 0;  // what the GPU's instruction sequence gives
+        } else {
+          r = static_cast<uint64_t>(op == BinOp::Div ? sx / sy : sx % sy);
+        }
+      } else {
+        r = op == BinOp::Div ? x / y : x % y;
+      }
+      break;
+    }
+    case BinOp::BitAnd: r = x & y; break;
+    case BinOp::BitOr: r = x | y; break;
+    case BinOp::BitXor: r = x ^ y; break;
+    // Shift amounts at or above the width are undefined in CUDA C++; PTX clamps them.
+    case BinOp::Shl: r = y >= bitWidth(t) ? 0 : x << y; break;
+    case BinOp::Shr:
+      if (sgn) {
+        r = static_cast<uint64_t>(signedOf(t, x) >> std::min<uint64_t>(y, bitWidth(t) - 1));
+      } else {
+        r = y >= bitWidth(t) ? 0 : x >> y;
+      }
+      break;
+    case BinOp::And: r = (x && y) ? 1 : 0; break;
+    case BinOp::Or: r = (x || y) ? 1 : 0; break;
+    case BinOp::Min: r = sgn ? (signedOf(t, x) < signedOf(t, y) ? x : y) : std::min(x, y); break;
+    case BinOp::Max: r = sgn ? (signedOf(t, x) > signedOf(t, y) ? x : y) : std::max(x, y); break;
+    default: OBSIDIAN_ASSERT(false, std::string("no integer ") + binOpName(op));
+  }
+  return intValue(r & typeMask(t));
+}
+
+Value evalUnary(UnOp op, ScalarType t, Value a) {
+  switch (op) {
+    case UnOp::Not: return intValue(a.u ? 0 : 1);
+    case UnOp::BitNot: return intValue(~a.u & typeMask(t));
+    case UnOp::Neg:
+      return isFloat(t) ? realValue(-a.f) : intValue((uint64_t{0} - a.u) & typeMask(t));
+    case UnOp::Abs: {
+      const int64_t v = signedOf(t, a.u);
+      return intValue(static_cast<uint64_t>(v < 0 ? -v : v) & typeMask(t));
+    }
+    default: break;
+  }
+  const bool single = t == ScalarType::F32;
+  const float x32 = static_cast<float>(a.f);
+  double r = 0;
+  switch (op) {
+    case UnOp::Sqrt: r = single ? std::sqrt(x32) : std::sqrt(a.f); break;
+    case UnOp::Rsqrt: r = single ? 1.0f / std::sqrt(x32) : 1.0 / std::sqrt(a.f); break;
+    case UnOp::Exp: r = single ? std::exp(x32) : std::exp(a.f); break;
+    case UnOp::Exp2: r = single ? std::exp2(x32) : std::exp2(a.f); break;
+    case UnOp::Log: r = single ? std::log(x32) : std::log(a.f); break;
+    case UnOp::Log2: r = single ? std::log2(x32) : std::log2(a.f); break;
+    case UnOp::Sin: r = single ? std::sin(x32) : std::sin(a.f); break;
+    case UnOp::Cos: r = single ? std::cos(x32) : std::cos(a.f); break;
+    case UnOp::Tan: r = single ? std::tan(x32) : std::tan(a.f); break;
+    case UnOp::Fabs: r = std::fabs(a.f); break;
+    case UnOp::Floor: r = std::floor(a.f); break;
+    case UnOp::Ceil: r = std::ceil(a.f); break;
+    default: OBSIDIAN_ASSERT(false, std::string("unary ") + unOpName(op));
+  }
+  return realValue(roundTo(t, r));
+}
+
+Value evalCast(ScalarType to, ScalarType from, Value a) {
+  if (to == from) return a;
+  if (to == ScalarType::Bool) return intValue(isFloat(from) ? (a.f != 0) : (a.u != 0));
+  if (isFloat(to)) {
+    if (isFloat(from)) return realValue(roundTo(to, a.f));
+    const double v = isSigned(from) ? static_cast<double>(signedOf(from, a.u))
+                                    : static_cast<double>(a.u);
+    return realValue(roundTo(to, v));
+  }
+  if (!isFloat(from)) {
+    const uint64_t v = isSigned(from) ? static_cast<uint64_t>(signedOf(from, a.u)) : a.u;
+    return intValue(v & typeMask(to));
+  }
+  // float -> integer: truncate, saturate at the type's range, NaN -> 0 (cvt.rzi.sat).
+  if (std::isnan(a.f)) return intValue(0);
+  const double v = std::trunc(a.f);
+  if (to == ScalarType::I32) {
+    const double c = std::clamp(v, -2147483648.0, 2147483647.0);
+    return intValue(static_cast<uint64_t>(static_cast<int64_t>(c)) & typeMask(to));
+  }
+  const double top = std::ldexp(1.0, static_cast<int>(bitWidth(to)));
+  if (v <= 0) return intValue(0);
+  if (v >= top) return intValue(typeMask(to));
+  return intValue(static_cast<uint64_t>(v));
+}
+
+Value literalValue(const ExpNode& e) {
+  OBSIDIAN_ASSERT(e.isLiteral(), "a literal");
+  return isFloat(e.type) ? realValue(e.real) : intValue(e.bits);
+}
+
+ExpPtr literalOf(ScalarType t, Value v) {
+  return isFloat(t) ? literalReal(t, v.f) : literalInt(t, v.u);
+}
+
+}  // namespace obsidian::ir

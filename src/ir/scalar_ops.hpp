@@ -1,0 +1,44 @@
+// The meaning of every scalar operation on values, as CUDA computes it: wrap-around integers,
+// truncating signed division, float results rounded to float after each operation. Constant
+// folding and the simulator both use it, so they cannot disagree.
+#pragma once
+
+#include <cstdint>
+
+#include "obsidian/exp.hpp"
+
+namespace obsidian::ir {
+
+// A value of some ScalarType: integers and bool in `u` (two's complement, masked to the
+// type's width), floats in `f` (f32 values are doubles that are exactly floats).
+union Value {
+  uint64_t u;
+  double f;
+};
+
+inline Value intValue(uint64_t u) {
+  Value v;
+  v.u = u;
+  return v;
+}
+inline Value realValue(double f) {
+  Value v;
+  v.f = f;
+  return v;
+}
+
+uint64_t typeMask(ScalarType t);
+int64_t signedOf(ScalarType t, uint64_t bits);
+
+// op applied to operands of type t (comparisons yield a bool in `u`). Integer division or
+// remainder by zero throws Error; callers that can report better (the simulator) check first.
+Value evalBinary(BinOp op, ScalarType t, Value a, Value b);
+Value evalUnary(UnOp op, ScalarType t, Value a);
+// Conversion as CUDA does it; float to integer saturates, NaN becomes 0.
+Value evalCast(ScalarType to, ScalarType from, Value a);
+
+// The value of a literal node, and a literal node for a value.
+Value literalValue(const ExpNode& e);
+ExpPtr literalOf(ScalarType t, Value v);
+
+}  // namespace obsidian::ir
