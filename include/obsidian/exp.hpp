@@ -133,7 +133,7 @@ class Exp {
   friend Exp operator*(const Exp& a, const Exp& b) { return arith(BinOp::Mul, a, b); }
   friend Exp operator/(const Exp& a, const Exp& b) { return arith(BinOp::Div, a, b); }
   friend Exp operator%(const Exp& a, const Exp& b) {
-    static_assert(!std::is_floating_point_v<T>, "operator% needs an integer Exp: use fmod");
+    static_assert(!std::is_floating_point_v<T>, "operator% needs an integer Exp (floats have no remainder operator)");
     return arith(BinOp::Mod, a, b);
   }
   friend Exp operator-(const Exp& a) {

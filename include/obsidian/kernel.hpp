@@ -27,6 +27,15 @@ struct CaptureOptions {
   // Shared memory the kernel may use, in bytes. The default is the opt-in maximum of sm_90
   // (227 KB); the runtime checks the real device's limit again at launch.
   uint32_t sharedMemoryLimit = 227 * 1024;
+  // Give every shared array bytes of its own instead of reusing the bytes of dead arrays (the
+  // simulator's differential tests compare the two).
+  bool reuseSharedMemory = true;
+  // Test-only faults, so tests can check that the simulator catches what they break.
+  struct Faults {
+    int dropBarrier = -1;     // remove the n-th barrier (pre-order) of the lowered kernel
+    std::string shrinkArray;  // declare this shared array shorter than it was allocated:
+    uint32_t shrinkTo = 0;    //   shrinkTo elements
+  } faults;
   // Keep the IR after every pass in Kernel::irDump(). OBSIDIAN_DUMP_IR=1 in the environment
   // keeps it too and also prints it to std::cerr.
   bool dumpIr = false;
@@ -66,6 +75,8 @@ struct LoweredKernel {
 struct LowerOptions {
   uint32_t sharedMemoryLimit = 227 * 1024;
   bool dumpIr = false;
+  bool reuseSharedMemory = true;
+  CaptureOptions::Faults faults;
 };
 
 // The pass pipeline (reified IR -> CUDA). Throws Error for user mistakes it finds.
@@ -112,6 +123,7 @@ struct CaptureState {
 };
 
 uint32_t nextStaticLength(CaptureState& s, size_t position);
+void checkAllStaticLengthsUsed(const CaptureState& s);
 void addLengthParam(Context& ctx, const std::string& name);
 void addArrayParam(Context& ctx, const std::vector<ArrayId>& ids, const ExpPtr& length,
                    bool output);
@@ -196,7 +208,7 @@ void bindOutput(Context& ctx, const R& result, size_t j) {
   static_assert(!std::is_same_v<L, Warp>,
                 "warp-level programs only inside blocks: pConcat the Push<Warp> arrays into a "
                 "Push<Block> first");
-  static_assert(std::is_same_v<L, Grid>,
+  static_assert(std::is_same_v<L, Grid> || std::is_same_v<L, Warp>,
                 "capture: a kernel's result must be Push<Grid>: pConcat block programs over the "
                 "grid");
   using T = typename R::Element;
@@ -248,6 +260,7 @@ Kernel capture(const std::string& name, uint32_t threadsPerBlock, F f,
       return std::tuple<std::tuple_element_t<K, Args>...>{
           detail::KernelParam<std::tuple_element_t<K, Args>>::make(state, K)...};
     }(std::make_index_sequence<std::tuple_size_v<Args>>{});
+    detail::checkAllStaticLengthsUsed(state);
     auto result = std::apply(f, args);
     detail::bindOutputs(ctx, result);
   }

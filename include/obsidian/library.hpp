@@ -40,6 +40,8 @@ void checkDivisible(const char* what, uint32_t n, uint32_t length);
 void checkDivisible(const char* what, uint32_t n, const EWord32& length);
 void checkAtMost(const char* what, uint32_t k, uint32_t length);
 void checkAtMost(const char* what, uint32_t k, const EWord32& length);
+void checkNonEmpty(const char* what, uint32_t length);
+void checkNonEmpty(const char* what, const EWord32& length);
 }  // namespace detail
 
 // ---------------------------------------------------------------- mapping
@@ -126,10 +128,12 @@ SPull<T> singleton(const T& a) {
 }
 template <class Len, class T>
 T first(const Pull<Len, T>& arr) {
+  detail::checkNonEmpty("first", arr.len());
   return arr[0u];
 }
 template <class Len, class T>
 T last(const Pull<Len, T>& arr) {
+  detail::checkNonEmpty("last", arr.len());
   return arr[sizeConv(arr.len()) - 1u];
 }
 
@@ -222,7 +226,11 @@ template <class T, class F>
 auto binSplit(uint32_t n, F f, const SPull<T>& arr) {
   if (n >= 32) throw Error("binSplit(" + detail::str(n) + ") needs fewer than 32 splits");
   const uint32_t parts = uint32_t{1} << n;
-  detail::checkDivisible("binSplit", parts, arr.len());
+  if (arr.len() % parts != 0) {
+    throw Error("binSplit(" + detail::str(n) + ") needs a length divisible by " +
+                detail::str(parts) + " (2^" + detail::str(n) + " parts); got " +
+                detail::str(arr.len()));
+  }
   const uint32_t partLen = arr.len() / parts;
   auto part = [arr, partLen](const EWord32& p) {
     return SPull<T>(partLen, [arr, partLen, p](const EWord32& k) { return arr[p * partLen + k]; });
@@ -267,6 +275,7 @@ auto pConcat(const Pull<Len, Inner>& arr) {
   using L = typename Inner::Level;
   static_assert(!std::is_same_v<L, Grid>,
                 "pConcat steps exactly one level up: there is no level above Grid");
+  if constexpr (!std::is_same_v<L, Grid>) {  // no further errors after the one above
   using Up = Step<L>;
   static_assert(std::is_same_v<Target, void> || std::is_same_v<Target, Up>,
                 "pConcat steps exactly one level up: Push<L> elements make a Push<Step<L>>");
@@ -281,6 +290,7 @@ auto pConcat(const Pull<Len, Inner>& arr) {
       });
     });
   });
+  }
 }
 
 // sConcat(arr): the inner Push<L> arrays one after another at the same level.
@@ -305,6 +315,7 @@ auto sConcat(const Pull<Len, Inner>& arr) {
 // seqReduce(op, arr): a one-element Push<Thread> holding op-fold of arr (a for loop).
 template <class Op, class Len, class T>
 SPush<Thread, T> seqReduce(Op op, const Pull<Len, T>& arr) {
+  detail::checkNonEmpty("seqReduce", arr.len());
   return SPush<Thread, T>(1, [op, arr](const Program<Thread>& p, const Writer<T>& w) {
     const T acc = MemoryOps<T>::declare(p, arr[0u]);
     p.seqFor(sizeConv(arr.len()) - 1u, [&](const Program<Thread>& q, const EWord32& i) {
@@ -317,6 +328,7 @@ SPush<Thread, T> seqReduce(Op op, const Pull<Len, T>& arr) {
 // seqScan(op, arr): the inclusive prefixes of arr, computed by one sequential loop.
 template <class Op, class Len, class T>
 Push<Thread, Len, T> seqScan(Op op, const Pull<Len, T>& arr) {
+  detail::checkNonEmpty("seqScan", arr.len());
   return Push<Thread, Len, T>(arr.len(), [op, arr](const Program<Thread>& p, const Writer<T>& w) {
     const T acc = MemoryOps<T>::declare(p, arr[0u]);
     w(p, acc, 0u);

@@ -27,6 +27,39 @@ void countBarriers(const Body& b, BarrierCounts& c) {
   }
 }
 
+// Test-only: break the lowered kernel the way CaptureOptions::Faults asks.
+bool dropNthSync(Body& b, int& n) {
+  for (auto it = b.begin(); it != b.end(); ++it) {
+    if (std::holds_alternative<Sync>(it->node) && n-- == 0) {
+      b.erase(it);
+      return true;
+    }
+    for (Body* child : ir::childBodies(*it)) {
+      if (dropNthSync(*child, n)) return true;
+    }
+  }
+  return false;
+}
+
+void injectFaults(KernelIR& k, const CaptureOptions::Faults& f) {
+  if (f.dropBarrier >= 0) {
+    int n = f.dropBarrier;
+    if (!dropNthSync(k.body, n)) {
+      throw Error("Faults::dropBarrier: kernel " + k.name + " has no barrier " +
+                  std::to_string(f.dropBarrier));
+    }
+  }
+  if (!f.shrinkArray.empty()) {
+    for (ArrayDecl& a : k.arrays) {
+      if (a.name == f.shrinkArray) {
+        a.length = f.shrinkTo;
+        return;
+      }
+    }
+    throw Error("Faults::shrinkArray: kernel " + k.name + " has no array " + f.shrinkArray);
+  }
+}
+
 bool dumpToStderr() {
   const char* env = std::getenv("OBSIDIAN_DUMP_IR");
   return env && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0;
@@ -56,8 +89,11 @@ LoweredKernel lowerKernel(KernelIR reified, const LowerOptions& options) {
   pass("reuse barriers", [&] {
     if (insertReuseBarriers(k, live)) live = analyzeLiveness(k);
   });
-  pass("memory map", [&] { out.placements = memoryMap(k, live, options.sharedMemoryLimit); });
+  pass("memory map", [&] {
+    out.placements = memoryMap(k, live, options.sharedMemoryLimit, options.reuseSharedMemory);
+  });
   pass("virtualize", [&] { k = virtualize(std::move(k)); });
+  injectFaults(k, options.faults);
   pass("emit CUDA", [&] { out.cuda = emitCuda(k); });
 
   countBarriers(k.body, out.barriers);

@@ -17,6 +17,7 @@ class Verifier {
     for (const Param& p : k.params) {
       if (p.kind != ParamKind::Array) scope_.push_back({p.name, false});
     }
+    findVaryingVars();
   }
 
   void run() { body(k_.body, Level::Grid, false); }
@@ -24,8 +25,41 @@ class Verifier {
  private:
   struct Binding {
     std::string name;
-    bool threadVarying;
+    bool assignable;  // made by Declare
   };
+
+  // Variables whose value may differ between the threads of a block: loop indices of parallel
+  // loops, variables a Thread program assigns, and anything computed from them (to a fixpoint,
+  // since an assignment may come after a use inside a loop).
+  void findVaryingVars() {
+    size_t before;
+    do {
+      before = varying_.size();
+      collectVarying(k_.body, false);
+    } while (varying_.size() != before);
+  }
+  void collectVarying(const Body& b, bool inThread) {
+    for (const Stmt& s : b) {
+      if (const auto* f = std::get_if<ForAll>(&s.node)) {
+        varying_.insert(f->var);
+        collectVarying(f->body, true);
+        continue;
+      }
+      if (const auto* d = std::get_if<Declare>(&s.node)) {
+        if (inThread || (d->init && threadVarying(d->init))) varying_.insert(d->var);
+      } else if (const auto* a = std::get_if<AssignVar>(&s.node)) {
+        if (inThread || threadVarying(a->value)) varying_.insert(a->var);
+      } else if (const auto* a = std::get_if<Atomic>(&s.node)) {
+        varying_.insert(a->result);
+      } else if (const auto* f = std::get_if<SeqFor>(&s.node)) {
+        if (inThread || threadVarying(f->start) || threadVarying(f->bound) ||
+            threadVarying(f->step)) {
+          varying_.insert(f->var);
+        }
+      }
+      for (const Body* child : ir::childBodies(s)) collectVarying(*child, inThread);
+    }
+  }
 
   [[noreturn]] void fail(const std::string& what) const {
     throw Error("verify(kernel " + k_.name + "): " + what);
@@ -63,14 +97,14 @@ class Verifier {
     }
   }
 
-  // Does e vary between the threads that must reach the same barrier?
+  // Does e vary between the threads that must reach the same barrier? (Reads of shared
+  // memory at a uniform index are uniform.)
   bool threadVarying(const ExpPtr& e) const {
     if (ir::mentionsThreadIdx(e)) return true;
     std::set<std::string> vars;
     ir::varsIn(e, vars);
     for (const std::string& v : vars) {
-      const Binding* b = lookup(v);
-      if (b && b->threadVarying) return true;
+      if (varying_.count(v)) return true;
     }
     return false;
   }
@@ -98,10 +132,15 @@ class Verifier {
             checkExp(n.value);
           } else if constexpr (std::is_same_v<T, Declare>) {
             checkExp(n.init);
-            scope_.push_back({n.var, level == Level::Thread || (n.init && threadVarying(n.init))});
+            scope_.push_back({n.var, true});
           } else if constexpr (std::is_same_v<T, AssignVar>) {
             checkExp(n.value);
-            if (!lookup(n.var)) fail("assignment to undeclared variable " + n.var);
+            const Binding* b = lookup(n.var);
+            if (!b) fail("assignment to variable " + n.var + " outside the program that declares it");
+            if (!b->assignable) {
+              fail("assign: " + n.var + " is a loop index or kernel parameter; only variables "
+                   "made by declare can be assigned");
+            }
           } else if constexpr (std::is_same_v<T, ForAll>) {
             OBSIDIAN_ASSERT(n.level == level && level != Level::Thread,
                             "ForAll of level L only in a level-L program");
@@ -111,7 +150,7 @@ class Verifier {
                    " level needs a static count (threads of a block are fixed when the "
                    "kernel is generated); got " + show(n.count));
             }
-            scope_.push_back({n.var, true});
+            scope_.push_back({n.var, false});
             body(n.body, Level::Thread, varying);
             scope_.pop_back();
           } else if constexpr (std::is_same_v<T, DistrPar>) {
@@ -129,7 +168,6 @@ class Verifier {
                      std::to_string(k_.threadsPerBlock));
               }
             }
-            // A warp index differs between warps, not within one: warp barriers stay legal.
             scope_.push_back({n.var, false});
             body(n.body, n.level, varying);
             scope_.pop_back();
@@ -140,7 +178,7 @@ class Verifier {
             checkExp(n.step);
             const bool v =
                 threadVarying(n.start) || threadVarying(n.bound) || threadVarying(n.step);
-            scope_.push_back({n.var, v});
+            scope_.push_back({n.var, false});
             body(n.body, level, varying || v);
             scope_.pop_back();
           } else if constexpr (std::is_same_v<T, SeqWhile>) {
@@ -174,7 +212,7 @@ class Verifier {
             checkExp(n.index);
             checkExp(n.value);
             checkExp(n.compare);
-            scope_.push_back({n.result, true});
+            scope_.push_back({n.result, false});
           } else {
             static_assert(alwaysFalse<T>, "verify: a statement type is not handled");
           }
@@ -185,6 +223,7 @@ class Verifier {
   const KernelIR& k_;
   std::vector<Binding> scope_;
   std::set<ArrayId> allocated_;
+  std::set<std::string> varying_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The per-capture Context (names, arrays, preconditions) and the length checks that the
 // array library shares.
 #include <cctype>
+#include <set>
 #include <sstream>
 
 #include "obsidian/kernel.hpp"
@@ -75,6 +76,14 @@ void checkAtMost(const char* what, uint32_t k, const EWord32& length) {
                                           ") needs a length of at least " + std::to_string(k));
 }
 
+void checkNonEmpty(const char* what, uint32_t length) {
+  if (length == 0) throw Error(std::string(what) + " needs a non-empty array; got length 0");
+}
+
+void checkNonEmpty(const char* what, const EWord32& length) {
+  requireLength(length != 0u, std::string(what) + " needs a non-empty array");
+}
+
 ArrayId allocateArray(const Program<Thread>*, Context& ctx, Body& body, MemorySpace space,
                       Level level, ScalarType type, uint32_t n) {
   ArrayDecl d;
@@ -113,6 +122,14 @@ uint32_t nextStaticLength(CaptureState& s, size_t position) {
   return n;
 }
 
+void checkAllStaticLengthsUsed(const CaptureState& s) {
+  if (s.staticUsed != s.options.staticLengths.size()) {
+    throw Error("capture(" + s.ctx.kernel().name + "): CaptureOptions::staticLengths has " +
+                std::to_string(s.options.staticLengths.size()) + " length(s) but the kernel has " +
+                std::to_string(s.staticUsed) + " SPull parameter(s)");
+  }
+}
+
 void addLengthParam(Context& ctx, const std::string& name) {
   ctx.kernel().params.push_back(Param{ParamKind::Length, name, ScalarType::U32, 0, false, nullptr});
 }
@@ -138,6 +155,19 @@ Context& newCaptureContext(std::unique_ptr<Context>& holder, const std::string& 
           std::string::npos;
   if (!identifier) {
     throw Error("capture: a kernel name must be a C identifier (letters, digits, _); got '" +
+                name + "'");
+  }
+  static const std::set<std::string> reserved = {
+      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
+      "class", "const", "constexpr", "continue", "default", "delete", "do", "double", "else",
+      "enum", "explicit", "extern", "false", "float", "for", "friend", "goto", "if", "inline",
+      "int", "long", "namespace", "new", "not", "nullptr", "operator", "or", "private",
+      "protected", "public", "register", "return", "short", "signed", "sizeof", "static",
+      "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typename",
+      "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor", "main",
+      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "smem"};
+  if (reserved.count(name)) {
+    throw Error("capture: a kernel name must not be a C++ keyword or CUDA built-in; got '" +
                 name + "'");
   }
   if (threadsPerBlock == 0 || threadsPerBlock > 1024) {

@@ -242,7 +242,9 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
   }
   if ((op == BinOp::Shl || op == BinOp::Shr) && isIntLiteral(b) &&
       b->bits >= bitWidth(t)) {
-    throw Error(describe(op) + ": shift by " + std::to_string(b->bits) +
+    const std::string amount = isSigned(t) ? std::to_string(signedOf(t, b->bits))
+                                           : std::to_string(b->bits);
+    throw Error(describe(op) + ": shift by " + amount +
                 " is out of range for " + std::string(cudaTypeName(t)) + " (width " +
                 std::to_string(bitWidth(t)) + ")");
   }

@@ -110,6 +110,8 @@ Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options
   LowerOptions lo;
   lo.sharedMemoryLimit = options.sharedMemoryLimit;
   lo.dumpIr = options.dumpIr;
+  lo.reuseSharedMemory = options.reuseSharedMemory;
+  lo.faults = options.faults;
   LoweredKernel lowered = lowerKernel(std::move(k), lo);
   lowered.timings.insert(lowered.timings.begin(), PassTiming{"reify", reifyMilliseconds});
   return Kernel(std::move(lowered));

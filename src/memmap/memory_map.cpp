@@ -22,10 +22,11 @@ namespace {
 
 class Simulation {
  public:
-  Simulation(KernelIR& k, const Liveness& live, uint32_t limit) : k_(k), limit_(limit) {
+  Simulation(KernelIR& k, const Liveness& live, uint32_t limit, bool reuse)
+      : k_(k), limit_(limit) {
     for (const ArrayLiveness& l : live.arrays) {
       byAlloc_[l.allocPos] = l;
-      freesAt_[l.freePos].push_back(l.array);
+      if (reuse) freesAt_[l.freePos].push_back(l.array);
     }
   }
 
@@ -92,8 +93,9 @@ class Simulation {
 
 }  // namespace
 
-std::vector<ArrayPlacement> memoryMap(KernelIR& k, const Liveness& live, uint32_t limit) {
-  return Simulation(k, live, limit).run();
+std::vector<ArrayPlacement> memoryMap(KernelIR& k, const Liveness& live, uint32_t limit,
+                                      bool reuse) {
+  return Simulation(k, live, limit, reuse).run();
 }
 
 }  // namespace obsidian

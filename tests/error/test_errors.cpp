@@ -74,7 +74,7 @@ TEST_CASE("error: binSplit into parts that do not divide the length") {
   auto id = [](const SPull<EWord32>& a) { return a; };
   // binSplit(2) cuts into 2^2 = 4 parts; the message names the part count.
   CHECK_THROWS_WITH_AS(binSplit(2, id, iota(10)),
-                       "binSplit(4) needs a length divisible by 4; got 10", Error);
+                       "binSplit(2) needs a length divisible by 4 (2^2 parts); got 10", Error);
   CHECK_THROWS_WITH_AS(binSplit(32, id, iota(10)), "binSplit(32) needs fewer than 32 splits",
                        Error);
 }
@@ -445,4 +445,84 @@ TEST_CASE("error: NVRTC rejects CUDA with a syntax error and shows the numbered 
   CHECK_THROWS_AS(compileCuda(source, "broken"), Error);
   // NVRTC still works after a failure.
   CHECK(incrementKernel().compile().registers > 0);
+}
+
+// ---------------------------------------------------------------- found by review
+TEST_CASE("error: a barrier under a branch on a variable a Thread program assigned") {
+  auto divergent = [] {
+    capture("divergentSync", 256, [](DPull<EWord32> in) {
+      return pConcat(fmap(
+          [](const SPull<EWord32>& c) {
+            return exec<Block>([c](const Program<Block>& p) {
+              const EWord32 v = p.declare(EWord32(0u));
+              p.forAll(256u, [&](const Program<Thread>& t, const EWord32& i) { t.assign(v, i); });
+              p.cond(v < 128u, [](const Program<Block>& q) { q.sync(); });
+              return push<Block>(c);
+            });
+          },
+          splitUp(256, in)));
+    });
+  };
+  CHECK_THROWS_WITH_AS(divergent(),
+                       doctest::Contains("__syncthreads() under a thread-dependent branch"), Error);
+}
+
+TEST_CASE("error: assign to a loop index or a kernel parameter") {
+  auto loopIndex = [] {
+    capture("assignIndex", 64, [](DPull<EWord32> in) {
+      return pConcat(fmap(
+          [](const SPull<EWord32>& c) {
+            return exec<Block>([c](const Program<Block>& p) {
+              p.forAll(64u, [&](const Program<Thread>& t, const EWord32& i) { t.assign(i, i + 1u); });
+              return push<Block>(c);
+            });
+          },
+          splitUp(64, in)));
+    });
+  };
+  CHECK_THROWS_WITH_AS(loopIndex(),
+                       "verify(kernel assignIndex): assign: i0 is a loop index or kernel "
+                       "parameter; only variables made by declare can be assigned",
+                       Error);
+  auto parameter = [] {
+    capture("assignParam", 64, [](DPull<EWord32> in, EWord32 s) {
+      return pConcat(fmap(
+          [s](const SPull<EWord32>& c) {
+            return exec<Block>([c, s](const Program<Block>& p) {
+              p.assign(s, s + 1u);
+              return push<Block>(c);
+            });
+          },
+          splitUp(64, in)));
+    });
+  };
+  CHECK_THROWS_WITH_AS(parameter(), doctest::Contains("assign: s1 is a loop index or kernel parameter"),
+                       Error);
+}
+
+TEST_CASE("error: more static lengths than SPull parameters") {
+  CaptureOptions o;
+  o.staticLengths = {8, 9};
+  CHECK_THROWS_WITH_AS(
+      capture("extraLengths", 8, [](SPull<EWord32> in) { return push<Grid>(in); }, o),
+      "capture(extraLengths): CaptureOptions::staticLengths has 2 length(s) but the kernel has 1 "
+      "SPull parameter(s)",
+      Error);
+}
+
+TEST_CASE("error: a kernel named like a C++ keyword") {
+  CHECK_THROWS_WITH_AS(
+      capture("int", 8, [](DPull<EWord32> in) { return push<Grid>(in); }),
+      "capture: a kernel name must not be a C++ keyword or CUDA built-in; got 'int'", Error);
+}
+
+TEST_CASE("error: sequential reductions and first/last of an empty array") {
+  const SPull<EWord32> empty = mkPull(0u, [](const EWord32& i) { return i; });
+  auto plus = [](const EWord32& a, const EWord32& b) { return a + b; };
+  CHECK_THROWS_WITH_AS(seqReduce(plus, empty), "seqReduce needs a non-empty array; got length 0",
+                       Error);
+  CHECK_THROWS_WITH_AS(seqScan(plus, empty), "seqScan needs a non-empty array; got length 0",
+                       Error);
+  CHECK_THROWS_WITH_AS(first(empty), "first needs a non-empty array; got length 0", Error);
+  CHECK_THROWS_WITH_AS(last(empty), "last needs a non-empty array; got length 0", Error);
 }

@@ -222,7 +222,7 @@ TEST_CASE("library: binSplit applies f to each of 2^n parts") {
     CHECK(values(h) == model(in, n, firstHalf));
   }
   CHECK_THROWS_WITH_AS(binSplit(3, reverse<EWord32>, input(12)),
-                       "binSplit(8) needs a length divisible by 8; got 12", Error);
+                       "binSplit(3) needs a length divisible by 8 (2^3 parts); got 12", Error);
   CHECK_THROWS_WITH_AS(binSplit(32, reverse<EWord32>, input(12)),
                        "binSplit(32) needs fewer than 32 splits", Error);
 }

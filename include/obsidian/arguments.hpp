@@ -1,0 +1,82 @@
+// Host-side arguments of a kernel launch and their checks against the kernel's signature and
+// preconditions. The simulator and the GPU runtime both bind arguments here, so a bad launch
+// gets the same message wherever it runs, before anything executes.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "obsidian/ir.hpp"
+
+namespace obsidian {
+
+// One argument: a host array (read-only or writable) or a scalar. Arrays are passed in the
+// kernel function's parameter order (one per component of a tuple element type), then the
+// outputs; lengths are not passed: they are the arrays' sizes.
+class KernelArg {
+ public:
+  enum class Kind : uint8_t { Array, Scalar };
+
+  template <KernelScalar T>
+  KernelArg(std::vector<T>& v) : KernelArg(std::span<T>(v)) {}  // NOLINT: implicit by design
+  template <KernelScalar T>
+  KernelArg(const std::vector<T>& v) : KernelArg(std::span<const T>(v)) {}  // NOLINT
+  template <KernelScalar T>
+  KernelArg(std::span<T> s)  // NOLINT
+      : kind_(Kind::Array), type_(scalarTypeOf<std::remove_const_t<T>>),
+        data_(const_cast<std::remove_const_t<T>*>(s.data())), count_(s.size()),
+        writable_(!std::is_const_v<T>) {}
+  template <KernelScalar T>
+  KernelArg(T scalar) : kind_(Kind::Scalar), type_(scalarTypeOf<T>) {  // NOLINT
+    if constexpr (std::is_floating_point_v<T>) {
+      real_ = static_cast<double>(scalar);
+    } else {
+      bits_ = static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(scalar));
+    }
+  }
+
+  Kind kind() const { return kind_; }
+  ScalarType type() const { return type_; }
+  void* data() const { return data_; }
+  size_t count() const { return count_; }
+  bool writable() const { return writable_; }
+  uint64_t bits() const { return bits_; }
+  double real() const { return real_; }
+  // "a writable array of 1000 uint32_t", "a float scalar"
+  std::string describe() const;
+
+ private:
+  Kind kind_;
+  ScalarType type_;
+  void* data_ = nullptr;
+  size_t count_ = 0;
+  bool writable_ = false;
+  uint64_t bits_ = 0;
+  double real_ = 0;
+};
+
+// The arguments matched to the kernel's parameters.
+struct BoundArguments {
+  // Per kernel parameter: the host array of an Array parameter (null otherwise).
+  std::vector<const KernelArg*> arrays;
+  // Scalar and length parameters by name: integer bits, or the double value of a float.
+  std::map<std::string, uint64_t> bits;
+  std::map<std::string, double> reals;
+  // Elements of each Array parameter the kernel may touch (its length expression evaluated).
+  std::vector<uint64_t> lengths;
+  uint32_t gridBlocks = 0;  // the kernel's gridBlocks evaluated
+};
+
+// Match `args` to kernel `k`'s parameters and check everything a launch needs: the number and
+// kinds of arguments, element types, writability of outputs, null arrays, array sizes against
+// the lengths the kernel reads and writes, and the kernel's preconditions. Throws Error naming
+// the kernel, the argument and the rule.
+BoundArguments bindArguments(const KernelIR& k, const std::vector<KernelArg>& args);
+
+// The value of an expression over scalar and length parameters, for bound arguments.
+uint64_t evaluateU32(const ExpPtr& e, const BoundArguments& b);
+
+}  // namespace obsidian
