@@ -24,7 +24,8 @@ class KernelArg {
   KernelArg(std::vector<T>& v) : KernelArg(std::span<T>(v)) {}  // NOLINT: implicit by design
   template <KernelScalar T>
   KernelArg(const std::vector<T>& v) : KernelArg(std::span<const T>(v)) {}  // NOLINT
-  template <KernelScalar T>
+  template <class T>
+    requires KernelScalar<std::remove_const_t<T>>
   KernelArg(std::span<T> s)  // NOLINT
       : kind_(Kind::Array), type_(scalarTypeOf<std::remove_const_t<T>>),
         data_(const_cast<std::remove_const_t<T>*>(s.data())), count_(s.size()),

@@ -1,0 +1,46 @@
+// The simulator: runs a generated kernel on the CPU exactly as lowered (after the memory map
+// and virtualization) with a real launch geometry, and reports hazards: shared- and
+// global-memory races, out-of-bounds accesses, reads of shared memory nothing wrote, and
+// barriers reached by only part of a block or warp.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "obsidian/arguments.hpp"
+#include "obsidian/kernel.hpp"
+
+namespace obsidian {
+
+// A hazard the simulator found: the message names the kernel, the array and index, the two
+// threads (block, thread) and the two statements involved.
+class HazardError : public Error {
+ public:
+  explicit HazardError(const std::string& message) : Error(message) {}
+};
+
+struct SimOptions {
+  // Real blocks to launch; 0 launches the kernel's gridBlocks (at least one). Fewer blocks
+  // than that exercise the kernel's virtualization of blocks.
+  uint32_t blocks = 0;
+  // Check for hazards (races, out-of-bounds, uninitialised shared reads). Off, the simulator
+  // still stops at out-of-bounds accesses and divergent barriers, which it cannot execute.
+  bool detectHazards = true;
+  // Give up (with an Error) after this many statement executions per thread on average:
+  // a guard against loops that never end.
+  uint64_t maxStepsPerThread = uint64_t{1} << 24;
+};
+
+struct SimStats {
+  uint32_t blocks = 0;
+  uint32_t threadsPerBlock = 0;
+  uint64_t threadSteps = 0;  // statement executions summed over threads
+};
+
+// simulate(k, args, options): run kernel k on host arrays. Arguments are checked as for a GPU
+// launch (bindArguments) before anything runs. Throws HazardError for hazards, Error for bad
+// arguments.
+SimStats simulate(const Kernel& k, const std::vector<KernelArg>& args,
+                  const SimOptions& options = {});
+
+}  // namespace obsidian
