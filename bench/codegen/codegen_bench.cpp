@@ -38,9 +38,10 @@ int main(int argc, char** argv) {
   out["runs"] = kRuns;
   out["generationMedianMs"] = median(total);
   std::cout << "red5 (4096 elements/block, 512 threads): capture, all passes, no NVRTC\n";
-  std::cout << std::left << std::setw(18) << "pass" << "median ms\n";
-  for (const char* name : {"reify", "verify", "liveness", "reuse barriers", "memory map",
-                           "virtualize", "emit CUDA"}) {
+  std::cout << std::left << std::setw(18) << "pass"
+            << "median ms\n";
+  for (const char* name :
+       {"reify", "verify", "liveness", "reuse barriers", "memory map", "virtualize", "emit CUDA"}) {
     const double m = median(passes[name]);
     out["passesMedianMs"][name] = m;
     std::cout << std::left << std::setw(18) << name << std::fixed << std::setprecision(4) << m

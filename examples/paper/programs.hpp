@@ -102,21 +102,20 @@ auto mapRed(uint32_t chunk, Red red, const DPull<EWord32>& in) {
 
 // ---- the kernels the demo and the golden tests capture ----
 inline Kernel incrementKernel() {
-  return capture("increment", 256,
-                 [](DPull<EWord32> in) { return increment(splitUp(256, in)); });
+  return capture("increment", 256, [](DPull<EWord32> in) { return increment(splitUp(256, in)); });
 }
 
 inline Kernel increment2Kernel() {
   return capture("increment2", 256, [](DPull<EWord32> in) {
-    return increment2(fmap([](const SPull<EWord32>& c) { return splitUp(32, c); },
-                           splitUp(8192, in)));
+    return increment2(
+        fmap([](const SPull<EWord32>& c) { return splitUp(32, c); }, splitUp(8192, in)));
   });
 }
 
 inline Kernel sumUpKernel() {
   return capture("sumUp", 4, [](DPull<EWord32> in) {
-    return mapRed(8, [](const Program<Block>& p, const SPull<EWord32>& c) { return sumUp(p, c); },
-                  in);
+    return mapRed(
+        8, [](const Program<Block>& p, const SPull<EWord32>& c) { return sumUp(p, c); }, in);
   });
 }
 
@@ -148,16 +147,16 @@ inline Kernel agnosticWarpKernel() {
 inline Kernel red3Kernel(uint32_t chunk = 512, uint32_t threads = 256) {
   return capture("red3", threads, [chunk](DPull<EWord32> in) {
     return mapRed(
-        chunk,
-        [](const Program<Block>& p, const SPull<EWord32>& c) { return red3(p, 2, plus, c); }, in);
+        chunk, [](const Program<Block>& p, const SPull<EWord32>& c) { return red3(p, 2, plus, c); },
+        in);
   });
 }
 
 inline Kernel red5Kernel(uint32_t chunk = 4096, uint32_t threads = 512) {
   return capture("red5", threads, [chunk](DPull<EWord32> in) {
     return mapRed(
-        chunk,
-        [](const Program<Block>& p, const SPull<EWord32>& c) { return red5(p, 8, plus, c); }, in);
+        chunk, [](const Program<Block>& p, const SPull<EWord32>& c) { return red5(p, 8, plus, c); },
+        in);
   });
 }
 

@@ -25,10 +25,11 @@ class KernelArg {
   template <KernelScalar T>
   KernelArg(const std::vector<T>& v) : KernelArg(std::span<const T>(v)) {}  // NOLINT
   template <class T>
-    requires KernelScalar<std::remove_const_t<T>>
-  KernelArg(std::span<T> s)  // NOLINT
-      : kind_(Kind::Array), type_(scalarTypeOf<std::remove_const_t<T>>),
-        data_(const_cast<std::remove_const_t<T>*>(s.data())), count_(s.size()),
+  requires KernelScalar<std::remove_const_t<T>> KernelArg(std::span<T> s)  // NOLINT
+      : kind_(Kind::Array),
+        type_(scalarTypeOf<std::remove_const_t<T>>),
+        data_(const_cast<std::remove_const_t<T>*>(s.data())),
+        count_(s.size()),
         writable_(!std::is_const_v<T>) {}
   template <KernelScalar T>
   KernelArg(T scalar) : kind_(Kind::Scalar), type_(scalarTypeOf<T>) {  // NOLINT

@@ -15,7 +15,9 @@ class Mutable {
   Mutable(ArrayId id, Len n) : id_(id), n_(std::move(n)) {}
   ArrayId id() const { return id_; }
   const Len& len() const { return n_; }
-  Exp<X> operator[](const EWord32& i) const { return Exp<X>(ir::index(scalarTypeOf<X>, id_, i.node())); }
+  Exp<X> operator[](const EWord32& i) const {
+    return Exp<X>(ir::index(scalarTypeOf<X>, id_, i.node()));
+  }
   // The current contents as a pull array (read when the element is used).
   Pull<Len, Exp<X>> pull() const {
     const Mutable m = *this;
@@ -43,9 +45,8 @@ SMutable<X> newShared(const Program<L>& p, uint32_t n) {
   static_assert(std::is_same_v<L, Warp> || std::is_same_v<L, Block>,
                 "newShared: shared arrays belong to a Warp or Block program");
   if (n == 0) throw Error("newShared: a shared array needs at least one element; got 0");
-  return SMutable<X>(MemoryOps<Exp<X>>::allocate(p.context(), p.body(), MemorySpace::Shared,
-                                                 L::value, n),
-                     n);
+  return SMutable<X>(
+      MemoryOps<Exp<X>>::allocate(p.context(), p.body(), MemorySpace::Shared, L::value, n), n);
 }
 
 // write(t, m, i, v): m[i] = v
@@ -65,8 +66,8 @@ Exp<X> atomic(const Program<Thread>& t, AtomicOp op, ArrayId a, const EWord32& i
   return old;
 }
 template <class X>
-inline constexpr bool isAtomicInt = std::is_same_v<X, uint32_t> || std::is_same_v<X, int32_t> ||
-                                    std::is_same_v<X, uint64_t>;
+inline constexpr bool isAtomicInt =
+    std::is_same_v<X, uint32_t> || std::is_same_v<X, int32_t> || std::is_same_v<X, uint64_t>;
 }  // namespace detail
 
 // Each returns the element's previous value, as CUDA's atomics do.
@@ -123,12 +124,12 @@ Exp<X> atomicCAS(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord
   static_assert(detail::isAtomicInt<X>, "atomicCAS works on uint32, int32 and uint64 arrays");
   return detail::atomic<X>(t, AtomicOp::Cas, m.id(), i, v.node(), compare.node());
 }
-#define OBSIDIAN_ATOMIC_BITS(fn, op)                                                          \
-  template <class Len, KernelScalar X>                                                        \
-  Exp<X> fn(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,             \
-            const std::type_identity_t<Exp<X>>& v) {                                          \
+#define OBSIDIAN_ATOMIC_BITS(fn, op)                                                        \
+  template <class Len, KernelScalar X>                                                      \
+  Exp<X> fn(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,           \
+            const std::type_identity_t<Exp<X>>& v) {                                        \
     static_assert(detail::isAtomicInt<X>, #fn " works on uint32, int32 and uint64 arrays"); \
-    return detail::atomic<X>(t, AtomicOp::op, m.id(), i, v.node(), nullptr);                 \
+    return detail::atomic<X>(t, AtomicOp::op, m.id(), i, v.node(), nullptr);                \
   }
 OBSIDIAN_ATOMIC_BITS(atomicAnd, And)
 OBSIDIAN_ATOMIC_BITS(atomicOr, Or)

@@ -32,7 +32,7 @@ namespace detail {
 
 }  // namespace obsidian
 
-#define OBSIDIAN_ASSERT(cond, msg)                                                   \
-  do {                                                                               \
+#define OBSIDIAN_ASSERT(cond, msg)                                                    \
+  do {                                                                                \
     if (!(cond)) ::obsidian::detail::internalFailure(#cond, __FILE__, __LINE__, msg); \
   } while (0)

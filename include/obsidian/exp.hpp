@@ -29,16 +29,46 @@ enum class ExpKind : uint8_t {
 };
 
 enum class UnOp : uint8_t {
-  Neg, Not, BitNot,
-  Sqrt, Rsqrt, Exp, Exp2, Log, Log2, Sin, Cos, Tan, Fabs, Floor, Ceil, Abs,
+  Neg,
+  Not,
+  BitNot,
+  Sqrt,
+  Rsqrt,
+  Exp,
+  Exp2,
+  Log,
+  Log2,
+  Sin,
+  Cos,
+  Tan,
+  Fabs,
+  Floor,
+  Ceil,
+  Abs,
 };
 
 enum class BinOp : uint8_t {
-  Add, Sub, Mul, Div, Mod,
-  BitAnd, BitOr, BitXor, Shl, Shr,
-  And, Or,
-  Eq, Ne, Lt, Le, Gt, Ge,
-  Min, Max, Pow,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  BitAnd,
+  BitOr,
+  BitXor,
+  Shl,
+  Shr,
+  And,
+  Or,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Min,
+  Max,
+  Pow,
 };
 
 struct ExpNode;
@@ -49,10 +79,10 @@ struct ExpNode {
   ScalarType type;
   UnOp unOp = UnOp::Neg;
   BinOp binOp = BinOp::Add;
-  uint64_t bits = 0;     // Literal of an integer or bool type (two's complement for i32)
-  double real = 0;       // Literal of a float type
-  std::string name;      // Var
-  ArrayId array = 0;     // Index
+  uint64_t bits = 0;  // Literal of an integer or bool type (two's complement for i32)
+  double real = 0;    // Literal of a float type
+  std::string name;   // Var
+  ArrayId array = 0;  // Index
   std::array<ExpPtr, 3> args{};
 
   bool isLiteral() const { return kind == ExpKind::Literal; }
@@ -93,8 +123,7 @@ namespace detail {
 // Which C++ values may become a literal of T without silently losing meaning:
 // integers into any numeric type, floating point only into floating point, bool into bool.
 template <class U, class T>
-concept LiteralFor =
-    std::is_arithmetic_v<U> &&
+concept LiteralFor = std::is_arithmetic_v<U> &&
     ((std::is_same_v<T, bool> && std::is_same_v<U, bool>) ||
      (!std::is_same_v<T, bool> && !std::is_same_v<U, bool> &&
       (std::is_floating_point_v<T> || std::is_integral_v<U>)));
@@ -122,8 +151,8 @@ class Exp {
     OBSIDIAN_ASSERT(node_ && node_->type == scalarTypeOf<T>, "Exp<T> wraps a node of type T");
   }
   template <class U>
-    requires detail::LiteralFor<U, T>
-  Exp(U v) : node_(detail::makeLiteral<T>(static_cast<T>(v))) {}  // NOLINT: literals convert
+  requires detail::LiteralFor<U, T> Exp(U v)
+      : node_(detail::makeLiteral<T>(static_cast<T>(v))) {}  // NOLINT: literals convert
 
   const ExpPtr& node() const { return node_; }
 
@@ -133,7 +162,8 @@ class Exp {
   friend Exp operator*(const Exp& a, const Exp& b) { return arith(BinOp::Mul, a, b); }
   friend Exp operator/(const Exp& a, const Exp& b) { return arith(BinOp::Div, a, b); }
   friend Exp operator%(const Exp& a, const Exp& b) {
-    static_assert(!std::is_floating_point_v<T>, "operator% needs an integer Exp (floats have no remainder operator)");
+    static_assert(!std::is_floating_point_v<T>,
+                  "operator% needs an integer Exp (floats have no remainder operator)");
     return arith(BinOp::Mod, a, b);
   }
   friend Exp operator-(const Exp& a) {
@@ -183,8 +213,7 @@ class Exp {
     return Exp(ir::binary(op, a.node_, b.node_));
   }
   static Exp shift(BinOp op, const Exp& a, const Exp& b) {
-    static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>,
-                  "shifts need an integer Exp");
+    static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "shifts need an integer Exp");
     return Exp(ir::binary(op, a.node_, b.node_));
   }
   static Exp logic(BinOp op, const Exp& a, const Exp& b) {
@@ -232,11 +261,10 @@ inline EDouble fToD(const EFloat& e) { return cast<double>(e); }
 inline EFloat dToF(const EDouble& e) { return cast<float>(e); }
 
 // ---- math functions on floating point expressions (abs also on int32) ----
-#define OBSIDIAN_FLOAT_FN(fn, op)                                                \
-  template <class T>                                                             \
-    requires std::is_floating_point_v<T>                                         \
-  Exp<T> fn(const Exp<T>& a) {                                                   \
-    return Exp<T>(ir::unary(UnOp::op, a.node()));                                \
+#define OBSIDIAN_FLOAT_FN(fn, op)                                   \
+  template <class T>                                                \
+  requires std::is_floating_point_v<T> Exp<T> fn(const Exp<T>& a) { \
+    return Exp<T>(ir::unary(UnOp::op, a.node()));                   \
   }
 OBSIDIAN_FLOAT_FN(sqrt, Sqrt)
 OBSIDIAN_FLOAT_FN(rsqrt, Rsqrt)
@@ -253,8 +281,8 @@ OBSIDIAN_FLOAT_FN(ceil, Ceil)
 #undef OBSIDIAN_FLOAT_FN
 
 template <class T>
-  requires std::is_floating_point_v<T>
-Exp<T> pow(const Exp<T>& a, const std::type_identity_t<Exp<T>>& b) {
+requires std::is_floating_point_v<T> Exp<T> pow(const Exp<T>& a,
+                                                const std::type_identity_t<Exp<T>>& b) {
   return Exp<T>(ir::binary(BinOp::Pow, a.node(), b.node()));
 }
 inline EInt32 abs(const EInt32& a) { return EInt32(ir::unary(UnOp::Abs, a.node())); }

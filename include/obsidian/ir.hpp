@@ -106,14 +106,14 @@ struct Atomic {
   AtomicOp op;
   ArrayId array;
   ExpPtr index;
-  ExpPtr value;    // null for Inc/Dec without operand
-  ExpPtr compare;  // Cas only
+  ExpPtr value;        // null for Inc/Dec without operand
+  ExpPtr compare;      // Cas only
   std::string result;  // declared variable receiving the old value; may be empty
 };
 
 struct Stmt {
-  std::variant<Assign, Declare, AssignVar, ForAll, DistrPar, SeqFor, SeqWhile, Cond, Allocate,
-               Sync, Atomic>
+  std::variant<Assign, Declare, AssignVar, ForAll, DistrPar, SeqFor, SeqWhile, Cond, Allocate, Sync,
+               Atomic>
       node;
   template <class T>
   Stmt(T n) : node(std::move(n)) {}  // NOLINT: statements are built from their nodes
@@ -125,10 +125,10 @@ enum class ParamKind : uint8_t { Array, Length, Scalar };
 struct Param {
   ParamKind kind;
   std::string name;
-  ScalarType type;     // element type for arrays
-  ArrayId array = 0;   // Array
-  bool output = false; // Array written by the kernel
-  ExpPtr length;       // Array: elements the kernel may touch, in terms of the parameters
+  ScalarType type;      // element type for arrays
+  ArrayId array = 0;    // Array
+  bool output = false;  // Array written by the kernel
+  ExpPtr length;        // Array: elements the kernel may touch, in terms of the parameters
 };
 
 // A condition the host checks before launch, e.g. a dynamic length that splitUp needs to

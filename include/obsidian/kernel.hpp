@@ -3,6 +3,7 @@
 // and compile it with NVRTC on demand.
 #pragma once
 
+#include <boost/hana/for_each.hpp>
 #include <chrono>
 #include <functional>
 #include <iosfwd>
@@ -15,8 +16,6 @@
 #include "obsidian/atomic.hpp"
 #include "obsidian/force.hpp"
 #include "obsidian/nvrtc.hpp"
-
-#include <boost/hana/for_each.hpp>
 
 namespace obsidian {
 
@@ -259,7 +258,8 @@ Kernel capture(const std::string& name, uint32_t threadsPerBlock, F f,
       // Braces keep parameters in declaration order.
       return std::tuple<std::tuple_element_t<K, Args>...>{
           detail::KernelParam<std::tuple_element_t<K, Args>>::make(state, K)...};
-    }(std::make_index_sequence<std::tuple_size_v<Args>>{});
+    }
+    (std::make_index_sequence<std::tuple_size_v<Args>>{});
     detail::checkAllStaticLengthsUsed(state);
     auto result = std::apply(f, args);
     detail::bindOutputs(ctx, result);

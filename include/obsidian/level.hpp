@@ -26,7 +26,7 @@ struct Grid {
 
 template <class L>
 concept HierarchyLevel = std::is_same_v<L, Thread> || std::is_same_v<L, Warp> ||
-                         std::is_same_v<L, Block> || std::is_same_v<L, Grid>;
+    std::is_same_v<L, Block> || std::is_same_v<L, Grid>;
 
 // The one ordering trait: level_le<A, B> is true when A is at or below B.
 template <class A, class B>
@@ -75,14 +75,10 @@ using StepDown = typename detail::StepDownImpl<L>::type;
 
 constexpr std::string_view levelName(Level l) {
   switch (l) {
-    case Level::Thread:
-      return "Thread";
-    case Level::Warp:
-      return "Warp";
-    case Level::Block:
-      return "Block";
-    case Level::Grid:
-      return "Grid";
+    case Level::Thread: return "Thread";
+    case Level::Warp: return "Warp";
+    case Level::Block: return "Block";
+    case Level::Grid: return "Grid";
   }
   return "?";
 }

@@ -187,23 +187,20 @@ template <class L, class LA, class LB, class T>
 auto concP(const Push<L, LA, T>& a, const Push<L, LB, T>& b) {
   using Len = detail::JoinLen<LA, LB>;
   const EWord32 na = sizeConv(a.len());
-  return Push<L, Len, T>(detail::lenAdd<Len>(a.len(), b.len()),
-                         [a, b, na](const Program<L>& p, const Writer<T>& w) {
-                           a(p, w);
-                           b(p, [&](const Program<Thread>& t, const T& v, const EWord32& i) {
-                             w(t, v, i + na);
-                           });
-                         });
+  return Push<L, Len, T>(
+      detail::lenAdd<Len>(a.len(), b.len()), [a, b, na](const Program<L>& p, const Writer<T>& w) {
+        a(p, w);
+        b(p, [&](const Program<Thread>& t, const T& v, const EWord32& i) { w(t, v, i + na); });
+      });
 }
 
 // ---------------------------------------------------------------- tuples
 template <class LA, class A, class LB, class B>
 auto zip(const Pull<LA, A>& a, const Pull<LB, B>& b) {
   using Len = detail::JoinLen<LA, LB>;
-  return Pull<Len, hana::tuple<A, B>>(detail::lenMin<Len>(a.len(), b.len()),
-                                      [a, b](const EWord32& i) {
-                                        return hana::make_tuple(a[i], b[i]);
-                                      });
+  return Pull<Len, hana::tuple<A, B>>(
+      detail::lenMin<Len>(a.len(), b.len()),
+      [a, b](const EWord32& i) { return hana::make_tuple(a[i], b[i]); });
 }
 template <class Len, class A, class B>
 std::pair<Pull<Len, A>, Pull<Len, B>> unzip(const Pull<Len, hana::tuple<A, B>>& arr) {
@@ -254,9 +251,8 @@ auto tConcat(const Pull<Len, Inner>& arr) {
   const uint32_t m = arr[0u].len();
   return Push<L, Len, T>(arr.len() * m, [arr, m](const Program<L>& p, const Writer<T>& w) {
     auto body = [&](const Program<Thread>& t, const EWord32& i) {
-      arr[i](t, [&](const Program<Thread>& t2, const T& v, const EWord32& j) {
-        w(t2, v, i * m + j);
-      });
+      arr[i](t,
+             [&](const Program<Thread>& t2, const T& v, const EWord32& j) { w(t2, v, i * m + j); });
     };
     if constexpr (std::is_same_v<L, Thread>) {
       p.seqFor(sizeConv(arr.len()), body);
@@ -276,20 +272,19 @@ auto pConcat(const Pull<Len, Inner>& arr) {
   static_assert(!std::is_same_v<L, Grid>,
                 "pConcat steps exactly one level up: there is no level above Grid");
   if constexpr (!std::is_same_v<L, Grid>) {  // no further errors after the one above
-  using Up = Step<L>;
-  static_assert(std::is_same_v<Target, void> || std::is_same_v<Target, Up>,
-                "pConcat steps exactly one level up: Push<L> elements make a Push<Step<L>>");
-  static_assert(std::is_same_v<typename Inner::Length, uint32_t>,
-                "pConcat: the inner arrays need a static length (uint32_t)");
-  using T = typename Inner::Element;
-  const uint32_t m = arr[0u].len();
-  return Push<Up, Len, T>(arr.len() * m, [arr, m](const Program<Up>& p, const Writer<T>& w) {
-    p.distrPar(sizeConv(arr.len()), [&](const Program<L>& q, const EWord32& b) {
-      arr[b](q, [&](const Program<Thread>& t, const T& v, const EWord32& j) {
-        w(t, v, b * m + j);
+    using Up = Step<L>;
+    static_assert(std::is_same_v<Target, void> || std::is_same_v<Target, Up>,
+                  "pConcat steps exactly one level up: Push<L> elements make a Push<Step<L>>");
+    static_assert(std::is_same_v<typename Inner::Length, uint32_t>,
+                  "pConcat: the inner arrays need a static length (uint32_t)");
+    using T = typename Inner::Element;
+    const uint32_t m = arr[0u].len();
+    return Push<Up, Len, T>(arr.len() * m, [arr, m](const Program<Up>& p, const Writer<T>& w) {
+      p.distrPar(sizeConv(arr.len()), [&](const Program<L>& q, const EWord32& b) {
+        arr[b](q,
+               [&](const Program<Thread>& t, const T& v, const EWord32& j) { w(t, v, b * m + j); });
       });
     });
-  });
   }
 }
 
@@ -304,9 +299,8 @@ auto sConcat(const Pull<Len, Inner>& arr) {
   const uint32_t m = arr[0u].len();
   return Push<L, Len, T>(arr.len() * m, [arr, m](const Program<L>& p, const Writer<T>& w) {
     p.seqFor(sizeConv(arr.len()), [&](const Program<L>& q, const EWord32& s) {
-      arr[s](q, [&](const Program<Thread>& t, const T& v, const EWord32& j) {
-        w(t, v, s * m + j);
-      });
+      arr[s](q,
+             [&](const Program<Thread>& t, const T& v, const EWord32& j) { w(t, v, s * m + j); });
     });
   });
 }
@@ -358,9 +352,8 @@ template <class F, class C, class T>
 SPush<Thread, T> seqUntil(F f, C cond, const T& init) {
   return SPush<Thread, T>(1, [f, cond, init](const Program<Thread>& p, const Writer<T>& w) {
     const T state = MemoryOps<T>::declare(p, init);
-    p.seqWhile(cond(state), [&](const Program<Thread>& q) {
-      MemoryOps<T>::assign(q, state, f(state));
-    });
+    p.seqWhile(cond(state),
+               [&](const Program<Thread>& q) { MemoryOps<T>::assign(q, state, f(state)); });
     w(p, state, 0u);
   });
 }

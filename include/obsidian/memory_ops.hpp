@@ -23,11 +23,13 @@ struct MemoryOps {
 };
 
 template <class T>
-concept Storable = requires { typename MemoryOps<T>::Handle; };
+concept Storable = requires {
+  typename MemoryOps<T>::Handle;
+};
 
 namespace detail {
-ArrayId allocateArray(const Program<Thread>* unusedTag, Context& ctx, Body& body,
-                      MemorySpace space, Level level, ScalarType type, uint32_t n);
+ArrayId allocateArray(const Program<Thread>* unusedTag, Context& ctx, Body& body, MemorySpace space,
+                      Level level, ScalarType type, uint32_t n);
 ArrayId addGlobalArray(Context& ctx, const std::string& name, ScalarType type, bool writable);
 }  // namespace detail
 
@@ -131,9 +133,8 @@ struct MemoryOps<hana::tuple<Ts...>> {
   }
   template <class F>
   static void forEach(F&& f) {
-    [&]<size_t... K>(std::index_sequence<K...>) {
-      (f(std::integral_constant<size_t, K>{}), ...);
-    }(std::index_sequence_for<Ts...>{});
+    [&]<size_t... K>(std::index_sequence<K...>) { (f(std::integral_constant<size_t, K>{}), ...); }
+    (std::index_sequence_for<Ts...>{});
   }
 };
 

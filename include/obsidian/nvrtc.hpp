@@ -19,12 +19,12 @@ struct CompileResult {
   std::vector<std::string> options;  // the options actually used
   // ptxas report for the entry kernelName; left at these defaults when ptxas did not run
   // (compute_XX arch) or reported nothing for the kernel.
-  int registers = -1;                // "Used N registers"
-  int spillStoreBytes = 0;           // "N bytes spill stores"
-  int spillLoadBytes = 0;            // "N bytes spill loads"
-  int stackBytes = 0;                // max("N bytes stack frame", "N bytes cumulative stack size")
-  int staticSharedBytes = 0;         // "N bytes smem"
-  double seconds = 0;                // wall time of the whole compile
+  int registers = -1;         // "Used N registers"
+  int spillStoreBytes = 0;    // "N bytes spill stores"
+  int spillLoadBytes = 0;     // "N bytes spill loads"
+  int stackBytes = 0;         // max("N bytes stack frame", "N bytes cumulative stack size")
+  int staticSharedBytes = 0;  // "N bytes smem"
+  double seconds = 0;         // wall time of the whole compile
 };
 
 // Compiles `source` (self-contained: no -I paths are given, so it may include no headers) with

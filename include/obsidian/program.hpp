@@ -90,8 +90,8 @@ class Program {
       forAll(n, std::forward<F>(f));  // Thread programs over the lanes of a warp
     } else {
       using Sub = StepDown<L>;
-      DistrPar loop{Sub::value, n.node(), ctx_->fresh(std::is_same_v<Sub, Block> ? "bid" : "wid"),
-                    {}};
+      DistrPar loop{
+          Sub::value, n.node(), ctx_->fresh(std::is_same_v<Sub, Block> ? "bid" : "wid"), {}};
       Program<Sub> inner(*ctx_, loop.body);
       f(inner, variable<uint32_t>(loop.var));
       emit(std::move(loop));

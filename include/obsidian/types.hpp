@@ -42,7 +42,9 @@ struct ScalarTraits<bool> {
 };
 
 template <class T>
-concept KernelScalar = requires { ScalarTraits<T>::type; };
+concept KernelScalar = requires {
+  ScalarTraits<T>::type;
+};
 
 template <class T>
 inline constexpr ScalarType scalarTypeOf = ScalarTraits<T>::type;
@@ -54,15 +56,12 @@ constexpr bool isInteger(ScalarType t) { return !isFloat(t) && t != ScalarType::
 constexpr uint32_t sizeOf(ScalarType t) {
   switch (t) {
     case ScalarType::U8:
-    case ScalarType::Bool:
-      return 1;
+    case ScalarType::Bool: return 1;
     case ScalarType::U32:
     case ScalarType::I32:
-    case ScalarType::F32:
-      return 4;
+    case ScalarType::F32: return 4;
     case ScalarType::U64:
-    case ScalarType::F64:
-      return 8;
+    case ScalarType::F64: return 8;
   }
   return 0;
 }
@@ -72,20 +71,13 @@ constexpr uint32_t bitWidth(ScalarType t) { return t == ScalarType::Bool ? 1 : 8
 // The type's name in generated CUDA (and in reports).
 constexpr std::string_view cudaTypeName(ScalarType t) {
   switch (t) {
-    case ScalarType::U8:
-      return "uint8_t";
-    case ScalarType::U32:
-      return "uint32_t";
-    case ScalarType::I32:
-      return "int32_t";
-    case ScalarType::U64:
-      return "uint64_t";
-    case ScalarType::F32:
-      return "float";
-    case ScalarType::F64:
-      return "double";
-    case ScalarType::Bool:
-      return "bool";
+    case ScalarType::U8: return "uint8_t";
+    case ScalarType::U32: return "uint32_t";
+    case ScalarType::I32: return "int32_t";
+    case ScalarType::U64: return "uint64_t";
+    case ScalarType::F32: return "float";
+    case ScalarType::F64: return "double";
+    case ScalarType::Bool: return "bool";
   }
   return "?";
 }

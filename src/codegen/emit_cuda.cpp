@@ -54,9 +54,7 @@ class Emitter {
           s += (p.output || k_.arrays[p.array].writable ? "" : "const ") + t + "* " + p.name;
           break;
         case ParamKind::Length:
-        case ParamKind::Scalar:
-          s += t + " " + p.name;
-          break;
+        case ParamKind::Scalar: s += t + " " + p.name; break;
       }
     }
     return s;

@@ -136,9 +136,11 @@ class Verifier {
           } else if constexpr (std::is_same_v<T, AssignVar>) {
             checkExp(n.value);
             const Binding* b = lookup(n.var);
-            if (!b) fail("assignment to variable " + n.var + " outside the program that declares it");
+            if (!b)
+              fail("assignment to variable " + n.var + " outside the program that declares it");
             if (!b->assignable) {
-              fail("assign: " + n.var + " is a loop index or kernel parameter; only variables "
+              fail("assign: " + n.var +
+                   " is a loop index or kernel parameter; only variables "
                    "made by declare can be assigned");
             }
           } else if constexpr (std::is_same_v<T, ForAll>) {
@@ -148,7 +150,8 @@ class Verifier {
             if (level != Level::Grid && staticCount(n.count) == UINT32_MAX) {
               fail("a parallel loop at " + std::string(levelName(level)) +
                    " level needs a static count (threads of a block are fixed when the "
-                   "kernel is generated); got " + show(n.count));
+                   "kernel is generated); got " +
+                   show(n.count));
             }
             scope_.push_back({n.var, false});
             body(n.body, Level::Thread, varying);
@@ -234,7 +237,8 @@ void verify(const KernelIR& k) {
     ir::varsIn(p.holds, vars);
     for (const std::string& v : vars) {
       bool isParam = false;
-      for (const Param& q : k.params) isParam = isParam || (q.kind != ParamKind::Array && q.name == v);
+      for (const Param& q : k.params)
+        isParam = isParam || (q.kind != ParamKind::Array && q.name == v);
       OBSIDIAN_ASSERT(isParam, "preconditions use only scalar parameters");
     }
   }

@@ -31,8 +31,9 @@ class Virtualizer {
         join(d->count);
       } else if (const auto* f = std::get_if<ForAll>(&s.node)) {
         // ceil(n / T) without the overflow of (n + T - 1) / T near 2^32
-        const ExpPtr partial = ir::cast(
-            ScalarType::U32, ir::binary(BinOp::Ne, ir::binary(BinOp::Mod, f->count, u32(tpb_)), u32(0)));
+        const ExpPtr partial =
+            ir::cast(ScalarType::U32,
+                     ir::binary(BinOp::Ne, ir::binary(BinOp::Mod, f->count, u32(tpb_)), u32(0)));
         join(ir::binary(BinOp::Add, ir::binary(BinOp::Div, f->count, u32(tpb_)), partial));
       } else {
         for (const Body* child : ir::childBodies(s)) {
@@ -77,8 +78,10 @@ class Virtualizer {
     if (n == real) {
       for (Stmt& s : substituted(std::move(inner), var, index)) out.push_back(std::move(s));
     } else if (n < real) {
-      out.push_back(Cond{level, ir::binary(BinOp::Lt, index, u32(n)),
-                         substituted(std::move(inner), var, index), {}});
+      out.push_back(Cond{level,
+                         ir::binary(BinOp::Lt, index, u32(n)),
+                         substituted(std::move(inner), var, index),
+                         {}});
     } else {
       out.push_back(SeqFor{level, var, index, u32(n), u32(real), std::move(inner)});
     }
@@ -108,17 +111,15 @@ class Virtualizer {
                    std::move(inner));
             break;
           case Level::Warp:
-            spread(out, Level::Warp, staticCount(f->count), 32, laneId(), f->var,
-                   std::move(inner));
+            spread(out, Level::Warp, staticCount(f->count), 32, laneId(), f->var, std::move(inner));
             break;
-          case Level::Thread:
-            OBSIDIAN_ASSERT(false, "no ForAll at Thread level");
+          case Level::Thread: OBSIDIAN_ASSERT(false, "no ForAll at Thread level");
         }
       } else if (auto* d = std::get_if<DistrPar>(&s.node)) {
         Body inner = lower(std::move(d->body));
         if (d->level == Level::Block) {
-          out.push_back(
-              SeqFor{Level::Grid, d->var, ir::blockIdx(), d->count, ir::gridDim(), std::move(inner)});
+          out.push_back(SeqFor{Level::Grid, d->var, ir::blockIdx(), d->count, ir::gridDim(),
+                               std::move(inner)});
         } else {
           OBSIDIAN_ASSERT(d->level == Level::Warp, "DistrPar of Warp or Block programs");
           spread(out, Level::Block, staticCount(d->count), tpb_ / 32, warpId(), d->var,

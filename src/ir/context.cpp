@@ -154,25 +154,29 @@ Context& newCaptureContext(std::unique_ptr<Context>& holder, const std::string& 
       name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
           std::string::npos;
   if (!identifier) {
-    throw Error("capture: a kernel name must be a C identifier (letters, digits, _); got '" +
-                name + "'");
+    throw Error("capture: a kernel name must be a C identifier (letters, digits, _); got '" + name +
+                "'");
   }
   static const std::set<std::string> reserved = {
-      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
-      "class", "const", "constexpr", "continue", "default", "delete", "do", "double", "else",
-      "enum", "explicit", "extern", "false", "float", "for", "friend", "goto", "if", "inline",
-      "int", "long", "namespace", "new", "not", "nullptr", "operator", "or", "private",
-      "protected", "public", "register", "return", "short", "signed", "sizeof", "static",
-      "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typename",
-      "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor", "main",
-      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "smem"};
+      "alignas",  "alignof",   "and",      "asm",       "auto",     "bool",      "break",
+      "case",     "catch",     "char",     "class",     "const",    "constexpr", "continue",
+      "default",  "delete",    "do",       "double",    "else",     "enum",      "explicit",
+      "extern",   "false",     "float",    "for",       "friend",   "goto",      "if",
+      "inline",   "int",       "long",     "namespace", "new",      "not",       "nullptr",
+      "operator", "or",        "private",  "protected", "public",   "register",  "return",
+      "short",    "signed",    "sizeof",   "static",    "struct",   "switch",    "template",
+      "this",     "throw",     "true",     "try",       "typedef",  "typename",  "union",
+      "unsigned", "using",     "virtual",  "void",      "volatile", "while",     "xor",
+      "main",     "threadIdx", "blockIdx", "blockDim",  "gridDim",  "warpSize",  "smem"};
   if (reserved.count(name)) {
-    throw Error("capture: a kernel name must not be a C++ keyword or CUDA built-in; got '" +
-                name + "'");
+    throw Error("capture: a kernel name must not be a C++ keyword or CUDA built-in; got '" + name +
+                "'");
   }
   if (threadsPerBlock == 0 || threadsPerBlock > 1024) {
-    throw Error("capture(" + name + "): threadsPerBlock must be in 1..1024 (CUDA's limit; "
-                "larger blocks are virtualized); got " + std::to_string(threadsPerBlock));
+    throw Error("capture(" + name +
+                "): threadsPerBlock must be in 1..1024 (CUDA's limit; "
+                "larger blocks are virtualized); got " +
+                std::to_string(threadsPerBlock));
   }
   holder = std::make_unique<Context>(threadsPerBlock);
   holder->kernel().name = name;

@@ -1,12 +1,13 @@
 // Smart constructors for expression nodes: type checks, constant folding and trivial
 // simplification. Folding follows CUDA's semantics for each type (wrap-around integers,
 // float rounding after every operation) so that the simulator and the GPU agree with it.
+#include "obsidian/exp.hpp"
+
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <sstream>
 
-#include "obsidian/exp.hpp"
 #include "ir/scalar_ops.hpp"
 
 namespace obsidian {
@@ -18,10 +19,8 @@ bool isComparison(BinOp op) {
     case BinOp::Lt:
     case BinOp::Le:
     case BinOp::Gt:
-    case BinOp::Ge:
-      return true;
-    default:
-      return false;
+    case BinOp::Ge: return true;
+    default: return false;
   }
 }
 
@@ -114,10 +113,8 @@ bool commutative(BinOp op) {
     case BinOp::Eq:
     case BinOp::Ne:
     case BinOp::Min:
-    case BinOp::Max:
-      return true;
-    default:
-      return false;
+    case BinOp::Max: return true;
+    default: return false;
   }
 }
 
@@ -158,25 +155,19 @@ bool equal(const ExpPtr& a, const ExpPtr& b) {
   if (a == b) return true;
   if (!a || !b || a->kind != b->kind || a->type != b->type) return false;
   switch (a->kind) {
-    case ExpKind::Literal:
-      return isFloat(a->type) ? a->real == b->real : a->bits == b->bits;
-    case ExpKind::Var:
-      return a->name == b->name;
+    case ExpKind::Literal: return isFloat(a->type) ? a->real == b->real : a->bits == b->bits;
+    case ExpKind::Var: return a->name == b->name;
     case ExpKind::ThreadIdx:
     case ExpKind::BlockIdx:
-    case ExpKind::GridDim:
-      return true;
-    case ExpKind::Unary:
-      return a->unOp == b->unOp && equal(a->args[0], b->args[0]);
+    case ExpKind::GridDim: return true;
+    case ExpKind::Unary: return a->unOp == b->unOp && equal(a->args[0], b->args[0]);
     case ExpKind::Binary:
       return a->binOp == b->binOp && equal(a->args[0], b->args[0]) && equal(a->args[1], b->args[1]);
     case ExpKind::Select:
       return equal(a->args[0], b->args[0]) && equal(a->args[1], b->args[1]) &&
              equal(a->args[2], b->args[2]);
-    case ExpKind::Cast:
-      return equal(a->args[0], b->args[0]);
-    case ExpKind::Index:
-      return a->array == b->array && equal(a->args[0], b->args[0]);
+    case ExpKind::Cast: return equal(a->args[0], b->args[0]);
+    case ExpKind::Index: return a->array == b->array && equal(a->args[0], b->args[0]);
   }
   return false;
 }
@@ -233,20 +224,18 @@ ExpPtr unary(UnOp op, ExpPtr a) {
 
 ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
   OBSIDIAN_ASSERT(a && b, "binary operands");
-  OBSIDIAN_ASSERT(a->type == b->type, std::string("operands of ") + binOpName(op) +
-                                          " have one type");
+  OBSIDIAN_ASSERT(a->type == b->type,
+                  std::string("operands of ") + binOpName(op) + " have one type");
   const ScalarType t = a->type;
   const bool integer = !isFloat(t);
   if ((op == BinOp::Div || op == BinOp::Mod) && integer && isIntLiteral(b) && b->bits == 0) {
     throw Error(describe(op) + ": division by a constant zero in a kernel expression");
   }
-  if ((op == BinOp::Shl || op == BinOp::Shr) && isIntLiteral(b) &&
-      b->bits >= bitWidth(t)) {
-    const std::string amount = isSigned(t) ? std::to_string(signedOf(t, b->bits))
-                                           : std::to_string(b->bits);
-    throw Error(describe(op) + ": shift by " + amount +
-                " is out of range for " + std::string(cudaTypeName(t)) + " (width " +
-                std::to_string(bitWidth(t)) + ")");
+  if ((op == BinOp::Shl || op == BinOp::Shr) && isIntLiteral(b) && b->bits >= bitWidth(t)) {
+    const std::string amount =
+        isSigned(t) ? std::to_string(signedOf(t, b->bits)) : std::to_string(b->bits);
+    throw Error(describe(op) + ": shift by " + amount + " is out of range for " +
+                std::string(cudaTypeName(t)) + " (width " + std::to_string(bitWidth(t)) + ")");
   }
   if (a->isLiteral() && b->isLiteral()) {
     if (ExpPtr folded = foldBinary(op, t, a, b)) return folded;
@@ -303,8 +292,7 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
       case BinOp::Or:
         if (b->isLiteral()) return b->bits ? b : a;
         break;
-      default:
-        break;
+      default: break;
     }
   }
   auto n = node(ExpKind::Binary, isComparison(op) ? ScalarType::Bool : t);
@@ -339,8 +327,8 @@ ExpPtr cast(ScalarType to, ExpPtr a) {
       return literalReal(to, v);
     }
     if (!isFloat(a->type) && !isFloat(to)) {
-      const uint64_t v = isSigned(a->type) ? static_cast<uint64_t>(signedOf(a->type, a->bits))
-                                           : a->bits;
+      const uint64_t v =
+          isSigned(a->type) ? static_cast<uint64_t>(signedOf(a->type, a->bits)) : a->bits;
       return literalInt(to, v);
     }
     // float -> integer: folded only when the value is in range (CUDA saturates otherwise).

@@ -13,8 +13,7 @@ ExpPtr rewrite(const ExpPtr& e, const std::function<ExpPtr(const ExpPtr&)>& leaf
     case ExpKind::Var:
     case ExpKind::ThreadIdx:
     case ExpKind::BlockIdx:
-    case ExpKind::GridDim:
-      return e;
+    case ExpKind::GridDim: return e;
     case ExpKind::Unary: {
       ExpPtr a = rewrite(e->args[0], leaf);
       return a == e->args[0] ? e : unary(e->unOp, a);

@@ -17,36 +17,25 @@ int binPrec(BinOp op) {
   switch (op) {
     case BinOp::Mul:
     case BinOp::Div:
-    case BinOp::Mod:
-      return 13;
+    case BinOp::Mod: return 13;
     case BinOp::Add:
-    case BinOp::Sub:
-      return 12;
+    case BinOp::Sub: return 12;
     case BinOp::Shl:
-    case BinOp::Shr:
-      return 11;
+    case BinOp::Shr: return 11;
     case BinOp::Lt:
     case BinOp::Le:
     case BinOp::Gt:
-    case BinOp::Ge:
-      return 10;
+    case BinOp::Ge: return 10;
     case BinOp::Eq:
-    case BinOp::Ne:
-      return 9;
-    case BinOp::BitAnd:
-      return 8;
-    case BinOp::BitXor:
-      return 7;
-    case BinOp::BitOr:
-      return 6;
-    case BinOp::And:
-      return 5;
-    case BinOp::Or:
-      return 4;
+    case BinOp::Ne: return 9;
+    case BinOp::BitAnd: return 8;
+    case BinOp::BitXor: return 7;
+    case BinOp::BitOr: return 6;
+    case BinOp::And: return 5;
+    case BinOp::Or: return 4;
     case BinOp::Min:
     case BinOp::Max:
-    case BinOp::Pow:
-      return kPrimary;  // printed as calls
+    case BinOp::Pow: return kPrimary;  // printed as calls
   }
   return kPrimary;
 }
@@ -69,18 +58,14 @@ int precOf(const ExpNode& e) {
     case ExpKind::ThreadIdx:
     case ExpKind::BlockIdx:
     case ExpKind::GridDim:
-    case ExpKind::Index:
-      return kPrimary;
+    case ExpKind::Index: return kPrimary;
     case ExpKind::Unary:
       if (wrapsU8(e)) return kUnary;
       return (e.unOp == UnOp::Neg || e.unOp == UnOp::Not || e.unOp == UnOp::BitNot) ? kUnary
-                                                                                   : kPrimary;
-    case ExpKind::Binary:
-      return wrapsU8(e) ? kUnary : binPrec(e.binOp);
-    case ExpKind::Select:
-      return kSelect;
-    case ExpKind::Cast:
-      return kUnary;
+                                                                                    : kPrimary;
+    case ExpKind::Binary: return wrapsU8(e) ? kUnary : binPrec(e.binOp);
+    case ExpKind::Select: return kSelect;
+    case ExpKind::Cast: return kUnary;
   }
   return kPrimary;
 }
@@ -116,16 +101,11 @@ class Printer {
 
   std::string printRaw(const ExpNode& n) {
     switch (n.kind) {
-      case ExpKind::Literal:
-        return printLiteral(n);
-      case ExpKind::Var:
-        return n.name;
-      case ExpKind::ThreadIdx:
-        return "threadIdx.x";
-      case ExpKind::BlockIdx:
-        return "blockIdx.x";
-      case ExpKind::GridDim:
-        return "gridDim.x";
+      case ExpKind::Literal: return printLiteral(n);
+      case ExpKind::Var: return n.name;
+      case ExpKind::ThreadIdx: return "threadIdx.x";
+      case ExpKind::BlockIdx: return "blockIdx.x";
+      case ExpKind::GridDim: return "gridDim.x";
       case ExpKind::Index: {
         OBSIDIAN_ASSERT(n.array < arrays_.size(), "index of a known array");
         return arrays_[n.array].name + "[" + print(n.args[0]) + "]";
@@ -136,10 +116,8 @@ class Printer {
         return operand(n.args[0], kSelect + 1, kSelect) + " ? " +
                operand(n.args[1], kSelect + 1, kSelect) + " : " +
                operand(n.args[2], kSelect, kSelect);
-      case ExpKind::Unary:
-        return unary(n);
-      case ExpKind::Binary:
-        return binary(n);
+      case ExpKind::Unary: return unary(n);
+      case ExpKind::Binary: return binary(n);
     }
     return "?";
   }
@@ -154,10 +132,8 @@ class Printer {
         if (!a.empty() && (a[0] == '-' || a[0] == '!' || a[0] == '~')) a = "(" + a + ")";
         return unOpName(n.unOp) + a;
       }
-      case UnOp::Abs:
-        return "abs(" + print(n.args[0]) + ")";
-      default:
-        return mathName(unOpName(n.unOp), t) + "(" + print(n.args[0]) + ")";
+      case UnOp::Abs: return "abs(" + print(n.args[0]) + ")";
+      default: return mathName(unOpName(n.unOp), t) + "(" + print(n.args[0]) + ")";
     }
   }
 
@@ -171,8 +147,9 @@ class Printer {
           return mathName(n.binOp == BinOp::Min ? "fmin" : "fmax", t) + "(" + a + ", " + b + ")";
         }
         if (t == ScalarType::U8) {
-          return std::string(binOpName(n.binOp)) + "((unsigned int)" + operand(n.args[0], kUnary, kUnary) +
-                 ", (unsigned int)" + operand(n.args[1], kUnary, kUnary) + ")";
+          return std::string(binOpName(n.binOp)) + "((unsigned int)" +
+                 operand(n.args[0], kUnary, kUnary) + ", (unsigned int)" +
+                 operand(n.args[1], kUnary, kUnary) + ")";
         }
         return std::string(binOpName(n.binOp)) + "(" + a + ", " + b + ")";
       }
@@ -202,14 +179,10 @@ std::string shortestReal(double v, bool single) {
 
 std::string printLiteral(const ExpNode& e) {
   switch (e.type) {
-    case ScalarType::Bool:
-      return e.bits ? "true" : "false";
-    case ScalarType::U8:
-      return "(uint8_t)" + std::to_string(e.bits);
-    case ScalarType::U32:
-      return std::to_string(e.bits) + "u";
-    case ScalarType::U64:
-      return std::to_string(e.bits) + "ull";
+    case ScalarType::Bool: return e.bits ? "true" : "false";
+    case ScalarType::U8: return "(uint8_t)" + std::to_string(e.bits);
+    case ScalarType::U32: return std::to_string(e.bits) + "u";
+    case ScalarType::U64: return std::to_string(e.bits) + "ull";
     case ScalarType::I32: {
       const int32_t v = static_cast<int32_t>(static_cast<uint32_t>(e.bits));
       if (v == INT32_MIN) return "(-2147483647 - 1)";
@@ -218,7 +191,8 @@ std::string printLiteral(const ExpNode& e) {
     case ScalarType::F32:
     case ScalarType::F64: {
       const bool single = e.type == ScalarType::F32;
-      if (std::isnan(e.real)) return single ? "__int_as_float(0x7fc00000)" : "__longlong_as_double(0x7ff8000000000000ll)";
+      if (std::isnan(e.real))
+        return single ? "__int_as_float(0x7fc00000)" : "__longlong_as_double(0x7ff8000000000000ll)";
       if (std::isinf(e.real)) {
         const bool neg = e.real < 0;
         if (single) return neg ? "__int_as_float(0xff800000)" : "__int_as_float(0x7f800000)";

@@ -33,8 +33,8 @@ class IrPrinter {
           } else if constexpr (std::is_same_v<T, AssignVar>) {
             out_ << pad(d) << n.var << " = " << e(n.value) << "\n";
           } else if constexpr (std::is_same_v<T, ForAll>) {
-            out_ << pad(d) << "forAll " << levelName(n.level) << " " << n.var << " < "
-                 << e(n.count) << " {\n";
+            out_ << pad(d) << "forAll " << levelName(n.level) << " " << n.var << " < " << e(n.count)
+                 << " {\n";
             body(n.body, d + 1);
             out_ << pad(d) << "}\n";
           } else if constexpr (std::is_same_v<T, DistrPar>) {
@@ -43,8 +43,8 @@ class IrPrinter {
             body(n.body, d + 1);
             out_ << pad(d) << "}\n";
           } else if constexpr (std::is_same_v<T, SeqFor>) {
-            out_ << pad(d) << "seqFor " << levelName(n.level) << " " << n.var << " = "
-                 << e(n.start) << "; < " << e(n.bound) << "; += " << e(n.step) << " {\n";
+            out_ << pad(d) << "seqFor " << levelName(n.level) << " " << n.var << " = " << e(n.start)
+                 << "; < " << e(n.bound) << "; += " << e(n.step) << " {\n";
             body(n.body, d + 1);
             out_ << pad(d) << "}\n";
           } else if constexpr (std::is_same_v<T, SeqWhile>) {

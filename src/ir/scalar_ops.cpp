@@ -58,9 +58,9 @@ Value evalBinary(BinOp op, ScalarType t, Value a, Value b) {
       case BinOp::Min: r = std::fmin(a.f, b.f); break;
       case BinOp::Max: r = std::fmax(a.f, b.f); break;
       case BinOp::Pow:
-        r = t == ScalarType::F32 ? static_cast<double>(std::pow(static_cast<float>(a.f),
-                                                                static_cast<float>(b.f)))
-                                 : std::pow(a.f, b.f);
+        r = t == ScalarType::F32
+                ? static_cast<double>(std::pow(static_cast<float>(a.f), static_cast<float>(b.f)))
+                : std::pow(a.f, b.f);
         break;
       default: OBSIDIAN_ASSERT(false, std::string("no float ") + binOpName(op));
     }
@@ -147,8 +147,8 @@ Value evalCast(ScalarType to, ScalarType from, Value a) {
   if (to == ScalarType::Bool) return intValue(isFloat(from) ? (a.f != 0) : (a.u != 0));
   if (isFloat(to)) {
     if (isFloat(from)) return realValue(roundTo(to, a.f));
-    const double v = isSigned(from) ? static_cast<double>(signedOf(from, a.u))
-                                    : static_cast<double>(a.u);
+    const double v =
+        isSigned(from) ? static_cast<double>(signedOf(from, a.u)) : static_cast<double>(a.u);
     return realValue(roundTo(to, v));
   }
   if (!isFloat(from)) {

@@ -39,12 +39,8 @@ nlohmann::json Kernel::report() const {
         j["kind"] = p.output ? "output" : (k.arrays[p.array].writable ? "mutable" : "input");
         j["length"] = show(p.length);
         break;
-      case ParamKind::Length:
-        j["kind"] = "length";
-        break;
-      case ParamKind::Scalar:
-        j["kind"] = "scalar";
-        break;
+      case ParamKind::Length: j["kind"] = "length"; break;
+      case ParamKind::Scalar: j["kind"] = "scalar"; break;
     }
     params.push_back(j);
   }
@@ -72,8 +68,8 @@ nlohmann::json Kernel::report() const {
   json local = json::array();
   for (const ArrayDecl& a : k.arrays) {
     if (a.space == MemorySpace::Local) {
-      local.push_back({{"name", a.name}, {"type", std::string(cudaTypeName(a.type))},
-                       {"elements", a.length}});
+      local.push_back(
+          {{"name", a.name}, {"type", std::string(cudaTypeName(a.type))}, {"elements", a.length}});
     }
   }
   r["localArrays"] = local;
@@ -104,7 +100,8 @@ Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options
                      double reifyMilliseconds) {
   KernelIR& k = ctx->kernel();
   if (k.body.empty()) {
-    throw Error("capture(" + k.name + "): the kernel computes nothing (its result writes no "
+    throw Error("capture(" + k.name +
+                "): the kernel computes nothing (its result writes no "
                 "element)");
   }
   LowerOptions lo;

@@ -66,8 +66,7 @@ BoundArguments bindArguments(const KernelIR& k, const std::vector<KernelArg>& ar
     const std::string which = "argument " + std::to_string(a) + " (" + p.name + ") ";
     const bool wantArray = p.kind == ParamKind::Array;
     if (wantArray != (arg.kind() == KernelArg::Kind::Array) || arg.type() != p.type) {
-      throw Error(where + which + "must be " +
-                  (wantArray ? "an array of " : "a scalar of type ") +
+      throw Error(where + which + "must be " + (wantArray ? "an array of " : "a scalar of type ") +
                   std::string(cudaTypeName(p.type)) + "; got " + arg.describe());
     }
     if (!wantArray) {
@@ -80,8 +79,10 @@ BoundArguments bindArguments(const KernelIR& k, const std::vector<KernelArg>& ar
     }
     if (arg.data() == nullptr && arg.count() > 0) throw Error(where + which + "is a null array");
     if ((p.output || k.arrays[p.array].writable) && !arg.writable()) {
-      throw Error(where + which + "is written by the kernel; pass a non-const std::vector or a "
-                  "std::span of non-const elements; got " + arg.describe());
+      throw Error(where + which +
+                  "is written by the kernel; pass a non-const std::vector or a "
+                  "std::span of non-const elements; got " +
+                  arg.describe());
     }
     b.arrays[userParams[a]] = &arg;
     // A dynamic input's length parameter is the size of its (first) array.

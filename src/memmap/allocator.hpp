@@ -17,8 +17,8 @@ class Allocator {
   // Release the block that starts at `offset` (it must be in use).
   void free(uint32_t offset);
 
-  uint32_t peak() const { return peak_; }     // highest end offset ever in use
-  uint32_t inUse() const { return inUse_; }   // bytes in use now
+  uint32_t peak() const { return peak_; }    // highest end offset ever in use
+  uint32_t inUse() const { return inUse_; }  // bytes in use now
   const std::map<uint32_t, uint32_t>& blocks() const { return used_; }  // offset -> bytes
 
  private:

@@ -9,11 +9,11 @@ namespace {
 // One statement list being walked, with the way back to its enclosing list.
 struct Frame {
   const Body* body;
-  Level level;         // level of the program this list belongs to
-  bool loop;           // iterations may reuse memory: SeqFor, SeqWhile, DistrPar bodies
-  bool warpProgram;    // the body of a DistrPar(Warp)
+  Level level;       // level of the program this list belongs to
+  bool loop;         // iterations may reuse memory: SeqFor, SeqWhile, DistrPar bodies
+  bool warpProgram;  // the body of a DistrPar(Warp)
   const Frame* parent;
-  size_t indexInParent;  // the statement owning this list in parent->body
+  size_t indexInParent;       // the statement owning this list in parent->body
   std::vector<uint32_t> pos;  // pre-order position of each statement of body
   std::vector<uint32_t> end;  // last position in each statement's subtree
 };
@@ -67,7 +67,9 @@ class Analysis {
     }
     const uint32_t frameEnd = f.end.empty() ? 0 : f.end.back();
     if (f.loop && f.level == level) {
-      (!forWarpArray ? trailingForBlock_ : warpCovered ? trailingCovered_ : trailingForWarp_)
+      (!forWarpArray ? trailingForBlock_
+       : warpCovered ? trailingCovered_
+                     : trailingForWarp_)
           .insert(f.body);
       return frameEnd;
     }
@@ -102,7 +104,8 @@ class Analysis {
         warpProgram = d->level == Level::Warp;
       } else if (std::holds_alternative<ForAll>(s.node)) {
         inner = Level::Thread;
-      } else if (std::holds_alternative<SeqFor>(s.node) || std::holds_alternative<SeqWhile>(s.node)) {
+      } else if (std::holds_alternative<SeqFor>(s.node) ||
+                 std::holds_alternative<SeqWhile>(s.node)) {
         loop = true;
       }
       for (const Body* child : ir::childBodies(s)) {

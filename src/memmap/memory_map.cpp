@@ -22,8 +22,7 @@ namespace {
 
 class Simulation {
  public:
-  Simulation(KernelIR& k, const Liveness& live, uint32_t limit, bool reuse)
-      : k_(k), limit_(limit) {
+  Simulation(KernelIR& k, const Liveness& live, uint32_t limit, bool reuse) : k_(k), limit_(limit) {
     for (const ArrayLiveness& l : live.arrays) {
       byAlloc_[l.allocPos] = l;
       if (reuse) freesAt_[l.freePos].push_back(l.array);

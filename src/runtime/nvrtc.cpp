@@ -187,12 +187,11 @@ CompileResult compileCuda(const std::string& source, const std::string& kernelNa
     std::string reason = trimRight(result.log);
     // Compilation errors explain themselves in the log; other failures may leave it empty.
     if (compiled != NVRTC_ERROR_COMPILATION) {
-      reason += std::string(reason.empty() ? "" : "\n") + "(nvrtcCompileProgram: " +
-                nvrtcGetErrorString(compiled) + ")";
+      reason += std::string(reason.empty() ? "" : "\n") +
+                "(nvrtcCompileProgram: " + nvrtcGetErrorString(compiled) + ")";
     }
-    throw CompileError("NVRTC failed to compile kernel '" + kernelName + "' for " +
-                       options.arch + ":\n" + reason + "\n--- source ---\n" +
-                       numberedSource(source));
+    throw CompileError("NVRTC failed to compile kernel '" + kernelName + "' for " + options.arch +
+                       ":\n" + reason + "\n--- source ---\n" + numberedSource(source));
   }
 
   size_t ptxSize = 0;
@@ -217,8 +216,7 @@ CompileResult compileCuda(const std::string& source, const std::string& kernelNa
     result.stackBytes = std::max(report->stackFrameBytes, report->cumulativeStackBytes);
     result.staticSharedBytes = report->staticSharedBytes;
   }
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

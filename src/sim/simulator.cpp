@@ -7,8 +7,6 @@
 // when no barrier separates them (a __syncthreads for any two threads of a block, a
 // __syncwarp for two threads of one warp) and one of them writes; across blocks, any such pair
 // races unless both are atomic.
-#include "obsidian/sim.hpp"
-
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -16,6 +14,7 @@
 
 #include "ir/print.hpp"
 #include "ir/scalar_ops.hpp"
+#include "obsidian/sim.hpp"
 
 namespace obsidian {
 namespace {
@@ -36,7 +35,17 @@ struct CExp {
   std::unique_ptr<CExp> a, b, c;
 };
 
-enum class Op : uint8_t { Assign, Declare, AssignVar, SeqFor, SeqWhile, Cond, Allocate, Sync, Atomic };
+enum class Op : uint8_t {
+  Assign,
+  Declare,
+  AssignVar,
+  SeqFor,
+  SeqWhile,
+  Cond,
+  Allocate,
+  Sync,
+  Atomic
+};
 
 struct CStmt {
   Op op;
@@ -69,16 +78,11 @@ class Compiler {
     c->kind = e->kind;
     c->type = e->type;
     switch (e->kind) {
-      case ExpKind::Literal:
-        c->lit = ir::literalValue(*e);
-        break;
-      case ExpKind::Var:
-        c->slot = slot(e->name);
-        break;
+      case ExpKind::Literal: c->lit = ir::literalValue(*e); break;
+      case ExpKind::Var: c->slot = slot(e->name); break;
       case ExpKind::ThreadIdx:
       case ExpKind::BlockIdx:
-      case ExpKind::GridDim:
-        break;
+      case ExpKind::GridDim: break;
       case ExpKind::Unary:
         c->un = e->unOp;
         c->argType = e->args[0]->type;
@@ -179,10 +183,9 @@ class Compiler {
             c.e0 = exp(n.index);
             c.e1 = exp(n.value);
             c.e2 = exp(n.compare);
-            c.text = n.result + " = atomic" + atomicOpName(n.op) + "(&" +
-                     k_.arrays[n.array].name + "[" + show(n.index) + "]" +
-                     (n.compare ? ", " + show(n.compare) : "") + (n.value ? ", " + show(n.value) : "") +
-                     ")";
+            c.text = n.result + " = atomic" + atomicOpName(n.op) + "(&" + k_.arrays[n.array].name +
+                     "[" + show(n.index) + "]" + (n.compare ? ", " + show(n.compare) : "") +
+                     (n.value ? ", " + show(n.value) : "") + ")";
           } else {
             static_assert(alwaysFalse<T>, "simulate: a statement type is not handled");
           }
@@ -201,9 +204,7 @@ Value load(const uint8_t* p, ScalarType t) {
   Value v{};
   switch (t) {
     case ScalarType::U8:
-    case ScalarType::Bool:
-      v.u = *p;
-      break;
+    case ScalarType::Bool: v.u = *p; break;
     case ScalarType::U32:
     case ScalarType::I32: {
       uint32_t x;
@@ -211,47 +212,35 @@ Value load(const uint8_t* p, ScalarType t) {
       v.u = x;
       break;
     }
-    case ScalarType::U64:
-      std::memcpy(&v.u, p, 8);
-      break;
+    case ScalarType::U64: std::memcpy(&v.u, p, 8); break;
     case ScalarType::F32: {
       float f;
       std::memcpy(&f, p, 4);
       v.f = f;
       break;
     }
-    case ScalarType::F64:
-      std::memcpy(&v.f, p, 8);
-      break;
+    case ScalarType::F64: std::memcpy(&v.f, p, 8); break;
   }
   return v;
 }
 
 void store(uint8_t* p, ScalarType t, Value v) {
   switch (t) {
-    case ScalarType::U8:
-      *p = static_cast<uint8_t>(v.u);
-      break;
-    case ScalarType::Bool:
-      *p = v.u ? 1 : 0;
-      break;
+    case ScalarType::U8: *p = static_cast<uint8_t>(v.u); break;
+    case ScalarType::Bool: *p = v.u ? 1 : 0; break;
     case ScalarType::U32:
     case ScalarType::I32: {
       const auto x = static_cast<uint32_t>(v.u);
       std::memcpy(p, &x, 4);
       break;
     }
-    case ScalarType::U64:
-      std::memcpy(p, &v.u, 8);
-      break;
+    case ScalarType::U64: std::memcpy(p, &v.u, 8); break;
     case ScalarType::F32: {
       const auto f = static_cast<float>(v.f);
       std::memcpy(p, &f, 4);
       break;
     }
-    case ScalarType::F64:
-      std::memcpy(p, &v.f, 8);
-      break;
+    case ScalarType::F64: std::memcpy(p, &v.f, 8); break;
   }
 }
 
@@ -282,11 +271,16 @@ class Machine {
  public:
   Machine(const Kernel& kernel, const BoundArguments& bound, const SimOptions& options,
           uint32_t blocks)
-      : k_(kernel.ir()), options_(options), blocks_(blocks), threads_(k_.threadsPerBlock),
+      : k_(kernel.ir()),
+        options_(options),
+        blocks_(blocks),
+        threads_(k_.threadsPerBlock),
         compiler_(k_) {
     // Scalar and length parameters take the first slots.
-    for (const auto& [name, bits] : bound.bits) params_.emplace_back(compiler_.slot(name), ir::intValue(bits));
-    for (const auto& [name, real] : bound.reals) params_.emplace_back(compiler_.slot(name), ir::realValue(real));
+    for (const auto& [name, bits] : bound.bits)
+      params_.emplace_back(compiler_.slot(name), ir::intValue(bits));
+    for (const auto& [name, real] : bound.reals)
+      params_.emplace_back(compiler_.slot(name), ir::realValue(real));
     body_ = compiler_.body(k_.body);
     regs_.assign(compiler_.slotCount(), std::vector<Value>(threads_));
     globals_.resize(k_.arrays.size());
@@ -346,9 +340,9 @@ class Machine {
   void race(const char* space, ArrayId a, uint64_t i, const Access& prev, const char* prevDid,
             uint32_t t, const char* did) const {
     hazard(std::string(space) + " race on " + element(a, i) + ": " + who(block_, t) + " " + did +
-           " it in `" + current_->text + "` and " + who(static_cast<uint32_t>(prev.block), prev.thread) +
-           " " + prevDid + " it in `" + (prev.stmt ? prev.stmt->text : "?") +
-           "` with no barrier between them");
+           " it in `" + current_->text + "` and " +
+           who(static_cast<uint32_t>(prev.block), prev.thread) + " " + prevDid + " it in `" +
+           (prev.stmt ? prev.stmt->text : "?") + "` with no barrier between them");
   }
   void checkRead(Shadow& s, const char* space, ArrayId a, uint64_t i, uint32_t t, bool atomic) {
     if (concurrent(s.write, t) && !(atomic && s.write.atomic)) {
@@ -363,7 +357,8 @@ class Machine {
   }
   void checkWrite(Shadow& s, const char* space, ArrayId a, uint64_t i, uint32_t t, bool atomic) {
     const char* did = atomic ? "atomically updates" : "writes";
-    if (concurrent(s.write, t) && !(atomic && s.write.atomic)) race(space, a, i, s.write, "wrote", t, did);
+    if (concurrent(s.write, t) && !(atomic && s.write.atomic))
+      race(space, a, i, s.write, "wrote", t, did);
     for (const Access* r : {&s.read1, &s.read2}) {
       if (concurrent(*r, t) && !(atomic && r->atomic)) race(space, a, i, *r, "read", t, did);
     }
@@ -382,8 +377,9 @@ class Machine {
       case MemorySpace::Global: {
         GlobalArray& g = globals_[a];
         if (i >= g.count) {
-          hazard(std::string("out-of-bounds ") + kind + " of global " + element(a, i) + " (the array has " +
-                 std::to_string(g.count) + " elements) by " + who(block_, t) + " in `" + current_->text + "`");
+          hazard(std::string("out-of-bounds ") + kind + " of global " + element(a, i) +
+                 " (the array has " + std::to_string(g.count) + " elements) by " + who(block_, t) +
+                 " in `" + current_->text + "`");
         }
         if (!g.shadow.empty()) {
           if (isWrite) {
@@ -398,11 +394,13 @@ class Machine {
         const uint64_t slices = d.level == Level::Warp ? (threads_ + 31) / 32 : 1;
         const uint64_t length = uint64_t{d.length} * slices;
         if (i >= length) {
-          hazard(std::string("out-of-bounds ") + kind + " of shared " + element(a, i) + " (length " +
-                 std::to_string(length) + ") by " + who(block_, t) + " in `" + current_->text + "`");
+          hazard(std::string("out-of-bounds ") + kind + " of shared " + element(a, i) +
+                 " (length " + std::to_string(length) + ") by " + who(block_, t) + " in `" +
+                 current_->text + "`");
         }
         const uint64_t at = d.offset + i * size;
-        OBSIDIAN_ASSERT(at + size <= smem_.size(), "shared arrays lie inside the kernel's shared memory");
+        OBSIDIAN_ASSERT(at + size <= smem_.size(),
+                        "shared arrays lie inside the kernel's shared memory");
         if (options_.detectHazards) {
           for (uint32_t b = 0; b < size; ++b) {
             Shadow& s = smemShadow_[at + b];
@@ -410,8 +408,8 @@ class Machine {
               checkWrite(s, "shared-memory", a, i, t, atomic);
             } else {
               if (!s.written && !atomic) {
-                hazard("read of shared " + element(a, i) + " that nothing wrote, by " + who(block_, t) +
-                       " in `" + current_->text + "`");
+                hazard("read of shared " + element(a, i) + " that nothing wrote, by " +
+                       who(block_, t) + " in `" + current_->text + "`");
               }
               checkRead(s, "shared-memory", a, i, t, atomic);
             }
@@ -421,8 +419,9 @@ class Machine {
       }
       case MemorySpace::Local: {
         if (i >= d.length) {
-          hazard(std::string("out-of-bounds ") + kind + " of per-thread " + element(a, i) + " (length " +
-                 std::to_string(d.length) + ") by " + who(block_, t) + " in `" + current_->text + "`");
+          hazard(std::string("out-of-bounds ") + kind + " of per-thread " + element(a, i) +
+                 " (length " + std::to_string(d.length) + ") by " + who(block_, t) + " in `" +
+                 current_->text + "`");
         }
         return local_[a].data() + (uint64_t{t} * d.length + i) * size;
       }
@@ -476,7 +475,8 @@ class Machine {
         if (e.bin == BinOp::And || e.bin == BinOp::Or) {  // short-circuit, as in CUDA
           eval(*e.a, lanes, out);
           Lanes rest, done;
-          for (uint32_t t : lanes) ((out[t].u != 0) == (e.bin == BinOp::And) ? rest : done).push_back(t);
+          for (uint32_t t : lanes)
+            ((out[t].u != 0) == (e.bin == BinOp::And) ? rest : done).push_back(t);
           if (!rest.empty()) eval(*e.b, rest, out);
           for (uint32_t t : rest) out[t].u = out[t].u ? 1 : 0;
           return;
@@ -487,7 +487,8 @@ class Machine {
         if ((e.bin == BinOp::Div || e.bin == BinOp::Mod) && !isFloat(e.argType)) {
           for (uint32_t t : lanes) {
             if ((rhs[t].u & ir::typeMask(e.argType)) == 0) {
-              hazard("integer division by zero by " + who(block_, t) + " in `" + current_->text + "`");
+              hazard("integer division by zero by " + who(block_, t) + " in `" + current_->text +
+                     "`");
             }
           }
         }
@@ -521,7 +522,8 @@ class Machine {
     if (steps_ > stepLimit_) {
       throw Error("simulate(kernel " + k_.name + "): gave up after " + std::to_string(steps_) +
                   " thread steps (SimOptions::maxStepsPerThread); does a loop never end? Last "
-                  "statement: `" + current_->text + "`");
+                  "statement: `" +
+                  current_->text + "`");
     }
   }
 
@@ -534,8 +536,8 @@ class Machine {
       if (lanes.size() != threads_) {
         hazard("__syncthreads() reached by only part of block " + std::to_string(block_) + ": " +
                std::to_string(lanes.size()) + " of " + std::to_string(threads_) +
-               " threads (first missing: thread " + std::to_string(firstMissing(lanes, 0, threads_)) +
-               ") at `" + s.text + "`");
+               " threads (first missing: thread " +
+               std::to_string(firstMissing(lanes, 0, threads_)) + ") at `" + s.text + "`");
       }
       ++epoch_;
       return;
@@ -547,7 +549,8 @@ class Machine {
       size_t j = i;
       while (j < lanes.size() && lanes[j] / 32 == w) ++j;
       if (j - i != warpEnd - w * 32) {
-        const Lanes part(lanes.begin() + static_cast<long>(i), lanes.begin() + static_cast<long>(j));
+        const Lanes part(lanes.begin() + static_cast<long>(i),
+                         lanes.begin() + static_cast<long>(j));
         hazard("__syncwarp() reached by only part of warp " + std::to_string(w) + " of block " +
                std::to_string(block_) + ": " + std::to_string(j - i) + " of " +
                std::to_string(warpEnd - w * 32) + " threads (first missing: thread " +
@@ -681,9 +684,7 @@ class Machine {
         }
         return;
       }
-      case Op::Sync:
-        sync(s, lanes);
-        return;
+      case Op::Sync: sync(s, lanes); return;
       case Op::Atomic: {
         Value* ix = acquire();
         Value* v = acquire();

@@ -473,7 +473,8 @@ TEST_CASE("error: assign to a loop index or a kernel parameter") {
       return pConcat(fmap(
           [](const SPull<EWord32>& c) {
             return exec<Block>([c](const Program<Block>& p) {
-              p.forAll(64u, [&](const Program<Thread>& t, const EWord32& i) { t.assign(i, i + 1u); });
+              p.forAll(64u,
+                       [&](const Program<Thread>& t, const EWord32& i) { t.assign(i, i + 1u); });
               return push<Block>(c);
             });
           },
@@ -496,15 +497,16 @@ TEST_CASE("error: assign to a loop index or a kernel parameter") {
           splitUp(64, in)));
     });
   };
-  CHECK_THROWS_WITH_AS(parameter(), doctest::Contains("assign: s1 is a loop index or kernel parameter"),
-                       Error);
+  CHECK_THROWS_WITH_AS(parameter(),
+                       doctest::Contains("assign: s1 is a loop index or kernel parameter"), Error);
 }
 
 TEST_CASE("error: more static lengths than SPull parameters") {
   CaptureOptions o;
   o.staticLengths = {8, 9};
   CHECK_THROWS_WITH_AS(
-      capture("extraLengths", 8, [](SPull<EWord32> in) { return push<Grid>(in); }, o),
+      capture(
+          "extraLengths", 8, [](SPull<EWord32> in) { return push<Grid>(in); }, o),
       "capture(extraLengths): CaptureOptions::staticLengths has 2 length(s) but the kernel has 1 "
       "SPull parameter(s)",
       Error);

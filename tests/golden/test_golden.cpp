@@ -48,7 +48,8 @@ TEST_CASE("golden: increment (paper Figure 12)") {
   const Kernel k = paper::incrementKernel();
   checkGolden(k);
   CHECK(k.sharedBytes() == 0);
-  CHECK(count(k.cuda(), "out0[bid0 * 256u + threadIdx.x] = in0[bid0 * 256u + threadIdx.x] + 1u;") == 1);
+  CHECK(count(k.cuda(), "out0[bid0 * 256u + threadIdx.x] = in0[bid0 * 256u + threadIdx.x] + 1u;") ==
+        1);
 }
 
 TEST_CASE("golden: increment2 (paper Figure 13), a sequential loop inside each thread") {

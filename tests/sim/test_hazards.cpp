@@ -17,11 +17,17 @@ std::vector<uint32_t> ones(size_t n) { return std::vector<uint32_t>(n, 1); }
 Kernel red3With(const CaptureOptions::Faults& faults) {
   CaptureOptions o;
   o.faults = faults;
-  return capture("red3", 256, [](DPull<EWord32> in) {
-    return paper::mapRed(512, [](const Program<Block>& p, const SPull<EWord32>& c) {
-      return paper::red3(p, 2, paper::plus, c);
-    }, in);
-  }, o);
+  return capture(
+      "red3", 256,
+      [](DPull<EWord32> in) {
+        return paper::mapRed(
+            512,
+            [](const Program<Block>& p, const SPull<EWord32>& c) {
+              return paper::red3(p, 2, paper::plus, c);
+            },
+            in);
+      },
+      o);
 }
 
 std::string hazardOf(const Kernel& k, const std::vector<KernelArg>& args, SimOptions o = {}) {
@@ -93,7 +99,8 @@ TEST_CASE("hazard: a read of shared memory that nothing wrote") {
         [](const SPull<EWord32>& c) {
           return exec<Block>([c](const Program<Block>& p) {
             const SMutable<uint32_t> s = newShared<uint32_t>(p, 64);
-            p.forAll(32u, [&](const Program<Thread>& t, const EWord32& i) { write(t, s, i, c[i]); });
+            p.forAll(32u,
+                     [&](const Program<Thread>& t, const EWord32& i) { write(t, s, i, c[i]); });
             p.sync();
             return push<Block>(s.pull());
           });
@@ -110,38 +117,44 @@ TEST_CASE("hazard: a dropped __syncwarp is a race inside a warp") {
   auto warpKernel = [](int drop) {
     CaptureOptions o;
     o.faults.dropBarrier = drop;
-    return capture("warpRev", 64, [](DPull<EWord32> in) {
-      auto warps = fmap([](const SPull<EWord32>& c) { return splitUp(32, c); }, splitUp(64, in));
-      return pConcat(fmap(
-          [](const SPull<SPull<EWord32>>& block) {
-            return pConcat(fmap(
-                [](const SPull<EWord32>& w) {
-                  return exec<Warp>([w](const Program<Warp>& p) {
-                    auto a = forcePull(p, w);
-                    return push<Warp>(mkPull(32u, [a](const EWord32& i) { return a[31u - i]; }));
-                  });
-                },
-                block));
-          },
-          warps));
-    }, o);
+    return capture(
+        "warpRev", 64,
+        [](DPull<EWord32> in) {
+          auto warps =
+              fmap([](const SPull<EWord32>& c) { return splitUp(32, c); }, splitUp(64, in));
+          return pConcat(fmap(
+              [](const SPull<SPull<EWord32>>& block) {
+                return pConcat(fmap(
+                    [](const SPull<EWord32>& w) {
+                      return exec<Warp>([w](const Program<Warp>& p) {
+                        auto a = forcePull(p, w);
+                        return push<Warp>(
+                            mkPull(32u, [a](const EWord32& i) { return a[31u - i]; }));
+                      });
+                    },
+                    block));
+              },
+              warps));
+        },
+        o);
   };
   std::vector<uint32_t> in(128), out(128);
   for (uint32_t i = 0; i < 128; ++i) in[i] = i + 1;
   CHECK(hazardOf(warpKernel(-1), {in, out}) == "no hazard");
   CHECK(out[0] == 32);
   const std::string h = hazardOf(warpKernel(0), {in, out});
-  CHECK(h == "simulate(kernel warpRev): shared-memory race on arr0[31]: block 0 thread 0 reads "
-             "it in `out0[bid0 * 64u + threadIdx.x] = arr0[threadIdx.x / 32u * 32u + (31u - "
-             "threadIdx.x % 32u)]` and block 0 thread 31 wrote it in `arr0[threadIdx.x] = "
-             "in0[bid0 * 64u + threadIdx.x]` with no barrier between them");
+  CHECK(h ==
+        "simulate(kernel warpRev): shared-memory race on arr0[31]: block 0 thread 0 reads "
+        "it in `out0[bid0 * 64u + threadIdx.x] = arr0[threadIdx.x / 32u * 32u + (31u - "
+        "threadIdx.x % 32u)]` and block 0 thread 31 wrote it in `arr0[threadIdx.x] = "
+        "in0[bid0 * 64u + threadIdx.x]` with no barrier between them");
 }
 
 TEST_CASE("hazard: two blocks write one global address without atomics") {
   const Kernel k = capture("collide", 32, [](DPull<EWord32> in) {
     // Every block writes its sum to element 0.
     return Push<Grid, EWord32, EWord32>(len(in) / 32u, [in](const Program<Grid>& p,
-                                                           const Writer<EWord32>& w) {
+                                                            const Writer<EWord32>& w) {
       p.distrPar(len(in) / 32u, [&](const Program<Block>& b, const EWord32& bid) {
         b.forAll(1u, [&](const Program<Thread>& t, const EWord32&) { w(t, in[bid * 32u], 0u); });
       });
@@ -162,7 +175,8 @@ TEST_CASE("hazard: a barrier reached by only part of a block") {
   auto sync = std::find_if(grid.begin(), grid.end(),
                            [](const Stmt& s) { return std::holds_alternative<Sync>(s.node); });
   REQUIRE(sync != grid.end());
-  *sync = Cond{Level::Block, ir::binary(BinOp::Lt, ir::threadIdx(), ir::u32(128)), {Sync{Level::Block}}, {}};
+  *sync = Cond{
+      Level::Block, ir::binary(BinOp::Lt, ir::threadIdx(), ir::u32(128)), {Sync{Level::Block}}, {}};
   const Kernel broken(std::move(l));
   std::vector<uint32_t> out(2);
   CHECK(hazardOf(broken, {ones(1024), out}) ==
@@ -175,7 +189,9 @@ TEST_CASE("hazard: atomics from many blocks do not race with each other") {
     return pConcat(fmap(
         [total](const SPull<EWord32>& c) {
           return exec<Block>([c, total](const Program<Block>& p) {
-            p.forAll(32u, [&](const Program<Thread>& t, const EWord32& i) { atomicAdd(t, total, 0u, c[i]); });
+            p.forAll(32u, [&](const Program<Thread>& t, const EWord32& i) {
+              atomicAdd(t, total, 0u, c[i]);
+            });
             return push<Block>(c);
           });
         },

@@ -55,9 +55,8 @@ TEST_CASE("sim: increment and increment2 match the reference on odd block counts
 
 TEST_CASE("sim: increment over chunks that are not a power of two, virtualized threads") {
   for (uint32_t chunk : {100u, 300u, 1000u}) {
-    const Kernel k = capture("incOdd", 64, [chunk](DPull<EWord32> in) {
-      return paper::increment(splitUp(chunk, in));
-    });
+    const Kernel k = capture(
+        "incOdd", 64, [chunk](DPull<EWord32> in) { return paper::increment(splitUp(chunk, in)); });
     const auto in = randomWords(chunk * 5, chunk);
     std::vector<uint32_t> out(in.size());
     simulate(k, {in, out});
@@ -89,9 +88,12 @@ TEST_CASE("sim: sumUp', red3 and red5 compute block sums") {
 TEST_CASE("sim: red1 and red2 with other operators and element types") {
   auto maxOp = [](const EWord32& a, const EWord32& b) { return max(a, b); };
   const Kernel k1 = capture("red1max", 128, [maxOp](DPull<EWord32> in) {
-    return paper::mapRed(256, [maxOp](const Program<Block>& p, const SPull<EWord32>& c) {
-      return paper::red1(p, maxOp, c);
-    }, in);
+    return paper::mapRed(
+        256,
+        [maxOp](const Program<Block>& p, const SPull<EWord32>& c) {
+          return paper::red1(p, maxOp, c);
+        },
+        in);
   });
   const auto in = randomWords(256 * 9, 11);
   std::vector<uint32_t> out(9);
@@ -104,7 +106,8 @@ TEST_CASE("sim: red1 and red2 with other operators and element types") {
     return pConcat(fmap(
         [](const SPull<EFloat>& c) {
           return singletonPush<Block>([c](const Program<Block>& p) {
-            return paper::red2(p, [](const EFloat& a, const EFloat& b) { return a + b; }, c);
+            return paper::red2(
+                p, [](const EFloat& a, const EFloat& b) { return a + b; }, c);
           });
         },
         splitUp(128, in)));
@@ -140,11 +143,17 @@ TEST_CASE("sim: differential — shared-memory reuse, thread counts and block co
   auto red = [](uint32_t threads, bool reuse) {
     CaptureOptions o;
     o.reuseSharedMemory = reuse;
-    return capture("red3d", threads, [](DPull<EWord32> x) {
-      return paper::mapRed(2048, [](const Program<Block>& p, const SPull<EWord32>& c) {
-        return paper::red3(p, 2, paper::plus, c);
-      }, x);
-    }, o);
+    return capture(
+        "red3d", threads,
+        [](DPull<EWord32> x) {
+          return paper::mapRed(
+              2048,
+              [](const Program<Block>& p, const SPull<EWord32>& c) {
+                return paper::red3(p, 2, paper::plus, c);
+              },
+              x);
+        },
+        o);
   };
   std::vector<uint32_t> reference(6);
   const Kernel base = red(256, true);
@@ -157,7 +166,8 @@ TEST_CASE("sim: differential — shared-memory reuse, thread counts and block co
     for (uint32_t blocks : {0u, 1u, 4u}) {
       std::vector<uint32_t> out(6);
       simulate(red(threads, reuse), {in, out}, SimOptions{.blocks = blocks});
-      CHECK_MESSAGE(out == reference, "threads " << threads << " reuse " << reuse << " blocks " << blocks);
+      CHECK_MESSAGE(out == reference,
+                    "threads " << threads << " reuse " << reuse << " blocks " << blocks);
     }
   }
 }
@@ -207,14 +217,16 @@ TEST_CASE("sim: seqUntil with a tuple state (Mandelbrot iterations) matches floa
                   seqUntil(f, cond, State(EFloat(0.0f), EFloat(0.0f), EWord32(1u))));
     };
     return pConcat(mkPull(height, [iters](const EWord32& bid) {
-      return tConcat<Block>(mkPull(48u, [iters, bid](const EWord32& tid) { return iters(bid, tid); }));
+      return tConcat<Block>(
+          mkPull(48u, [iters, bid](const EWord32& tid) { return iters(bid, tid); }));
     }));
   });
   std::vector<uint32_t> out(width * rows);
   simulate(k, {rows, out});
   for (uint32_t b = 0; b < rows; ++b) {
     for (uint32_t t = 0; t < width; ++t) {
-      const float cx = static_cast<float>(t) * 0.0625f - 2.0f, cy = static_cast<float>(b) * 0.25f - 0.6f;
+      const float cx = static_cast<float>(t) * 0.0625f - 2.0f,
+                  cy = static_cast<float>(b) * 0.25f - 0.6f;
       float x = 0, y = 0;
       uint32_t it = 1;
       while (x * x + y * y < 4.0f && it < 512) {
@@ -234,7 +246,8 @@ TEST_CASE("sim: atomics on shared and global arrays (a histogram)") {
         [bins](const SPull<EWord32>& c) {
           return exec<Block>([c, bins](const Program<Block>& p) {
             const SMutable<uint32_t> local = newShared<uint32_t>(p, 16);
-            p.forAll(16u, [&](const Program<Thread>& t, const EWord32& i) { write(t, local, i, 0u); });
+            p.forAll(16u,
+                     [&](const Program<Thread>& t, const EWord32& i) { write(t, local, i, 0u); });
             p.sync();
             p.forAll(512u, [&](const Program<Thread>& t, const EWord32& i) {
               atomicAdd(t, local, c[i] % 16u, 1u);
@@ -267,7 +280,7 @@ TEST_CASE("sim: deterministic, and the step guard stops a loop that never ends")
   CHECK(s1.blocks == 4);
 
   const Kernel forever = capture("forever", 32, [](DPull<EWord32> in) {
-    return push<Grid>(fmap([](const EWord32& x) { return x; }, in)) ;
+    return push<Grid>(fmap([](const EWord32& x) { return x; }, in));
   });
   const Kernel spin = capture("spin", 32, [](DPull<EWord32> in) {
     return pConcat(fmap(
@@ -318,8 +331,9 @@ TEST_CASE("sim: launch arguments are checked before anything runs") {
                        doctest::Contains("argument 0 (in0) must be an array of uint32_t; got a "
                                          "uint32_t scalar"),
                        Error);
-  CHECK_THROWS_WITH_AS(simulate(k, {std::span<const uint32_t>(static_cast<const uint32_t*>(nullptr), 1024), out}),
-                       "launch of kernel red3: argument 0 (in0) is a null array", Error);
+  CHECK_THROWS_WITH_AS(
+      simulate(k, {std::span<const uint32_t>(static_cast<const uint32_t*>(nullptr), 1024), out}),
+      "launch of kernel red3: argument 0 (in0) is a null array", Error);
   CHECK(out == std::vector<uint32_t>{7, 7});  // nothing ran
   simulate(k, {in2, out});                    // and the next valid launch works
   CHECK(out == std::vector<uint32_t>{512, 512});

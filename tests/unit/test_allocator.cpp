@@ -20,10 +20,10 @@ bool overlaps(uint32_t a, uint32_t aBytes, uint32_t b, uint32_t bBytes) {
 TEST_CASE("allocator: first fit packs blocks from offset 0, aligned to 16") {
   Allocator a;
   CHECK(a.allocate(100) == 0);
-  CHECK(a.allocate(10) == 112);   // 100 rounded up to 112
-  CHECK(a.allocate(1) == 128);    // 122 rounded up to 128
-  CHECK(a.allocate(16) == 144);   // 129 rounded up to 144
-  CHECK(a.allocate(32) == 160);   // 160 is already aligned
+  CHECK(a.allocate(10) == 112);  // 100 rounded up to 112
+  CHECK(a.allocate(1) == 128);   // 122 rounded up to 128
+  CHECK(a.allocate(16) == 144);  // 129 rounded up to 144
+  CHECK(a.allocate(32) == 160);  // 160 is already aligned
   CHECK(a.peak() == 192);
   CHECK(a.inUse() == 100 + 10 + 1 + 16 + 32);
   for (const auto& [offset, bytes] : a.blocks()) {
@@ -54,9 +54,9 @@ TEST_CASE("allocator: freed space is handed out again") {
   CHECK(y == 64);
   a.free(x);
   CHECK(a.inUse() == 64);
-  CHECK(a.allocate(32) == 0);   // into the hole x left
-  CHECK(a.allocate(32) == 32);  // the rest of the hole
-  CHECK(a.allocate(16) == 128); // the hole is full now
+  CHECK(a.allocate(32) == 0);    // into the hole x left
+  CHECK(a.allocate(32) == 32);   // the rest of the hole
+  CHECK(a.allocate(16) == 128);  // the hole is full now
   CHECK(a.peak() == 144);
   a.free(y);
   CHECK(a.allocate(64) == 64);  // y's bytes again
@@ -89,19 +89,19 @@ TEST_CASE("allocator: gaps are used when they fit and skipped when not") {
   const uint32_t mid = a.allocate(20);
   CHECK(mid == 32);
   CHECK(a.allocate(16) == 64);
-  a.free(mid);  // a 32-byte gap [32, 64): 20 rounded up to 32
+  a.free(mid);                  // a 32-byte gap [32, 64): 20 rounded up to 32
   CHECK(a.allocate(33) == 80);  // does not fit the gap: goes after the last block
   CHECK(a.allocate(32) == 32);  // fits the gap exactly
   CHECK(a.allocate(1) == 128);  // no gap left
   CHECK(a.peak() == 129);
   // First fit, not best fit: the lowest gap that fits wins even if a later one is tighter.
   Allocator b;
-  const uint32_t b0 = b.allocate(64);    // [0, 64)
-  CHECK(b.allocate(16) == 64);           // [64, 80)
-  const uint32_t b2 = b.allocate(16);    // [80, 96)
-  CHECK(b.allocate(16) == 96);           // [96, 112)
-  b.free(b0);                            // gap of 64 at 0
-  b.free(b2);                            // gap of 16 at 80
+  const uint32_t b0 = b.allocate(64);  // [0, 64)
+  CHECK(b.allocate(16) == 64);         // [64, 80)
+  const uint32_t b2 = b.allocate(16);  // [80, 96)
+  CHECK(b.allocate(16) == 96);         // [96, 112)
+  b.free(b0);                          // gap of 64 at 0
+  b.free(b2);                          // gap of 16 at 80
   CHECK(b.allocate(16) == 0);
   CHECK(b.allocate(48) == 16);
   CHECK(b.allocate(16) == 80);

@@ -15,7 +15,9 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-bool has(const Kernel& k, const std::string& what) { return k.cuda().find(what) != std::string::npos; }
+bool has(const Kernel& k, const std::string& what) {
+  return k.cuda().find(what) != std::string::npos;
+}
 
 void compiles(const Kernel& k) {
   INFO(k.cuda());
@@ -26,12 +28,13 @@ void compiles(const Kernel& k) {
 
 TEST_CASE("capture: parameters follow the callable's types and order") {
   const Kernel k = capture("params", 128, [](DPull<EFloat> x, EFloat a, DPull<EWord32> y) {
-    auto scaled = zipWith([a](const EFloat& xi, const EWord32& yi) { return a * xi + w32ToF(yi); },
-                          x, y);
+    auto scaled =
+        zipWith([a](const EFloat& xi, const EWord32& yi) { return a * xi + w32ToF(yi); }, x, y);
     return push<Grid>(scaled);
   });
-  CHECK(has(k, "params(const float* in0, uint32_t n0, float s1, const uint32_t* in2, uint32_t n2, "
-               "float* out0)"));
+  CHECK(has(k,
+            "params(const float* in0, uint32_t n0, float s1, const uint32_t* in2, uint32_t n2, "
+            "float* out0)"));
   CHECK(has(k, "s1 * in0[i0] + (float)in2[i0]"));
   const auto params = k.report()["params"];
   REQUIRE(params.size() == 6);
@@ -47,8 +50,8 @@ TEST_CASE("capture: static-length inputs take their length from CaptureOptions")
   const Kernel k = capture(
       "staticIn", 256,
       [](SPull<EWord32> in) {
-        return pConcat(fmap([](const SPull<EWord32>& c) { return push<Block>(c); },
-                            splitUp(1000, in)));
+        return pConcat(
+            fmap([](const SPull<EWord32>& c) { return push<Block>(c); }, splitUp(1000, in)));
       },
       o);
   CHECK(has(k, "staticIn(const uint32_t* in0, uint32_t* out0)"));
@@ -118,7 +121,8 @@ TEST_CASE("capture: seqUntil iterates a tuple state while the condition holds (M
                   seqUntil(f, cond, State(EFloat(0.0f), EFloat(0.0f), EWord32(1u))));
     };
     return pConcat(mkPull(width, [iters](const EWord32& bid) {
-      return tConcat<Block>(mkPull(64u, [iters, bid](const EWord32& tid) { return iters(bid, tid); }));
+      return tConcat<Block>(
+          mkPull(64u, [iters, bid](const EWord32& tid) { return iters(bid, tid); }));
     }));
   });
   CHECK(has(k, "while ("));
@@ -134,7 +138,8 @@ TEST_CASE("capture: global and shared atomics") {
         [bins](const SPull<EWord32>& c) {
           return exec<Block>([c, bins](const Program<Block>& p) {
             const SMutable<uint32_t> local = newShared<uint32_t>(p, 16);
-            p.forAll(16u, [&](const Program<Thread>& t, const EWord32& i) { write(t, local, i, 0u); });
+            p.forAll(16u,
+                     [&](const Program<Thread>& t, const EWord32& i) { write(t, local, i, 0u); });
             p.sync();
             p.forAll(256u, [&](const Program<Thread>& t, const EWord32& i) {
               atomicAdd(t, local, c[i] % 16u, 1u);
@@ -148,35 +153,37 @@ TEST_CASE("capture: global and shared atomics") {
         },
         splitUp(256, in)));
   });
-  CHECK(has(k, "histogram(const uint32_t* in0, uint32_t n0, uint32_t* m1, uint32_t n1, uint32_t* out0)"));
+  CHECK(has(
+      k, "histogram(const uint32_t* in0, uint32_t n0, uint32_t* m1, uint32_t n1, uint32_t* out0)"));
   CHECK(count(k.cuda(), "atomicAdd(&") == 2);
   compiles(k);
 }
 
 TEST_CASE("capture: every atomic operation prints and compiles") {
-  const Kernel k = capture("atomics", 32, [](DMutable<uint32_t> u, DMutable<int32_t> s,
-                                             DMutable<uint64_t> w, DMutable<float> f) {
-    return pConcat(mkPull(1u, [u, s, w, f](const EWord32&) {
-             return singletonPush<Block>([u, s, w, f](const Program<Block>& p) {
-               p.forAll(1u, [&](const Program<Thread>& t, const EWord32& i) {
-                 atomicSub(t, u, i, 1u);
-                 atomicMin(t, s, i, -3);
-                 atomicMax(t, w, i, EWord64(5u));
-                 atomicInc(t, u, i, 10u);
-                 atomicDec(t, u, i, 10u);
-                 atomicExch(t, f, i, 1.5f);
-                 atomicCAS(t, u, i, 3u, 4u);
-                 atomicAnd(t, w, i, EWord64(1u));
-                 atomicOr(t, s, i, 2);
-                 atomicXor(t, u, i, 7u);
-               });
-               return EWord32(0u);
-             });
-           }));
-  });
-  for (const char* op : {"atomicSub(", "atomicMin(", "atomicMax((unsigned long long*)", "atomicInc(",
-                         "atomicDec(", "atomicExch(", "atomicCAS(", "atomicAnd(", "atomicOr(",
-                         "atomicXor("}) {
+  const Kernel k = capture(
+      "atomics", 32,
+      [](DMutable<uint32_t> u, DMutable<int32_t> s, DMutable<uint64_t> w, DMutable<float> f) {
+        return pConcat(mkPull(1u, [u, s, w, f](const EWord32&) {
+          return singletonPush<Block>([u, s, w, f](const Program<Block>& p) {
+            p.forAll(1u, [&](const Program<Thread>& t, const EWord32& i) {
+              atomicSub(t, u, i, 1u);
+              atomicMin(t, s, i, -3);
+              atomicMax(t, w, i, EWord64(5u));
+              atomicInc(t, u, i, 10u);
+              atomicDec(t, u, i, 10u);
+              atomicExch(t, f, i, 1.5f);
+              atomicCAS(t, u, i, 3u, 4u);
+              atomicAnd(t, w, i, EWord64(1u));
+              atomicOr(t, s, i, 2);
+              atomicXor(t, u, i, 7u);
+            });
+            return EWord32(0u);
+          });
+        }));
+      });
+  for (const char* op :
+       {"atomicSub(", "atomicMin(", "atomicMax((unsigned long long*)", "atomicInc(", "atomicDec(",
+        "atomicExch(", "atomicCAS(", "atomicAnd(", "atomicOr(", "atomicXor("}) {
     CHECK_MESSAGE(has(k, op), op);
   }
   compiles(k);
@@ -293,7 +300,8 @@ TEST_CASE("capture: the report holds what the issue asks for") {
   CHECK(r["threadsPerBlock"] == 256);
   CHECK(r["sharedBytes"] == 1024);
   CHECK(r["sharedArrays"][0]["offset"] == 0);
-  CHECK(r["sharedArrays"][0]["liveFrom"].get<uint32_t>() < r["sharedArrays"][0]["liveTo"].get<uint32_t>());
+  CHECK(r["sharedArrays"][0]["liveFrom"].get<uint32_t>() <
+        r["sharedArrays"][0]["liveTo"].get<uint32_t>());
   CHECK(r["barriers"]["block"] == 2);
   CHECK(r["registers"].is_null());
   CHECK(r["timingsMs"].contains("memory map"));

@@ -99,7 +99,7 @@ TEST_CASE("exp folding: int32 follows C semantics") {
   CHECK(intOf(EInt32(-7) % EInt32(2)) == -1);
   CHECK(intOf(EInt32(7) / EInt32(-2)) == -3);
   CHECK(intOf(EInt32(7) % EInt32(-2)) == 1);
-  CHECK(intOf(EInt32(-8) >> EInt32(1)) == -4);  // arithmetic shift
+  CHECK(intOf(EInt32(-8) >> EInt32(1)) == -4);               // arithmetic shift
   CHECK(intOf(EInt32(INT32_MAX) + EInt32(1)) == INT32_MIN);  // wraps
   CHECK(intOf(-EInt32(5)) == -5);
   CHECK(intOf(abs(EInt32(-9))) == 9);
@@ -225,7 +225,7 @@ TEST_CASE("exp casts: literals fold, same-type casts vanish") {
   CHECK(bitsOf(fToW32(EFloat(3.9f))) == 3);
   CHECK(bitsOf(w32ToW8(EWord32(300u))) == 44);
   CHECK(bitsOf(i32ToW32(EInt32(-1))) == 0xFFFFFFFFu);
-  CHECK(bitsOf(cast<uint64_t>(EInt32(-1))) == ~uint64_t{0});  // sign extension
+  CHECK(bitsOf(cast<uint64_t>(EInt32(-1))) == ~uint64_t{0});     // sign extension
   CHECK(bitsOf(w32ToW64(EWord32(0xFFFFFFFFu))) == 0xFFFFFFFFu);  // zero extension
   CHECK(intOf(w32ToI32(EWord32(0x80000000u))) == INT32_MIN);
   CHECK(boolOf(cast<bool>(EWord32(5u))));
@@ -373,7 +373,7 @@ TEST_CASE("exp casts: 2^64 as a float is out of range for uint64") {
   // 2^64 is exactly representable as float and double but not as uint64: CUDA saturates to
   // UINT64_MAX. Folding must leave the cast to run time (or saturate), never wrap to 0.
   for (const EWord64& e : {cast<uint64_t>(EDouble(18446744073709551616.0)),
-                          cast<uint64_t>(EFloat(18446744073709551616.0f))}) {
+                           cast<uint64_t>(EFloat(18446744073709551616.0f))}) {
     const ExpNode& n = *e.node();
     const bool saturated = n.kind == ExpKind::Literal && n.bits == ~uint64_t{0};
     CHECK((n.kind == ExpKind::Cast || saturated));

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "obsidian/obsidian.hpp"
 #include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
+#include "obsidian/obsidian.hpp"
 
 using namespace obsidian;
 
@@ -203,7 +203,9 @@ TEST_CASE("library: binSplit applies f to each of 2^n parts") {
     }
     return out;
   };
-  auto reversed = [](std::vector<uint32_t> v) { return std::vector<uint32_t>(v.rbegin(), v.rend()); };
+  auto reversed = [](std::vector<uint32_t> v) {
+    return std::vector<uint32_t>(v.rbegin(), v.rend());
+  };
   auto firstHalf = [](std::vector<uint32_t> v) {
     return std::vector<uint32_t>(v.begin(), v.begin() + v.size() / 2);
   };
@@ -217,7 +219,8 @@ TEST_CASE("library: binSplit applies f to each of 2^n parts") {
   for (uint32_t n = 0; n <= 3; ++n) {
     CAPTURE(n);
     // f may change the length: keep the first half of every part.
-    const auto h = binSplit(n, [](const SPull<EWord32>& p) { return halve(p).first; }, input(16));
+    const auto h = binSplit(
+        n, [](const SPull<EWord32>& p) { return halve(p).first; }, input(16));
     CHECK(h.len() == 8);
     CHECK(values(h) == model(in, n, firstHalf));
   }
@@ -300,10 +303,9 @@ TEST_CASE("library: insertZero, flipBit and zeroBits give sklansky2's index patt
 TEST_CASE("library: length errors on static lengths") {
   CHECK_THROWS_WITH_AS(splitUp(3, input(10)), "splitUp(3) needs a length divisible by 3; got 10",
                        Error);
-  CHECK_THROWS_WITH_AS(splitUp(0, input(10)), "splitUp(0) needs a chunk size of at least 1",
+  CHECK_THROWS_WITH_AS(splitUp(0, input(10)), "splitUp(0) needs a chunk size of at least 1", Error);
+  CHECK_THROWS_WITH_AS(coalesce(4, input(10)), "coalesce(4) needs a length divisible by 4; got 10",
                        Error);
-  CHECK_THROWS_WITH_AS(coalesce(4, input(10)),
-                       "coalesce(4) needs a length divisible by 4; got 10", Error);
   CHECK_NOTHROW(splitUp(5, input(10)));
   // A dynamic length that is a known constant is checked now as well.
   const DPull<EWord32> ten = mkPull(EWord32(10u), [](EWord32 i) { return i; });
@@ -339,12 +341,12 @@ TEST_CASE("library: dynamic lengths become launch preconditions of the capture")
     return pConcat(fmap([](const SPull<EWord32>& c) { return push<Block>(c); }, splitUp(1, in)));
   });
   CHECK(one.report()["preconditions"].empty());
-  CHECK_THROWS_WITH_AS(capture("bad", 32,
-                               [](DPull<EWord32> in) {
-                                 const DPull<EWord32> ten(EWord32(10u), in.indexFunction());
-                                 return pConcat(fmap(
-                                     [](const SPull<EWord32>& c) { return push<Block>(c); },
-                                     splitUp(3, ten)));
-                               }),
-                       "splitUp(3) needs a length divisible by 3", Error);
+  CHECK_THROWS_WITH_AS(
+      capture("bad", 32,
+              [](DPull<EWord32> in) {
+                const DPull<EWord32> ten(EWord32(10u), in.indexFunction());
+                return pConcat(
+                    fmap([](const SPull<EWord32>& c) { return push<Block>(c); }, splitUp(3, ten)));
+              }),
+      "splitUp(3) needs a length divisible by 3", Error);
 }

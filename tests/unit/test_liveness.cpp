@@ -103,21 +103,21 @@ TEST_CASE("liveness: an array allocated before a loop stays live for the whole l
   Ir t(64);
   const ArrayId a = t.shared("a", 64), b = t.shared("b", 64);
   Body loop;
-  loop.push_back(Ir::par(Level::Block, 64, "j", t.out, V("j"), rd(a, V("j"))));  // 6, 7
-  loop.push_back(Sync{Level::Block});                                            // 8
+  loop.push_back(Ir::par(Level::Block, 64, "j", t.out, V("j"), rd(a, V("j"))));     // 6, 7
+  loop.push_back(Sync{Level::Block});                                               // 8
   loop.push_back(Ir::par(Level::Block, 64, "k", t.out, V("k"), rd(t.in, V("k"))));  // 9, 10
-  loop.push_back(Sync{Level::Block});                                            // 11
+  loop.push_back(Sync{Level::Block});                                               // 11
   Body blk;
-  blk.push_back(Allocate{a});                                                    // 1
-  blk.push_back(Ir::par(Level::Block, 64, "i", a, V("i"), rd(t.in, V("i"))));    // 2, 3
-  blk.push_back(Sync{Level::Block});                                             // 4
-  blk.push_back(SeqFor{Level::Block, "s", lit(0), lit(4), lit(1), loop});        // 5
-  blk.push_back(Sync{Level::Block});                                             // 12
-  blk.push_back(Allocate{b});                                                    // 13
-  blk.push_back(Ir::par(Level::Block, 64, "m", b, V("m"), rd(t.in, V("m"))));    // 14, 15
-  blk.push_back(Sync{Level::Block});                                             // 16
-  blk.push_back(Ir::par(Level::Block, 64, "q", t.out, V("q"), rd(b, V("q"))));   // 17, 18
-  blk.push_back(Sync{Level::Block});                                             // 19
+  blk.push_back(Allocate{a});                                                   // 1
+  blk.push_back(Ir::par(Level::Block, 64, "i", a, V("i"), rd(t.in, V("i"))));   // 2, 3
+  blk.push_back(Sync{Level::Block});                                            // 4
+  blk.push_back(SeqFor{Level::Block, "s", lit(0), lit(4), lit(1), loop});       // 5
+  blk.push_back(Sync{Level::Block});                                            // 12
+  blk.push_back(Allocate{b});                                                   // 13
+  blk.push_back(Ir::par(Level::Block, 64, "m", b, V("m"), rd(t.in, V("m"))));   // 14, 15
+  blk.push_back(Sync{Level::Block});                                            // 16
+  blk.push_back(Ir::par(Level::Block, 64, "q", t.out, V("q"), rd(b, V("q"))));  // 17, 18
+  blk.push_back(Sync{Level::Block});                                            // 19
   t.blocks(blk);
 
   const Liveness live = analyzeLiveness(t.k);
@@ -146,14 +146,14 @@ TEST_CASE("liveness: an array of a loop body with no barrier after its last use"
   Ir t(32);
   const ArrayId tmp = t.shared("tmp", 32);
   Body loop;
-  loop.push_back(Allocate{tmp});                                                      // 2
+  loop.push_back(Allocate{tmp});  // 2
   loop.push_back(Ir::par(Level::Block, 32, "i", tmp, V("i"),
-                         rd(t.in, add(mul(V("s"), lit(32)), V("i")))));              // 3, 4
-  loop.push_back(Sync{Level::Block});                                                 // 5
+                         rd(t.in, add(mul(V("s"), lit(32)), V("i")))));  // 3, 4
+  loop.push_back(Sync{Level::Block});                                    // 5
   loop.push_back(Ir::par(Level::Block, 32, "j", t.out, add(mul(V("s"), lit(32)), V("j")),
-                         rd(tmp, V("j"))));                                           // 6, 7
+                         rd(tmp, V("j"))));  // 6, 7
   Body blk;
-  blk.push_back(SeqFor{Level::Block, "s", lit(0), lit(3), lit(1), loop});             // 1
+  blk.push_back(SeqFor{Level::Block, "s", lit(0), lit(3), lit(1), loop});  // 1
   t.blocks(blk);
   const Body* loopBody = &std::get<SeqFor>(t.blockBody().at(0).node).body;
 
@@ -198,23 +198,23 @@ TEST_CASE("liveness: arrays are freed at the next barrier after their last use")
   Ir t(64);
   const ArrayId a = t.shared("a", 64), b = t.shared("b", 32), c = t.shared("c", 16);
   Body blk;
-  blk.push_back(Allocate{a});                                                   // 1
-  blk.push_back(Ir::par(Level::Block, 64, "i", a, V("i"), rd(t.in, V("i"))));   // 2, 3
-  blk.push_back(Sync{Level::Block});                                            // 4
-  blk.push_back(Allocate{b});                                                   // 5
+  blk.push_back(Allocate{a});                                                  // 1
+  blk.push_back(Ir::par(Level::Block, 64, "i", a, V("i"), rd(t.in, V("i"))));  // 2, 3
+  blk.push_back(Sync{Level::Block});                                           // 4
+  blk.push_back(Allocate{b});                                                  // 5
   blk.push_back(Ir::par(Level::Block, 32, "j", b, V("j"),
-                        add(rd(a, V("j")), rd(a, add(V("j"), lit(32))))));      // 6, 7
+                        add(rd(a, V("j")), rd(a, add(V("j"), lit(32))))));         // 6, 7
   blk.push_back(Ir::par(Level::Block, 64, "k", t.out, V("k"), rd(t.in, V("k"))));  // 8, 9
-  blk.push_back(Sync{Level::Block});                                            // 10
+  blk.push_back(Sync{Level::Block});                                               // 10
   // A block-uniform branch: c dies inside it, at the barrier after the branch.
   Body then;
-  then.push_back(Allocate{c});                                                  // 12
-  then.push_back(Ir::par(Level::Block, 16, "m", c, V("m"), rd(b, V("m"))));     // 13, 14
-  then.push_back(Sync{Level::Block});                                           // 15
-  then.push_back(Ir::par(Level::Block, 16, "q", t.out, V("q"), rd(c, V("q"))));  // 16, 17
+  then.push_back(Allocate{c});                                                          // 12
+  then.push_back(Ir::par(Level::Block, 16, "m", c, V("m"), rd(b, V("m"))));             // 13, 14
+  then.push_back(Sync{Level::Block});                                                   // 15
+  then.push_back(Ir::par(Level::Block, 16, "q", t.out, V("q"), rd(c, V("q"))));         // 16, 17
   blk.push_back(Cond{Level::Block, ir::binary(BinOp::Gt, V("n0"), lit(5)), then, {}});  // 11
-  blk.push_back(Ir::par(Level::Block, 32, "r", t.out, V("r"), rd(b, V("r"))));  // 18, 19
-  blk.push_back(Sync{Level::Block});                                            // 20
+  blk.push_back(Ir::par(Level::Block, 32, "r", t.out, V("r"), rd(b, V("r"))));          // 18, 19
+  blk.push_back(Sync{Level::Block});                                                    // 20
   t.blocks(blk);
 
   const Liveness live = analyzeLiveness(t.k);
@@ -299,14 +299,14 @@ TEST_CASE("liveness: warp arrays are freed at the first __syncthreads after thei
   Ir t(256);
   const ArrayId y = t.shared("y", 32, Level::Warp);
   Body warp;
-  warp.push_back(Allocate{y});                                                   // 2
-  warp.push_back(Ir::par(Level::Warp, 32, "i", y, V("i"), rd(t.in, V("i"))));    // 3, 4
-  warp.push_back(Sync{Level::Warp});                                             // 5
-  warp.push_back(Ir::par(Level::Warp, 32, "j", t.out, V("j"), rd(y, V("j"))));   // 6, 7
+  warp.push_back(Allocate{y});                                                  // 2
+  warp.push_back(Ir::par(Level::Warp, 32, "i", y, V("i"), rd(t.in, V("i"))));   // 3, 4
+  warp.push_back(Sync{Level::Warp});                                            // 5
+  warp.push_back(Ir::par(Level::Warp, 32, "j", t.out, V("j"), rd(y, V("j"))));  // 6, 7
   Body blk;
-  blk.push_back(DistrPar{Level::Warp, lit(8), "w", warp});                       // 1
+  blk.push_back(DistrPar{Level::Warp, lit(8), "w", warp});                          // 1
   blk.push_back(Ir::par(Level::Block, 256, "k", t.out, V("k"), rd(t.in, V("k"))));  // 8, 9
-  blk.push_back(Sync{Level::Block});                                             // 10
+  blk.push_back(Sync{Level::Block});                                                // 10
   t.blocks(blk);
   Liveness live = analyzeLiveness(t.k);
   CHECK(of(live, y).freePos == 10);
@@ -321,8 +321,9 @@ TEST_CASE("liveness: warp arrays are freed at the first __syncthreads after thei
   CHECK(live.needsTrailingSync.at(warpBody) == Level::Warp);
 }
 
-TEST_CASE("liveness: warp slices that other warps' slices reuse need a __syncthreads at the "
-          "end of the virtual-block loop") {
+TEST_CASE(
+    "liveness: warp slices that other warps' slices reuse need a __syncthreads at the "
+    "end of the virtual-block loop") {
   // Two warp programs separated by a __syncthreads: y (32 per warp) dies at the barrier and x
   // (64 per warp) gets its bytes, so warp 1's slice of x covers warp 2's slice of y. In the
   // loop over virtual blocks, warp 2 may write y for the next block while warp 1 still reads

@@ -7,10 +7,10 @@
 #include "obsidian/error.hpp"
 #include "obsidian/nvrtc.hpp"
 
+using obsidian::compileCuda;
 using obsidian::CompileError;
 using obsidian::CompileOptions;
 using obsidian::CompileResult;
-using obsidian::compileCuda;
 using obsidian::numberedSource;
 
 namespace {
@@ -33,7 +33,9 @@ bool contains(const std::string& text, const std::string& part) {
 TEST_CASE("nvrtc: small extern \"C\" kernel compiles to CUBIN and PTX") {
   const CompileResult result = compileCuda(kScaleKernel, "scale");
   REQUIRE(result.cubin.size() > 4);
-  CHECK(std::string(result.cubin.begin(), result.cubin.begin() + 4) == "\x7f" "ELF");
+  CHECK(std::string(result.cubin.begin(), result.cubin.begin() + 4) ==
+        "\x7f"
+        "ELF");
   CHECK(contains(result.ptx, ".entry"));
   CHECK(contains(result.ptx, "scale"));
   CHECK(contains(result.ptx, ".target sm_90"));
@@ -180,8 +182,8 @@ TEST_CASE("nvrtc: an unknown arch throws CompileError naming the NVRTC result") 
   options.arch = "sm_1";
   CHECK_THROWS_WITH_AS(compileCuda(kScaleKernel, "scale", options),
                        doctest::Contains("NVRTC_ERROR_INVALID_OPTION"), CompileError);
-  CHECK_THROWS_WITH_AS(compileCuda(kScaleKernel, "scale", options),
-                       doctest::Contains("for sm_1:"), CompileError);
+  CHECK_THROWS_WITH_AS(compileCuda(kScaleKernel, "scale", options), doctest::Contains("for sm_1:"),
+                       CompileError);
 }
 
 TEST_CASE("nvrtc: headers are not searched for") {

@@ -83,8 +83,7 @@ class Interp {
 
   uint32_t eval(const ExpPtr& e, uint32_t t) {
     switch (e->kind) {
-      case ExpKind::Literal:
-        return static_cast<uint32_t>(e->bits);
+      case ExpKind::Literal: return static_cast<uint32_t>(e->bits);
       case ExpKind::Var: {
         if (e->name == "n0") return n0_;
         const auto it = vars_[t].find(e->name);
@@ -94,14 +93,10 @@ class Interp {
         }
         return it->second;
       }
-      case ExpKind::ThreadIdx:
-        return t;
-      case ExpKind::BlockIdx:
-        return block_;
-      case ExpKind::GridDim:
-        return gridDim_;
-      case ExpKind::Select:
-        return eval(e->args[0], t) ? eval(e->args[1], t) : eval(e->args[2], t);
+      case ExpKind::ThreadIdx: return t;
+      case ExpKind::BlockIdx: return block_;
+      case ExpKind::GridDim: return gridDim_;
+      case ExpKind::Select: return eval(e->args[0], t) ? eval(e->args[1], t) : eval(e->args[2], t);
       case ExpKind::Index: {
         const uint32_t i = eval(e->args[0], t);
         const ArrayDecl& a = k_.arrays.at(e->array);
@@ -137,9 +132,7 @@ class Interp {
         fail(std::string("operator ") + binOpName(e->binOp));
         return 0;
       }
-      default:
-        fail("expression kind");
-        return 0;
+      default: fail("expression kind"); return 0;
     }
   }
 
@@ -400,8 +393,7 @@ TEST_CASE("virtualize: warp programs cover every virtual lane exactly once") {
     CAPTURE(s.warps);
     CAPTURE(s.lanes);
     const KernelIR k = virtualize(warpForAll(s.threads, s.warps, s.lanes));
-    checkCoverage(execute(k, 1, 2, 1), 2 * s.warps * s.lanes,
-                  [](uint32_t i) { return 1000 + i; });
+    checkCoverage(execute(k, 1, 2, 1), 2 * s.warps * s.lanes, [](uint32_t i) { return 1000 + i; });
   }
 }
 
@@ -412,19 +404,19 @@ TEST_CASE("virtualize: accesses to warp arrays move into the real warp's slice")
   const ExpPtr base = add(mul(V("bid"), lit(4 * 16)), mul(V("w"), lit(16)));
   Body warp;
   warp.push_back(Allocate{y});
-  warp.push_back(ForAll{Level::Warp, lit(16), "i", {Assign{y, V("i"), rd(t.in, add(base, V("i")))}}});
+  warp.push_back(
+      ForAll{Level::Warp, lit(16), "i", {Assign{y, V("i"), rd(t.in, add(base, V("i")))}}});
   warp.push_back(Sync{Level::Warp});
-  warp.push_back(ForAll{Level::Warp, lit(16), "j",
-                        {Assign{t.out, add(base, V("j")), rd(y, sub(lit(15), V("j")))}}});
+  warp.push_back(ForAll{
+      Level::Warp, lit(16), "j", {Assign{t.out, add(base, V("j")), rd(y, sub(lit(15), V("j")))}}});
   Body blk{DistrPar{Level::Warp, lit(4), "w", warp}};  // 4 virtual warps on 2 real ones
   t.k.body.push_back(DistrPar{Level::Block, V("n0"), "bid", blk});
   const KernelIR k = virtualize(t.k);
   const std::string cuda = emitCuda(k);
   CHECK(cuda.find("y[threadIdx.x / 32u * 16u + threadIdx.x % 32u] = ") != std::string::npos);
   CHECK(cuda.find("y[threadIdx.x / 32u * 16u + (15u - threadIdx.x % 32u)]") != std::string::npos);
-  checkCoverage(execute(k, 1, 3, t.out), 3 * 4 * 16, [](uint32_t i) {
-    return 1000 + (i / 16) * 16 + (15 - i % 16);
-  });
+  checkCoverage(execute(k, 1, 3, t.out), 3 * 4 * 16,
+                [](uint32_t i) { return 1000 + (i / 16) * 16 + (15 - i % 16); });
 }
 
 TEST_CASE("virtualize: virtual blocks loop over the grid, for any number of real blocks") {
@@ -484,8 +476,7 @@ TEST_CASE("virtualize: a grid-level ForAll becomes a grid-stride loop") {
 TEST_CASE("virtualize: gridBlocks is the largest need of the top-level statements") {
   Ir t(4);
   Body blk{ForAll{Level::Block, lit(4), "i", {Assign{t.out, V("i"), V("bid")}}}};
-  t.k.body.push_back(
-      DistrPar{Level::Block, ir::binary(BinOp::Div, V("n0"), lit(8)), "bid", blk});
+  t.k.body.push_back(DistrPar{Level::Block, ir::binary(BinOp::Div, V("n0"), lit(8)), "bid", blk});
   t.k.body.push_back(ForAll{Level::Grid, V("n0"), "g", {Assign{t.out, V("g"), V("g")}}});
   const KernelIR k = virtualize(t.k);
   CHECK(show(k, k.gridBlocks) == "max(n0 / 8u, n0 / 4u + (uint32_t)(n0 % 4u != 0u))");

@@ -1,6 +1,6 @@
 // A program outside the obsidian tree, built against the installed package.
-#include <obsidian/obsidian.hpp>
 #include <iostream>
+#include <obsidian/obsidian.hpp>
 using namespace obsidian;
 int main() {
   Kernel k = capture("inc", 256, [](DPull<EWord32> in) {
