@@ -7,57 +7,15 @@
 #include <vector>
 
 #include "../../examples/paper/programs.hpp"
+#include "ir_builder.hpp"
 #include "memmap/liveness.hpp"
 #include "memmap/memory_map.hpp"
 #include "memmap/reuse_barriers.hpp"
 
 using namespace obsidian;
+using namespace obsidian::testing;
 
 namespace {
-
-// ---- hand-built IR
-ExpPtr V(const char* name) { return ir::var(ScalarType::U32, name); }
-ExpPtr lit(uint32_t n) { return ir::u32(n); }
-ExpPtr add(const ExpPtr& a, const ExpPtr& b) { return ir::binary(BinOp::Add, a, b); }
-ExpPtr mul(const ExpPtr& a, const ExpPtr& b) { return ir::binary(BinOp::Mul, a, b); }
-ExpPtr rd(ArrayId a, const ExpPtr& i) { return ir::index(ScalarType::U32, a, i); }
-
-struct Ir {
-  KernelIR k;
-  ArrayId in, out;
-
-  explicit Ir(uint32_t threads) {
-    k.name = "hand";
-    k.threadsPerBlock = threads;
-    in = array("in0", MemorySpace::Global, Level::Grid, 0);
-    out = array("out0", MemorySpace::Global, Level::Grid, 0);
-    k.arrays[out].writable = true;
-    k.params = {Param{ParamKind::Array, "in0", ScalarType::U32, in, false, V("n0")},
-                Param{ParamKind::Length, "n0", ScalarType::U32, 0, false, nullptr},
-                Param{ParamKind::Array, "out0", ScalarType::U32, out, true, V("n0")}};
-  }
-  ArrayId array(const std::string& name, MemorySpace space, Level level, uint32_t length) {
-    ArrayDecl d;
-    d.name = name;
-    d.space = space;
-    d.level = level;
-    d.length = length;
-    d.writable = space != MemorySpace::Global;
-    k.arrays.push_back(d);
-    return static_cast<ArrayId>(k.arrays.size() - 1);
-  }
-  ArrayId shared(const std::string& name, uint32_t length, Level level = Level::Block) {
-    return array(name, MemorySpace::Shared, level, length);
-  }
-  // dst[var] = value for var < n, in parallel at `level`.
-  static Stmt par(Level level, uint32_t n, const char* var, ArrayId dst, const ExpPtr& ix,
-                  const ExpPtr& value) {
-    return ForAll{level, lit(n), var, {Assign{dst, ix, value}}};
-  }
-  // The block program runs over n0 virtual blocks.
-  void blocks(Body b) { k.body.push_back(DistrPar{Level::Block, V("n0"), "bid", std::move(b)}); }
-  Body& blockBody() { return std::get<DistrPar>(k.body.at(0).node).body; }
-};
 
 const ArrayLiveness& of(const Liveness& l, ArrayId a) {
   for (const ArrayLiveness& x : l.arrays) {

@@ -14,43 +14,12 @@
 #include "codegen/virtualize.hpp"
 #include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
+#include "ir_builder.hpp"
 
 using namespace obsidian;
+using namespace obsidian::testing;
 
 namespace {
-
-ExpPtr V(const char* name) { return ir::var(ScalarType::U32, name); }
-ExpPtr lit(uint32_t n) { return ir::u32(n); }
-ExpPtr add(const ExpPtr& a, const ExpPtr& b) { return ir::binary(BinOp::Add, a, b); }
-ExpPtr mul(const ExpPtr& a, const ExpPtr& b) { return ir::binary(BinOp::Mul, a, b); }
-ExpPtr sub(const ExpPtr& a, const ExpPtr& b) { return ir::binary(BinOp::Sub, a, b); }
-ExpPtr rd(ArrayId a, const ExpPtr& i) { return ir::index(ScalarType::U32, a, i); }
-
-// A kernel with one input in0 (element i holds 1000 + i), one output out0 and the length n0.
-struct Ir {
-  KernelIR k;
-  ArrayId in, out;
-
-  explicit Ir(uint32_t threads) {
-    k.name = "v";
-    k.threadsPerBlock = threads;
-    in = array("in0", MemorySpace::Global, Level::Grid, 0);
-    out = array("out0", MemorySpace::Global, Level::Grid, 0);
-    k.params = {Param{ParamKind::Array, "in0", ScalarType::U32, in, false, V("n0")},
-                Param{ParamKind::Length, "n0", ScalarType::U32, 0, false, nullptr},
-                Param{ParamKind::Array, "out0", ScalarType::U32, out, true, V("n0")}};
-  }
-  ArrayId array(const std::string& name, MemorySpace space, Level level, uint32_t length) {
-    ArrayDecl d;
-    d.name = name;
-    d.space = space;
-    d.level = level;
-    d.length = length;
-    d.writable = name != "in0";
-    k.arrays.push_back(d);
-    return static_cast<ArrayId>(k.arrays.size() - 1);
-  }
-};
 
 // ---- the lock-step interpreter of virtualized IR
 struct Run {
