@@ -42,7 +42,7 @@ struct IsMutable<Mutable<Len, X>> : std::true_type {};
 // newShared<X>(p, n): an uninitialised shared array of n elements for in-place updates.
 template <KernelScalar X, class L>
 SMutable<X> newShared(const Program<L>& p, uint32_t n) {
-  static_assert(std::is_same_v<L, Warp> || std::is_same_v<L, Block>,
+  static_assert(level_le<Warp, L> && level_le<L, Block>,
                 "newShared: shared arrays belong to a Warp or Block program");
   if (n == 0) throw Error("newShared: a shared array needs at least one element; got 0");
   return SMutable<X>(

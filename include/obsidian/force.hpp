@@ -27,7 +27,7 @@ Push<L, Len, T> push(const Pull<Len, T>& arr) {
 // level, and return a pull array that reads it.
 template <class L, class M, class Len, class T>
 Pull<uint32_t, T> force(const Program<L>& p, const Push<M, Len, T>& arr) {
-  static_assert(!std::is_same_v<L, Grid>,
+  static_assert(level_le<L, Block>,
                 "force is not available at Grid level: blocks cannot synchronize");
   static_assert(std::is_same_v<L, M>,
                 "force at level L needs a Push<L> array: the array's level must match the "
@@ -49,7 +49,7 @@ Pull<uint32_t, T> force(const Program<L>& p, const Push<M, Len, T>& arr) {
 // forcePull(p, arr) = force(p, push<L>(arr)).
 template <class L, class Len, class T>
 Pull<uint32_t, T> forcePull(const Program<L>& p, const Pull<Len, T>& arr) {
-  static_assert(!std::is_same_v<L, Grid>,
+  static_assert(level_le<L, Block>,
                 "force is not available at Grid level: blocks cannot synchronize");
   return force(p, push<L>(arr));
 }

@@ -269,7 +269,7 @@ template <class Target = void, class Len, class Inner>
 auto pConcat(const Pull<Len, Inner>& arr) {
   static_assert(isPush<Inner>, "pConcat: the elements must be push arrays");
   using L = typename Inner::Level;
-  static_assert(!std::is_same_v<L, Grid>,
+  static_assert(level_le<L, Block>,
                 "pConcat steps exactly one level up: there is no level above Grid");
   if constexpr (!std::is_same_v<L, Grid>) {  // no further errors after the one above
     using Up = Step<L>;

@@ -70,7 +70,7 @@ class Program {
   // `n` instances of a Thread program, in parallel over the threads of this level.
   template <class F>
   void forAll(const EWord32& n, F&& f) const {
-    static_assert(!std::is_same_v<L, Thread>,
+    static_assert(!level_le<L, Thread>,
                   "no parallel loop inside a Thread program: use seqFor (push<Thread> is "
                   "sequential)");
     ForAll loop{L::value, n.node(), ctx_->fresh("i"), {}};
@@ -83,7 +83,7 @@ class Program {
   // DistrPar): Warp programs over a block, Block programs over the grid.
   template <class F>
   void distrPar(const EWord32& n, F&& f) const {
-    static_assert(!std::is_same_v<L, Thread>,
+    static_assert(!level_le<L, Thread>,
                   "no parallel loop inside a Thread program: use seqFor (push<Thread> is "
                   "sequential)");
     if constexpr (std::is_same_v<L, Warp>) {
@@ -152,9 +152,9 @@ class Program {
 
   // Barrier of this level: __syncthreads() for a Block, __syncwarp() for a Warp.
   void sync() const {
-    static_assert(!std::is_same_v<L, Grid>,
+    static_assert(level_le<L, Block>,
                   "sync is not available at Grid level: blocks cannot synchronize");
-    static_assert(!std::is_same_v<L, Thread>,
+    static_assert(!level_le<L, Thread>,
                   "sync is not available in a Thread program: a barrier needs a Warp or Block");
     emit(Sync{L::value});
   }
