@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <span>
 #include <string>
@@ -40,7 +41,20 @@ class KernelArg {
     }
   }
 
+  // A device buffer (the runtime's DeviceBuffer converts to this): `address` is a CUdeviceptr.
+  static KernelArg deviceArray(ScalarType type, uint64_t address, size_t count, bool writable) {
+    KernelArg a(uint32_t{0});
+    a.kind_ = Kind::Array;
+    a.type_ = type;
+    a.data_ = reinterpret_cast<void*>(static_cast<uintptr_t>(address));
+    a.count_ = count;
+    a.writable_ = writable;
+    a.device_ = true;
+    return a;
+  }
+
   Kind kind() const { return kind_; }
+  bool onDevice() const { return device_; }
   ScalarType type() const { return type_; }
   void* data() const { return data_; }
   size_t count() const { return count_; }
@@ -56,6 +70,7 @@ class KernelArg {
   void* data_ = nullptr;
   size_t count_ = 0;
   bool writable_ = false;
+  bool device_ = false;
   uint64_t bits_ = 0;
   double real_ = 0;
 };

@@ -97,7 +97,8 @@ class Kernel {
   // The IR printed after every pass (empty unless dumping was asked for).
   const std::string& irDump() const { return data_->irDump; }
 
-  // Compile with NVRTC (cached per options in this Kernel object).
+  // Compile with NVRTC through the kernel cache (KernelCache::global(): memory and disk), and
+  // keep the result for these options in this Kernel object.
   const CompileResult& compile(const CompileOptions& options = {}) const;
   bool compiled() const { return compiled_ != nullptr; }
 

@@ -1,6 +1,8 @@
 // Kernel: the result of a capture (lowered IR, CUDA, report) and its NVRTC compilation.
 #include "obsidian/kernel.hpp"
 
+#include "obsidian/cache.hpp"
+
 #include <iostream>
 
 #include "ir/print.hpp"
@@ -15,7 +17,8 @@ const CompileResult& Kernel::compile(const CompileOptions& options) const {
   std::vector<std::string> key{options.arch};
   key.insert(key.end(), options.extraOptions.begin(), options.extraOptions.end());
   if (!compiled_ || compiledOptions_ != key) {
-    compiled_ = std::make_shared<CompileResult>(compileCuda(data_->cuda, name(), options));
+    compiled_ =
+        std::make_shared<CompileResult>(KernelCache::global().get(data_->cuda, name(), options));
     compiledOptions_ = key;
   }
   return *compiled_;

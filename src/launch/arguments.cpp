@@ -10,8 +10,8 @@ namespace obsidian {
 std::string KernelArg::describe() const {
   const std::string t(cudaTypeName(type_));
   if (kind_ == Kind::Scalar) return "a " + t + " scalar";
-  return std::string(writable_ ? "a writable" : "a read-only") + " array of " +
-         std::to_string(count_) + " " + t;
+  return std::string(writable_ ? "a writable " : "a read-only ") + (device_ ? "device " : "") +
+         "array of " + std::to_string(count_) + " " + t;
 }
 
 namespace {

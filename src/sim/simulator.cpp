@@ -733,6 +733,12 @@ class Machine {
 
 SimStats simulate(const Kernel& k, const std::vector<KernelArg>& args, const SimOptions& options) {
   const BoundArguments bound = bindArguments(k.ir(), args);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].onDevice()) {
+      throw Error("simulate(kernel " + k.name() + "): argument " + std::to_string(i) +
+                  " is a device buffer; the simulator runs on host arrays (std::vector, std::span)");
+    }
+  }
   const uint32_t blocks = options.blocks ? options.blocks : std::max<uint32_t>(bound.gridBlocks, 1);
   return Machine(k, bound, options, blocks).run();
 }

@@ -1,0 +1,171 @@
+// Devices, contexts, streams, events and device memory (see include/obsidian/runtime.hpp).
+#include <map>
+
+#include "obsidian/cache.hpp"
+#include "obsidian/runtime.hpp"
+#include "runtime/driver.hpp"
+
+namespace obsidian::gpu {
+
+int deviceCount() {
+  const driver::Api* a = driver::api();
+  if (!a) return 0;
+  int n = 0;
+  return a->cuDeviceGetCount(&n) == CUDA_SUCCESS ? n : 0;
+}
+
+bool available() { return deviceCount() > 0; }
+
+std::string unavailableReason() { return driver::unavailableReason(); }
+
+namespace {
+CUdevice deviceHandle(int h) { return static_cast<CUdevice>(h); }
+CUcontext ctx(void* c) { return static_cast<CUcontext>(c); }
+
+int attribute(CUdevice d, CUdevice_attribute a) {
+  int v = 0;
+  OBSIDIAN_CU(cuDeviceGetAttribute, &v, a, d);
+  return v;
+}
+}  // namespace
+
+Device& Device::get(int ordinal) {
+  static std::mutex m;
+  static std::map<int, std::unique_ptr<Device>> devices;
+  const std::lock_guard lock(m);
+  if (!driver::api()) throw Error("no CUDA device: " + driver::unavailableReason());
+  const int n = deviceCount();
+  if (ordinal < 0 || ordinal >= n) {
+    throw Error("no CUDA device " + std::to_string(ordinal) + ": the machine has " +
+                std::to_string(n));
+  }
+  auto& d = devices[ordinal];
+  if (!d) d.reset(new Device(ordinal));
+  return *d;
+}
+
+Device::Device(int ordinal) {
+  CUdevice d = 0;
+  OBSIDIAN_CU(cuDeviceGet, &d, ordinal);
+  handle_ = static_cast<int>(d);
+  CUcontext c = nullptr;
+  OBSIDIAN_CU(cuDevicePrimaryCtxRetain, &c, d);
+  context_ = c;
+  char name[256] = {};
+  OBSIDIAN_CU(cuDeviceGetName, name, sizeof name, d);
+  info_.ordinal = ordinal;
+  info_.name = name;
+  info_.major = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  info_.minor = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  info_.smCount = attribute(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  info_.maxThreadsPerBlock = attribute(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  info_.sharedPerBlock =
+      static_cast<uint32_t>(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
+  info_.sharedPerBlockOptin =
+      static_cast<uint32_t>(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
+  info_.sharedPerSm = static_cast<uint32_t>(
+      attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
+  OBSIDIAN_CU(cuDeviceTotalMem, &info_.totalMemory, d);
+}
+
+Device::~Device() {
+  for (auto& [key, l] : loaded_) {
+    driver::api()->cuModuleUnload(static_cast<CUmodule>(l.module));
+  }
+  driver::api()->cuDevicePrimaryCtxRelease(deviceHandle(handle_));
+}
+
+void Device::makeCurrent() const { OBSIDIAN_CU(cuCtxSetCurrent, ctx(context_)); }
+
+void Device::synchronize() const {
+  makeCurrent();
+  OBSIDIAN_CU(cuCtxSynchronize);
+}
+
+void* Device::function(const Kernel& k) {
+  CompileOptions options;
+  options.arch = info_.arch();
+  const std::string key = KernelCache::key(k.cuda(), options);
+  const std::lock_guard lock(mutex_);
+  const auto it = loaded_.find(key);
+  if (it != loaded_.end()) return it->second.function;
+  const CompileResult binary = KernelCache::global().get(k.cuda(), k.name(), options);
+  makeCurrent();
+  CUmodule module = nullptr;
+  OBSIDIAN_CU_KERNEL(k.name(), cuModuleLoadData, &module, binary.cubin.data());
+  CUfunction f = nullptr;
+  OBSIDIAN_CU_KERNEL(k.name(), cuModuleGetFunction, &f, module, k.name().c_str());
+  if (k.sharedBytes() > info_.sharedPerBlock) {
+    OBSIDIAN_CU_KERNEL(k.name(), cuFuncSetAttribute, f,
+                       CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                       static_cast<int>(k.sharedBytes()));
+  }
+  loaded_[key] = Loaded{module, f};
+  return f;
+}
+
+Stream::Stream(Device& d) : device_(d) {
+  d.makeCurrent();
+  CUstream s = nullptr;
+  OBSIDIAN_CU(cuStreamCreate, &s, CU_STREAM_NON_BLOCKING);
+  stream_ = s;
+}
+Stream::~Stream() { driver::api()->cuStreamDestroy(static_cast<CUstream>(stream_)); }
+void Stream::synchronize() const {
+  device_.makeCurrent();
+  OBSIDIAN_CU(cuStreamSynchronize, static_cast<CUstream>(stream_));
+}
+
+Event::Event(Device& d) : device_(d) {
+  d.makeCurrent();
+  CUevent e = nullptr;
+  OBSIDIAN_CU(cuEventCreate, &e, CU_EVENT_DEFAULT);
+  event_ = e;
+}
+Event::~Event() { driver::api()->cuEventDestroy(static_cast<CUevent>(event_)); }
+void Event::record(const Stream* s) {
+  device_.makeCurrent();
+  OBSIDIAN_CU(cuEventRecord, static_cast<CUevent>(event_),
+              s ? static_cast<CUstream>(s->handle()) : nullptr);
+}
+void Event::synchronize() const { OBSIDIAN_CU(cuEventSynchronize, static_cast<CUevent>(event_)); }
+float Event::millisecondsSince(const Event& start) const {
+  synchronize();
+  float ms = 0;
+  OBSIDIAN_CU(cuEventElapsedTime, &ms, static_cast<CUevent>(start.event_),
+              static_cast<CUevent>(event_));
+  return ms;
+}
+
+namespace detail {
+uint64_t allocate(Device& d, size_t bytes) {
+  d.makeCurrent();
+  CUdeviceptr p = 0;
+  OBSIDIAN_CU(cuMemAlloc, &p, bytes);
+  return p;
+}
+void release(Device& d, uint64_t address) noexcept {
+  if (driver::api()->cuCtxSetCurrent(ctx(nullptr)) == CUDA_SUCCESS) {
+    try {
+      d.makeCurrent();
+    } catch (...) {
+      return;
+    }
+  }
+  driver::api()->cuMemFree(static_cast<CUdeviceptr>(address));
+}
+void copyToDevice(Device& d, uint64_t dst, const void* src, size_t bytes) {
+  d.makeCurrent();
+  OBSIDIAN_CU(cuMemcpyHtoD, static_cast<CUdeviceptr>(dst), src, bytes);
+}
+void copyToHost(Device& d, void* dst, uint64_t src, size_t bytes) {
+  d.makeCurrent();
+  OBSIDIAN_CU(cuMemcpyDtoH, dst, static_cast<CUdeviceptr>(src), bytes);
+}
+void setBytes(Device& d, uint64_t dst, uint8_t value, size_t bytes) {
+  d.makeCurrent();
+  OBSIDIAN_CU(cuMemsetD8, static_cast<CUdeviceptr>(dst), value, bytes);
+}
+}  // namespace detail
+
+}  // namespace obsidian::gpu

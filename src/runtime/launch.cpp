@@ -1,0 +1,100 @@
+// Launching a captured kernel on the GPU: arguments and limits are checked first, then the
+// kernel is loaded (through the kernel cache) and launched with cuLaunchKernel.
+#include <cstring>
+
+#include "obsidian/runtime.hpp"
+#include "runtime/driver.hpp"
+
+namespace obsidian::gpu {
+namespace {
+
+// One kernel parameter's value, kept alive until cuLaunchKernel has read it.
+union ParamValue {
+  CUdeviceptr pointer;
+  uint8_t u8;
+  uint32_t u32;
+  int32_t i32;
+  uint64_t u64;
+  float f32;
+  double f64;
+  bool b;
+};
+
+ParamValue scalar(ScalarType t, uint64_t bits, double real) {
+  ParamValue v{};
+  switch (t) {
+    case ScalarType::U8: v.u8 = static_cast<uint8_t>(bits); break;
+    case ScalarType::U32: v.u32 = static_cast<uint32_t>(bits); break;
+    case ScalarType::I32: v.i32 = static_cast<int32_t>(static_cast<uint32_t>(bits)); break;
+    case ScalarType::U64: v.u64 = bits; break;
+    case ScalarType::F32: v.f32 = static_cast<float>(real); break;
+    case ScalarType::F64: v.f64 = real; break;
+    case ScalarType::Bool: v.b = bits != 0; break;
+  }
+  return v;
+}
+
+}  // namespace
+
+uint32_t occupancyBlocks(const Kernel& k) {
+  Device& d = Device::get();
+  d.makeCurrent();
+  int perSm = 0;
+  OBSIDIAN_CU_KERNEL(k.name(), cuOccupancyMaxActiveBlocksPerMultiprocessor, &perSm,
+                     static_cast<CUfunction>(d.function(k)), static_cast<int>(k.threadsPerBlock()),
+                     k.sharedBytes());
+  return static_cast<uint32_t>(std::max(perSm, 1) * d.info().smCount);
+}
+
+void launch(const Kernel& k, const std::vector<KernelArg>& args, const LaunchOptions& options) {
+  const KernelIR& ir = k.ir();
+  const BoundArguments bound = bindArguments(ir, args);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind() == KernelArg::Kind::Array && !args[i].onDevice()) {
+      throw Error("launch of kernel " + k.name() + ": argument " + std::to_string(i) +
+                  " is a host array; the GPU needs a gpu::DeviceBuffer");
+    }
+  }
+  Device& d = Device::get();
+  const DeviceInfo& info = d.info();
+  if (static_cast<int>(k.threadsPerBlock()) > info.maxThreadsPerBlock) {
+    throw Error("launch of kernel " + k.name() + ": " + std::to_string(k.threadsPerBlock()) +
+                " threads per block; " + info.name + " allows " +
+                std::to_string(info.maxThreadsPerBlock));
+  }
+  if (k.sharedBytes() > info.sharedPerBlockOptin) {
+    throw Error("launch of kernel " + k.name() + ": needs " + std::to_string(k.sharedBytes()) +
+                " bytes of shared memory per block; " + info.name + " allows " +
+                std::to_string(info.sharedPerBlockOptin));
+  }
+  uint32_t blocks = options.blocks ? options.blocks : bound.gridBlocks;
+  if (options.fillDevice) blocks = std::min(blocks, occupancyBlocks(k));
+  if (blocks == 0) return;  // nothing to compute (an empty input)
+  if (blocks > 0x7fffffffu) {
+    throw Error("launch of kernel " + k.name() + ": " + std::to_string(blocks) +
+                " blocks is over CUDA's limit of 2^31 - 1; use LaunchOptions::fillDevice");
+  }
+
+  std::vector<ParamValue> values(ir.params.size());
+  std::vector<void*> pointers(ir.params.size());
+  for (size_t i = 0; i < ir.params.size(); ++i) {
+    const Param& p = ir.params[i];
+    if (p.kind == ParamKind::Array) {
+      values[i].pointer = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(bound.arrays[i]->data()));
+    } else {
+      const auto b = bound.bits.find(p.name);
+      const auto r = bound.reals.find(p.name);
+      values[i] = scalar(p.type, b != bound.bits.end() ? b->second : 0,
+                         r != bound.reals.end() ? r->second : 0.0);
+    }
+    pointers[i] = &values[i];
+  }
+  CUfunction f = static_cast<CUfunction>(d.function(k));
+  d.makeCurrent();
+  CUstream stream = options.stream ? static_cast<CUstream>(options.stream->handle()) : nullptr;
+  OBSIDIAN_CU_KERNEL(k.name(), cuLaunchKernel, f, blocks, 1, 1, k.threadsPerBlock(), 1, 1,
+                     k.sharedBytes(), stream, pointers.data(), nullptr);
+  if (options.synchronize) OBSIDIAN_CU_KERNEL(k.name(), cuStreamSynchronize, stream);
+}
+
+}  // namespace obsidian::gpu

@@ -1,0 +1,149 @@
+// GPU tests (label gpu): the paper's kernels on a real device match the C++ reference and the
+// simulator bit for bit, bad arguments are refused before launch, and the large reduction
+// pipeline works for awkward sizes.
+#include <doctest/doctest.h>
+
+#include <numeric>
+#include <random>
+
+#include "../../examples/paper/large_reduce.hpp"
+
+using namespace obsidian;
+
+namespace {
+
+std::vector<uint32_t> randomWords(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint32_t> v(n);
+  for (uint32_t& x : v) x = rng();
+  return v;
+}
+
+// Runs k on the GPU and on the simulator with the same input; both outputs must be equal.
+std::vector<uint32_t> gpuMatchesSimulator(const Kernel& k, const std::vector<uint32_t>& in,
+                                          size_t outSize) {
+  gpu::DeviceBuffer<uint32_t> din(in);
+  gpu::DeviceBuffer<uint32_t> dout(outSize);
+  dout.zero();
+  gpu::launch(k, {din, dout});
+  const std::vector<uint32_t> onGpu = dout.download();
+  std::vector<uint32_t> onSim(outSize);
+  simulate(k, {in, onSim});
+  CHECK(onGpu == onSim);
+  return onGpu;
+}
+
+}  // namespace
+
+TEST_CASE("gpu: the device is described") {
+  const gpu::DeviceInfo& info = gpu::Device::get().info();
+  MESSAGE("device: " << info.name << " (" << info.arch() << ", " << info.smCount << " SMs)");
+  CHECK(info.smCount > 0);
+  CHECK(info.sharedPerBlockOptin >= info.sharedPerBlock);
+  CHECK(info.arch().rfind("sm_", 0) == 0);
+}
+
+TEST_CASE("gpu: buffers upload and download, and check sizes") {
+  const auto host = randomWords(1000, 1);
+  gpu::DeviceBuffer<uint32_t> d(host);
+  CHECK(d.download() == host);
+  CHECK_THROWS_WITH_AS(d.upload(std::vector<uint32_t>(10)),
+                       "DeviceBuffer::upload: the buffer holds 1000 elements; the host array has 10",
+                       Error);
+}
+
+TEST_CASE("gpu: every golden kernel matches the reference and the simulator") {
+  const auto in = randomWords(8192 * 7, 2);
+  std::vector<uint32_t> plusOne(in.size());
+  std::transform(in.begin(), in.end(), plusOne.begin(), [](uint32_t x) { return x + 1; });
+  CHECK(gpuMatchesSimulator(paper::incrementKernel(), in, in.size()) == plusOne);
+  CHECK(gpuMatchesSimulator(paper::increment2Kernel(), in, in.size()) == plusOne);
+  std::vector<uint32_t> agn(in.size());
+  std::transform(in.begin(), in.end(), agn.begin(), [](uint32_t x) { return (x + 1) * 2 + 3; });
+  CHECK(gpuMatchesSimulator(paper::agnosticBlockKernel(), in, in.size()) == agn);
+  CHECK(gpuMatchesSimulator(paper::agnosticWarpKernel(), in, in.size()) == agn);
+  for (const auto& [k, chunk] : std::vector<std::pair<Kernel, size_t>>{
+           {paper::sumUpKernel(), 8}, {paper::red3Kernel(), 512}, {paper::red5Kernel(), 4096}}) {
+    std::vector<uint32_t> sums(in.size() / chunk);
+    for (size_t b = 0; b < sums.size(); ++b) {
+      sums[b] = std::accumulate(in.begin() + static_cast<long>(b * chunk),
+                                in.begin() + static_cast<long>((b + 1) * chunk), 0u);
+    }
+    CHECK_MESSAGE(gpuMatchesSimulator(k, in, sums.size()) == sums, k.name());
+  }
+}
+
+TEST_CASE("gpu: virtualized blocks (fewer real blocks) and more than 48 KB of shared memory") {
+  const Kernel k = paper::red3Kernel(512, 256);
+  const auto in = randomWords(512 * 100, 3);
+  gpu::DeviceBuffer<uint32_t> din(in), dout(100);
+  for (uint32_t blocks : {1u, 7u, 0u}) {
+    dout.zero();
+    gpu::LaunchOptions o;
+    o.blocks = blocks;
+    gpu::launch(k, {din, dout}, o);
+    std::vector<uint32_t> expected(100);
+    for (size_t b = 0; b < 100; ++b) {
+      expected[b] = std::accumulate(in.begin() + static_cast<long>(b * 512),
+                                    in.begin() + static_cast<long>((b + 1) * 512), 0u);
+    }
+    CHECK(dout.download() == expected);
+  }
+  // 32768 elements per block forced once: 64 KB of shared memory needs the opt-in attribute.
+  const Kernel big = capture("bigShared", 1024, [](DPull<EWord32> x) {
+    return pConcat(fmap(
+        [](const SPull<EWord32>& c) {
+          return exec<Block>([c](const Program<Block>& p) {
+            auto a = forcePull(p, c);
+            return push<Block>(fmap([a](const EWord32& v) { return v + a[0u]; }, a));
+          });
+        },
+        splitUp(16384, x)));
+  });
+  CHECK(big.sharedBytes() == 65536);
+  const auto bin = randomWords(16384 * 3, 4);
+  std::vector<uint32_t> bexp(bin.size());
+  for (size_t i = 0; i < bin.size(); ++i) bexp[i] = bin[i] + bin[i / 16384 * 16384];
+  CHECK(gpuMatchesSimulator(big, bin, bin.size()) == bexp);
+  CHECK(gpu::occupancyBlocks(big) >= 1);
+  gpu::LaunchOptions fill;
+  fill.fillDevice = true;
+  gpu::DeviceBuffer<uint32_t> d2(bin), o2(bin.size());
+  gpu::launch(big, {d2, o2}, fill);
+  CHECK(o2.download() == bexp);
+}
+
+TEST_CASE("gpu: bad arguments are refused before anything is launched") {
+  const Kernel k = paper::red3Kernel();
+  gpu::DeviceBuffer<uint32_t> in(1000), out(2);
+  out.zero();
+  CHECK_THROWS_WITH_AS(gpu::launch(k, {in, out}),
+                       "launch of kernel red3: splitUp(512) needs a length divisible by 512 "
+                       "(n0 % 512u == 0u fails with n0 = 1000)",
+                       Error);
+  const std::vector<uint32_t> host(1024);
+  CHECK_THROWS_WITH_AS(gpu::launch(k, {host, out}),
+                       "launch of kernel red3: argument 0 is a host array; the GPU needs a "
+                       "gpu::DeviceBuffer",
+                       Error);
+  gpu::DeviceBuffer<float> wrong(1024);
+  CHECK_THROWS_WITH_AS(gpu::launch(k, {wrong, out}),
+                       doctest::Contains("argument 0 (in0) must be an array of uint32_t"), Error);
+  gpu::DeviceBuffer<uint32_t> in2(1024), tiny(1);
+  CHECK_THROWS_WITH_AS(gpu::launch(k, {in2, tiny}), doctest::Contains("argument out0 has 1 elements"),
+                       Error);
+  CHECK(out.download() == std::vector<uint32_t>{0, 0});
+  in2.upload(std::vector<uint32_t>(1024, 1));
+  gpu::launch(k, {in2, out});  // the next valid launch works
+  CHECK(out.download() == std::vector<uint32_t>{512, 512});
+}
+
+TEST_CASE("gpu: the large reduction pipeline for sizes 1, 1000, 2^20+3, 2^26") {
+  const Kernel k = paper::partialSums(4096, 256, 8);
+  for (size_t n : {size_t{1}, size_t{1000}, (size_t{1} << 20) + 3, size_t{1} << 26}) {
+    const auto in = randomWords(n, static_cast<uint32_t>(n));
+    const uint32_t expected = std::accumulate(in.begin(), in.end(), 0u);
+    gpu::DeviceBuffer<uint32_t> d(in);
+    CHECK_MESSAGE(paper::reduceOnGpu(k, 4096, d) == expected, "n = " << n);
+  }
+}
