@@ -40,14 +40,14 @@ using Body = std::vector<Stmt>;
 
 // array[index] = value
 struct Assign {
-  ArrayId array;
+  ArrayId array = 0;
   ExpPtr index;
   ExpPtr value;
 };
 // A scalar variable of the executing thread, optionally initialised.
 struct Declare {
   std::string var;
-  ScalarType type;
+  ScalarType type = ScalarType::U32;
   ExpPtr init;  // may be null
 };
 // var = value (var was declared)
@@ -58,7 +58,7 @@ struct AssignVar {
 // `count` instances of the Thread-level body, in parallel over the threads of `level`
 // (Warp: lanes, Block: threads of the block, Grid: all threads). `var` is the instance index.
 struct ForAll {
-  Level level;
+  Level level = Level::Thread;
   ExpPtr count;
   std::string var;
   Body body;
@@ -66,14 +66,14 @@ struct ForAll {
 // `count` instances of a `level` program, in parallel over level Step<level>
 // (Warp programs over a block's warps, Block programs over the grid's blocks).
 struct DistrPar {
-  Level level;
+  Level level = Level::Block;
   ExpPtr count;
   std::string var;
   Body body;
 };
 // for (var = start; var < bound; var += step) body   (every thread of `level` runs it)
 struct SeqFor {
-  Level level;
+  Level level = Level::Thread;
   std::string var;
   ExpPtr start;
   ExpPtr bound;
@@ -82,29 +82,29 @@ struct SeqFor {
 };
 // while (cond) body
 struct SeqWhile {
-  Level level;
+  Level level = Level::Thread;
   ExpPtr cond;
   Body body;
 };
 // if (cond) then else otherwise
 struct Cond {
-  Level level;
+  Level level = Level::Thread;
   ExpPtr cond;
   Body then;
   Body otherwise;
 };
 // `array` comes into existence here (shared or local memory).
 struct Allocate {
-  ArrayId array;
+  ArrayId array = 0;
 };
 // Barrier: __syncthreads() at Block level, __syncwarp() at Warp level.
 struct Sync {
-  Level level;
+  Level level = Level::Block;
 };
 // result = atomicOp(&array[index], value[, compare])
 struct Atomic {
-  AtomicOp op;
-  ArrayId array;
+  AtomicOp op = AtomicOp::Add;
+  ArrayId array = 0;
   ExpPtr index;
   ExpPtr value;        // null for Inc/Dec without operand
   ExpPtr compare;      // Cas only
@@ -123,9 +123,9 @@ enum class ParamKind : uint8_t { Array, Length, Scalar };
 
 // One parameter of the generated __global__ function.
 struct Param {
-  ParamKind kind;
+  ParamKind kind = ParamKind::Array;
   std::string name;
-  ScalarType type;      // element type for arrays
+  ScalarType type = ScalarType::U32;  // element type for arrays
   ArrayId array = 0;    // Array
   bool output = false;  // Array written by the kernel
   ExpPtr length;        // Array: elements the kernel may touch, in terms of the parameters

@@ -634,6 +634,37 @@ TEST_CASE("cache: an unusable directory falls back to memory with one warning") 
     }
     fs::permissions(dir, fs::perms::owner_all);
   }
+  SUBCASE("read-only directory holding a corrupt entry") {
+    // The entry cannot be rewritten, so each clearMemory() finds it corrupt again; it is
+    // reported once all the same.
+    const fs::path dir = temp.path() / "read-only";
+    const CompileResult original = KernelCache(dir).get(kAddKernel, "add_one");
+    const fs::path path = KernelCache(dir).pathFor(KernelCache::key(kAddKernel, {}));
+    fs::resize_file(path, fs::file_size(path) - 1);
+    fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);
+    KernelCache cache(dir);
+    std::string messages;
+    {
+      CerrCapture capture;
+      checkSameKernel(cache.get(kAddKernel, "add_one"), original);
+      cache.clearMemory();
+      checkSameKernel(cache.get(kAddKernel, "add_one"), original);
+      messages = capture.text();
+    }
+    INFO("stderr: " << messages);
+    CHECK(countOf(messages, " is corrupt (") == 1);
+    if (::geteuid() != 0) {
+      CHECK(countOf(messages, "obsidian: cannot write kernel cache entry ") == 1);
+      CHECK(cache.stats().corrupt == 2);
+      CHECK(cache.stats().misses == 2);
+      CHECK(fileNames(dir) == std::vector<std::string>{path.filename().string()});
+    } else {
+      MESSAGE("running as root: permissions do not stop writes, the entry was rewritten");
+      CHECK(cache.stats().corrupt == 1);
+      CHECK(cache.stats().diskHits == 1);
+    }
+    fs::permissions(dir, fs::perms::owner_all);
+  }
 }
 
 TEST_CASE("cache: global() is one cache on the environment's directory") {
