@@ -2,9 +2,10 @@
 // hit (a fresh KernelCache on a warm directory, as a new process sees it), and the launch
 // overhead of gpu::launch against a bare cuLaunchKernel of the same loaded function.
 // Usage: obsidian-bench-runtime [results.json]
+#include <cuda.h>
+
 #include <algorithm>
 #include <chrono>
-#include <cuda.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -82,8 +83,9 @@ int main(int argc, char** argv) {
     device.synchronize();
     auto t = Clock::now();
     for (int i = 0; i < launches; ++i) {
-      driver::check(driver::api()->cuLaunchKernel(f, 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr),
-                    "cuLaunchKernel");
+      driver::check(
+          driver::api()->cuLaunchKernel(f, 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr),
+          "cuLaunchKernel");
     }
     bare.push_back(msSince(t) * 1000 / launches);
     device.synchronize();

@@ -44,7 +44,8 @@ inline uint32_t reduceOnSimulator(const Kernel& k, uint32_t chunk, std::vector<u
 
 // The sum of `in` (wrapping at 2^32), on the GPU: buffers are sized at run time, level by
 // level.
-inline uint32_t reduceOnGpu(const Kernel& k, uint32_t chunk, const gpu::DeviceBuffer<uint32_t>& in) {
+inline uint32_t reduceOnGpu(const Kernel& k, uint32_t chunk,
+                            const gpu::DeviceBuffer<uint32_t>& in) {
   if (in.size() == 0) throw Error("reduce needs at least one element");
   std::deque<gpu::DeviceBuffer<uint32_t>> levels;  // a deque: `current` stays valid
   const gpu::DeviceBuffer<uint32_t>* current = &in;

@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -75,13 +74,12 @@ class KernelArg {
   double real_ = 0;
 };
 
-// The arguments matched to the kernel's parameters.
+// The arguments matched to the kernel's parameters, all indexed by parameter.
 struct BoundArguments {
-  // Per kernel parameter: the host array of an Array parameter (null otherwise).
-  std::vector<const KernelArg*> arrays;
-  // Scalar and length parameters by name: integer bits, or the double value of a float.
-  std::map<std::string, uint64_t> bits;
-  std::map<std::string, double> reals;
+  std::vector<const KernelArg*> arrays;  // the host or device array of an Array parameter
+  // The value of each Length and Scalar parameter: integer bits, or a float's value.
+  std::vector<uint64_t> bits;
+  std::vector<double> reals;
   // Elements of each Array parameter the kernel may touch (its length expression evaluated).
   std::vector<uint64_t> lengths;
   uint32_t gridBlocks = 0;  // the kernel's gridBlocks evaluated
@@ -90,10 +88,11 @@ struct BoundArguments {
 // Match `args` to kernel `k`'s parameters and check everything a launch needs: the number and
 // kinds of arguments, element types, writability of outputs, null arrays, array sizes against
 // the lengths the kernel reads and writes, and the kernel's preconditions. Throws Error naming
-// the kernel, the argument and the rule.
+// the kernel, the argument and the rule. Cheap enough for every launch: it allocates nothing
+// but the result unless a check fails.
 BoundArguments bindArguments(const KernelIR& k, const std::vector<KernelArg>& args);
 
-// The value of an expression over scalar and length parameters, for bound arguments.
-uint64_t evaluateU32(const ExpPtr& e, const BoundArguments& b);
+// The value (integer bits) of an expression over the scalar and length parameters.
+uint64_t evaluateParams(const KernelIR& k, const ExpPtr& e, const BoundArguments& b);
 
 }  // namespace obsidian

@@ -126,9 +126,9 @@ struct Param {
   ParamKind kind = ParamKind::Array;
   std::string name;
   ScalarType type = ScalarType::U32;  // element type for arrays
-  ArrayId array = 0;    // Array
-  bool output = false;  // Array written by the kernel
-  ExpPtr length;        // Array: elements the kernel may touch, in terms of the parameters
+  ArrayId array = 0;                  // Array
+  bool output = false;                // Array written by the kernel
+  ExpPtr length;  // Array: elements the kernel may touch, in terms of the parameters
 };
 
 // A condition the host checks before launch, e.g. a dynamic length that splitUp needs to

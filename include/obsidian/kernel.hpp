@@ -86,6 +86,8 @@ class Kernel {
   explicit Kernel(LoweredKernel lowered);
 
   const std::string& name() const { return data_->lowered.name; }
+  // Unique in this process, shared by copies of this Kernel (the runtime keys loaded code by it).
+  uint64_t id() const { return id_; }
   const std::string& cuda() const { return data_->cuda; }
   uint32_t threadsPerBlock() const { return data_->lowered.threadsPerBlock; }
   uint32_t sharedBytes() const { return data_->lowered.sharedBytes; }
@@ -109,6 +111,7 @@ class Kernel {
 
  private:
   std::shared_ptr<const LoweredKernel> data_;
+  uint64_t id_;
   mutable std::shared_ptr<CompileResult> compiled_;
   mutable std::vector<std::string> compiledOptions_;
 };

@@ -1,7 +1,9 @@
 // The umbrella header: everything a user of obsidian needs.
 #pragma once
 
+#include "obsidian/arguments.hpp"
 #include "obsidian/atomic.hpp"
+#include "obsidian/cache.hpp"
 #include "obsidian/error.hpp"
 #include "obsidian/exp.hpp"
 #include "obsidian/force.hpp"
@@ -14,4 +16,6 @@
 #include "obsidian/program.hpp"
 #include "obsidian/pull.hpp"
 #include "obsidian/push.hpp"
+#include "obsidian/runtime.hpp"
+#include "obsidian/sim.hpp"
 #include "obsidian/types.hpp"

@@ -77,7 +77,8 @@ class Device {
   int handle_ = 0;
   void* context_ = nullptr;
   std::mutex mutex_;
-  std::unordered_map<std::string, Loaded> loaded_;  // by kernel cache key
+  std::unordered_map<std::string, Loaded> byKey_;  // by kernel cache key
+  std::unordered_map<uint64_t, Loaded> byKernel_;  // by Kernel::id(): no hashing per launch
 };
 
 class Stream {

@@ -1,17 +1,21 @@
 // Kernel: the result of a capture (lowered IR, CUDA, report) and its NVRTC compilation.
 #include "obsidian/kernel.hpp"
 
-#include "obsidian/cache.hpp"
-
+#include <atomic>
 #include <iostream>
 
 #include "ir/print.hpp"
 #include "memmap/memory_map.hpp"
+#include "obsidian/cache.hpp"
 
 namespace obsidian {
 
+namespace {
+std::atomic<uint64_t> nextKernelId{1};
+}
+
 Kernel::Kernel(LoweredKernel lowered)
-    : data_(std::make_shared<const LoweredKernel>(std::move(lowered))) {}
+    : data_(std::make_shared<const LoweredKernel>(std::move(lowered))), id_(nextKernelId++) {}
 
 const CompileResult& Kernel::compile(const CompileOptions& options) const {
   std::vector<std::string> key{options.arch};

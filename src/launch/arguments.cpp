@@ -16,19 +16,6 @@ std::string KernelArg::describe() const {
 
 namespace {
 
-ExpPtr substituteParams(const ExpPtr& e, const BoundArguments& b, const KernelIR& k) {
-  return ir::rewrite(e, [&](const ExpPtr& n) -> ExpPtr {
-    if (n->kind != ExpKind::Var) return nullptr;
-    if (const auto it = b.bits.find(n->name); it != b.bits.end()) {
-      return ir::literalInt(n->type, it->second);
-    }
-    if (const auto it = b.reals.find(n->name); it != b.reals.end()) {
-      return ir::literalReal(n->type, it->second);
-    }
-    throw InternalError("launch of kernel " + k.name + ": " + n->name + " is not a parameter");
-  });
-}
-
 std::string expected(const KernelIR& k, const Param& p) {
   const std::string t(cudaTypeName(p.type));
   if (p.kind == ParamKind::Scalar) return p.name + ": " + t + " scalar";
@@ -36,98 +23,138 @@ std::string expected(const KernelIR& k, const Param& p) {
   return p.name + ": " + (writes ? "writable " : "") + t + " array";
 }
 
+size_t paramIndex(const KernelIR& k, const std::string& name) {
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    if (k.params[i].kind != ParamKind::Array && k.params[i].name == name) return i;
+  }
+  throw InternalError("launch of kernel " + k.name + ": " + name + " is not a parameter");
+}
+
+// Evaluates e directly (no nodes are built); parameters not yet bound read as 0.
+ir::Value eval(const KernelIR& k, const ExpPtr& e, const BoundArguments& b) {
+  switch (e->kind) {
+    case ExpKind::Literal: return ir::literalValue(*e);
+    case ExpKind::Var: {
+      const size_t i = paramIndex(k, e->name);
+      return isFloat(e->type) ? ir::realValue(b.reals[i]) : ir::intValue(b.bits[i]);
+    }
+    case ExpKind::Unary: return ir::evalUnary(e->unOp, e->args[0]->type, eval(k, e->args[0], b));
+    case ExpKind::Binary: {
+      const ScalarType t = e->args[0]->type;
+      const ir::Value x = eval(k, e->args[0], b);
+      if (e->binOp == BinOp::And && !x.u) return ir::intValue(0);
+      if (e->binOp == BinOp::Or && x.u) return ir::intValue(1);
+      return ir::evalBinary(e->binOp, t, x, eval(k, e->args[1], b));
+    }
+    case ExpKind::Select:
+      return eval(k, e->args[0], b).u ? eval(k, e->args[1], b) : eval(k, e->args[2], b);
+    case ExpKind::Cast: return ir::evalCast(e->type, e->args[0]->type, eval(k, e->args[0], b));
+    case ExpKind::ThreadIdx:
+    case ExpKind::BlockIdx:
+    case ExpKind::GridDim:
+    case ExpKind::Index: break;
+  }
+  throw InternalError("launch of kernel " + k.name +
+                      ": host expressions use only parameters and literals");
+}
+
 }  // namespace
 
-uint64_t evaluateU32(const ExpPtr& e, const BoundArguments& b) {
-  KernelIR none;
-  const ExpPtr v = substituteParams(e, b, none);
-  OBSIDIAN_ASSERT(v->isLiteral(), "an expression over parameters folds to a literal");
-  return v->bits;
+uint64_t evaluateParams(const KernelIR& k, const ExpPtr& e, const BoundArguments& b) {
+  return eval(k, e, b).u;
 }
 
 BoundArguments bindArguments(const KernelIR& k, const std::vector<KernelArg>& args) {
-  const std::string where = "launch of kernel " + k.name + ": ";
-  std::vector<size_t> userParams;  // parameters the caller passes (not lengths)
-  for (size_t i = 0; i < k.params.size(); ++i) {
-    if (k.params[i].kind != ParamKind::Length) userParams.push_back(i);
-  }
-  if (args.size() != userParams.size()) {
+  auto where = [&] { return "launch of kernel " + k.name + ": "; };
+  size_t passed = 0;  // parameters the caller passes (not lengths)
+  for (const Param& p : k.params) passed += p.kind != ParamKind::Length;
+  if (args.size() != passed) {
     std::string list;
-    for (size_t i : userParams) list += (list.empty() ? "" : ", ") + expected(k, k.params[i]);
-    throw Error(where + "expected " + std::to_string(userParams.size()) + " argument(s) (" + list +
+    for (const Param& p : k.params) {
+      if (p.kind != ParamKind::Length) list += (list.empty() ? "" : ", ") + expected(k, p);
+    }
+    throw Error(where() + "expected " + std::to_string(passed) + " argument(s) (" + list +
                 "); got " + std::to_string(args.size()));
   }
   BoundArguments b;
-  b.arrays.assign(k.params.size(), nullptr);
-  b.lengths.assign(k.params.size(), 0);
-  for (size_t a = 0; a < args.size(); ++a) {
-    const Param& p = k.params[userParams[a]];
-    const KernelArg& arg = args[a];
-    const std::string which = "argument " + std::to_string(a) + " (" + p.name + ") ";
+  const size_t n = k.params.size();
+  b.arrays.assign(n, nullptr);
+  b.bits.assign(n, 0);
+  b.reals.assign(n, 0.0);
+  b.lengths.assign(n, 0);
+  std::vector<bool> lengthSet(n, false);
+  size_t a = 0;
+  for (size_t pi = 0; pi < n; ++pi) {
+    const Param& p = k.params[pi];
+    if (p.kind == ParamKind::Length) continue;
+    const size_t argIndex = a++;
+    const KernelArg& arg = args[argIndex];
+    auto which = [&] { return "argument " + std::to_string(argIndex) + " (" + p.name + ") "; };
     const bool wantArray = p.kind == ParamKind::Array;
     if (wantArray != (arg.kind() == KernelArg::Kind::Array) || arg.type() != p.type) {
-      throw Error(where + which + "must be " + (wantArray ? "an array of " : "a scalar of type ") +
+      throw Error(where() + which() + "must be " +
+                  (wantArray ? "an array of " : "a scalar of type ") +
                   std::string(cudaTypeName(p.type)) + "; got " + arg.describe());
     }
     if (!wantArray) {
-      if (isFloat(p.type)) {
-        b.reals[p.name] = arg.real();
-      } else {
-        b.bits[p.name] = arg.bits();
-      }
+      b.bits[pi] = arg.bits();
+      b.reals[pi] = arg.real();
       continue;
     }
-    if (arg.data() == nullptr && arg.count() > 0) throw Error(where + which + "is a null array");
+    if (arg.data() == nullptr && arg.count() > 0)
+      throw Error(where() + which() + "is a null array");
     if ((p.output || k.arrays[p.array].writable) && !arg.writable()) {
-      throw Error(where + which +
-                  "is written by the kernel; pass a non-const std::vector or a "
-                  "std::span of non-const elements; got " +
+      throw Error(where() + which() +
+                  "is written by the kernel; pass a non-const std::vector or a std::span of "
+                  "non-const elements; got " +
                   arg.describe());
     }
-    b.arrays[userParams[a]] = &arg;
+    b.arrays[pi] = &arg;
     // A dynamic input's length parameter is the size of its (first) array.
     if (p.length && p.length->kind == ExpKind::Var) {
-      const std::string& n = p.length->name;
-      const auto it = b.bits.find(n);
-      if (it == b.bits.end()) {
+      const size_t li = paramIndex(k, p.length->name);
+      if (!lengthSet[li]) {
         if (arg.count() > UINT32_MAX) {
-          throw Error(where + which + "has " + std::to_string(arg.count()) +
+          throw Error(where() + which() + "has " + std::to_string(arg.count()) +
                       " elements; lengths are 32-bit");
         }
-        b.bits[n] = arg.count();
-      } else if (it->second != arg.count()) {
-        throw Error(where + which + "has " + std::to_string(arg.count()) +
+        b.bits[li] = arg.count();
+        lengthSet[li] = true;
+      } else if (b.bits[li] != arg.count()) {
+        throw Error(where() + which() + "has " + std::to_string(arg.count()) +
                     " elements, but the other component(s) of the same array have " +
-                    std::to_string(it->second));
+                    std::to_string(b.bits[li]));
       }
     }
   }
   for (const Precondition& c : k.preconditions) {
-    if (evaluateU32(c.holds, b) == 0) {
+    if (eval(k, c.holds, b).u == 0) {
       std::string values;
       std::set<std::string> vars;
       ir::varsIn(c.holds, vars);
       for (const std::string& v : vars) {
-        values += (values.empty() ? "" : ", ") + v + " = " +
-                  (b.bits.count(v) ? std::to_string(b.bits.at(v)) : std::to_string(b.reals.at(v)));
+        const size_t i = paramIndex(k, v);
+        values +=
+            (values.empty() ? "" : ", ") + v + " = " +
+            (isFloat(k.params[i].type) ? std::to_string(b.reals[i]) : std::to_string(b.bits[i]));
       }
-      throw Error(where + c.message + " (" + ir::printExp(c.holds, k.arrays) + " fails with " +
+      throw Error(where() + c.message + " (" + ir::printExp(c.holds, k.arrays) + " fails with " +
                   values + ")");
     }
   }
-  for (size_t i = 0; i < k.params.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     const Param& p = k.params[i];
     if (p.kind != ParamKind::Array) continue;
-    const uint64_t need = evaluateU32(p.length, b);
+    const uint64_t need = eval(k, p.length, b).u;
     b.lengths[i] = need;
     const KernelArg& arg = *b.arrays[i];
     if (arg.count() < need) {
-      throw Error(where + "argument " + p.name + " has " + std::to_string(arg.count()) +
+      throw Error(where() + "argument " + p.name + " has " + std::to_string(arg.count()) +
                   " elements; the kernel " + (p.output ? "writes " : "reads ") +
                   std::to_string(need) + " (" + ir::printExp(p.length, k.arrays) + ")");
     }
   }
-  b.gridBlocks = static_cast<uint32_t>(evaluateU32(k.gridBlocks, b));
+  b.gridBlocks = static_cast<uint32_t>(eval(k, k.gridBlocks, b).u);
   return b;
 }
 

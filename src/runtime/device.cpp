@@ -63,13 +63,13 @@ Device::Device(int ordinal) {
       static_cast<uint32_t>(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
   info_.sharedPerBlockOptin =
       static_cast<uint32_t>(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
-  info_.sharedPerSm = static_cast<uint32_t>(
-      attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
+  info_.sharedPerSm =
+      static_cast<uint32_t>(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
   OBSIDIAN_CU(cuDeviceTotalMem, &info_.totalMemory, d);
 }
 
 Device::~Device() {
-  for (auto& [key, l] : loaded_) {
+  for (auto& [key, l] : byKey_) {
     driver::api()->cuModuleUnload(static_cast<CUmodule>(l.module));
   }
   driver::api()->cuDevicePrimaryCtxRelease(deviceHandle(handle_));
@@ -83,12 +83,15 @@ void Device::synchronize() const {
 }
 
 void* Device::function(const Kernel& k) {
+  const std::lock_guard lock(mutex_);
+  if (const auto it = byKernel_.find(k.id()); it != byKernel_.end()) return it->second.function;
   CompileOptions options;
   options.arch = info_.arch();
   const std::string key = KernelCache::key(k.cuda(), options);
-  const std::lock_guard lock(mutex_);
-  const auto it = loaded_.find(key);
-  if (it != loaded_.end()) return it->second.function;
+  if (const auto it = byKey_.find(key); it != byKey_.end()) {
+    byKernel_[k.id()] = it->second;
+    return it->second.function;
+  }
   const CompileResult binary = KernelCache::global().get(k.cuda(), k.name(), options);
   makeCurrent();
   CUmodule module = nullptr;
@@ -100,7 +103,7 @@ void* Device::function(const Kernel& k) {
                        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                        static_cast<int>(k.sharedBytes()));
   }
-  loaded_[key] = Loaded{module, f};
+  byKey_[key] = byKernel_[k.id()] = Loaded{module, f};
   return f;
 }
 

@@ -29,11 +29,11 @@ Loaded load() {
     return l;
   }
   // The expanded macro name is the versioned symbol cuda.h maps the call to (cuMemAlloc_v2).
-#define OBSIDIAN_DRIVER_FUNCTION(name)                                                   \
-  l.api.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, OBSIDIAN_XSTR(name)));     \
-  if (!l.api.name) {                                                                     \
+#define OBSIDIAN_DRIVER_FUNCTION(name)                                                     \
+  l.api.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, OBSIDIAN_XSTR(name)));       \
+  if (!l.api.name) {                                                                       \
     l.reason = std::string("the driver lacks ") + OBSIDIAN_XSTR(name) + ": it is too old"; \
-    return l;                                                                            \
+    return l;                                                                              \
   }
 #include "runtime/driver_functions.inc"
 #undef OBSIDIAN_DRIVER_FUNCTION

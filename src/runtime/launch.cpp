@@ -1,5 +1,6 @@
 // Launching a captured kernel on the GPU: arguments and limits are checked first, then the
 // kernel is loaded (through the kernel cache) and launched with cuLaunchKernel.
+#include <array>
 #include <cstring>
 
 #include "obsidian/runtime.hpp"
@@ -75,17 +76,27 @@ void launch(const Kernel& k, const std::vector<KernelArg>& args, const LaunchOpt
                 " blocks is over CUDA's limit of 2^31 - 1; use LaunchOptions::fillDevice");
   }
 
-  std::vector<ParamValue> values(ir.params.size());
-  std::vector<void*> pointers(ir.params.size());
+  // Small kernels (all of them, in practice) keep the parameter block on the stack.
+  constexpr size_t kInline = 32;
+  std::array<ParamValue, kInline> inlineValues;
+  std::array<void*, kInline> inlinePointers;
+  std::vector<ParamValue> heapValues;
+  std::vector<void*> heapPointers;
+  ParamValue* values = inlineValues.data();
+  void** pointers = inlinePointers.data();
+  if (ir.params.size() > kInline) {
+    heapValues.resize(ir.params.size());
+    heapPointers.resize(ir.params.size());
+    values = heapValues.data();
+    pointers = heapPointers.data();
+  }
   for (size_t i = 0; i < ir.params.size(); ++i) {
     const Param& p = ir.params[i];
     if (p.kind == ParamKind::Array) {
-      values[i].pointer = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(bound.arrays[i]->data()));
+      values[i].pointer =
+          static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(bound.arrays[i]->data()));
     } else {
-      const auto b = bound.bits.find(p.name);
-      const auto r = bound.reals.find(p.name);
-      values[i] = scalar(p.type, b != bound.bits.end() ? b->second : 0,
-                         r != bound.reals.end() ? r->second : 0.0);
+      values[i] = scalar(p.type, bound.bits[i], bound.reals[i]);
     }
     pointers[i] = &values[i];
   }
@@ -93,7 +104,7 @@ void launch(const Kernel& k, const std::vector<KernelArg>& args, const LaunchOpt
   d.makeCurrent();
   CUstream stream = options.stream ? static_cast<CUstream>(options.stream->handle()) : nullptr;
   OBSIDIAN_CU_KERNEL(k.name(), cuLaunchKernel, f, blocks, 1, 1, k.threadsPerBlock(), 1, 1,
-                     k.sharedBytes(), stream, pointers.data(), nullptr);
+                     k.sharedBytes(), stream, pointers, nullptr);
   if (options.synchronize) OBSIDIAN_CU_KERNEL(k.name(), cuStreamSynchronize, stream);
 }
 

@@ -277,10 +277,12 @@ class Machine {
         threads_(k_.threadsPerBlock),
         compiler_(k_) {
     // Scalar and length parameters take the first slots.
-    for (const auto& [name, bits] : bound.bits)
-      params_.emplace_back(compiler_.slot(name), ir::intValue(bits));
-    for (const auto& [name, real] : bound.reals)
-      params_.emplace_back(compiler_.slot(name), ir::realValue(real));
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param& p = k_.params[i];
+      if (p.kind == ParamKind::Array) continue;
+      params_.emplace_back(compiler_.slot(p.name), isFloat(p.type) ? ir::realValue(bound.reals[i])
+                                                                   : ir::intValue(bound.bits[i]));
+    }
     body_ = compiler_.body(k_.body);
     regs_.assign(compiler_.slotCount(), std::vector<Value>(threads_));
     globals_.resize(k_.arrays.size());
@@ -735,8 +737,9 @@ SimStats simulate(const Kernel& k, const std::vector<KernelArg>& args, const Sim
   const BoundArguments bound = bindArguments(k.ir(), args);
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].onDevice()) {
-      throw Error("simulate(kernel " + k.name() + "): argument " + std::to_string(i) +
-                  " is a device buffer; the simulator runs on host arrays (std::vector, std::span)");
+      throw Error(
+          "simulate(kernel " + k.name() + "): argument " + std::to_string(i) +
+          " is a device buffer; the simulator runs on host arrays (std::vector, std::span)");
     }
   }
   const uint32_t blocks = options.blocks ? options.blocks : std::max<uint32_t>(bound.gridBlocks, 1);

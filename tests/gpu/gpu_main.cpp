@@ -10,7 +10,8 @@
 int main(int argc, char** argv) {
   bool listing = false;
   for (int i = 1; i < argc; ++i) {
-    listing = listing || std::strncmp(argv[i], "--list", 6) == 0 || std::strncmp(argv[i], "-ltc", 4) == 0;
+    listing =
+        listing || std::strncmp(argv[i], "--list", 6) == 0 || std::strncmp(argv[i], "-ltc", 4) == 0;
   }
   if (!listing && !obsidian::gpu::available()) {
     std::cout << "SKIPPED: no CUDA device (" << obsidian::gpu::unavailableReason() << ")\n";

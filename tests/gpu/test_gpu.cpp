@@ -47,9 +47,9 @@ TEST_CASE("gpu: buffers upload and download, and check sizes") {
   const auto host = randomWords(1000, 1);
   gpu::DeviceBuffer<uint32_t> d(host);
   CHECK(d.download() == host);
-  CHECK_THROWS_WITH_AS(d.upload(std::vector<uint32_t>(10)),
-                       "DeviceBuffer::upload: the buffer holds 1000 elements; the host array has 10",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      d.upload(std::vector<uint32_t>(10)),
+      "DeviceBuffer::upload: the buffer holds 1000 elements; the host array has 10", Error);
 }
 
 TEST_CASE("gpu: every golden kernel matches the reference and the simulator") {
@@ -130,8 +130,8 @@ TEST_CASE("gpu: bad arguments are refused before anything is launched") {
   CHECK_THROWS_WITH_AS(gpu::launch(k, {wrong, out}),
                        doctest::Contains("argument 0 (in0) must be an array of uint32_t"), Error);
   gpu::DeviceBuffer<uint32_t> in2(1024), tiny(1);
-  CHECK_THROWS_WITH_AS(gpu::launch(k, {in2, tiny}), doctest::Contains("argument out0 has 1 elements"),
-                       Error);
+  CHECK_THROWS_WITH_AS(gpu::launch(k, {in2, tiny}),
+                       doctest::Contains("argument out0 has 1 elements"), Error);
   CHECK(out.download() == std::vector<uint32_t>{0, 0});
   in2.upload(std::vector<uint32_t>(1024, 1));
   gpu::launch(k, {in2, out});  // the next valid launch works
