@@ -147,3 +147,24 @@ TEST_CASE("gpu: the large reduction pipeline for sizes 1, 1000, 2^20+3, 2^26") {
     CHECK_MESSAGE(paper::reduceOnGpu(k, 4096, d) == expected, "n = " << n);
   }
 }
+
+TEST_CASE("gpu: a kernel over the device's shared memory limit is refused before launch") {
+  const gpu::DeviceInfo& info = gpu::Device::get().info();
+  CaptureOptions o;
+  o.sharedMemoryLimit = 1u << 20;  // let the kernel ask for more than any device has
+  const uint32_t words = info.sharedPerBlockOptin / 4 + 1024;
+  const Kernel k = capture("tooMuchShared", 256, [words](DPull<EWord32> x) {
+    return pConcat(fmap(
+        [](const SPull<EWord32>& c) {
+          return exec<Block>([c](const Program<Block>& p) { return push<Block>(forcePull(p, c)); });
+        },
+        splitUp(words, x)));
+  }, o);
+  gpu::DeviceBuffer<uint32_t> in(words), out(words);
+  CHECK_THROWS_WITH_AS(gpu::launch(k, {in, out}),
+                       ("launch of kernel tooMuchShared: needs " + std::to_string(k.sharedBytes()) +
+                        " bytes of shared memory per block; " + info.name + " allows " +
+                        std::to_string(info.sharedPerBlockOptin))
+                           .c_str(),
+                       Error);
+}

@@ -7,6 +7,7 @@
 #include <obsidian/sim.hpp>
 
 #include "../../examples/paper/programs.hpp"
+#include "runtime/driver.hpp"
 
 using namespace obsidian;
 
@@ -72,4 +73,19 @@ TEST_CASE("runtime: launch arguments are checked before the device is touched") 
                        "simulate(kernel red3): argument 0 is a device buffer; the simulator runs "
                        "on host arrays (std::vector, std::span)",
                        Error);
+}
+
+TEST_CASE("runtime: a failed CUDA call names the call, the error and the kernel") {
+  CHECK_NOTHROW(driver::check(CUDA_SUCCESS, "cuMemAlloc", "red3"));
+  try {
+    driver::check(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc", "red3");
+    FAIL("check did not throw");
+  } catch (const CudaError& e) {
+    CHECK(e.code() == CUDA_ERROR_OUT_OF_MEMORY);
+    const std::string expected = gpu::available()
+                                     ? "cuMemAlloc failed for kernel red3: CUDA_ERROR_OUT_OF_MEMORY "
+                                       "(out of memory)"
+                                     : "cuMemAlloc failed for kernel red3: CUresult 2";
+    CHECK(std::string(e.what()) == expected);
+  }
 }
