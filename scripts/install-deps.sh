@@ -3,7 +3,7 @@
 # toolkit's NVRTC, which is not a Debian package here. Safe to run repeatedly.
 set -euo pipefail
 
-packages=(cmake g++ ninja-build libboost-dev doctest-dev nlohmann-json3-dev)
+packages=(cmake g++ ninja-build libboost-dev doctest-dev nlohmann-json3-dev libcli11-dev)
 
 missing=()
 for pkg in "${packages[@]}"; do

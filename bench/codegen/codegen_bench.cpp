@@ -7,7 +7,8 @@
 #include <iostream>
 #include <map>
 
-#include "../../examples/paper/programs.hpp"
+#include "../../examples/increment/increment.hpp"
+#include "../../examples/reduce/reduce.hpp"
 
 namespace {
 

@@ -12,7 +12,8 @@
 #include <obsidian/cache.hpp>
 #include <obsidian/runtime.hpp>
 
-#include "../../examples/paper/programs.hpp"
+#include "../../examples/increment/increment.hpp"
+#include "../../examples/reduce/reduce.hpp"
 #include "runtime/driver.hpp"
 
 namespace {

@@ -8,7 +8,8 @@
 #include <obsidian/sim.hpp>
 #include <random>
 
-#include "../../examples/paper/programs.hpp"
+#include "../../examples/increment/increment.hpp"
+#include "../../examples/reduce/reduce.hpp"
 
 int main(int argc, char** argv) {
   const size_t n = size_t{1} << 20, chunk = 4096;

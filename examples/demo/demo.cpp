@@ -8,7 +8,8 @@
 #include <obsidian/sim.hpp>
 #include <random>
 
-#include "../paper/programs.hpp"
+#include "../increment/increment.hpp"
+#include "../reduce/reduce.hpp"
 
 namespace {
 

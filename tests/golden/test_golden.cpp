@@ -8,7 +8,8 @@
 #include <functional>
 #include <sstream>
 
-#include "../../examples/paper/programs.hpp"
+#include "../../examples/increment/increment.hpp"
+#include "../../examples/reduce/reduce.hpp"
 
 namespace {
 

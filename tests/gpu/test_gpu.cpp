@@ -6,7 +6,8 @@
 #include <numeric>
 #include <random>
 
-#include "../../examples/paper/large_reduce.hpp"
+#include "../../examples/increment/increment.hpp"
+#include "../../examples/reduce/large_reduce.hpp"
 
 using namespace obsidian;
 

@@ -5,7 +5,8 @@
 
 #include <obsidian/sim.hpp>
 
-#include "../../examples/paper/programs.hpp"
+#include "../../examples/increment/increment.hpp"
+#include "../../examples/reduce/reduce.hpp"
 
 using namespace obsidian;
 

@@ -7,7 +7,8 @@
 #include <obsidian/sim.hpp>
 #include <random>
 
-#include "../../examples/paper/programs.hpp"
+#include "../../examples/increment/increment.hpp"
+#include "../../examples/reduce/reduce.hpp"
 
 using namespace obsidian;
 

@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "../../examples/paper/programs.hpp"
+#include "../../examples/increment/increment.hpp"
+#include "../../examples/reduce/reduce.hpp"
 #include "ir_builder.hpp"
 #include "memmap/liveness.hpp"
 #include "memmap/memory_map.hpp"

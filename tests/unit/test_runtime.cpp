@@ -6,7 +6,8 @@
 #include <obsidian/runtime.hpp>
 #include <obsidian/sim.hpp>
 
-#include "../../examples/paper/programs.hpp"
+#include "../../examples/increment/increment.hpp"
+#include "../../examples/reduce/reduce.hpp"
 #include "runtime/driver.hpp"
 
 using namespace obsidian;

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "../../examples/paper/programs.hpp"
+#include "../../examples/increment/increment.hpp"
+#include "../../examples/reduce/reduce.hpp"
 #include "codegen/emit_cuda.hpp"
 #include "codegen/virtualize.hpp"
 #include "ir/ir_walk.hpp"
