@@ -56,19 +56,19 @@ int main(int argc, char** argv) {
       if (t % 32 != 0) throw Error("--threads: warp programs need multiples of 32");
       for (uint32_t chunk : {256u, 1000u, 8192u}) {
         // 2^24 elements on the GPU (64 MB, above the L2); a few chunks on the simulator.
-        const size_t n = o.gpu() ? (size_t{1} << 24) / chunk * chunk : chunk * (o.quick ? size_t{3} : size_t{11});
+        const size_t n = o.gpu() && !o.quick ? (size_t{1} << 24) / chunk * chunk : chunk * (o.quick ? size_t{3} : size_t{11});
         const std::vector<uint32_t> in = randomWords(n, chunk + t);
         std::vector<uint32_t> plusOne(n), agn(n);
         for (size_t i = 0; i < n; ++i) {
           plusOne[i] = in[i] + 1;
           agn[i] = (in[i] + 1) * 2 + 3;
         }
-        std::vector<std::pair<Kernel, const std::vector<uint32_t>*>> kernels{
-            {incrementOver(chunk, t), &plusOne}};
-        if (chunk % 8 == 0) kernels.push_back({increment2Over(chunk, 8, t), &plusOne});
+        std::vector<std::pair<Kernel, const std::vector<uint32_t>*>> kernels;
+        kernels.emplace_back(incrementOver(chunk, t), &plusOne);
+        if (chunk % 8 == 0) kernels.emplace_back(increment2Over(chunk, 8, t), &plusOne);
         if (chunk % 32 == 0) {
-          kernels.push_back({agnosticOver(false, chunk, t), &agn});
-          kernels.push_back({agnosticOver(true, chunk, t), &agn});
+          kernels.emplace_back(agnosticOver(false, chunk, t), &agn);
+          kernels.emplace_back(agnosticOver(true, chunk, t), &agn);
         }
         for (const auto& [k, expected] : kernels) {
           if (o.cuda) std::cout << k.cuda() << "\n";
