@@ -15,7 +15,8 @@ Options parse(CLI::App& app, int argc, char** argv) {
   app.add_flag("--simulate", o.simulate, "run on the CPU simulator even where a GPU exists");
   app.add_flag("--gpu", o.requireGpu, "run on the GPU; exit 77 (skipped) where there is none");
   app.add_flag("--quick", o.quick, "small sizes (for tests)");
-  app.add_option("--runs", o.runs, "timed runs per variant on the GPU")->check(CLI::Range(1, 10000));
+  app.add_option("--runs", o.runs, "timed runs per variant on the GPU")
+      ->check(CLI::Range(1, 10000));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -107,8 +108,8 @@ double run(const Kernel& k, Args& args, const Options& o) {
   return timeOnGpu([&] { gpu::launch(k, device, async); }, o);
 }
 
-void Table::add(const std::string& variant, const Kernel& k, uint32_t elementsPerBlock,
-                uint64_t n, bool pass, double ms, double bytesMoved) {
+void Table::add(const std::string& variant, const Kernel& k, uint32_t elementsPerBlock, uint64_t n,
+                bool pass, double ms, double bytesMoved) {
   allPassed_ = allPassed_ && pass;
   const nlohmann::json r = (k.compile(), k.report());
   auto fmt = [](double v, int digits) {
@@ -126,9 +127,9 @@ void Table::add(const std::string& variant, const Kernel& k, uint32_t elementsPe
 }
 
 void Table::print() const {
-  const std::vector<std::string> head = {"variant", "n", "threads", "elems/block", "shared B",
-                                         "barriers blk/warp", "regs", "median us", "GB/s",
-                                         "check"};
+  const std::vector<std::string> head = {
+      "variant",           "n",    "threads",   "elems/block", "shared B",
+      "barriers blk/warp", "regs", "median us", "GB/s",        "check"};
   std::vector<size_t> w(head.size());
   for (size_t c = 0; c < head.size(); ++c) {
     w[c] = head[c].size();

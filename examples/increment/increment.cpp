@@ -1,7 +1,8 @@
 // The paper's first examples: increment (Figure 12), increment2 (Figure 13) and agnostic at
 // Block and at Warp level (Section 3.2), over several chunk sizes and threads per block.
-#include "../common/runner.hpp"
 #include "increment.hpp"
+
+#include "../common/runner.hpp"
 
 namespace {
 
@@ -21,25 +22,27 @@ Kernel increment2Over(uint32_t chunk, uint32_t perThread, uint32_t threads) {
 }
 
 Kernel agnosticOver(bool warps, uint32_t chunk, uint32_t threads) {
-  return capture(warps ? "agnosticWarp" : "agnosticBlock", threads, [warps, chunk](DPull<EWord32> in) {
-    if (warps) {
-      auto w = fmap([](const SPull<EWord32>& c) { return splitUp(32, c); }, splitUp(chunk, in));
-      return pConcat(fmap(
-          [](const SPull<SPull<EWord32>>& block) {
-            return pConcat(fmap(
-                [](const SPull<EWord32>& a) {
-                  return exec<Warp>([a](const Program<Warp>& p) { return paper::agnostic(p, a); });
-                },
-                block));
-          },
-          w));
-    }
-    return pConcat(fmap(
-        [](const SPull<EWord32>& a) {
-          return exec<Block>([a](const Program<Block>& p) { return paper::agnostic(p, a); });
-        },
-        splitUp(chunk, in)));
-  });
+  return capture(
+      warps ? "agnosticWarp" : "agnosticBlock", threads, [warps, chunk](DPull<EWord32> in) {
+        if (warps) {
+          auto w = fmap([](const SPull<EWord32>& c) { return splitUp(32, c); }, splitUp(chunk, in));
+          return pConcat(fmap(
+              [](const SPull<SPull<EWord32>>& block) {
+                return pConcat(fmap(
+                    [](const SPull<EWord32>& a) {
+                      return exec<Warp>(
+                          [a](const Program<Warp>& p) { return paper::agnostic(p, a); });
+                    },
+                    block));
+              },
+              w));
+        }
+        return pConcat(fmap(
+            [](const SPull<EWord32>& a) {
+              return exec<Block>([a](const Program<Block>& p) { return paper::agnostic(p, a); });
+            },
+            splitUp(chunk, in)));
+      });
 }
 
 }  // namespace
@@ -56,7 +59,8 @@ int main(int argc, char** argv) {
       if (t % 32 != 0) throw Error("--threads: warp programs need multiples of 32");
       for (uint32_t chunk : {256u, 1000u, 8192u}) {
         // 2^24 elements on the GPU (64 MB, above the L2); a few chunks on the simulator.
-        const size_t n = o.gpu() && !o.quick ? (size_t{1} << 24) / chunk * chunk : chunk * (o.quick ? size_t{3} : size_t{11});
+        const size_t n = o.gpu() && !o.quick ? (size_t{1} << 24) / chunk * chunk
+                                             : chunk * (o.quick ? size_t{3} : size_t{11});
         const std::vector<uint32_t> in = randomWords(n, chunk + t);
         std::vector<uint32_t> plusOne(n), agn(n);
         for (size_t i = 0; i < n; ++i) {

@@ -1,25 +1,35 @@
 // The Mandelbrot example (the paper's Section 5.1): draws the classical image of the set with
 // mandelKernel (one block per row, one thread per pixel), for one or more thread counts, on the
 // GPU when there is one and on the CPU simulator otherwise. Each image is checked against a
-// plain C++ reference: exactly on the simulator; on the GPU up to 0.5% of the pixels may
-// differ, because NVRTC contracts a*b+c into fused multiply-adds (one rounding instead of two),
-// which changes the iteration count of some pixels near the set's boundary. The image is
-// written as a binary PGM.
+// plain C++ reference: exactly on the simulator; on the GPU up to 1% of the pixels (at least
+// 16) may differ, because NVRTC contracts a*b+c into fused multiply-adds (one rounding instead
+// of two), which changes the iteration count of some pixels near the set's boundary (0.1% to
+// 0.8% of them on an H100, depending on the size). The image is written as a binary PGM.
 //
 //   obsidian-mandelbrot [--width 512] [--height 512] [--threads 32 64 ...] [--output FILE]
 //                       [--cuda] [--simulate | --gpu] [--quick] [--runs N]
+#include "mandelbrot.hpp"
+
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
 #include "../common/runner.hpp"
-#include "mandelbrot.hpp"
 
 namespace {
 
 using namespace examples;
 
-// The fraction of pixels that may differ from the reference on the GPU (FMA contraction).
-constexpr double kGpuTolerance = 0.005;
+// The pixels that may differ from the reference on the GPU (FMA contraction): 1% of them, and
+// at least 16 so that a small image is not failed by a handful. Measured on an H100: 0.26% to
+// 0.35% from 128x128 to 4096x4096; 0.5% to 0.8% at some small or 4:3 sizes (32x24, 64x48,
+// 128x96), which is why this is not 0.5%.
+constexpr double kGpuTolerance = 0.01;
+constexpr size_t kGpuMinAllowed = 16;
+
+size_t allowedOnGpu(size_t pixels) {
+  return std::max(kGpuMinAllowed, static_cast<size_t>(kGpuTolerance * static_cast<double>(pixels)));
+}
 
 size_t countDiffering(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
   size_t n = 0;
@@ -51,8 +61,8 @@ int main(int argc, char** argv) {
       app.add_option("--threads", threads,
                      "threads per block, one or more (default: 32 64 128 256 512 1024 on the GPU, "
                      "32 512 on the simulator)")
-      ->expected(1, -1)
-      ->check(CLI::Range(1u, 1024u));
+          ->expected(1, -1)
+          ->check(CLI::Range(1u, 1024u));
   app.add_option("--output", output, "the image as a binary PGM (P5)");
   const Options o = parse(app, argc, argv);
   if (o.quick) {
@@ -71,9 +81,10 @@ int main(int argc, char** argv) {
               << "thread per pixel) on " << backendName(o) << "\n";
     if (o.gpu()) {
       std::cout << "Checked against a plain C++ reference, allowing " << percent(kGpuTolerance)
-                << " of the pixels to differ: NVRTC contracts a*b+c into FMAs (one rounding "
-                   "instead of two), which changes the iteration count of some pixels near the "
-                   "set's boundary.\n";
+                << " of the pixels (at least " << kGpuMinAllowed
+                << ") to differ: NVRTC contracts a*b+c into FMAs (one rounding instead of two), "
+                   "which changes the iteration count of some pixels near the set's "
+                   "boundary.\n";
     } else {
       std::cout << "Checked against a plain C++ reference, exactly: the simulator rounds every "
                    "float operation, as the reference does.\n";
@@ -84,6 +95,7 @@ int main(int argc, char** argv) {
     }
     const std::vector<uint8_t> expected = paper::mandelReference(width, height);
     const size_t pixels = expected.size();
+    const size_t allowed = o.gpu() ? allowedOnGpu(pixels) : 0;
 
     Table table("mandel " + size + " (elems/block = pixels per row; GB/s = pixels written)");
     std::vector<uint8_t> image;
@@ -95,16 +107,15 @@ int main(int argc, char** argv) {
       args.scalar(height).out(out);
       const double ms = run(k, args, o);
       const size_t differing = countDiffering(out, expected);
-      const bool pass = o.gpu() ? static_cast<double>(differing) <=
-                                      kGpuTolerance * static_cast<double>(pixels)
-                                : differing == 0;
+      const bool pass = differing <= allowed;
       std::cout << t << " threads: ";
       if (differing == 0 && !o.gpu()) {
         std::cout << "equal to the reference\n";
       } else {
         std::cout << differing << " of " << pixels << " pixels ("
                   << percent(static_cast<double>(differing) / static_cast<double>(pixels))
-                  << ") differ from the reference" << (pass ? "" : ": too many") << "\n";
+                  << ") differ from the reference (allowed: " << allowed << ")"
+                  << (pass ? "" : ": too many") << "\n";
       }
       table.add("mandel", k, width, pixels, pass, ms, static_cast<double>(pixels));
       if (image.empty()) image = std::move(out);

@@ -145,7 +145,8 @@ inline void writePgm(std::ostream& os, uint32_t width, uint32_t height,
                 std::to_string(pixels.size()));
   }
   os << "P5\n" << width << " " << height << "\n255\n";
-  os.write(reinterpret_cast<const char*>(pixels.data()), static_cast<std::streamsize>(pixels.size()));
+  os.write(reinterpret_cast<const char*>(pixels.data()),
+           static_cast<std::streamsize>(pixels.size()));
 }
 
 inline void writePgm(const std::string& path, uint32_t width, uint32_t height,

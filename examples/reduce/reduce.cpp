@@ -36,7 +36,8 @@ void blockReductions(Table& table, const Options& o, const std::vector<uint32_t>
   auto plus = [](const Exp<T>& a, const Exp<T>& b) { return a + b; };
   for (uint32_t chunk : chunks) {
     // On the GPU, 2^24 elements (64 MB, more than the 50 MB L2); on the simulator, a few blocks.
-    const size_t n = o.gpu() && !o.quick ? (size_t{1} << 24) : chunk * (o.quick ? size_t{5} : size_t{37});
+    const size_t n =
+        o.gpu() && !o.quick ? (size_t{1} << 24) : chunk * (o.quick ? size_t{5} : size_t{37});
     const std::vector<T> in = input<T>(n, chunk);
     const std::vector<T> expected = blockReference(in, chunk, [](T a, T b) { return a + b; });
     for (uint32_t t : threads) {
@@ -66,9 +67,8 @@ void otherOperator(Table& table, const Options& o) {
   Args args;
   args.in(in).out(out);
   const double ms = run(k, args, o);
-  table.add("red5 u32 max", k, chunk, n, out == blockReference(in, chunk, [](uint32_t a, uint32_t b) {
-              return std::max(a, b);
-            }),
+  table.add("red5 u32 max", k, chunk, n,
+            out == blockReference(in, chunk, [](uint32_t a, uint32_t b) { return std::max(a, b); }),
             ms, static_cast<double>(n * 4));
 }
 

@@ -54,8 +54,8 @@ T red3(const Program<Block>& p, uint32_t cutoff, Op f, SPull<T> arr) {
 // threads read far-apart elements: uncoalesced (the paper's Figure 5, left).
 template <class T, class Op>
 T red4(const Program<Block>& p, Op f, const SPull<T>& arr) {
-  auto arr2 = force(p, tConcat<Block>(fmap([f](const SPull<T>& c) { return seqReduce(f, c); },
-                                           splitUp(8, arr))));
+  auto arr2 = force(
+      p, tConcat<Block>(fmap([f](const SPull<T>& c) { return seqReduce(f, c); }, splitUp(8, arr))));
   return red3(p, 2, f, arr2);
 }
 
@@ -121,7 +121,8 @@ template <class T, class Op>
 Kernel reduceKernel(Variant v, Op f, uint32_t chunk, uint32_t threads) {
   return capture(variantName(v), threads, [v, f, chunk](DPull<Exp<T>> in) {
     return mapRed<Exp<T>>(
-        chunk, [v, f](const Program<Block>& p, const SPull<Exp<T>>& c) { return reduceBlock(v, p, f, c); },
+        chunk,
+        [v, f](const Program<Block>& p, const SPull<Exp<T>>& c) { return reduceBlock(v, p, f, c); },
         in);
   });
 }

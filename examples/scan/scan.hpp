@@ -59,7 +59,7 @@ SPush<Block, T> phase(uint32_t i, Op f, const SPull<T>& arr) {
       const EWord32 ix2 = flipBit(i, ix1);
       const EWord32 ix3 = zeroBits(i, ix2) - 1u;
       wf(t, arr[ix1], ix1);
-      wf(t, f(arr[ix3], arr[ix2]), ix2);
+      wf(t, f(arr[ix2], arr[ix3]), ix2);
     });
   });
 }
@@ -245,8 +245,8 @@ Kernel blockScansKernel(Variant v, uint32_t log, uint32_t threads, Op op, X iden
                    };
                    return exec<Block>([=](const Program<Block>& p) {
                      p.context().require(sums.len() >= blocks,
-                                         kernelName + " writes one total per chunk of " +
-                                             std::to_string(chunk) + " elements into sums");
+                                         "sums needs one element per chunk of " +
+                                             std::to_string(chunk) + " input elements");
                      return withTotal(scan(p, c), sums, b, total);
                    });
                  })));

@@ -5,6 +5,7 @@
 #include "obsidian/atomic.hpp"
 #include "obsidian/cache.hpp"
 #include "obsidian/error.hpp"
+#include "obsidian/export.hpp"
 #include "obsidian/exp.hpp"
 #include "obsidian/force.hpp"
 #include "obsidian/ir.hpp"

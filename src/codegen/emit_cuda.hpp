@@ -14,4 +14,9 @@ namespace obsidian {
 // (which virtualize removes) are internal errors.
 std::string emitCuda(const KernelIR& k);
 
+// Just the __global__ function (no prelude, no header comment). `externC` false gives it
+// internal C++ linkage (static), so exported kernels live in a namespace of the user's choosing
+// and a header can be included by several translation units.
+std::string emitKernelFunction(const KernelIR& k, bool externC);
+
 }  // namespace obsidian

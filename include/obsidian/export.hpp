@@ -1,0 +1,56 @@
+// Exporting generated kernels for applications that do not want a JIT: a standalone CUDA
+// header (.cuh) with the __global__ kernels and typed host launchers that check the same
+// preconditions as obsidian's launch (returning cudaError_t), and PTX/CUBIN files with a JSON
+// sidecar for the driver API or CuPy's RawModule.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "obsidian/kernel.hpp"
+
+namespace obsidian {
+
+struct ExportOptions {
+  // The C++ namespace that holds everything exported ("app::kernels" for a nested one), so
+  // that two exported headers never collide. Required.
+  std::string ns;
+  // Extra host code appended inside the namespace, after the launchers (a multi-kernel
+  // pipeline's host function; see exportReducePipeline).
+  std::string extraHostCode;
+};
+
+// The header for `kernels` (one or several: a pipeline's kernels go in one header). For each
+// kernel `k` it holds `__global__ void k(...)` and
+//   inline cudaError_t k_launch(<arrays as pointer + element count>, <scalars>,
+//                               cudaStream_t stream = 0)
+// which derives the lengths from the counts, checks null arrays, the kernel's preconditions
+// and the array sizes (cudaErrorInvalidValue, nothing launched), computes the grid and the
+// dynamic shared memory (raising the limit above 48 KB), and launches. It needs only the CUDA
+// runtime headers: no obsidian at the application's run time.
+std::string exportHeader(const std::vector<Kernel>& kernels, const ExportOptions& options);
+
+// Writes exportHeader(...) to `path`; throws Error if it cannot.
+void writeHeader(const std::filesystem::path& path, const std::vector<Kernel>& kernels,
+                 const ExportOptions& options);
+
+// A level-by-level reduction as one host function (paper Section 6.1):
+//   cudaError_t <function>(const T* in, size_t n, T* result, cudaStream_t stream = 0)
+// reduces n >= 1 device elements into *result (device memory) with `partial`, a kernel that
+// maps n elements to ceil(n / chunk) partial results; scratch comes from cudaMallocAsync.
+// Returns host code for ExportOptions::extraHostCode.
+std::string exportReducePipeline(const Kernel& partial, uint32_t chunk,
+                                 const std::string& function);
+
+struct ExportedBinary {
+  std::filesystem::path ptx, cubin, json;
+};
+
+// Writes <directory>/<name>.ptx, .cubin and .json (kernel name as the entry point, parameters
+// in order with kinds and types, threads per block, dynamic shared bytes, the grid expression,
+// preconditions and the compile options). Throws Error if a file cannot be written.
+ExportedBinary exportBinary(const Kernel& k, const std::filesystem::path& directory,
+                            const CompileOptions& options = {});
+
+}  // namespace obsidian

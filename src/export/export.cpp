@@ -1,0 +1,229 @@
+// Exporting kernels as CUDA headers and as PTX/CUBIN with a JSON sidecar (see export.hpp).
+#include "obsidian/export.hpp"
+
+#include <cctype>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "codegen/emit_cuda.hpp"
+#include "ir/ir_walk.hpp"
+#include "ir/print.hpp"
+
+namespace obsidian {
+namespace {
+
+void checkNamespace(const std::string& ns) {
+  if (ns.empty()) throw Error("export: ExportOptions::ns (the namespace) is required");
+  for (size_t i = 0; i < ns.size();) {
+    const size_t end = ns.find("::", i);
+    const std::string id = ns.substr(i, end == std::string::npos ? std::string::npos : end - i);
+    const bool ok = !id.empty() &&
+                    (std::isalpha(static_cast<unsigned char>(id[0])) || id[0] == '_') &&
+                    id.find_first_not_of(
+                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                        "0123456789_") == std::string::npos;
+    if (!ok) throw Error("export: namespace '" + ns + "' is not a C++ namespace name");
+    if (end == std::string::npos) break;
+    i = end + 2;
+  }
+}
+
+std::string cType(ScalarType t) { return std::string(cudaTypeName(t)); }
+
+bool writes(const KernelIR& k, const Param& p) { return p.output || k.arrays[p.array].writable; }
+
+// The launcher of one kernel.
+std::string launcher(const KernelIR& k) {
+  auto show = [&](const ExpPtr& e) { return ir::printExp(e, k.arrays); };
+  std::ostringstream sig, body;
+  bool first = true;
+  auto arg = [&](const std::string& s) {
+    sig << (first ? "" : ", ") << s;
+    first = false;
+  };
+  std::vector<std::string> callArgs;
+  std::set<std::string> lengthsSet;
+  for (const Param& p : k.params) {
+    switch (p.kind) {
+      case ParamKind::Array: {
+        arg(std::string(writes(k, p) ? "" : "const ") + cType(p.type) + "* " + p.name);
+        arg("size_t " + p.name + "Count");
+        body << "  if (" << p.name << " == nullptr && " << p.name
+             << "Count > 0) return cudaErrorInvalidValue;  // null array\n";
+        if (p.length && p.length->kind == ExpKind::Var) {
+          const std::string& n = p.length->name;
+          if (lengthsSet.insert(n).second) {
+            body << "  if (" << p.name << "Count > 0xffffffffull) return cudaErrorInvalidValue;"
+                 << "  // lengths are 32-bit\n"
+                 << "  const uint32_t " << n << " = (uint32_t)" << p.name << "Count;\n";
+          } else {
+            body << "  if (" << p.name << "Count != " << n
+                 << ") return cudaErrorInvalidValue;  // components of one array\n";
+          }
+        }
+        callArgs.push_back(p.name);
+        break;
+      }
+      case ParamKind::Length: callArgs.push_back(p.name); break;
+      case ParamKind::Scalar:
+        arg(cType(p.type) + " " + p.name);
+        callArgs.push_back(p.name);
+        break;
+    }
+  }
+  arg("cudaStream_t stream = 0");
+  for (const Precondition& c : k.preconditions) {
+    body << "  if (!(" << show(c.holds) << ")) return cudaErrorInvalidValue;  // " << c.message
+         << "\n";
+  }
+  for (const Param& p : k.params) {
+    if (p.kind != ParamKind::Array) continue;
+    body << "  if ((unsigned long long)" << p.name << "Count < (unsigned long long)("
+         << show(p.length) << ")) return cudaErrorInvalidValue;  // " << p.name
+         << (p.output ? " too small for the output" : " shorter than the kernel reads") << "\n";
+  }
+  body << "  const uint32_t blocks = " << show(k.gridBlocks) << ";\n"
+       << "  if (blocks == 0) return cudaSuccess;  // nothing to compute\n"
+       << "  if (blocks > 0x7fffffffu) return cudaErrorInvalidConfiguration;\n";
+  if (k.sharedBytes > 48 * 1024) {
+    body << "  {\n"
+         << "    const cudaError_t e = cudaFuncSetAttribute(" << k.name
+         << ", cudaFuncAttributeMaxDynamicSharedMemorySize, " << k.sharedBytes << ");\n"
+         << "    if (e != cudaSuccess) return e;\n"
+         << "  }\n";
+  }
+  body << "  " << k.name << "<<<blocks, " << k.threadsPerBlock << ", " << k.sharedBytes
+       << ", stream>>>(";
+  for (size_t i = 0; i < callArgs.size(); ++i) body << (i ? ", " : "") << callArgs[i];
+  body << ");\n  return cudaGetLastError();\n";
+  std::ostringstream out;
+  out << "// Launches " << k.name << " (" << k.threadsPerBlock << " threads per block, "
+      << k.sharedBytes << " bytes of shared memory). Arrays are device pointers with their "
+      << "element counts.\n// Returns cudaErrorInvalidValue, launching nothing, when a check "
+      << "below fails.\ninline cudaError_t " << k.name << "_launch(" << sig.str() << ") {\n"
+      << body.str() << "}\n";
+  return out.str();
+}
+
+}  // namespace
+
+std::string exportHeader(const std::vector<Kernel>& kernels, const ExportOptions& options) {
+  checkNamespace(options.ns);
+  if (kernels.empty()) throw Error("export: no kernel to export");
+  std::set<std::string> names;
+  for (const Kernel& k : kernels) {
+    if (!names.insert(k.name()).second) {
+      throw Error("export: two kernels are named " + k.name() + "; give them distinct names");
+    }
+  }
+  std::ostringstream out;
+  out << "// Generated by obsidian: ";
+  for (size_t i = 0; i < kernels.size(); ++i) out << (i ? ", " : "") << kernels[i].name();
+  out << ". Do not edit.\n"
+      << "// Needs only the CUDA runtime: compile with nvcc (-arch=sm_90 or another).\n"
+      << "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n#include <cuda_runtime.h>\n\n"
+      << "namespace " << options.ns << " {\n\n";
+  for (const Kernel& k : kernels) {
+    out << emitKernelFunction(k.ir(), false) << "\n" << launcher(k.ir()) << "\n";
+  }
+  if (!options.extraHostCode.empty()) out << options.extraHostCode << "\n";
+  out << "}  // namespace " << options.ns << "\n";
+  return out.str();
+}
+
+void writeHeader(const std::filesystem::path& path, const std::vector<Kernel>& kernels,
+                 const ExportOptions& options) {
+  const std::string text = exportHeader(kernels, options);
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  if (!f) throw Error("export: cannot write " + path.string());
+}
+
+std::string exportReducePipeline(const Kernel& partial, uint32_t chunk,
+                                 const std::string& function) {
+  const KernelIR& k = partial.ir();
+  std::vector<const Param*> arrays;
+  for (const Param& p : k.params) {
+    if (p.kind == ParamKind::Scalar) {
+      throw Error("exportReducePipeline: kernel " + k.name + " takes scalar parameters");
+    }
+    if (p.kind == ParamKind::Array) arrays.push_back(&p);
+  }
+  if (arrays.size() != 2 || arrays[0]->output || !arrays[1]->output ||
+      arrays[0]->type != arrays[1]->type) {
+    throw Error("exportReducePipeline: kernel " + k.name +
+                " must map one input array to one output array of the same type");
+  }
+  if (chunk == 0) throw Error("exportReducePipeline: chunk must be at least 1");
+  const std::string t = cType(arrays[0]->type), c = std::to_string(chunk);
+  std::ostringstream out;
+  out << "// Reduces n >= 1 elements of `in` (device memory) into *result (device memory), "
+      << "level by level with " << k.name << ":\n// each level turns n elements into "
+      << "ceil(n / " << c << ") partial results. Scratch comes from cudaMallocAsync on `stream`.\n"
+      << "inline cudaError_t " << function << "(const " << t << "* in, size_t n, " << t
+      << "* result, cudaStream_t stream = 0) {\n"
+      << "  if (n == 0 || in == nullptr || result == nullptr) return cudaErrorInvalidValue;\n"
+      << "  auto partials = [](size_t m) { return m / " << c << " + (m % " << c << " != 0); };\n"
+      << "  const size_t first = partials(n);\n"
+      << "  " << t << "* scratch = nullptr;  // two levels of partial results, ping-pong\n"
+      << "  if (first > 1) {\n"
+      << "    const cudaError_t e = cudaMallocAsync((void**)&scratch, (first + partials(first)) * "
+         "sizeof("
+      << t << "), stream);\n"
+      << "    if (e != cudaSuccess) return e;\n"
+      << "  }\n"
+      << "  const " << t << "* src = in;\n"
+      << "  size_t count = n;\n"
+      << "  bool ping = true;\n"
+      << "  cudaError_t e = cudaSuccess;\n"
+      << "  while (e == cudaSuccess) {\n"
+      << "    const size_t next = partials(count);\n"
+      << "    " << t << "* dst = next == 1 ? result : (ping ? scratch : scratch + first);\n"
+      << "    e = " << k.name << "_launch(src, count, dst, next, stream);\n"
+      << "    if (next == 1) break;\n"
+      << "    src = dst;\n"
+      << "    count = next;\n"
+      << "    ping = !ping;\n"
+      << "  }\n"
+      << "  if (scratch != nullptr) {\n"
+      << "    const cudaError_t f = cudaFreeAsync(scratch, stream);\n"
+      << "    if (e == cudaSuccess) e = f;\n"
+      << "  }\n"
+      << "  return e;\n"
+      << "}\n";
+  return out.str();
+}
+
+ExportedBinary exportBinary(const Kernel& k, const std::filesystem::path& directory,
+                            const CompileOptions& options) {
+  const CompileResult& r = k.compile(options);
+  std::filesystem::create_directories(directory);
+  ExportedBinary b{directory / (k.name() + ".ptx"), directory / (k.name() + ".cubin"),
+                   directory / (k.name() + ".json")};
+  nlohmann::json j;
+  j["kernel"] = k.name();
+  j["entry"] = k.name();  // extern "C": the PTX entry has the kernel's plain name
+  j["arch"] = options.arch;
+  j["options"] = r.options;
+  j["threadsPerBlock"] = k.threadsPerBlock();
+  j["sharedBytes"] = k.sharedBytes();
+  const nlohmann::json report = k.report();
+  j["params"] = report["params"];
+  j["gridBlocks"] = report["gridBlocks"];
+  j["preconditions"] = report["preconditions"];
+  j["registers"] = r.registers;
+  auto write = [](const std::filesystem::path& p, const char* data, size_t size) {
+    std::ofstream f(p, std::ios::binary);
+    f.write(data, static_cast<std::streamsize>(size));
+    if (!f) throw Error("export: cannot write " + p.string());
+  };
+  write(b.ptx, r.ptx.data(), r.ptx.size());
+  write(b.cubin, r.cubin.data(), r.cubin.size());
+  const std::string js = j.dump(2) + "\n";
+  write(b.json, js.data(), js.size());
+  return b;
+}
+
+}  // namespace obsidian
