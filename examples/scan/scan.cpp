@@ -2,8 +2,9 @@
 // scans, inclusive and exclusive, on u32 and f32 with + and on u32 with max, over several chunk
 // sizes and thread counts (virtualized where a block has fewer threads than the scan's
 // parallel loops), each checked against a plain C++ scan; then the large scan of any length
-// (block scans, a scan of the block sums, add-back) on sizes that are not powers of two. On the
-// GPU when there is one (timed), else on the CPU simulator. Exits 0 only if every result matches.
+// (block scans, a scan of the block sums, add-back) on sizes that are not powers of two, on u32
+// and f32 with +. On the GPU when there is one (timed), else on the CPU simulator. Exits 0 only
+// if every result matches.
 #include <algorithm>
 #include <iostream>
 #include <limits>

@@ -8,9 +8,11 @@
 // and writes the chunk's total to a sums array), a scan of the block sums (the same pipeline,
 // recursively, while there is more than one chunk of sums), and add-back (the elements of block
 // b > 0 get the exclusive prefix of the block sums before b). The host pipeline runs on the
-// simulator (host vectors) and on the GPU (device buffers), as in large_reduce.hpp.
+// simulator (host vectors) and on the GPU (device buffers), as in
+// examples/reduce/large_reduce.hpp.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <obsidian/obsidian.hpp>
@@ -59,7 +61,7 @@ SPush<Block, T> phase(uint32_t i, Op f, const SPull<T>& arr) {
       const EWord32 ix2 = flipBit(i, ix1);
       const EWord32 ix3 = zeroBits(i, ix2) - 1u;
       wf(t, arr[ix1], ix1);
-      wf(t, f(arr[ix2], arr[ix3]), ix2);
+      wf(t, f(arr[ix3], arr[ix2]), ix2);
     });
   });
 }
@@ -296,7 +298,7 @@ inline constexpr bool onDevice<gpu::DeviceBuffer<X>> = true;
 template <class Buffer>
 class ScanPlan {
  public:
-  ScanPlan(LargeScan kernels, size_t n) : k_(std::move(kernels)) {
+  ScanPlan(LargeScan kernels, size_t n) : k_(std::move(kernels)), n_(n) {
     if (n == 0) throw Error("a large scan needs at least one element; got 0");
     for (;;) {
       const size_t blocks = blockCount(n, k_.chunk);
@@ -310,6 +312,10 @@ class ScanPlan {
   // out = the inclusive (or exclusive) scan of in. GPU launches take `options` (they are
   // asynchronous with options.synchronize = false, for timing).
   void run(const Buffer& in, Buffer& out, bool exclusive, const gpu::LaunchOptions& options = {}) {
+    if (in.size() != n_ || out.size() != n_) {
+      throw Error("ScanPlan for " + std::to_string(n_) + " elements: got an input of " +
+                  std::to_string(in.size()) + " and an output of " + std::to_string(out.size()));
+    }
     level(0, in, out, exclusive, options);
   }
 
@@ -345,6 +351,7 @@ class ScanPlan {
   }
 
   LargeScan k_;
+  size_t n_;
   std::deque<Level> levels_;
 };
 

@@ -35,6 +35,9 @@ struct CaptureOptions {
     std::string shrinkArray;  // declare this shared array shorter than it was allocated:
     uint32_t shrinkTo = 0;    //   shrinkTo elements
   } faults;
+  // NVRTC options this kernel is always compiled with (wherever it is compiled: Kernel::compile,
+  // the GPU runtime, exportBinary), e.g. "--fmad=false" for bit-exact float results.
+  std::vector<std::string> nvrtcOptions;
   // Keep the IR after every pass in Kernel::irDump(). OBSIDIAN_DUMP_IR=1 in the environment
   // keeps it too and also prints it to std::cerr.
   bool dumpIr = false;
@@ -68,6 +71,7 @@ struct LoweredKernel {
   std::vector<ArrayPlacement> placements;
   BarrierCounts barriers;
   std::vector<PassTiming> timings;  // reify first, then each pass
+  std::vector<std::string> nvrtcOptions;  // CaptureOptions::nvrtcOptions
   std::string irDump;               // the IR after each pass, when dumping was asked for
 };
 
@@ -100,8 +104,11 @@ class Kernel {
   const std::string& irDump() const { return data_->irDump; }
 
   // Compile with NVRTC through the kernel cache (KernelCache::global(): memory and disk), and
-  // keep the result for these options in this Kernel object.
+  // keep the result for these options in this Kernel object. The kernel's own nvrtcOptions
+  // (CaptureOptions) come first, then options.extraOptions.
   const CompileResult& compile(const CompileOptions& options = {}) const;
+  // `options` with the kernel's own NVRTC options added: what compile() passes to NVRTC.
+  CompileOptions compileOptions(const CompileOptions& options = {}) const;
   bool compiled() const { return compiled_ != nullptr; }
 
   // Name, parameters, threads per block, shared bytes with each array's offset and live

@@ -17,7 +17,16 @@ std::atomic<uint64_t> nextKernelId{1};
 Kernel::Kernel(LoweredKernel lowered)
     : data_(std::make_shared<const LoweredKernel>(std::move(lowered))), id_(nextKernelId++) {}
 
-const CompileResult& Kernel::compile(const CompileOptions& options) const {
+CompileOptions Kernel::compileOptions(const CompileOptions& options) const {
+  CompileOptions all = options;
+  all.extraOptions = data_->nvrtcOptions;
+  all.extraOptions.insert(all.extraOptions.end(), options.extraOptions.begin(),
+                          options.extraOptions.end());
+  return all;
+}
+
+const CompileResult& Kernel::compile(const CompileOptions& requested) const {
+  const CompileOptions options = compileOptions(requested);
   std::vector<std::string> key{options.arch};
   key.insert(key.end(), options.extraOptions.begin(), options.extraOptions.end());
   if (!compiled_ || compiledOptions_ != key) {
@@ -84,6 +93,7 @@ nlohmann::json Kernel::report() const {
 
   json timings = json::object();
   for (const PassTiming& t : data_->timings) timings[t.pass] = t.milliseconds;
+  r["nvrtcOptions"] = data_->nvrtcOptions;
   if (compiled_) {
     r["arch"] = compiledOptions_.front();
     r["registers"] = compiled_->registers;
@@ -118,6 +128,7 @@ Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options
   lo.faults = options.faults;
   LoweredKernel lowered = lowerKernel(std::move(k), lo);
   lowered.timings.insert(lowered.timings.begin(), PassTiming{"reify", reifyMilliseconds});
+  lowered.nvrtcOptions = options.nvrtcOptions;
   return Kernel(std::move(lowered));
 }
 

@@ -85,8 +85,9 @@ void Device::synchronize() const {
 void* Device::function(const Kernel& k) {
   const std::lock_guard lock(mutex_);
   if (const auto it = byKernel_.find(k.id()); it != byKernel_.end()) return it->second.function;
-  CompileOptions options;
-  options.arch = info_.arch();
+  CompileOptions arch;
+  arch.arch = info_.arch();
+  const CompileOptions options = k.compileOptions(arch);
   const std::string key = KernelCache::key(k.cuda(), options);
   if (const auto it = byKey_.find(key); it != byKey_.end()) {
     byKernel_[k.id()] = it->second;

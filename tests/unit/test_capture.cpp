@@ -312,3 +312,22 @@ TEST_CASE("capture: the report holds what the issue asks for") {
   CHECK(r["stackBytes"] == 0);
   CHECK(r["timingsMs"].contains("compile"));
 }
+
+TEST_CASE("capture: a kernel's own NVRTC options go wherever it is compiled") {
+  CaptureOptions o;
+  o.nvrtcOptions = {"--fmad=false"};
+  const Kernel k = capture(
+      "noFma", 64,
+      [](DPull<EFloat> x) { return push<Grid>(fmap([](const EFloat& v) { return v * v + 1.0f; }, x)); },
+      o);
+  const CompileResult& r = k.compile();
+  CHECK(std::find(r.options.begin(), r.options.end(), "--fmad=false") != r.options.end());
+  CHECK(k.compileOptions().extraOptions == std::vector<std::string>{"--fmad=false"});
+  CHECK(k.report()["nvrtcOptions"][0] == "--fmad=false");
+  // Without the option, NVRTC contracts v * v + 1 into an FMA.
+  const Kernel fused = capture("withFma", 64, [](DPull<EFloat> x) {
+    return push<Grid>(fmap([](const EFloat& v) { return v * v + 1.0f; }, x));
+  });
+  CHECK(fused.compile().ptx.find("fma.rn.f32") != std::string::npos);
+  CHECK(r.ptx.find("fma.rn.f32") == std::string::npos);
+}
