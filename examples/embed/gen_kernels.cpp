@@ -4,6 +4,8 @@
 #include <iostream>
 #include <obsidian/obsidian.hpp>
 
+#include "../increment/increment.hpp"
+#include "../mandelbrot/mandelbrot.hpp"
 #include "../reduce/large_reduce.hpp"
 
 int main(int argc, char** argv) {
@@ -22,6 +24,21 @@ int main(int argc, char** argv) {
     const Kernel red5 = paper::reduceKernel<uint32_t>(paper::Variant::Red5, paper::plus, 512, 128);
     writeHeader(out / "blocksums.cuh", {red5}, {"embed::blocksums", ""});
     exportBinary(red5, out);
+    // Mandelbrot rows of 256 pixels; the app chooses the height.
+    writeHeader(out / "mandel.cuh", {paper::mandelKernel(256, 128)}, {"embed::mandel", ""});
+    // Every other example kernel, so that a test compiles each export with nvcc.
+    writeHeader(out / "increment.cuh", {paper::incrementKernel(), paper::increment2Kernel()},
+                {"embed::increment", ""});
+    writeHeader(out / "agnostic.cuh", {paper::agnosticBlockKernel(), paper::agnosticWarpKernel()},
+                {"embed::agnostic", ""});
+    std::vector<Kernel> reductions;
+    for (paper::Variant v : {paper::Variant::Red1, paper::Variant::Red2, paper::Variant::Red3,
+                             paper::Variant::Red4, paper::Variant::Red5, paper::Variant::Red6,
+                             paper::Variant::Red7}) {
+      reductions.push_back(paper::reduceKernel<float>(
+          v, [](const EFloat& a, const EFloat& b) { return a + b; }, 4096, 256));
+    }
+    writeHeader(out / "reductions.cuh", reductions, {"embed::reductions", ""});
     // The same kernel exported twice, into two namespaces: a translation unit includes both.
     writeHeader(out / "dup_a.cuh", {red5}, {"embed::a", ""});
     writeHeader(out / "dup_b.cuh", {red5}, {"embed::b", ""});

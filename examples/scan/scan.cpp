@@ -5,12 +5,13 @@
 // (block scans, a scan of the block sums, add-back) on sizes that are not powers of two, on u32
 // and f32 with +. On the GPU when there is one (timed), else on the CPU simulator. Exits 0 only
 // if every result matches.
+#include "scan.hpp"
+
 #include <algorithm>
 #include <iostream>
 #include <limits>
 
 #include "../common/runner.hpp"
-#include "scan.hpp"
 
 namespace {
 
@@ -100,9 +101,9 @@ bool blockScans(const Monoid<X>& m, const Options& o, bool fewConfigs) {
   for (Variant v : paper::allVariants) {
     for (const Config& c : configs(v, o, fewConfigs)) {
       for (bool exclusive : {false, true}) {
-        const Kernel k =
-            exclusive ? paper::exclusiveScanKernel<X>(v, c.log, c.threads, m.op, m.identity)
-                      : paper::scanKernel<X>(v, c.log, c.threads, m.op);
+        const Kernel k = exclusive
+                             ? paper::exclusiveScanKernel<X>(v, c.log, c.threads, m.op, m.identity)
+                             : paper::scanKernel<X>(v, c.log, c.threads, m.op);
         if (o.cuda) std::cout << k.cuda() << "\n";
         std::vector<X> out(n);
         Args args;
@@ -132,8 +133,9 @@ bool largeScans(const Monoid<X>& m, const Options& o) {
     const LargeScan k =
         paper::largeScanKernels<X>(v, log, paper::naturalThreads(v, log), m.op, m.identity);
     if (o.cuda) {
-      std::cout << k.inclusive.cuda() << "\n" << k.exclusive.cuda() << "\n" << k.addBack.cuda()
-                << "\n";
+      std::cout << k.inclusive.cuda() << "\n"
+                << k.exclusive.cuda() << "\n"
+                << k.addBack.cuda() << "\n";
     }
     for (size_t n : sizes) {
       const std::vector<X> in = m.data(n, static_cast<uint32_t>(n));
@@ -153,8 +155,8 @@ bool largeScans(const Monoid<X>& m, const Options& o) {
           out = paper::scanOnSimulator(k, in, exclusive);
         }
         const bool pass = out == reference(m, in, n, exclusive);
-        table.add(label(v, exclusive), exclusive ? k.exclusive : k.inclusive, k.chunk, n, pass,
-                  ms, 2.0 * n * sizeof(X));
+        table.add(label(v, exclusive), exclusive ? k.exclusive : k.inclusive, k.chunk, n, pass, ms,
+                  2.0 * n * sizeof(X));
       }
     }
   }

@@ -39,14 +39,16 @@ SPull<T> fan(Op op, const SPull<T>& arr) {
 }
 
 // sklansky 0 op arr = return (push arr)
-// sklansky n op arr = do arr2 <- forcePull (binSplit (n-1) (fan op) arr)
+// sklansky n op arr = do let arr1 = binSplit (n-1) (fan op) arr
+//                        arr2 <- forcePull arr1
 //                        sklansky (n-1) op arr2
 // Scans 2^n elements with one thread per element (virtualized where the block has fewer).
 template <class T, class Op>
 SPush<Block, T> sklansky(const Program<Block>& p, uint32_t n, Op op, const SPull<T>& arr) {
   if (n == 0) return push<Block>(arr);
-  const SPull<T> arr2 =
-      forcePull(p, binSplit(n - 1, [op](const SPull<T>& a) { return fan(op, a); }, arr));
+  const auto fanOp = [op](const SPull<T>& a) { return fan(op, a); };  // (fan op)
+  const SPull<T> arr1 = binSplit(n - 1, fanOp, arr);
+  const SPull<T> arr2 = forcePull(p, arr1);
   return sklansky(p, n - 1, op, arr2);
 }
 
@@ -98,9 +100,10 @@ template <class T, class Op>
 SPush<Block, T> koggeStone(const Program<Block>& p, uint32_t l, Op op, SPull<T> arr) {
   for (uint32_t k = 0; k < l; ++k) {
     const uint32_t d = 1u << k;
-    arr = forcePull(p, mkPull(len(arr), [op, arr, d](const EWord32& i) {
+    const SPull<T> step = mkPull(len(arr), [op, arr, d](const EWord32& i) {
       return ifThenElse(i < d, arr[i], op(arr[i - d], arr[i]));
-    }));
+    });
+    arr = forcePull(p, step);
   }
   return push<Block>(arr);
 }
@@ -114,8 +117,8 @@ SPull<T> shiftRight(const T& id, const SPull<T>& arr) {
 
 // ---------------------------------------------------------------- the variants by name
 enum class Variant { Sklansky, Sklansky2, Sklansky3, KoggeStone };
-inline constexpr Variant allVariants[] = {Variant::Sklansky, Variant::Sklansky2,
-                                          Variant::Sklansky3, Variant::KoggeStone};
+inline constexpr Variant allVariants[] = {Variant::Sklansky, Variant::Sklansky2, Variant::Sklansky3,
+                                          Variant::KoggeStone};
 
 inline std::string name(Variant v) {
   switch (v) {
@@ -143,7 +146,8 @@ using BlockScan = std::function<SPush<Block, T>(const Program<Block>&, const SPu
 template <class T, class Op>
 BlockScan<T> blockScan(Variant v, uint32_t log, Op op) {
   if (elementsPerThread(v) == 2 && log == 0) {
-    throw Error(name(v) + " scans two elements per thread: it needs chunks of at least 2 "
+    throw Error(name(v) +
+                " scans two elements per thread: it needs chunks of at least 2 "
                 "elements (log >= 1); got log 0");
   }
   return [v, log, op](const Program<Block>& p, const SPull<T>& arr) {

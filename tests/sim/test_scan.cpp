@@ -96,9 +96,9 @@ void checkBlockScans(const Monoid<X>& m, const std::vector<Config>& configs,
       const uint32_t threads = c.threads ? c.threads : paper::naturalThreads(v, c.log);
       const std::vector<X> in = data(chunks << c.log);
       for (bool exclusive : {false, true}) {
-        const Kernel k =
-            exclusive ? paper::exclusiveScanKernel<X>(v, c.log, threads, m.op, m.identity)
-                      : paper::scanKernel<X>(v, c.log, threads, m.op);
+        const Kernel k = exclusive
+                             ? paper::exclusiveScanKernel<X>(v, c.log, threads, m.op, m.identity)
+                             : paper::scanKernel<X>(v, c.log, threads, m.op);
         std::vector<X> out(in.size());
         simulate(k, {in, out}, options);
         CHECK_MESSAGE(out == reference(m.host, m.identity, in, size_t{1} << c.log, exclusive),
@@ -135,9 +135,8 @@ TEST_CASE("scan: every variant, u32 +, over chunk sizes and thread counts (some 
 }
 
 TEST_CASE("scan: every variant, f32 + (exact: small integers), and u32 max") {
-  checkBlockScans<float>(plusF32, {{4, 0}, {8, 32}}, [](size_t n) {
-    return smallIntegerFloats(n, static_cast<uint32_t>(n));
-  });
+  checkBlockScans<float>(plusF32, {{4, 0}, {8, 32}},
+                         [](size_t n) { return smallIntegerFloats(n, static_cast<uint32_t>(n)); });
   checkBlockScans<uint32_t>(maxU32, {{6, 0}, {8, 32}}, [](size_t n) {
     return randomWords(n, static_cast<uint32_t>(n), 1u << 30);
   });
@@ -172,9 +171,7 @@ TEST_CASE("scan: tuple elements (affine maps as pairs), inclusive and exclusive"
           exclusive ? paper::exclusiveBlockScan<Pair>(v, log, compose, Pair(1u, 0u))
                     : paper::blockScan<Pair>(v, log, compose);
       const Kernel k = capture("affinePairs", paper::naturalThreads(v, log),
-                               [scan, chunk](DPull<Pair> in) {
-                                 return paper::mapScan(chunk, scan, in);
-                               });
+                               [scan](DPull<Pair> in) { return paper::mapScan(chunk, scan, in); });
       std::vector<uint32_t> outA(a.size()), outB(a.size());
       simulate(k, {a, b, outA, outB});
       bool ok = true;
@@ -204,9 +201,8 @@ TEST_CASE("scan: large scans of any length, u32 +, every variant (three levels a
 }
 
 TEST_CASE("scan: large scans, f32 +, u32 max, and a non-commutative operator") {
-  checkLargeScans<float>(plusF32, Variant::Sklansky3, 8, 128, largeSizes, [](size_t n) {
-    return smallIntegerFloats(n, static_cast<uint32_t>(n));
-  });
+  checkLargeScans<float>(plusF32, Variant::Sklansky3, 8, 128, largeSizes,
+                         [](size_t n) { return smallIntegerFloats(n, static_cast<uint32_t>(n)); });
   // Virtualized threads, and a chunk of 2^10 (two levels at 70000).
   checkLargeScans<uint32_t>(maxU32, Variant::KoggeStone, 10, 128, largeSizes, [](size_t n) {
     return randomWords(n, static_cast<uint32_t>(n), 1u << 30);
