@@ -15,16 +15,16 @@ namespace {
 
 void checkNamespace(const std::string& ns) {
   if (ns.empty()) throw Error("export: ExportOptions::ns (the namespace) is required");
-  for (size_t i = 0; i < ns.size();) {
+  // Every part between "::" separators must be an identifier (so no empty part either).
+  for (size_t i = 0;;) {
     const size_t end = ns.find("::", i);
     const std::string id = ns.substr(i, end == std::string::npos ? std::string::npos : end - i);
     const bool ok = !id.empty() &&
                     (std::isalpha(static_cast<unsigned char>(id[0])) || id[0] == '_') &&
-                    id.find_first_not_of(
-                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                        "0123456789_") == std::string::npos;
+                    id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789_") == std::string::npos;
     if (!ok) throw Error("export: namespace '" + ns + "' is not a C++ namespace name");
-    if (end == std::string::npos) break;
+    if (end == std::string::npos) return;
     i = end + 2;
   }
 }

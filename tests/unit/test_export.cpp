@@ -1,0 +1,90 @@
+// Export: the standalone header's launcher checks what obsidian's launch checks, the names
+// live in the chosen namespace, and mistakes in the export request are clear errors.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <obsidian/obsidian.hpp>
+
+#include "../../examples/reduce/large_reduce.hpp"
+
+using namespace obsidian;
+
+namespace {
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("export: a header with a typed launcher that checks the launch") {
+  const Kernel k = paper::red3Kernel(512, 256);
+  const std::string h = exportHeader({k}, ExportOptions{"app::kernels", ""});
+  CHECK(has(h, "namespace app::kernels {"));
+  CHECK(has(h, "static __global__ void __launch_bounds__(256) red3(const uint32_t* in0, uint32_t n0, uint32_t* out0)"));
+  CHECK_FALSE(has(h, "extern \"C\""));
+  CHECK(has(h, "inline cudaError_t red3_launch(const uint32_t* in0, size_t in0Count, uint32_t* out0, size_t out0Count, cudaStream_t stream = 0)"));
+  CHECK(has(h, "if (!(n0 % 512u == 0u)) return cudaErrorInvalidValue;  // splitUp(512) needs a length divisible by 512"));
+  CHECK(has(h, "if ((unsigned long long)out0Count < (unsigned long long)(n0 / 512u)) return cudaErrorInvalidValue;"));
+  CHECK(has(h, "if (in0 == nullptr && in0Count > 0) return cudaErrorInvalidValue;"));
+  CHECK(has(h, "red3<<<blocks, 256, 1536, stream>>>(in0, n0, out0);"));
+  CHECK_FALSE(has(h, "cudaFuncSetAttribute"));  // 1536 bytes need no opt-in
+}
+
+TEST_CASE("export: more than 48 KB of shared memory raises the limit in the launcher") {
+  const Kernel k = capture("bigBlock", 1024, [](DPull<EWord32> in) {
+    return pConcat(fmap(
+        [](const SPull<EWord32>& c) {
+          return exec<Block>([c](const Program<Block>& p) { return push<Block>(forcePull(p, c)); });
+        },
+        splitUp(16384, in)));
+  });
+  const std::string h = exportHeader({k}, ExportOptions{"big", ""});
+  CHECK(has(h, "cudaFuncSetAttribute(bigBlock, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536)"));
+}
+
+TEST_CASE("export: the reduce pipeline is one host function") {
+  const Kernel part = paper::partialSums(4096, 256, 8);
+  const std::string host = exportReducePipeline(part, 4096, "sum");
+  CHECK(has(host, "inline cudaError_t sum(const uint32_t* in, size_t n, uint32_t* result, cudaStream_t stream = 0)"));
+  CHECK(has(host, "partialReduce_launch(src, count, dst, next, stream)"));
+  CHECK_THROWS_WITH_AS(exportReducePipeline(paper::red3Kernel(), 0, "sum"),
+                       "exportReducePipeline: chunk must be at least 1", Error);
+  const Kernel twoOut = capture("twoOut", 32, [](DPull<EWord32> in) {
+    return hana::make_tuple(push<Grid>(in), push<Grid>(in));
+  });
+  CHECK_THROWS_WITH_AS(exportReducePipeline(twoOut, 4, "f"),
+                       "exportReducePipeline: kernel twoOut must map one input array to one "
+                       "output array of the same type",
+                       Error);
+}
+
+TEST_CASE("export: mistakes in the request") {
+  const Kernel k = paper::red3Kernel();
+  CHECK_THROWS_WITH_AS(exportHeader({k}, ExportOptions{"", ""}),
+                       "export: ExportOptions::ns (the namespace) is required", Error);
+  CHECK_THROWS_WITH_AS(exportHeader({k}, ExportOptions{"my-app", ""}),
+                       "export: namespace 'my-app' is not a C++ namespace name", Error);
+  CHECK_THROWS_WITH_AS(exportHeader({k}, ExportOptions{"a::", ""}),
+                       "export: namespace 'a::' is not a C++ namespace name", Error);
+  CHECK_THROWS_WITH_AS(exportHeader({k, paper::red3Kernel(1024, 128)}, ExportOptions{"a", ""}),
+                       "export: two kernels are named red3; give them distinct names", Error);
+  CHECK_THROWS_WITH_AS(exportHeader({}, ExportOptions{"a", ""}), "export: no kernel to export",
+                       Error);
+}
+
+TEST_CASE("export: PTX, CUBIN and a JSON sidecar") {
+  const auto dir = std::filesystem::temp_directory_path() / "obsidian-export-test";
+  std::filesystem::remove_all(dir);
+  const ExportedBinary b = exportBinary(paper::red3Kernel(), dir);
+  std::ifstream json(b.json);
+  const nlohmann::json j = nlohmann::json::parse(json);
+  CHECK(j["entry"] == "red3");
+  CHECK(j["threadsPerBlock"] == 256);
+  CHECK(j["sharedBytes"] == 1536);
+  CHECK(j["params"].size() == 3);
+  CHECK(std::filesystem::file_size(b.cubin) > 0);
+  std::ifstream ptx(b.ptx);
+  const std::string text((std::istreambuf_iterator<char>(ptx)), std::istreambuf_iterator<char>());
+  CHECK(has(text, ".entry red3"));
+  std::filesystem::remove_all(dir);
+}
