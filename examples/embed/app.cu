@@ -11,6 +11,7 @@
 #include "dup_b.cuh"
 #include "mandel.cuh"
 #include "reduce.cuh"
+#include "scan.cuh"
 
 namespace {
 
@@ -74,6 +75,33 @@ bool blockSums() {
   return ok;
 }
 
+bool largeScan(size_t n, bool exclusive) {
+  const std::vector<uint32_t> host = randomWords(n, static_cast<unsigned>(n) + 1);
+  uint32_t *in = nullptr, *out = nullptr;
+  CHECK_CUDA(cudaMalloc(&in, n * sizeof(uint32_t)));
+  CHECK_CUDA(cudaMalloc(&out, n * sizeof(uint32_t)));
+  CHECK_CUDA(cudaMemcpy(in, host.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice));
+  CHECK_CUDA(embed::scan::scan(in, n, out, exclusive));
+  std::vector<uint32_t> got(n);
+  CHECK_CUDA(cudaMemcpy(got.data(), out, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaFree(in));
+  CHECK_CUDA(cudaFree(out));
+  uint32_t acc = 0;
+  bool ok = true;
+  for (size_t i = 0; i < n; ++i) {
+    if (exclusive) {
+      ok = ok && got[i] == acc;
+      acc += host[i];
+    } else {
+      acc += host[i];
+      ok = ok && got[i] == acc;
+    }
+  }
+  std::printf("large %s scan of %zu elements: %s\n", exclusive ? "exclusive" : "inclusive", n,
+              ok ? "PASS" : "FAIL");
+  return ok;
+}
+
 // The Mandelbrot image of the paper, rows of 256 pixels, against plain C++ (the header says
 // the kernel wants --fmad=false, which CMake gives nvcc for this target).
 bool mandelbrot() {
@@ -117,6 +145,10 @@ int main() {
   }
   bool ok = blockSums();
   ok = mandelbrot() && ok;
+  for (size_t n : {size_t{1}, size_t{1000}, (size_t{1} << 20) + 3}) {
+    ok = largeScan(n, false) && ok;
+    ok = largeScan(n, true) && ok;
+  }
   for (size_t n : {size_t{1}, size_t{1000}, (size_t{1} << 20) + 3, size_t{1} << 26}) {
     ok = largeReduce(n) && ok;
   }

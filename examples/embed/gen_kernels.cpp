@@ -7,6 +7,7 @@
 #include "../increment/increment.hpp"
 #include "../mandelbrot/mandelbrot.hpp"
 #include "../reduce/large_reduce.hpp"
+#include "../scan/scan.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -24,6 +25,12 @@ int main(int argc, char** argv) {
     const Kernel red5 = paper::reduceKernel<uint32_t>(paper::Variant::Red5, paper::plus, 512, 128);
     writeHeader(out / "blocksums.cuh", {red5}, {"embed::blocksums", ""});
     exportBinary(red5, out);
+    // The large scan (sklansky2 over chunks of 1024, 256 threads): three kernels, one function.
+    const paper::LargeScan scan =
+        paper::largeScanKernels<uint32_t>(paper::ScanVariant::Sklansky2, 10, 256, paper::plus, 0u);
+    writeHeader(out / "scan.cuh", {scan.inclusive, scan.exclusive, scan.addBack},
+                {"embed::scan", exportScanPipeline(scan.inclusive, scan.exclusive, scan.addBack,
+                                                   scan.chunk, "scan")});
     // Mandelbrot rows of 256 pixels; the app chooses the height.
     writeHeader(out / "mandel.cuh", {paper::mandelKernel(256, 128)}, {"embed::mandel", ""});
     // Every other example kernel, so that a test compiles each export with nvcc.
@@ -32,9 +39,9 @@ int main(int argc, char** argv) {
     writeHeader(out / "agnostic.cuh", {paper::agnosticBlockKernel(), paper::agnosticWarpKernel()},
                 {"embed::agnostic", ""});
     std::vector<Kernel> reductions;
-    for (paper::Variant v : {paper::Variant::Red1, paper::Variant::Red2, paper::Variant::Red3,
-                             paper::Variant::Red4, paper::Variant::Red5, paper::Variant::Red6,
-                             paper::Variant::Red7}) {
+    for (paper::Variant v :
+         {paper::Variant::Red1, paper::Variant::Red2, paper::Variant::Red3, paper::Variant::Red4,
+          paper::Variant::Red5, paper::Variant::Red6, paper::Variant::Red7}) {
       reductions.push_back(paper::reduceKernel<float>(
           v, [](const EFloat& a, const EFloat& b) { return a + b; }, 4096, 256));
     }

@@ -116,25 +116,25 @@ SPull<T> shiftRight(const T& id, const SPull<T>& arr) {
 }
 
 // ---------------------------------------------------------------- the variants by name
-enum class Variant { Sklansky, Sklansky2, Sklansky3, KoggeStone };
-inline constexpr Variant allVariants[] = {Variant::Sklansky, Variant::Sklansky2, Variant::Sklansky3,
-                                          Variant::KoggeStone};
+enum class ScanVariant { Sklansky, Sklansky2, Sklansky3, KoggeStone };
+inline constexpr ScanVariant scanVariants[] = {ScanVariant::Sklansky, ScanVariant::Sklansky2,
+                                               ScanVariant::Sklansky3, ScanVariant::KoggeStone};
 
-inline std::string name(Variant v) {
+inline std::string name(ScanVariant v) {
   switch (v) {
-    case Variant::Sklansky: return "sklansky";
-    case Variant::Sklansky2: return "sklansky2";
-    case Variant::Sklansky3: return "sklansky3";
-    case Variant::KoggeStone: return "koggeStone";
+    case ScanVariant::Sklansky: return "sklansky";
+    case ScanVariant::Sklansky2: return "sklansky2";
+    case ScanVariant::Sklansky3: return "sklansky3";
+    case ScanVariant::KoggeStone: return "koggeStone";
   }
   return "?";
 }
 // Elements each thread handles when the block has threads enough (sklansky2/3: two).
-inline uint32_t elementsPerThread(Variant v) {
-  return v == Variant::Sklansky2 || v == Variant::Sklansky3 ? 2 : 1;
+inline uint32_t elementsPerThread(ScanVariant v) {
+  return v == ScanVariant::Sklansky2 || v == ScanVariant::Sklansky3 ? 2 : 1;
 }
 // Threads per block that give every thread its own element(s), at most 1024.
-inline uint32_t naturalThreads(Variant v, uint32_t log) {
+inline uint32_t naturalThreads(ScanVariant v, uint32_t log) {
   return std::max(1u, std::min(1024u, (1u << log) / elementsPerThread(v)));
 }
 
@@ -144,7 +144,7 @@ using BlockScan = std::function<SPush<Block, T>(const Program<Block>&, const SPu
 
 // The inclusive scan of variant v over chunks of 2^log elements.
 template <class T, class Op>
-BlockScan<T> blockScan(Variant v, uint32_t log, Op op) {
+BlockScan<T> blockScan(ScanVariant v, uint32_t log, Op op) {
   if (elementsPerThread(v) == 2 && log == 0) {
     throw Error(name(v) +
                 " scans two elements per thread: it needs chunks of at least 2 "
@@ -152,10 +152,10 @@ BlockScan<T> blockScan(Variant v, uint32_t log, Op op) {
   }
   return [v, log, op](const Program<Block>& p, const SPull<T>& arr) {
     switch (v) {
-      case Variant::Sklansky: return sklansky(p, log, op, arr);
-      case Variant::Sklansky2: return sklansky2(p, log, op, arr);
-      case Variant::Sklansky3: return sklansky3(p, log, op, arr);
-      case Variant::KoggeStone: break;
+      case ScanVariant::Sklansky: return sklansky(p, log, op, arr);
+      case ScanVariant::Sklansky2: return sklansky2(p, log, op, arr);
+      case ScanVariant::Sklansky3: return sklansky3(p, log, op, arr);
+      case ScanVariant::KoggeStone: break;
     }
     return koggeStone(p, log, op, arr);
   };
@@ -163,7 +163,7 @@ BlockScan<T> blockScan(Variant v, uint32_t log, Op op) {
 
 // The exclusive scan of variant v: the inclusive scan of the chunk shifted right by one.
 template <class T, class Op>
-BlockScan<T> exclusiveBlockScan(Variant v, uint32_t log, Op op, const T& identity) {
+BlockScan<T> exclusiveBlockScan(ScanVariant v, uint32_t log, Op op, const T& identity) {
   const BlockScan<T> scan = blockScan<T>(v, log, op);
   return [scan, identity](const Program<Block>& p, const SPull<T>& arr) {
     return scan(p, shiftRight(identity, arr));
@@ -185,7 +185,7 @@ auto mapScan(uint32_t chunk, const BlockScan<T>& scan, const DPull<T>& in) {
 // One block per chunk of 2^log elements (the input length must be a multiple of the chunk),
 // `threads` threads per block: the inclusive prefixes of each chunk.
 template <KernelScalar X, class Op>
-Kernel scanKernel(Variant v, uint32_t log, uint32_t threads, Op op) {
+Kernel scanKernel(ScanVariant v, uint32_t log, uint32_t threads, Op op) {
   const BlockScan<Exp<X>> scan = blockScan<Exp<X>>(v, log, op);
   return capture(name(v), threads,
                  [scan, log](DPull<Exp<X>> in) { return mapScan(1u << log, scan, in); });
@@ -193,7 +193,7 @@ Kernel scanKernel(Variant v, uint32_t log, uint32_t threads, Op op) {
 
 // As scanKernel, the exclusive prefixes (identity first).
 template <KernelScalar X, class Op>
-Kernel exclusiveScanKernel(Variant v, uint32_t log, uint32_t threads, Op op, X identity) {
+Kernel exclusiveScanKernel(ScanVariant v, uint32_t log, uint32_t threads, Op op, X identity) {
   const BlockScan<Exp<X>> scan = exclusiveBlockScan<Exp<X>>(v, log, op, Exp<X>(identity));
   return capture(name(v) + "Exclusive", threads,
                  [scan, log](DPull<Exp<X>> in) { return mapScan(1u << log, scan, in); });
@@ -230,7 +230,7 @@ SPush<Block, Exp<X>> withTotal(const SPush<Block, Exp<X>>& arr, const DMutable<X
 // with the identity (read as the identity, never written); each block also writes its chunk's
 // total to sums[b] (ceil(n / 2^log) of them). Arguments: in, sums, out.
 template <KernelScalar X, class Op>
-Kernel blockScansKernel(Variant v, uint32_t log, uint32_t threads, Op op, X identity,
+Kernel blockScansKernel(ScanVariant v, uint32_t log, uint32_t threads, Op op, X identity,
                         bool exclusive) {
   const uint32_t chunk = 1u << log;
   const BlockScan<Exp<X>> scan = exclusive
@@ -281,7 +281,7 @@ struct LargeScan {
 };
 
 template <KernelScalar X, class Op>
-LargeScan largeScanKernels(Variant v, uint32_t log, uint32_t threads, Op op, X identity,
+LargeScan largeScanKernels(ScanVariant v, uint32_t log, uint32_t threads, Op op, X identity,
                            uint32_t addBackThreads = 256) {
   return LargeScan{1u << log, blockScansKernel<X>(v, log, threads, op, identity, false),
                    blockScansKernel<X>(v, log, threads, op, identity, true),

@@ -43,6 +43,15 @@ void writeHeader(const std::filesystem::path& path, const std::vector<Kernel>& k
 std::string exportReducePipeline(const Kernel& partial, uint32_t chunk,
                                  const std::string& function);
 
+// A large scan as one host function (block scans, a scan of the block sums, add-back):
+//   cudaError_t <function>(const T* in, size_t n, T* out, bool exclusive = false,
+//                          cudaStream_t stream = 0)
+// for n >= 1 device elements. `inclusive` and `exclusive` scan each chunk of their input
+// (in, sums, out: the block totals go to the mutable `sums`), `addBack` adds the block sums'
+// exclusive prefixes (partial, prefix, out). Scratch comes from cudaMallocAsync.
+std::string exportScanPipeline(const Kernel& inclusive, const Kernel& exclusive,
+                               const Kernel& addBack, uint32_t chunk, const std::string& function);
+
 struct ExportedBinary {
   std::filesystem::path ptx, cubin, json;
 };

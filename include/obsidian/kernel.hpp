@@ -176,7 +176,7 @@ struct KernelParam<Mutable<EWord32, X>> {
   static DMutable<X> make(CaptureState& s, size_t k) {
     const ArrayId id = MemoryOps<Exp<X>>::global(s.ctx, "m" + std::to_string(k), true);
     const EWord32 n = variable<uint32_t>("n" + std::to_string(k));
-    addArrayParam(s.ctx, {id}, n.node(), true);
+    addArrayParam(s.ctx, {id}, n.node(), false);  // writable, but not a result of the kernel
     addLengthParam(s.ctx, "n" + std::to_string(k));
     return DMutable<X>(id, n);
   }

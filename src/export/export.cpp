@@ -21,8 +21,9 @@ void checkNamespace(const std::string& ns) {
     const std::string id = ns.substr(i, end == std::string::npos ? std::string::npos : end - i);
     const bool ok = !id.empty() &&
                     (std::isalpha(static_cast<unsigned char>(id[0])) || id[0] == '_') &&
-                    id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                         "0123456789_") == std::string::npos;
+                    id.find_first_not_of(
+                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                        "0123456789_") == std::string::npos;
     if (!ok) throw Error("export: namespace '" + ns + "' is not a C++ namespace name");
     if (end == std::string::npos) return;
     i = end + 2;
@@ -128,8 +129,7 @@ std::string exportHeader(const std::vector<Kernel>& kernels, const ExportOptions
     for (const std::string& o : k.lowered().nvrtcOptions) out << " " << o;
     out << ": give nvcc the same.\n";
   }
-  out
-      << "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n#include <cuda_runtime.h>\n\n"
+  out << "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n#include <cuda_runtime.h>\n\n"
       << "namespace " << options.ns << " {\n\n";
   for (const Kernel& k : kernels) {
     out << emitKernelFunction(k.ir(), false) << "\n" << launcher(k.ir()) << "\n";
@@ -199,6 +199,81 @@ std::string exportReducePipeline(const Kernel& partial, uint32_t chunk,
       << "    if (e == cudaSuccess) e = f;\n"
       << "  }\n"
       << "  return e;\n"
+      << "}\n";
+  return out.str();
+}
+
+namespace {
+// The array parameters of k, checked to be `kinds` ("input", "mutable", "output") of one type.
+ScalarType checkShape(const Kernel& k, const std::vector<std::string>& kinds, const char* what) {
+  std::vector<std::string> got;
+  ScalarType type = ScalarType::U32;
+  bool sameType = true, first = true;
+  for (const Param& p : k.ir().params) {
+    if (p.kind == ParamKind::Scalar) got.push_back("scalar");
+    if (p.kind != ParamKind::Array) continue;
+    got.push_back(p.output ? "output" : (k.ir().arrays[p.array].writable ? "mutable" : "input"));
+    if (!first && p.type != type) sameType = false;
+    type = p.type;
+    first = false;
+  }
+  if (got != kinds || !sameType) {
+    std::string want;
+    for (const std::string& s : kinds) want += (want.empty() ? "" : ", ") + s;
+    throw Error(std::string(what) + ": kernel " + k.name() + " must take arrays (" + want +
+                ") of one element type");
+  }
+  return type;
+}
+}  // namespace
+
+std::string exportScanPipeline(const Kernel& inclusive, const Kernel& exclusive,
+                               const Kernel& addBack, uint32_t chunk, const std::string& function) {
+  const char* what = "exportScanPipeline";
+  const ScalarType t1 = checkShape(inclusive, {"input", "mutable", "output"}, what);
+  const ScalarType t2 = checkShape(exclusive, {"input", "mutable", "output"}, what);
+  const ScalarType t3 = checkShape(addBack, {"input", "input", "output"}, what);
+  if (t1 != t2 || t2 != t3) throw Error("exportScanPipeline: the kernels' element types differ");
+  if (chunk == 0) throw Error("exportScanPipeline: chunk must be at least 1");
+  const std::string t = cType(t1), c = std::to_string(chunk);
+  const std::string ns = "detail_" + function;
+  std::ostringstream out;
+  out << "namespace " << ns << " {\n"
+      << "inline size_t blocks(size_t n) { return n / " << c << " + (n % " << c << " != 0); }\n"
+      << "// Elements of scratch a scan of n needs: per level the block sums, the block scans and\n"
+      << "// the sums' prefixes, while a level has more than one block.\n"
+      << "inline size_t scratch(size_t n) {\n"
+      << "  const size_t b = blocks(n);\n"
+      << "  return b == 1 ? 1 : b + n + b + scratch(b);\n"
+      << "}\n"
+      << "inline cudaError_t level(const " << t << "* in, size_t n, " << t
+      << "* out, bool exclusive, " << t << "* scratch, cudaStream_t stream) {\n"
+      << "  const size_t b = blocks(n);\n"
+      << "  auto blockScans = exclusive ? " << exclusive.name() << "_launch : " << inclusive.name()
+      << "_launch;\n"
+      << "  " << t << "* sums = scratch;\n"
+      << "  if (b == 1) return blockScans(in, n, sums, 1, out, n, stream);\n"
+      << "  " << t << "* partial = sums + b;\n"
+      << "  " << t << "* prefix = partial + n;\n"
+      << "  cudaError_t e = blockScans(in, n, sums, b, partial, n, stream);\n"
+      << "  if (e == cudaSuccess) e = level(sums, b, prefix, true, prefix + b, stream);\n"
+      << "  if (e == cudaSuccess) e = " << addBack.name()
+      << "_launch(partial, n, prefix, b, out, n, stream);\n"
+      << "  return e;\n"
+      << "}\n"
+      << "}  // namespace " << ns << "\n\n"
+      << "// The inclusive (or exclusive) scan of n >= 1 elements of `in` into `out` (device\n"
+      << "// memory), in chunks of " << c << ": block scans, a scan of the block sums, add-back.\n"
+      << "inline cudaError_t " << function << "(const " << t << "* in, size_t n, " << t
+      << "* out, bool exclusive = false, cudaStream_t stream = 0) {\n"
+      << "  if (n == 0 || in == nullptr || out == nullptr) return cudaErrorInvalidValue;\n"
+      << "  " << t << "* scratch = nullptr;\n"
+      << "  cudaError_t e = cudaMallocAsync((void**)&scratch, " << ns << "::scratch(n) * sizeof("
+      << t << "), stream);\n"
+      << "  if (e != cudaSuccess) return e;\n"
+      << "  e = " << ns << "::level(in, n, out, exclusive, scratch, stream);\n"
+      << "  const cudaError_t f = cudaFreeAsync(scratch, stream);\n"
+      << "  return e != cudaSuccess ? e : f;\n"
       << "}\n";
   return out.str();
 }

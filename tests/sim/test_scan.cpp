@@ -13,7 +13,7 @@
 #include "../../examples/scan/scan.hpp"
 
 using namespace obsidian;
-using paper::Variant;
+using paper::ScanVariant;
 
 namespace {
 
@@ -75,7 +75,7 @@ std::vector<X> reference(const std::function<X(X, X)>& op, X identity, const std
   return out;
 }
 
-std::string describe(Variant v, uint32_t log, uint32_t threads, bool exclusive) {
+std::string describe(ScanVariant v, uint32_t log, uint32_t threads, bool exclusive) {
   return paper::name(v) + (exclusive ? " exclusive" : "") + ", chunk 2^" + std::to_string(log) +
          ", " + std::to_string(threads) + " threads";
 }
@@ -90,7 +90,7 @@ template <class X>
 void checkBlockScans(const Monoid<X>& m, const std::vector<Config>& configs,
                      const std::function<std::vector<X>(size_t)>& data, size_t chunks = 3,
                      const SimOptions& options = {}) {
-  for (Variant v : paper::allVariants) {
+  for (ScanVariant v : paper::scanVariants) {
     for (const Config& c : configs) {
       if (c.log == 0 && paper::elementsPerThread(v) == 2) continue;
       const uint32_t threads = c.threads ? c.threads : paper::naturalThreads(v, c.log);
@@ -110,7 +110,7 @@ void checkBlockScans(const Monoid<X>& m, const std::vector<Config>& configs,
 
 // The large scan of n elements for every n in `sizes`, inclusive and exclusive.
 template <class X>
-void checkLargeScans(const Monoid<X>& m, Variant v, uint32_t log, uint32_t threads,
+void checkLargeScans(const Monoid<X>& m, ScanVariant v, uint32_t log, uint32_t threads,
                      const std::vector<size_t>& sizes,
                      const std::function<std::vector<X>(size_t)>& data) {
   const paper::LargeScan k = paper::largeScanKernels<X>(v, log, threads, m.op, m.identity);
@@ -165,7 +165,7 @@ TEST_CASE("scan: tuple elements (affine maps as pairs), inclusive and exclusive"
   const uint32_t log = 6, chunk = 1u << log, chunks = 3;
   const std::vector<uint32_t> a = randomWords(chunk * chunks, 1, UINT32_MAX),
                               b = randomWords(chunk * chunks, 2, UINT32_MAX);
-  for (Variant v : paper::allVariants) {
+  for (ScanVariant v : paper::scanVariants) {
     for (bool exclusive : {false, true}) {
       const paper::BlockScan<Pair> scan =
           exclusive ? paper::exclusiveBlockScan<Pair>(v, log, compose, Pair(1u, 0u))
@@ -190,39 +190,39 @@ TEST_CASE("scan: tuple elements (affine maps as pairs), inclusive and exclusive"
 }
 
 TEST_CASE("scan: large scans of any length, u32 +, every variant (three levels at 70000)") {
-  for (Variant v : paper::allVariants) {
+  for (ScanVariant v : paper::scanVariants) {
     checkLargeScans<uint32_t>(plusU32, v, 8, paper::naturalThreads(v, 8), largeSizes,
                               [](size_t n) { return randomWords(n, static_cast<uint32_t>(n)); });
   }
   const paper::LargeScan k =
-      paper::largeScanKernels<uint32_t>(Variant::Sklansky, 8, 256, plusU32.op, 0u);
+      paper::largeScanKernels<uint32_t>(ScanVariant::Sklansky, 8, 256, plusU32.op, 0u);
   CHECK(paper::ScanPlan<std::vector<uint32_t>>(k, 70000).levels() == 3);  // 70000, 274, 2
   CHECK(paper::ScanPlan<std::vector<uint32_t>>(k, 256).levels() == 1);
 }
 
 TEST_CASE("scan: large scans, f32 +, u32 max, and a non-commutative operator") {
-  checkLargeScans<float>(plusF32, Variant::Sklansky3, 8, 128, largeSizes,
+  checkLargeScans<float>(plusF32, ScanVariant::Sklansky3, 8, 128, largeSizes,
                          [](size_t n) { return smallIntegerFloats(n, static_cast<uint32_t>(n)); });
   // Virtualized threads, and a chunk of 2^10 (two levels at 70000).
-  checkLargeScans<uint32_t>(maxU32, Variant::KoggeStone, 10, 128, largeSizes, [](size_t n) {
+  checkLargeScans<uint32_t>(maxU32, ScanVariant::KoggeStone, 10, 128, largeSizes, [](size_t n) {
     return randomWords(n, static_cast<uint32_t>(n), 1u << 30);
   });
   // The add-back (prefix before element) and exclusive block totals (last prefix before last
   // element) keep the operands in order too.
-  checkLargeScans<uint32_t>(affineU32, Variant::Sklansky2, 8, 32, largeSizes, [](size_t n) {
+  checkLargeScans<uint32_t>(affineU32, ScanVariant::Sklansky2, 8, 32, largeSizes, [](size_t n) {
     return randomWords(n, static_cast<uint32_t>(n), UINT32_MAX);
   });
 }
 
 TEST_CASE("scan: mistakes are reported") {
   const paper::LargeScan k =
-      paper::largeScanKernels<uint32_t>(Variant::Sklansky, 4, 16, plusU32.op, 0u);
+      paper::largeScanKernels<uint32_t>(ScanVariant::Sklansky, 4, 16, plusU32.op, 0u);
   std::vector<uint32_t> in(100, 1), sums(6), out(100);
   CHECK_THROWS_WITH_AS(simulate(k.inclusive, {in, sums, out}),
                        doctest::Contains("sums needs one element per chunk of 16 input elements"),
                        Error);
   CHECK_THROWS_WITH_AS(paper::scanOnSimulator(k, std::vector<uint32_t>{}),
                        "a large scan needs at least one element; got 0", Error);
-  CHECK_THROWS_WITH_AS(paper::blockScan<EWord32>(Variant::Sklansky2, 0, plusU32.op),
+  CHECK_THROWS_WITH_AS(paper::blockScan<EWord32>(ScanVariant::Sklansky2, 0, plusU32.op),
                        doctest::Contains("needs chunks of at least 2 elements"), Error);
 }
