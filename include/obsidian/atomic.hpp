@@ -29,6 +29,11 @@ class Mutable {
   Len n_;
 };
 
+template <class Len, KernelScalar X>
+const Len& len(const Mutable<Len, X>& m) {
+  return m.len();
+}
+
 template <KernelScalar X>
 using DMutable = Mutable<EWord32, X>;  // a global array parameter of the kernel
 template <KernelScalar X>
