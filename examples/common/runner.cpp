@@ -48,31 +48,22 @@ std::vector<float> randomFloats(size_t n, uint32_t seed) {
   return v;
 }
 
-std::vector<KernelArg> Args::host() const {
+std::vector<KernelArg> Args::collect(bool device) const {
   std::vector<KernelArg> a;
   size_t s = 0;
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    if (slots_[i]) {
-      a.push_back(slots_[i]->hostArg());
-    } else {
+  for (const auto& slot : slots_) {
+    if (!slot) {
       a.push_back(scalars_[s++].second);
+    } else {
+      a.push_back(device ? slot->deviceArg() : slot->hostArg());
     }
   }
   return a;
 }
 
-std::vector<KernelArg> Args::upload() {
-  std::vector<KernelArg> a;
-  size_t s = 0;
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    if (slots_[i]) {
-      a.push_back(slots_[i]->deviceArg());
-    } else {
-      a.push_back(scalars_[s++].second);
-    }
-  }
-  return a;
-}
+std::vector<KernelArg> Args::host() const { return collect(false); }
+
+std::vector<KernelArg> Args::upload() { return collect(true); }
 
 void Args::download() {
   for (auto& s : slots_) {

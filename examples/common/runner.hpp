@@ -59,6 +59,7 @@ class Args {
   void download();                  // outputs back into their host vectors
 
  private:
+  std::vector<KernelArg> collect(bool device) const;  // in parameter order
   struct SlotBase {
     virtual ~SlotBase() = default;
     virtual KernelArg hostArg() = 0;
