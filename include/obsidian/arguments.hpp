@@ -35,6 +35,8 @@ class KernelArg {
   KernelArg(T scalar) : kind_(Kind::Scalar), type_(scalarTypeOf<T>) {  // NOLINT
     if constexpr (std::is_floating_point_v<T>) {
       real_ = static_cast<double>(scalar);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      bits_ = scalar ? 1 : 0;
     } else {
       bits_ = static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(scalar));
     }

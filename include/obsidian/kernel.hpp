@@ -70,9 +70,9 @@ struct LoweredKernel {
   std::string cuda;
   std::vector<ArrayPlacement> placements;
   BarrierCounts barriers;
-  std::vector<PassTiming> timings;  // reify first, then each pass
+  std::vector<PassTiming> timings;        // reify first, then each pass
   std::vector<std::string> nvrtcOptions;  // CaptureOptions::nvrtcOptions
-  std::string irDump;               // the IR after each pass, when dumping was asked for
+  std::string irDump;                     // the IR after each pass, when dumping was asked for
 };
 
 struct LowerOptions {

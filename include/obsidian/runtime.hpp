@@ -88,6 +88,7 @@ class Stream {
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   void* handle() const { return stream_; }
+  Device& device() const { return device_; }
   void synchronize() const;
 
  private:
@@ -197,7 +198,8 @@ struct LaunchOptions {
   bool synchronize = true;         // wait for the kernel (and report its errors) before returning
 };
 
-// launch(k, args, options): run kernel k on device 0. The arguments are checked against the
+// launch(k, args, options): run kernel k on device 0 (obsidian drives one device for now; a
+// stream of another device is refused). The arguments are checked against the
 // kernel's signature and preconditions (bindArguments), and the kernel against the device's
 // limits (threads per block, shared memory), before anything reaches the GPU; each failed
 // check is an Error and nothing is launched.

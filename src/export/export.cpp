@@ -9,6 +9,7 @@
 #include "codegen/emit_cuda.hpp"
 #include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
+#include "obsidian/arguments.hpp"
 
 namespace obsidian {
 namespace {
@@ -148,23 +149,59 @@ void writeHeader(const std::filesystem::path& path, const std::vector<Kernel>& k
   if (!f) throw Error("export: cannot write " + path.string());
 }
 
+namespace {
+// The array parameters of k, checked to be `kinds` ("input", "mutable", "output") of one type.
+ScalarType checkShape(const Kernel& k, const std::vector<std::string>& kinds, const char* what) {
+  std::vector<std::string> got;
+  ScalarType type = ScalarType::U32;
+  bool sameType = true, first = true;
+  for (const Param& p : k.ir().params) {
+    if (p.kind == ParamKind::Scalar) got.push_back("scalar");
+    if (p.kind != ParamKind::Array) continue;
+    got.push_back(p.output ? "output" : (k.ir().arrays[p.array].writable ? "mutable" : "input"));
+    if (!first && p.type != type) sameType = false;
+    type = p.type;
+    first = false;
+  }
+  if (got != kinds || !sameType) {
+    std::string want;
+    for (const std::string& s : kinds) want += (want.empty() ? "" : ", ") + s;
+    throw Error(std::string(what) + ": kernel " + k.name() + " must take arrays (" + want +
+                ") of one element type");
+  }
+  return type;
+}
+
+// The pipelines derive each level's size as ceil(n / chunk): the kernel must make exactly
+// that many blocks (checked on its grid size at n = chunk and chunk + 1).
+void checkChunk(const Kernel& k, uint32_t chunk, const char* what) {
+  if (chunk < 2) {
+    throw Error(std::string(what) + ": chunk must be at least 2 (each level must shrink); got " +
+                std::to_string(chunk));
+  }
+  auto blocksFor = [&](uint64_t n) {
+    BoundArguments b;
+    const size_t params = k.ir().params.size();
+    b.bits.assign(params, 0);
+    b.reals.assign(params, 0.0);
+    for (size_t i = 0; i < params; ++i) {
+      if (k.ir().params[i].kind == ParamKind::Length) b.bits[i] = n;
+    }
+    return evaluateParams(k.ir(), k.ir().gridBlocks, b);
+  };
+  if (blocksFor(chunk) != 1 || blocksFor(uint64_t{chunk} + 1) != 2) {
+    throw Error(std::string(what) + ": kernel " + k.name() + " does not reduce chunks of " +
+                std::to_string(chunk) + " elements to one block each");
+  }
+}
+}  // namespace
+
 std::string exportReducePipeline(const Kernel& partial, uint32_t chunk,
                                  const std::string& function) {
   const KernelIR& k = partial.ir();
-  std::vector<const Param*> arrays;
-  for (const Param& p : k.params) {
-    if (p.kind == ParamKind::Scalar) {
-      throw Error("exportReducePipeline: kernel " + k.name + " takes scalar parameters");
-    }
-    if (p.kind == ParamKind::Array) arrays.push_back(&p);
-  }
-  if (arrays.size() != 2 || arrays[0]->output || !arrays[1]->output ||
-      arrays[0]->type != arrays[1]->type) {
-    throw Error("exportReducePipeline: kernel " + k.name +
-                " must map one input array to one output array of the same type");
-  }
-  if (chunk == 0) throw Error("exportReducePipeline: chunk must be at least 1");
-  const std::string t = cType(arrays[0]->type), c = std::to_string(chunk);
+  const ScalarType type = checkShape(partial, {"input", "output"}, "exportReducePipeline");
+  checkChunk(partial, chunk, "exportReducePipeline");
+  const std::string t = cType(type), c = std::to_string(chunk);
   std::ostringstream out;
   out << "// Reduces n >= 1 elements of `in` (device memory) into *result (device memory), "
       << "level by level with " << k.name << ":\n// each level turns n elements into "
@@ -203,30 +240,6 @@ std::string exportReducePipeline(const Kernel& partial, uint32_t chunk,
   return out.str();
 }
 
-namespace {
-// The array parameters of k, checked to be `kinds` ("input", "mutable", "output") of one type.
-ScalarType checkShape(const Kernel& k, const std::vector<std::string>& kinds, const char* what) {
-  std::vector<std::string> got;
-  ScalarType type = ScalarType::U32;
-  bool sameType = true, first = true;
-  for (const Param& p : k.ir().params) {
-    if (p.kind == ParamKind::Scalar) got.push_back("scalar");
-    if (p.kind != ParamKind::Array) continue;
-    got.push_back(p.output ? "output" : (k.ir().arrays[p.array].writable ? "mutable" : "input"));
-    if (!first && p.type != type) sameType = false;
-    type = p.type;
-    first = false;
-  }
-  if (got != kinds || !sameType) {
-    std::string want;
-    for (const std::string& s : kinds) want += (want.empty() ? "" : ", ") + s;
-    throw Error(std::string(what) + ": kernel " + k.name() + " must take arrays (" + want +
-                ") of one element type");
-  }
-  return type;
-}
-}  // namespace
-
 std::string exportScanPipeline(const Kernel& inclusive, const Kernel& exclusive,
                                const Kernel& addBack, uint32_t chunk, const std::string& function) {
   const char* what = "exportScanPipeline";
@@ -234,7 +247,8 @@ std::string exportScanPipeline(const Kernel& inclusive, const Kernel& exclusive,
   const ScalarType t2 = checkShape(exclusive, {"input", "mutable", "output"}, what);
   const ScalarType t3 = checkShape(addBack, {"input", "input", "output"}, what);
   if (t1 != t2 || t2 != t3) throw Error("exportScanPipeline: the kernels' element types differ");
-  if (chunk == 0) throw Error("exportScanPipeline: chunk must be at least 1");
+  checkChunk(inclusive, chunk, what);
+  checkChunk(exclusive, chunk, what);
   const std::string t = cType(t1), c = std::to_string(chunk);
   const std::string ns = "detail_" + function;
   std::ostringstream out;

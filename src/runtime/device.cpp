@@ -30,8 +30,10 @@ int attribute(CUdevice d, CUdevice_attribute a) {
 }  // namespace
 
 Device& Device::get(int ordinal) {
-  static std::mutex m;
-  static std::map<int, std::unique_ptr<Device>> devices;
+  // Never destroyed: buffers and streams in static objects may outlive any order of exit.
+  static std::mutex& m = *new std::mutex;
+  static std::map<int, std::unique_ptr<Device>>& devices =
+      *new std::map<int, std::unique_ptr<Device>>;
   const std::lock_guard lock(m);
   if (!driver::api()) throw Error("no CUDA device: " + driver::unavailableReason());
   const int n = deviceCount();
@@ -98,11 +100,16 @@ void* Device::function(const Kernel& k) {
   CUmodule module = nullptr;
   OBSIDIAN_CU_KERNEL(k.name(), cuModuleLoadData, &module, binary.cubin.data());
   CUfunction f = nullptr;
-  OBSIDIAN_CU_KERNEL(k.name(), cuModuleGetFunction, &f, module, k.name().c_str());
-  if (k.sharedBytes() > info_.sharedPerBlock) {
-    OBSIDIAN_CU_KERNEL(k.name(), cuFuncSetAttribute, f,
-                       CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                       static_cast<int>(k.sharedBytes()));
+  try {
+    OBSIDIAN_CU_KERNEL(k.name(), cuModuleGetFunction, &f, module, k.name().c_str());
+    if (k.sharedBytes() > info_.sharedPerBlock) {
+      OBSIDIAN_CU_KERNEL(k.name(), cuFuncSetAttribute, f,
+                         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                         static_cast<int>(k.sharedBytes()));
+    }
+  } catch (...) {
+    driver::api()->cuModuleUnload(module);
+    throw;
   }
   byKey_[key] = byKernel_[k.id()] = Loaded{module, f};
   return f;

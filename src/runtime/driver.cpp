@@ -54,7 +54,8 @@ Loaded load() {
 }
 
 const Loaded& loaded() {
-  static const Loaded l = load();  // thread-safe, once
+  // Loaded once (thread-safe) and never destroyed: devices release their contexts at exit.
+  static const Loaded& l = *new Loaded(load());
   return l;
 }
 

@@ -57,6 +57,11 @@ void launch(const Kernel& k, const std::vector<KernelArg>& args, const LaunchOpt
     }
   }
   Device& d = Device::get();
+  if (options.stream && &options.stream->device() != &d) {
+    throw Error("launch of kernel " + k.name() + ": the stream belongs to device " +
+                std::to_string(options.stream->device().info().ordinal) +
+                "; launches run on device 0");
+  }
   const DeviceInfo& info = d.info();
   if (static_cast<int>(k.threadsPerBlock()) > info.maxThreadsPerBlock) {
     throw Error("launch of kernel " + k.name() + ": " + std::to_string(k.threadsPerBlock()) +

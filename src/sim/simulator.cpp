@@ -254,8 +254,13 @@ struct Access {
   bool atomic = false;
 };
 
+// The accesses to one address that later ones must be checked against. Readers since the last
+// write, enough of them that a racing write always meets one: the first reader of the current
+// barrier interval, the latest reader from another warp than it, the latest other reader from
+// its warp, and the latest reader from an earlier block (blocks are never ordered).
 struct Shadow {
-  Access write, read1, read2;
+  Access write;
+  Access first, otherWarp, sameWarp, otherBlock;
   bool written = false;  // shared memory: written since the virtual block started
 };
 
@@ -310,6 +315,8 @@ class Machine {
       epoch_ = 0;
       std::fill(warpEpoch_.begin(), warpEpoch_.end(), 0);
       if (options_.detectHazards) std::fill(smemShadow_.begin(), smemShadow_.end(), Shadow{});
+      // Shared memory is undefined at a block's start: a poison pattern, not the last block's.
+      std::fill(smem_.begin(), smem_.end(), uint8_t{0xa5});
       for (auto& [s, v] : params_) std::fill(regs_[s].begin(), regs_[s].end(), v);
       exec(body_, all);
     }
@@ -351,21 +358,32 @@ class Machine {
       race(space, a, i, s.write, "wrote", t, atomic ? "atomically updates" : "reads");
     }
     const Access now = access(t, atomic);
-    if (s.read1.block < 0 || !(s.read1.block == now.block && s.read1.epoch == now.epoch)) {
-      s.read1 = now;
-    } else if (s.read1.thread != t) {
-      s.read2 = now;
+    for (Access* r : {&s.first, &s.otherWarp, &s.sameWarp}) {
+      if (r->block < 0) continue;
+      if (r->block != now.block) {
+        s.otherBlock = *r;  // stays concurrent with this block's writes
+        *r = Access{};
+      } else if (r->epoch != now.epoch) {
+        *r = Access{};  // a __syncthreads separates it from everything this block does now
+      }
+    }
+    if (s.first.block < 0) {
+      s.first = now;
+    } else if (s.first.thread / 32 != t / 32) {
+      s.otherWarp = now;
+    } else if (s.first.thread != t) {
+      s.sameWarp = now;
     }
   }
   void checkWrite(Shadow& s, const char* space, ArrayId a, uint64_t i, uint32_t t, bool atomic) {
     const char* did = atomic ? "atomically updates" : "writes";
     if (concurrent(s.write, t) && !(atomic && s.write.atomic))
       race(space, a, i, s.write, "wrote", t, did);
-    for (const Access* r : {&s.read1, &s.read2}) {
+    for (const Access* r : {&s.first, &s.otherWarp, &s.sameWarp, &s.otherBlock}) {
       if (concurrent(*r, t) && !(atomic && r->atomic)) race(space, a, i, *r, "read", t, did);
     }
     s.write = access(t, atomic);
-    s.read1 = s.read2 = Access{};
+    s.first = s.otherWarp = s.sameWarp = s.otherBlock = Access{};
     s.written = true;
   }
 
@@ -406,10 +424,14 @@ class Machine {
         if (options_.detectHazards) {
           for (uint32_t b = 0; b < size; ++b) {
             Shadow& s = smemShadow_[at + b];
+            if (atomic && !s.written) {
+              hazard("atomic update of shared " + element(a, i) + " that nothing wrote, by " +
+                     who(block_, t) + " in `" + current_->text + "`");
+            }
             if (isWrite) {
               checkWrite(s, "shared-memory", a, i, t, atomic);
             } else {
-              if (!s.written && !atomic) {
+              if (!s.written) {  // an atomic update reads the old value too
                 hazard("read of shared " + element(a, i) + " that nothing wrote, by " +
                        who(block_, t) + " in `" + current_->text + "`");
               }

@@ -202,3 +202,53 @@ TEST_CASE("hazard: atomics from many blocks do not race with each other") {
   CHECK(hazardOf(k, {ones(320), total, out}) == "no hazard");
   CHECK(total[0] == 320);
 }
+
+TEST_CASE("hazard: a plain read in one block and an update in another race") {
+  // Block 0 reads total[0]; block 1 reads it and then updates it atomically: on a GPU block 0
+  // may see either value.
+  const Kernel k = capture("readThenUpdate", 1, [](DMutable<uint32_t> total) {
+    return pConcat(mkPull(2u, [total](const EWord32& bid) {
+      return singletonPush<Block>([total, bid](const Program<Block>& p) {
+        p.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
+          atomicAdd(t, total, 1u - min(bid, 1u), 1u);
+        });
+        return total[0u] + bid;
+      });
+    }));
+  });
+  std::vector<uint32_t> total{0, 0}, out(2);
+  const std::string h = hazardOf(k, {total, out});
+  CHECK(h.find("global-memory race on m0[0]") != std::string::npos);
+}
+
+TEST_CASE("hazard: an atomic update of shared memory that nothing wrote") {
+  const Kernel k = capture("uninitCounter", 32, [](DPull<EWord32> in) {
+    return pConcat(fmap(
+        [](const SPull<EWord32>& c) {
+          return exec<Block>([c](const Program<Block>& p) {
+            const SMutable<uint32_t> counter = newShared<uint32_t>(p, 1);
+            p.forAll(32u, [&](const Program<Thread>& t, const EWord32&) {
+              atomicAdd(t, counter, 0u, 1u);
+            });
+            p.sync();
+            return push<Block>(c);
+          });
+        },
+        splitUp(32, in)));
+  });
+  std::vector<uint32_t> out(64);
+  CHECK(hazardOf(k, {ones(64), out}) ==
+        "simulate(kernel uninitCounter): atomic update of shared arr0[0] that nothing wrote, by "
+        "block 0 thread 0 in `old0 = atomicAdd(&arr0[0u], 1u)`");
+}
+
+TEST_CASE("sim: a bool scalar parameter") {
+  const Kernel k = capture("maybeDouble", 32, [](DPull<EWord32> in, EBool twice) {
+    return push<Grid>(fmap([twice](const EWord32& x) { return ifThenElse(twice, x * 2u, x); }, in));
+  });
+  std::vector<uint32_t> out(40);
+  simulate(k, {ones(40), true, out});
+  CHECK(out == std::vector<uint32_t>(40, 2));
+  simulate(k, {ones(40), false, out});
+  CHECK(out == std::vector<uint32_t>(40, 1));
+}

@@ -20,11 +20,19 @@ TEST_CASE("export: a header with a typed launcher that checks the launch") {
   const Kernel k = paper::red3Kernel(512, 256);
   const std::string h = exportHeader({k}, ExportOptions{"app::kernels", ""});
   CHECK(has(h, "namespace app::kernels {"));
-  CHECK(has(h, "static __global__ void __launch_bounds__(256) red3(const uint32_t* in0, uint32_t n0, uint32_t* out0)"));
+  CHECK(has(h,
+            "static __global__ void __launch_bounds__(256) red3(const uint32_t* in0, uint32_t n0, "
+            "uint32_t* out0)"));
   CHECK_FALSE(has(h, "extern \"C\""));
-  CHECK(has(h, "inline cudaError_t red3_launch(const uint32_t* in0, size_t in0Count, uint32_t* out0, size_t out0Count, cudaStream_t stream = 0)"));
-  CHECK(has(h, "if (!(n0 % 512u == 0u)) return cudaErrorInvalidValue;  // splitUp(512) needs a length divisible by 512"));
-  CHECK(has(h, "if ((unsigned long long)out0Count < (unsigned long long)(n0 / 512u)) return cudaErrorInvalidValue;"));
+  CHECK(has(h,
+            "inline cudaError_t red3_launch(const uint32_t* in0, size_t in0Count, uint32_t* out0, "
+            "size_t out0Count, cudaStream_t stream = 0)"));
+  CHECK(has(h,
+            "if (!(n0 % 512u == 0u)) return cudaErrorInvalidValue;  // splitUp(512) needs a length "
+            "divisible by 512"));
+  CHECK(has(h,
+            "if ((unsigned long long)out0Count < (unsigned long long)(n0 / 512u)) return "
+            "cudaErrorInvalidValue;"));
   CHECK(has(h, "if (in0 == nullptr && in0Count > 0) return cudaErrorInvalidValue;"));
   CHECK(has(h, "red3<<<blocks, 256, 1536, stream>>>(in0, n0, out0);"));
   CHECK_FALSE(has(h, "cudaFuncSetAttribute"));  // 1536 bytes need no opt-in
@@ -39,22 +47,31 @@ TEST_CASE("export: more than 48 KB of shared memory raises the limit in the laun
         splitUp(16384, in)));
   });
   const std::string h = exportHeader({k}, ExportOptions{"big", ""});
-  CHECK(has(h, "cudaFuncSetAttribute(bigBlock, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536)"));
+  CHECK(
+      has(h, "cudaFuncSetAttribute(bigBlock, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536)"));
 }
 
 TEST_CASE("export: the reduce pipeline is one host function") {
   const Kernel part = paper::partialSums(4096, 256, 8);
   const std::string host = exportReducePipeline(part, 4096, "sum");
-  CHECK(has(host, "inline cudaError_t sum(const uint32_t* in, size_t n, uint32_t* result, cudaStream_t stream = 0)"));
+  CHECK(has(host,
+            "inline cudaError_t sum(const uint32_t* in, size_t n, uint32_t* result, cudaStream_t "
+            "stream = 0)"));
   CHECK(has(host, "partialReduce_launch(src, count, dst, next, stream)"));
-  CHECK_THROWS_WITH_AS(exportReducePipeline(paper::red3Kernel(), 0, "sum"),
-                       "exportReducePipeline: chunk must be at least 1", Error);
+  CHECK_THROWS_WITH_AS(exportReducePipeline(part, 1, "sum"),
+                       "exportReducePipeline: chunk must be at least 2 (each level must shrink); "
+                       "got 1",
+                       Error);
+  CHECK_THROWS_WITH_AS(exportReducePipeline(part, 1024, "sum"),
+                       "exportReducePipeline: kernel partialReduce does not reduce chunks of 1024 "
+                       "elements to one block each",
+                       Error);
   const Kernel twoOut = capture("twoOut", 32, [](DPull<EWord32> in) {
     return hana::make_tuple(push<Grid>(in), push<Grid>(in));
   });
   CHECK_THROWS_WITH_AS(exportReducePipeline(twoOut, 4, "f"),
-                       "exportReducePipeline: kernel twoOut must map one input array to one "
-                       "output array of the same type",
+                       "exportReducePipeline: kernel twoOut must take arrays (input, output) of "
+                       "one element type",
                        Error);
 }
 
