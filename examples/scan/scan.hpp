@@ -201,16 +201,6 @@ Kernel exclusiveScanKernel(ScanVariant v, uint32_t log, uint32_t threads, Op op,
 
 // ================================================================ large scans (any n >= 1)
 
-// takeP n arr: the first n elements of a push array (the writes at n and beyond are dropped).
-template <class L, class Len, class T>
-Push<L, EWord32, T> takeP(const EWord32& n, const Push<L, Len, T>& arr) {
-  return Push<L, EWord32, T>(n, [n, arr](const Program<L>& p, const Writer<T>& w) {
-    arr(p, [&](const Program<Thread>& t, const T& v, const EWord32& i) {
-      t.cond(i < n, [&](const Program<Thread>& u) { w(u, v, i); });
-    });
-  });
-}
-
 // withTotal arr sums b total: arr, and where its last element v is written, total(v) is also
 // written to sums[b] (by the same thread: no extra barrier or shared array).
 template <KernelScalar X, class F>

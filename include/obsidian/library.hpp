@@ -194,6 +194,20 @@ auto concP(const Push<L, LA, T>& a, const Push<L, LB, T>& b) {
       });
 }
 
+// takeP(n, arr): the first n elements of a push array (the writes at n and beyond are dropped,
+// each behind a conditional). n is static (uint32_t) or dynamic (EWord32).
+template <class N, class L, class Len, class T>
+auto takeP(const N& n, const Push<L, Len, T>& arr) {
+  using OutLen = std::conditional_t<std::is_integral_v<N>, uint32_t, EWord32>;
+  const OutLen len = static_cast<OutLen>(n);
+  const EWord32 limit = sizeConv(len);
+  return Push<L, OutLen, T>(len, [limit, arr](const Program<L>& p, const Writer<T>& w) {
+    arr(p, [&](const Program<Thread>& t, const T& v, const EWord32& i) {
+      t.cond(i < limit, [&](const Program<Thread>& u) { w(u, v, i); });
+    });
+  });
+}
+
 // ---------------------------------------------------------------- tuples
 template <class LA, class A, class LB, class B>
 auto zip(const Pull<LA, A>& a, const Pull<LB, B>& b) {

@@ -339,3 +339,16 @@ TEST_CASE("sim: launch arguments are checked before anything runs") {
   simulate(k, {in2, out});                    // and the next valid launch works
   CHECK(out == std::vector<uint32_t>{512, 512});
 }
+
+TEST_CASE("sim: takeP keeps the first n elements of a push array") {
+  const Kernel k = capture("firstHalf", 32, [](DPull<EWord32> in) {
+    return takeP(len(in) / 2u, push<Grid>(fmap([](const EWord32& x) { return x + 1u; }, in)));
+  });
+  const auto in = randomWords(101, 9);
+  std::vector<uint32_t> out(50, 0);
+  simulate(k, {in, out});
+  for (size_t i = 0; i < 50; ++i) REQUIRE(out[i] == in[i] + 1);
+  // Static n too.
+  const SPull<EWord32> small = mkPull(8u, [](const EWord32& i) { return i; });
+  CHECK(takeP(5u, push<Block>(small)).len() == 5u);
+}
