@@ -83,10 +83,6 @@ std::shared_ptr<ExpNode> node(ExpKind k, ScalarType t) {
   return n;
 }
 
-double roundTo(ScalarType t, double v) {
-  return t == ScalarType::F32 ? static_cast<double>(static_cast<float>(v)) : v;
-}
-
 bool isIntLiteral(const ExpPtr& e) { return e->isLiteral() && !isFloat(e->type); }
 
 std::string describe(BinOp op) { return std::string("operator") + binOpName(op); }

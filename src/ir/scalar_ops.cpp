@@ -17,10 +17,11 @@ int64_t signedOf(ScalarType t, uint64_t bits) {
   return static_cast<int64_t>(bits);
 }
 
-namespace {
 double roundTo(ScalarType t, double v) {
   return t == ScalarType::F32 ? static_cast<double>(static_cast<float>(v)) : v;
 }
+
+namespace {
 
 template <class T>
 bool compare(BinOp op, T x, T y) {

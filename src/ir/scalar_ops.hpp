@@ -28,6 +28,8 @@ inline Value realValue(double f) {
 }
 
 uint64_t typeMask(ScalarType t);
+// v rounded to the precision of float type t (f32 values are doubles that are exact floats).
+double roundTo(ScalarType t, double v);
 int64_t signedOf(ScalarType t, uint64_t bits);
 
 // op applied to operands of type t (comparisons yield a bool in `u`). Integer division or

@@ -9,6 +9,7 @@
 
 #include "../../examples/increment/increment.hpp"
 #include "../../examples/reduce/reduce.hpp"
+#include "../kernels.hpp"
 
 using namespace obsidian;
 
@@ -242,26 +243,7 @@ TEST_CASE("sim: seqUntil with a tuple state (Mandelbrot iterations) matches floa
 }
 
 TEST_CASE("sim: atomics on shared and global arrays (a histogram)") {
-  const Kernel k = capture("hist", 128, [](DPull<EWord32> in, DMutable<uint32_t> bins) {
-    return pConcat(fmap(
-        [bins](const SPull<EWord32>& c) {
-          return exec<Block>([c, bins](const Program<Block>& p) {
-            const SMutable<uint32_t> local = newShared<uint32_t>(p, 16);
-            p.forAll(16u,
-                     [&](const Program<Thread>& t, const EWord32& i) { write(t, local, i, 0u); });
-            p.sync();
-            p.forAll(512u, [&](const Program<Thread>& t, const EWord32& i) {
-              atomicAdd(t, local, c[i] % 16u, 1u);
-            });
-            p.sync();
-            p.forAll(16u, [&](const Program<Thread>& t, const EWord32& i) {
-              atomicAdd(t, bins, i, local[i]);
-            });
-            return push<Block>(c);
-          });
-        },
-        splitUp(512, in)));
-  });
+  const Kernel k = testing::histogramKernel("hist", 128, 512);
   const auto in = randomWords(512 * 5, 33);
   std::vector<uint32_t> bins(16, 0), copy(in.size());
   simulate(k, {in, bins, copy});

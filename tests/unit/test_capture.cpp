@@ -5,6 +5,8 @@
 
 #include <obsidian/obsidian.hpp>
 
+#include "../kernels.hpp"
+
 using namespace obsidian;
 
 namespace {
@@ -133,26 +135,7 @@ TEST_CASE("capture: seqUntil iterates a tuple state while the condition holds (M
 }
 
 TEST_CASE("capture: global and shared atomics") {
-  const Kernel k = capture("histogram", 256, [](DPull<EWord32> in, DMutable<uint32_t> bins) {
-    return pConcat(fmap(
-        [bins](const SPull<EWord32>& c) {
-          return exec<Block>([c, bins](const Program<Block>& p) {
-            const SMutable<uint32_t> local = newShared<uint32_t>(p, 16);
-            p.forAll(16u,
-                     [&](const Program<Thread>& t, const EWord32& i) { write(t, local, i, 0u); });
-            p.sync();
-            p.forAll(256u, [&](const Program<Thread>& t, const EWord32& i) {
-              atomicAdd(t, local, c[i] % 16u, 1u);
-            });
-            p.sync();
-            p.forAll(16u, [&](const Program<Thread>& t, const EWord32& i) {
-              atomicAdd(t, bins, i, local[i]);
-            });
-            return push<Block>(fmap([](const EWord32& x) { return x; }, c));
-          });
-        },
-        splitUp(256, in)));
-  });
+  const Kernel k = testing::histogramKernel("histogram", 256, 256);
   CHECK(has(
       k, "histogram(const uint32_t* in0, uint32_t n0, uint32_t* m1, uint32_t n1, uint32_t* out0)"));
   CHECK(count(k.cuda(), "atomicAdd(&") == 2);
@@ -318,7 +301,9 @@ TEST_CASE("capture: a kernel's own NVRTC options go wherever it is compiled") {
   o.nvrtcOptions = {"--fmad=false"};
   const Kernel k = capture(
       "noFma", 64,
-      [](DPull<EFloat> x) { return push<Grid>(fmap([](const EFloat& v) { return v * v + 1.0f; }, x)); },
+      [](DPull<EFloat> x) {
+        return push<Grid>(fmap([](const EFloat& v) { return v * v + 1.0f; }, x));
+      },
       o);
   const CompileResult& r = k.compile();
   CHECK(std::find(r.options.begin(), r.options.end(), "--fmad=false") != r.options.end());

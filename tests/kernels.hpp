@@ -1,0 +1,33 @@
+// Kernels that several test files exercise from different sides (generated code, simulation).
+#pragma once
+
+#include <obsidian/obsidian.hpp>
+
+namespace obsidian::testing {
+
+// A 16-bin histogram of each chunk in shared memory (atomics), added into the global `bins`
+// (atomics again); the input is also copied to the output.
+inline Kernel histogramKernel(const std::string& name, uint32_t threads, uint32_t chunk) {
+  return capture(name, threads, [chunk](DPull<EWord32> in, DMutable<uint32_t> bins) {
+    return pConcat(fmap(
+        [bins, chunk](const SPull<EWord32>& c) {
+          return exec<Block>([c, bins, chunk](const Program<Block>& p) {
+            const SMutable<uint32_t> local = newShared<uint32_t>(p, 16);
+            p.forAll(16u,
+                     [&](const Program<Thread>& t, const EWord32& i) { write(t, local, i, 0u); });
+            p.sync();
+            p.forAll(chunk, [&](const Program<Thread>& t, const EWord32& i) {
+              atomicAdd(t, local, c[i] % 16u, 1u);
+            });
+            p.sync();
+            p.forAll(16u, [&](const Program<Thread>& t, const EWord32& i) {
+              atomicAdd(t, bins, i, local[i]);
+            });
+            return push<Block>(c);
+          });
+        },
+        splitUp(chunk, in)));
+  });
+}
+
+}  // namespace obsidian::testing
