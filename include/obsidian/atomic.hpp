@@ -54,6 +54,26 @@ SMutable<X> newShared(const Program<L>& p, uint32_t n) {
       MemoryOps<Exp<X>>::allocate(p.context(), p.body(), MemorySpace::Shared, L::value, n), n);
 }
 
+// newGlobal<X>(p, n): a global array of n elements that belongs to the kernel itself: zero when
+// the kernel's module is loaded (by the runtime, an exported header's program, or each
+// simulate call) and kept from one launch to the next, so a kernel that relies on it being
+// zero must leave it zero (atomicInc with a wrap-around bound does). Blocks read it through L2;
+// one block sees another's writes once that block's threadFence and an atomic on the array
+// precede its own atomic there. Launches of one such kernel must not overlap (as CUB's
+// temporary storage, it is one per kernel, not per launch).
+template <KernelScalar X, class L>
+SMutable<X> newGlobal(const Program<L>& p, uint32_t n) {
+  static_assert(!std::is_same_v<X, bool> && !std::is_same_v<X, uint8_t>,
+                "newGlobal: grid state holds 4- or 8-byte elements (u32, i32, u64, f32, f64)");
+  if (n == 0) throw Error("newGlobal: a grid-state array needs at least one element; got 0");
+  return SMutable<X>(detail::addGridState(p.context(), scalarTypeOf<X>, n), n);
+}
+
+// threadFence(t): __threadfence(). This thread's earlier global writes become visible to every
+// block before anything it does afterwards; with an atomic on a newGlobal array after it, they
+// are published to the blocks whose atomics on that array come later.
+inline void threadFence(const Program<Thread>& t) { t.emit(Fence{}); }
+
 // write(t, m, i, v): m[i] = v
 template <class Len, KernelScalar X>
 void write(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,

@@ -25,7 +25,7 @@ enum class ExpKind : uint8_t {
   Binary,
   Select,  // c ? a : b, only the chosen side is evaluated
   Cast,
-  Index,  // array[index]
+  Index,  // array[index]; with vecWidth > 1, one lane of an aligned vector load
 };
 
 enum class UnOp : uint8_t {
@@ -83,6 +83,11 @@ struct ExpNode {
   double real = 0;    // Literal of a float type
   std::string name;   // Var
   ArrayId array = 0;  // Index
+  // Index of a vector read: element args[0] is lane vecLane of the vecWidth-element vector
+  // args[1] (args[0] == args[1] * vecWidth + vecLane), printed as one wide load that the CUDA
+  // compiler merges with the other lanes of the same vector.
+  uint8_t vecWidth = 1;
+  uint8_t vecLane = 0;
   std::array<ExpPtr, 3> args{};
 
   bool isLiteral() const { return kind == ExpKind::Literal; }
@@ -107,6 +112,13 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b);
 ExpPtr select(ExpPtr c, ExpPtr a, ExpPtr b);
 ExpPtr cast(ScalarType to, ExpPtr a);
 ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix);
+// Element `elementIx` (== vectorIx * width + lane) of a global array, read as lane `lane` of the
+// width-element vector `vectorIx`.
+ExpPtr vectorIndex(ScalarType elem, ArrayId array, ExpPtr elementIx, ExpPtr vectorIx,
+                   uint32_t width, uint32_t lane);
+// The largest power of two (up to 2^31) that e's value is known to be a multiple of, from its
+// shape alone (literals, +, *, <<); 1 when nothing is known.
+uint32_t knownMultiple(const ExpPtr& e);
 ExpPtr u32(uint32_t v);
 
 bool isLiteralValue(const ExpPtr& e, uint64_t bits);

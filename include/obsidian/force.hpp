@@ -46,6 +46,28 @@ Pull<uint32_t, T> force(const Program<L>& p, const Push<M, Len, T>& arr) {
   return Pull<uint32_t, T>(n, [h](const EWord32& i) { return Ops::read(h, i); });
 }
 
+// forceReg(p, arr): a warp's 32-element array in registers, one element per lane, with no
+// shared memory and no barrier. Lane l must write element l (push<Warp> and tConcat<Warp> of
+// one element per lane do); reading another lane's element compiles to __shfl_sync, which
+// every lane of the warp must reach together (the kernel is rejected otherwise), so
+// permutations of it (xor, rotate, broadcast) cost one shuffle each.
+template <class L, class Len, class T>
+Pull<uint32_t, T> forceReg(const Program<Warp>& p, const Push<L, Len, T>& arr) {
+  static_assert(std::is_same_v<L, Warp>,
+                "forceReg needs a Push<Warp> array (one element per lane)");
+  static_assert(std::is_same_v<Len, uint32_t>, "forceReg needs a static length (32)");
+  static_assert(Storable<T>, "forceReg: the element type must be an Exp<X> or a hana::tuple");
+  if (arr.len() != 32) {
+    throw Error("forceReg needs a warp-sized array (32 elements, one per lane); got " +
+                std::to_string(arr.len()));
+  }
+  using Ops = MemoryOps<T>;
+  const typename Ops::Handle h =
+      Ops::allocate(p.context(), p.body(), MemorySpace::Register, Level::Warp, 32);
+  arr(p, [h](const Program<Thread>& t, const T& v, const EWord32& i) { Ops::write(t, h, i, v); });
+  return Pull<uint32_t, T>(32, [h](const EWord32& i) { return Ops::read(h, i); });
+}
+
 // forcePull(p, arr) = force(p, push<L>(arr)).
 template <class L, class Len, class T>
 Pull<uint32_t, T> forcePull(const Program<L>& p, const Pull<Len, T>& arr) {

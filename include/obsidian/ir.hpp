@@ -17,6 +17,14 @@ enum class MemorySpace : uint8_t {
   Global,  // a kernel parameter
   Shared,  // placed in dynamic shared memory by the memory map
   Local,   // a per-thread array (force at Thread level), in registers or local memory
+  // A global array of the kernel's own (newGlobal), zero when the module is loaded and kept
+  // from one launch to the next: grid-wide state such as the partial results and the ticket
+  // of a reduction finished in one launch. Read and written through L2 (__ldcg/__stcg), so
+  // blocks see each other's writes once a fence and an atomic order them.
+  GridState,
+  // A warp's array of 32 elements held in registers, one per lane (forceReg): lane l holds
+  // element l; reading another lane's element is a __shfl_sync of the whole warp.
+  Register,
 };
 
 // One array the kernel touches. Shared arrays forced at Warp level have `length` elements per
@@ -30,6 +38,7 @@ struct ArrayDecl {
   bool writable = false;       // global arrays: outputs and mutable arrays
   uint32_t offset = 0;         // byte offset in shared memory, set by the memory map
   bool placed = false;         // the memory map has set `offset`
+  uint32_t alignment = 0;      // global arrays: bytes the address must be aligned to (vectors)
 };
 
 enum class AtomicOp : uint8_t { Add, Sub, Min, Max, Inc, Dec, Exch, Cas, And, Or, Xor };
@@ -111,9 +120,14 @@ struct Atomic {
   std::string result;  // declared variable receiving the old value; may be empty
 };
 
+// __threadfence(): the executing thread's earlier writes to global memory are visible to
+// every block before its later ones. A fence and then an atomic publish a block's writes to
+// the blocks whose atomics on the same array come after it (the last-block pattern).
+struct Fence {};
+
 struct Stmt {
   std::variant<Assign, Declare, AssignVar, ForAll, DistrPar, SeqFor, SeqWhile, Cond, Allocate, Sync,
-               Atomic>
+               Atomic, Fence>
       node;
   template <class T>
   Stmt(T n) : node(std::move(n)) {}  // NOLINT: statements are built from their nodes

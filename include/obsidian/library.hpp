@@ -67,6 +67,13 @@ auto zipWith(F f, const Pull<LA, A>& a, const Pull<LB, B>& b) {
                       [f, a, b](const EWord32& i) { return f(a[i], b[i]); });
 }
 
+// ixMap(f, arr): the array whose element i is arr[f(i)] (a permutation when f is one; on a
+// register array, each read of another lane's element is one shuffle).
+template <class F, class Len, class T>
+Pull<Len, T> ixMap(F f, const Pull<Len, T>& arr) {
+  return Pull<Len, T>(arr.len(), [f, arr](const EWord32& i) { return arr[f(i)]; });
+}
+
 // ---------------------------------------------------------------- splitting
 template <class Len, class T>
 std::pair<Pull<uint32_t, T>, Pull<Len, T>> splitAt(uint32_t k, const Pull<Len, T>& arr) {
@@ -333,6 +340,39 @@ SPush<Thread, T> seqReduce(Op op, const Pull<Len, T>& arr) {
   });
 }
 
+// seqFoldStrided(f, init, arr, first, stride, unroll): a one-element Push<Thread> holding
+// f(...f(f(init, arr[first]), arr[first + stride])...) over every index first + k * stride below
+// len(arr) (init when there is none). f combines an accumulator with an element (they may have
+// different types, e.g. a scalar and a vector). Each iteration reads `unroll` elements before
+// combining any, so that many loads are in flight per thread: what a memory-bound sweep over a
+// grid-strided share needs to reach the device's bandwidth.
+template <class F, class A, class Len, class T>
+SPush<Thread, A> seqFoldStrided(F f, const A& init, const Pull<Len, T>& arr, const EWord32& first,
+                                const EWord32& stride, uint32_t unroll = 1) {
+  if (unroll == 0) throw Error("seqFoldStrided needs an unroll factor of at least 1; got 0");
+  return SPush<Thread, A>(1, [=](const Program<Thread>& p, const Writer<A>& w) {
+    const EWord32 n = sizeConv(arr.len());
+    // Elements of this thread: first, first + stride, ... below n (no overflow near 2^32).
+    const EWord32 count =
+        p.declare(ifThenElse(first < n, (n - first - 1u) / stride + 1u, EWord32(0u)));
+    const EWord32 rounds = p.declare(count / unroll);
+    const A acc = MemoryOps<A>::declare(p, init);
+    p.seqFor(rounds, [&](const Program<Thread>& q, const EWord32& r) {
+      const EWord32 base = first + r * (stride * unroll);
+      A x = acc;
+      for (uint32_t u = 0; u < unroll; ++u) x = f(x, arr[base + stride * u]);
+      MemoryOps<A>::assign(q, acc, x);
+    });
+    const EWord32 done = rounds * unroll;
+    for (uint32_t u = 0; u + 1 < unroll; ++u) {
+      p.cond(done + u < count, [&](const Program<Thread>& q) {
+        MemoryOps<A>::assign(q, acc, f(acc, arr[first + (done + u) * stride]));
+      });
+    }
+    w(p, acc, 0u);
+  });
+}
+
 // seqScan(op, arr): the inclusive prefixes of arr, computed by one sequential loop.
 template <class Op, class Len, class T>
 Push<Thread, Len, T> seqScan(Op op, const Pull<Len, T>& arr) {
@@ -407,6 +447,57 @@ SPush<L, T> compose(const Program<L>& p,
   if (fs.empty()) throw Error("compose needs at least one function; got none");
   for (size_t k = 0; k + 1 < fs.size(); ++k) arr = force(p, fs[k](arr));
   return fs.back()(arr);
+}
+
+// ---------------------------------------------------------------- warp and block reductions
+// warpReduce(p, f, arr): the f-fold of arr (a power of two of at most 32 elements) by a warp,
+// in registers: lane i starts with arr[i % len], then log2(len) butterfly steps combine it with
+// the lane `i ^ k` apart (one shuffle each), after which every lane holds the result. No shared
+// memory, no barrier. f must be associative and commutative.
+template <class T, class Op>
+T warpReduce(const Program<Warp>& p, Op f, const SPull<T>& arr) {
+  const uint32_t m = arr.len();
+  if (m == 0 || m > 32 || (m & (m - 1)) != 0) {
+    throw Error("warpReduce needs a power of two of at most 32 elements; got " + detail::str(m));
+  }
+  auto r = forceReg(p, push<Warp>(mkPull(32u, [arr, m](const EWord32& i) {
+                      return m == 32 ? arr[i] : arr[i % m];
+                    })));
+  for (uint32_t k = m / 2; k >= 1; k /= 2) {
+    r = forceReg(p, push<Warp>(zipWith(f, r, ixMap([k](const EWord32& i) { return i ^ k; }, r))));
+  }
+  return r[0u];
+}
+
+// blockReduce(p, f, arr): the f-fold of arr, one element per thread of the block (a multiple of
+// 32 of at most 1024): each warp folds its 32 elements with warpReduce, the warps' results go
+// through shared memory (one barrier), and the first warp folds them. f must be associative and
+// commutative.
+template <class T, class Op>
+T blockReduce(const Program<Block>& p, Op f, const SPull<T>& arr) {
+  const uint32_t n = arr.len();
+  if (n == 0 || n % 32 != 0 || n > 1024 || ((n / 32) & (n / 32 - 1)) != 0) {
+    throw Error(
+        "blockReduce needs 32, 64, 128, 256, 512 or 1024 elements (a power-of-two "
+        "number of warps); got " +
+        detail::str(n));
+  }
+  auto warpResults = force(p, pConcat(fmap(
+                                  [f](const SPull<T>& w) {
+                                    return singletonPush<Warp>([f, w](const Program<Warp>& q) {
+                                      return warpReduce(q, f, w);
+                                    });
+                                  },
+                                  splitUp(32, arr))));
+  if (n == 32) return warpResults[0u];
+  auto total = force(p, pConcat(fmap(
+                            [f, warpResults](const EWord32&) {
+                              return singletonPush<Warp>([f, warpResults](const Program<Warp>& q) {
+                                return warpReduce(q, f, warpResults);
+                              });
+                            },
+                            mkPull(1u, [](const EWord32& i) { return i; }))));
+  return total[0u];
 }
 
 // ---------------------------------------------------------------- bit helpers (sklansky2)

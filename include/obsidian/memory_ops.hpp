@@ -31,6 +31,8 @@ namespace detail {
 ArrayId allocateArray(const Program<Thread>* unusedTag, Context& ctx, Body& body, MemorySpace space,
                       Level level, ScalarType type, uint32_t n);
 ArrayId addGlobalArray(Context& ctx, const std::string& name, ScalarType type, bool writable);
+// A MemorySpace::GridState array of the kernel (newGlobal), named after the kernel.
+ArrayId addGridState(Context& ctx, ScalarType type, uint32_t n);
 }  // namespace detail
 
 template <KernelScalar X>

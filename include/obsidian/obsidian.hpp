@@ -20,3 +20,4 @@
 #include "obsidian/runtime.hpp"
 #include "obsidian/sim.hpp"
 #include "obsidian/types.hpp"
+#include "obsidian/vector_load.hpp"

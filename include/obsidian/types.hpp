@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -80,6 +81,23 @@ constexpr std::string_view cudaTypeName(ScalarType t) {
     case ScalarType::Bool: return "bool";
   }
   return "?";
+}
+
+// CUDA's vector type of `width` elements of t (the type of a vector load), e.g. uint4; empty
+// where CUDA has none (u8 and bool, widths other than 2 and 4, more than 16 bytes).
+inline std::string vectorTypeName(ScalarType t, uint32_t width) {
+  const char* base = nullptr;
+  switch (t) {
+    case ScalarType::U32: base = "uint"; break;
+    case ScalarType::I32: base = "int"; break;
+    case ScalarType::F32: base = "float"; break;
+    case ScalarType::U64: base = "ulonglong"; break;
+    case ScalarType::F64: base = "double"; break;
+    case ScalarType::U8:
+    case ScalarType::Bool: return "";
+  }
+  if ((width != 2 && width != 4) || width * sizeOf(t) > 16) return "";
+  return std::string(base) + std::to_string(width);
 }
 
 }  // namespace obsidian

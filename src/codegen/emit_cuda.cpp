@@ -24,6 +24,12 @@ class Emitter {
 
   std::string run(bool externC) {
     OBSIDIAN_ASSERT(k_.virtualized, "emitCuda runs after virtualize");
+    for (const ArrayDecl& a : k_.arrays) {
+      if (a.space != MemorySpace::GridState) continue;
+      // Zero when the module is loaded, kept between launches (see MemorySpace::GridState).
+      out_ << (externC ? "" : "static ") << "__device__ " << cudaTypeName(a.type) << " " << a.name
+           << "[" << a.length << "];\n";
+    }
     out_ << (externC ? "extern \"C\" " : "static ") << "__global__ void __launch_bounds__("
          << k_.threadsPerBlock << ") " << k_.name << "(" << params() << ")\n{\n";
     if (k_.sharedBytes > 0) {
@@ -88,7 +94,14 @@ class Emitter {
         [&](const auto& n) {
           using T = std::remove_cvref_t<decltype(n)>;
           if constexpr (std::is_same_v<T, Assign>) {
-            out_ << pad(d) << name(n.array) << "[" << e(n.index) << "] = " << e(n.value) << ";\n";
+            if (k_.arrays.at(n.array).space == MemorySpace::Register) {
+              out_ << pad(d) << name(n.array) << " = " << e(n.value) << ";\n";  // its own lane
+            } else if (k_.arrays.at(n.array).space == MemorySpace::GridState) {
+              out_ << pad(d) << "__stcg(&" << name(n.array) << "[" << e(n.index) << "], "
+                   << e(n.value) << ");\n";
+            } else {
+              out_ << pad(d) << name(n.array) << "[" << e(n.index) << "] = " << e(n.value) << ";\n";
+            }
           } else if constexpr (std::is_same_v<T, Declare>) {
             out_ << pad(d) << cudaTypeName(n.type) << " " << n.var;
             if (n.init) out_ << " = " << e(n.init);
@@ -122,6 +135,8 @@ class Emitter {
             const ArrayDecl& a = k_.arrays.at(n.array);
             if (a.space == MemorySpace::Local) {
               out_ << pad(d) << cudaTypeName(a.type) << " " << a.name << "[" << a.length << "];\n";
+            } else if (a.space == MemorySpace::Register) {
+              out_ << pad(d) << cudaTypeName(a.type) << " " << a.name << ";  // one per lane\n";
             } else {
               out_ << pad(d) << "// " << a.name << ": " << a.length << " x " << cudaTypeName(a.type)
                    << (a.level == Level::Warp ? " per warp" : "") << " at smem + " << a.offset
@@ -130,6 +145,8 @@ class Emitter {
           } else if constexpr (std::is_same_v<T, Sync>) {
             out_ << pad(d) << (n.level == Level::Block ? "__syncthreads();" : "__syncwarp();")
                  << "\n";
+          } else if constexpr (std::is_same_v<T, Fence>) {
+            out_ << pad(d) << "__threadfence();\n";
           } else if constexpr (std::is_same_v<T, Atomic>) {
             const ScalarType t = k_.arrays.at(n.array).type;
             out_ << pad(d) << "const " << cudaTypeName(t) << " " << n.result << " = ("

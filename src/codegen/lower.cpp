@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "codegen/emit_cuda.hpp"
+#include "codegen/shuffles.hpp"
 #include "codegen/verify.hpp"
 #include "codegen/virtualize.hpp"
 #include "ir/ir_walk.hpp"
@@ -84,6 +85,7 @@ LoweredKernel lowerKernel(KernelIR reified, const LowerOptions& options) {
   };
 
   Liveness live;
+  pass("materialize shuffles", [&] { materializeShuffles(k); });
   pass("verify", [&] { verify(k); });
   pass("liveness", [&] { live = analyzeLiveness(k); });
   pass("reuse barriers", [&] {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/shuffles.hpp"
 #include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
 
@@ -91,7 +92,7 @@ class Verifier {
   void checkArray(ArrayId a) const {
     OBSIDIAN_ASSERT(a < k_.arrays.size(), "arrays are in the table");
     const ArrayDecl& d = k_.arrays[a];
-    if (d.space == MemorySpace::Global) return;
+    if (d.space == MemorySpace::Global || d.space == MemorySpace::GridState) return;
     if (!allocated_.count(a)) {
       fail("array " + d.name + " is used outside the program that allocated it");
     }
@@ -122,7 +123,51 @@ class Verifier {
     for (ArrayId a : allocatedHere) allocated_.erase(a);
   }
 
+  // Register arrays (forceReg): lane l writes element l, and every shuffle (a read of another
+  // lane's element, a declaration of its own after materializeShuffles) is reached by the whole
+  // warp.
+  void checkRegisters(const Stmt& s, Level level, bool varying) const {
+    const std::string lane = laneLoops_.empty() ? "" : laneLoops_.back().first;
+    const bool wholeWarp =
+        laneLoops_.empty() ? level == Level::Warp : laneLoops_.back().second == 32;
+    auto where = [&] {
+      return laneLoops_.empty() || laneLoops_.back().second == 32
+                 ? std::string(" under a lane-dependent branch or loop")
+                 : " in a parallel loop over " + std::to_string(laneLoops_.back().second) +
+                       " of a warp's 32 lanes";
+    };
+    if (const auto* a = std::get_if<Assign>(&s.node);
+        a && k_.arrays[a->array].space == MemorySpace::Register) {
+      const std::string& name = k_.arrays[a->array].name;
+      if (lane.empty() || a->index->kind != ExpKind::Var || a->index->name != lane) {
+        fail("forceReg: lane l must write element l of a register array; got " + name + "[" +
+             show(a->index) + "] = " + show(a->value) + " (write other patterns with force)");
+      }
+      if (varying || !wholeWarp) {
+        fail("forceReg: every lane must write its element of " + name + "; the write is" + where());
+      }
+    }
+    const auto* d = std::get_if<Declare>(&s.node);
+    ir::forEachExp(s, [&](const ExpPtr& top) {
+      std::vector<ExpPtr> shuffles;
+      std::function<void(const ExpPtr&)> find = [&](const ExpPtr& e) {
+        if (!e) return;
+        if (isShuffle(k_, e, lane)) shuffles.push_back(e);
+        for (const ExpPtr& a : e->args) find(a);
+      };
+      find(top);
+      for (const ExpPtr& e : shuffles) {
+        OBSIDIAN_ASSERT(d && d->init == e, "materializeShuffles made every shuffle a declaration");
+        if (varying || !wholeWarp) {
+          fail("shuffle `" + show(e) + "` (another lane's element of a register array)" + where() +
+               ": every lane of the warp must reach each __shfl_sync");
+        }
+      }
+    });
+  }
+
   void stmt(const Stmt& s, Level level, bool varying, std::vector<ArrayId>& allocatedHere) {
+    checkRegisters(s, level, varying);
     std::visit(
         [&](const auto& n) {
           using T = std::remove_cvref_t<decltype(n)>;
@@ -154,7 +199,9 @@ class Verifier {
                    show(n.count));
             }
             scope_.push_back({n.var, false});
+            if (level == Level::Warp) laneLoops_.emplace_back(n.var, staticCount(n.count));
             body(n.body, Level::Thread, varying);
+            if (level == Level::Warp) laneLoops_.pop_back();
             scope_.pop_back();
           } else if constexpr (std::is_same_v<T, DistrPar>) {
             OBSIDIAN_ASSERT(
@@ -197,7 +244,8 @@ class Verifier {
           } else if constexpr (std::is_same_v<T, Allocate>) {
             OBSIDIAN_ASSERT(n.array < k_.arrays.size(), "allocated arrays are in the table");
             const ArrayDecl& d = k_.arrays[n.array];
-            OBSIDIAN_ASSERT(d.space != MemorySpace::Global, "global arrays are parameters");
+            OBSIDIAN_ASSERT(d.space != MemorySpace::Global && d.space != MemorySpace::GridState,
+                            "global arrays are parameters or module state, never allocated");
             OBSIDIAN_ASSERT(d.length > 0, "allocations have a static, non-zero length");
             allocated_.insert(n.array);
             allocatedHere.push_back(n.array);
@@ -209,6 +257,8 @@ class Verifier {
                    " under a thread-dependent branch or loop: every thread of the " +
                    (n.level == Level::Block ? "block" : "warp") + " must reach each barrier");
             }
+          } else if constexpr (std::is_same_v<T, Fence>) {
+            OBSIDIAN_ASSERT(level == Level::Thread, "fences are Thread-level statements");
           } else if constexpr (std::is_same_v<T, Atomic>) {
             OBSIDIAN_ASSERT(level == Level::Thread, "atomics are Thread-level statements");
             checkArray(n.array);
@@ -227,6 +277,7 @@ class Verifier {
   std::vector<Binding> scope_;
   std::set<ArrayId> allocated_;
   std::set<std::string> varying_;
+  std::vector<std::pair<std::string, uint32_t>> laneLoops_;  // warp loops: index, lanes
 };
 
 }  // namespace

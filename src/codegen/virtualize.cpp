@@ -44,16 +44,22 @@ class Virtualizer {
     return blocks ? blocks : (&b == &k_.body ? u32(1) : nullptr);
   }
 
+  bool isWarpSlice(ArrayId a) const {
+    const ArrayDecl& d = k_.arrays[a];
+    return d.space == MemorySpace::Shared && d.level == Level::Warp;
+  }
+
   // The index of an access to a warp array, moved into the slice of the executing real warp.
   ExpPtr slice(ArrayId a, const ExpPtr& ix) const {
     const ArrayDecl& d = k_.arrays[a];
-    if (d.space != MemorySpace::Shared || d.level != Level::Warp) return ix;
+    if (!isWarpSlice(a)) return ix;
     return ir::binary(BinOp::Add, ir::binary(BinOp::Mul, warpId(), u32(d.length)), ix);
   }
 
   ExpPtr offsetExp(const ExpPtr& e) const {
     return ir::rewrite(e, [&](const ExpPtr& n) -> ExpPtr {
-      if (n->kind != ExpKind::Index) return nullptr;
+      // Other arrays are rebuilt by rewrite itself (which keeps a vector read's fields).
+      if (n->kind != ExpKind::Index || !isWarpSlice(n->array)) return nullptr;
       return ir::index(n->type, n->array, slice(n->array, offsetExp(n->args[0])));
     });
   }

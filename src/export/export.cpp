@@ -53,6 +53,11 @@ std::string launcher(const KernelIR& k) {
         arg("size_t " + p.name + "Count");
         body << "  if (" << p.name << " == nullptr && " << p.name
              << "Count > 0) return cudaErrorInvalidValue;  // null array\n";
+        if (const uint32_t align = k.arrays[p.array].alignment; align > 1) {
+          body << "  if ((unsigned long long)" << p.name << " % " << align
+               << " != 0) return cudaErrorInvalidValue;  // read with " << align
+               << "-byte vector loads\n";
+        }
         if (p.length && p.length->kind == ExpKind::Var) {
           const std::string& n = p.length->name;
           if (lengthsSet.insert(n).second) {

@@ -87,7 +87,9 @@ void checkNonEmpty(const char* what, const EWord32& length) {
 ArrayId allocateArray(const Program<Thread>*, Context& ctx, Body& body, MemorySpace space,
                       Level level, ScalarType type, uint32_t n) {
   ArrayDecl d;
-  d.name = ctx.fresh(space == MemorySpace::Local ? "loc" : "arr");
+  d.name = ctx.fresh(space == MemorySpace::Local      ? "loc"
+                     : space == MemorySpace::Register ? "reg"
+                                                      : "arr");
   d.type = type;
   d.space = space;
   d.level = level;
@@ -105,6 +107,18 @@ ArrayId addGlobalArray(Context& ctx, const std::string& name, ScalarType type, b
   d.space = MemorySpace::Global;
   d.level = Level::Grid;
   d.writable = writable;
+  return ctx.addArray(std::move(d));
+}
+
+ArrayId addGridState(Context& ctx, ScalarType type, uint32_t n) {
+  ArrayDecl d;
+  // Module-scope names: the kernel's name keeps two kernels' state apart in one header.
+  d.name = ctx.kernel().name + "_" + ctx.fresh("state");
+  d.type = type;
+  d.space = MemorySpace::GridState;
+  d.level = Level::Grid;
+  d.length = n;
+  d.writable = true;
   return ctx.addArray(std::move(d));
 }
 

@@ -3,6 +3,7 @@
 // float rounding after every operation) so that the simulator and the GPU agree with it.
 #include "obsidian/exp.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -163,7 +164,9 @@ bool equal(const ExpPtr& a, const ExpPtr& b) {
       return equal(a->args[0], b->args[0]) && equal(a->args[1], b->args[1]) &&
              equal(a->args[2], b->args[2]);
     case ExpKind::Cast: return equal(a->args[0], b->args[0]);
-    case ExpKind::Index: return a->array == b->array && equal(a->args[0], b->args[0]);
+    case ExpKind::Index:
+      return a->array == b->array && a->vecWidth == b->vecWidth && a->vecLane == b->vecLane &&
+             equal(a->args[0], b->args[0]);
   }
   return false;
 }
@@ -347,6 +350,47 @@ ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix) {
   n->array = array;
   n->args[0] = std::move(ix);
   return n;
+}
+
+ExpPtr vectorIndex(ScalarType elem, ArrayId array, ExpPtr elementIx, ExpPtr vectorIx,
+                   uint32_t width, uint32_t lane) {
+  OBSIDIAN_ASSERT(elementIx && vectorIx && elementIx->type == ScalarType::U32 &&
+                      vectorIx->type == ScalarType::U32,
+                  "vector indices are uint32");
+  OBSIDIAN_ASSERT(width > 1 && width <= 16 && lane < width && width * sizeOf(elem) <= 16,
+                  "vector loads are at most 16 bytes");
+  auto n = node(ExpKind::Index, elem);
+  n->array = array;
+  n->vecWidth = static_cast<uint8_t>(width);
+  n->vecLane = static_cast<uint8_t>(lane);
+  n->args[0] = std::move(elementIx);
+  n->args[1] = std::move(vectorIx);
+  return n;
+}
+
+uint32_t knownMultiple(const ExpPtr& e) {
+  constexpr uint64_t kMax = uint64_t{1} << 31;
+  auto pow2Of = [](uint64_t v) -> uint64_t { return v == 0 ? kMax : (v & (~v + 1)); };
+  if (!e || e->type != ScalarType::U32) return 1;
+  uint64_t m = 1;
+  switch (e->kind) {
+    case ExpKind::Literal: m = pow2Of(e->bits & 0xffffffffu); break;
+    case ExpKind::Binary:
+      switch (e->binOp) {
+        case BinOp::Add:
+        case BinOp::Sub: m = std::min(knownMultiple(e->args[0]), knownMultiple(e->args[1])); break;
+        case BinOp::Mul: m = uint64_t{knownMultiple(e->args[0])} * knownMultiple(e->args[1]); break;
+        case BinOp::Shl: {
+          uint32_t s = 0;
+          if (literalU32(e->args[1], s) && s < 32) m = uint64_t{knownMultiple(e->args[0])} << s;
+          break;
+        }
+        default: break;
+      }
+      break;
+    default: break;
+  }
+  return static_cast<uint32_t>(std::min(m, kMax));
 }
 
 }  // namespace ir

@@ -33,6 +33,12 @@ ExpPtr rewrite(const ExpPtr& e, const std::function<ExpPtr(const ExpPtr&)>& leaf
     }
     case ExpKind::Index: {
       ExpPtr i = rewrite(e->args[0], leaf);
+      if (e->vecWidth > 1) {
+        ExpPtr v = rewrite(e->args[1], leaf);
+        return (i == e->args[0] && v == e->args[1])
+                   ? e
+                   : vectorIndex(e->type, e->array, i, v, e->vecWidth, e->vecLane);
+      }
       return i == e->args[0] ? e : index(e->type, e->array, i);
     }
   }
@@ -72,8 +78,9 @@ void eachExpRef(S& s, F&& f) {
           if (n.value) f(n.value);
           if (n.compare) f(n.compare);
         } else {
-          static_assert(std::is_same_v<T, Allocate> || std::is_same_v<T, Sync>,
-                        "eachExpRef: a statement type is not handled");
+          static_assert(
+              std::is_same_v<T, Allocate> || std::is_same_v<T, Sync> || std::is_same_v<T, Fence>,
+              "eachExpRef: a statement type is not handled");
         }
       },
       s.node);

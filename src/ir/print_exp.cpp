@@ -108,7 +108,24 @@ class Printer {
       case ExpKind::GridDim: return "gridDim.x";
       case ExpKind::Index: {
         OBSIDIAN_ASSERT(n.array < arrays_.size(), "index of a known array");
-        return arrays_[n.array].name + "[" + print(n.args[0]) + "]";
+        if (n.vecWidth > 1) {
+          // One lane of a vector: the CUDA compiler merges the lanes of one vector into a
+          // single wide load (ld.global.v4), which it may do since the vector type is aligned.
+          static const char* lanes = "xyzw";
+          return "((const " + vectorTypeName(n.type, n.vecWidth) + "*)" + arrays_[n.array].name +
+                 ")[" + print(n.args[1]) + "]." + lanes[n.vecLane];
+        }
+        const ArrayDecl& a = arrays_[n.array];
+        if (a.space == MemorySpace::Register) {
+          // The lane's own element is its register; another lane's is a shuffle.
+          static const ExpPtr lane = ir::binary(BinOp::Mod, ir::threadIdx(), ir::u32(32));
+          if (equal(n.args[0], lane)) return a.name;
+          return "__shfl_sync(0xffffffffu, " + a.name + ", " + print(n.args[0]) + ")";
+        }
+        // Grid state is read through L2: another block may have written it in this launch.
+        if (a.space == MemorySpace::GridState)
+          return "__ldcg(&" + a.name + "[" + print(n.args[0]) + "])";
+        return a.name + "[" + print(n.args[0]) + "]";
       }
       case ExpKind::Cast:
         return "(" + std::string(cudaTypeName(n.type)) + ")" + operand(n.args[0], kUnary, kUnary);

@@ -63,11 +63,15 @@ class IrPrinter {
             const ArrayDecl& a = k_.arrays.at(n.array);
             out_ << pad(d) << "allocate " << a.name << " : " << cudaTypeName(a.type) << "["
                  << a.length << "] " << levelName(a.level)
-                 << (a.space == MemorySpace::Local ? " local" : " shared");
+                 << (a.space == MemorySpace::Local      ? " local"
+                     : a.space == MemorySpace::Register ? " register"
+                                                        : " shared");
             if (a.placed) out_ << " @" << a.offset;
             out_ << "\n";
           } else if constexpr (std::is_same_v<T, Sync>) {
             out_ << pad(d) << "sync " << levelName(n.level) << "\n";
+          } else if constexpr (std::is_same_v<T, Fence>) {
+            out_ << pad(d) << "fence\n";
           } else if constexpr (std::is_same_v<T, Atomic>) {
             out_ << pad(d) << n.result << " = atomic" << atomicOpName(n.op) << " " << name(n.array)
                  << "[" << e(n.index) << "]";

@@ -103,6 +103,14 @@ BoundArguments bindArguments(const KernelIR& k, const std::vector<KernelArg>& ar
     }
     if (arg.data() == nullptr && arg.count() > 0)
       throw Error(where() + which() + "is a null array");
+    const uint32_t align = k.arrays[p.array].alignment;
+    if (align > 1 && reinterpret_cast<uintptr_t>(arg.data()) % align != 0) {
+      throw Error(where() + which() + "must be " + std::to_string(align) +
+                  "-byte aligned: the kernel reads it with " + std::to_string(align) +
+                  "-byte vector loads (vectors<W>); got an address " +
+                  std::to_string(reinterpret_cast<uintptr_t>(arg.data()) % align) +
+                  " bytes past a multiple of " + std::to_string(align));
+    }
     if ((p.output || k.arrays[p.array].writable) && !arg.writable()) {
       throw Error(where() + which() +
                   "is written by the kernel; pass a non-const std::vector or a std::span of "

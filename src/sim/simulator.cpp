@@ -44,7 +44,8 @@ enum class Op : uint8_t {
   Cond,
   Allocate,
   Sync,
-  Atomic
+  Atomic,
+  Fence
 };
 
 struct CStmt {
@@ -175,6 +176,9 @@ class Compiler {
             c.op = Op::Sync;
             c.level = n.level;
             c.text = n.level == Level::Block ? "__syncthreads()" : "__syncwarp()";
+          } else if constexpr (std::is_same_v<T, Fence>) {
+            c.op = Op::Fence;
+            c.text = "__threadfence()";
           } else if constexpr (std::is_same_v<T, Atomic>) {
             c.op = Op::Atomic;
             c.atomic = n.op;
@@ -250,6 +254,7 @@ struct Access {
   uint32_t thread = 0;
   uint32_t epoch = 0;      // __syncthreads passed by the block before the access
   uint32_t warpEpoch = 0;  // __syncwarp passed by the thread's warp before the access
+  uint32_t fences = 0;     // __threadfence executed by the block before the access
   const CStmt* stmt = nullptr;
   bool atomic = false;
 };
@@ -269,6 +274,10 @@ struct GlobalArray {
   size_t count = 0;
   bool writable = false;
   std::vector<Shadow> shadow;  // per element, for arrays the kernel writes
+  std::vector<uint8_t> state;  // the bytes of a GridState array (zero, as at module load)
+  // Blocks that published their writes through an atomic on this array after a fence: block ->
+  // the number of fences it had executed by then (its accesses before that many are published).
+  std::map<uint32_t, uint32_t> published;
 };
 
 // ------------------------------------------------------------------ the machine
@@ -300,6 +309,16 @@ class Machine {
       g.writable = p.output || k_.arrays[p.array].writable;
       if (g.writable && options_.detectHazards) g.shadow.assign(g.count, Shadow{});
     }
+    for (size_t a = 0; a < k_.arrays.size(); ++a) {
+      const ArrayDecl& d = k_.arrays[a];
+      if (d.space != MemorySpace::GridState) continue;
+      GlobalArray& g = globals_[a];
+      g.state.assign(uint64_t{d.length} * sizeOf(d.type), 0);
+      g.data = g.state.data();
+      g.count = d.length;
+      g.writable = true;
+      if (options_.detectHazards) g.shadow.assign(g.count, Shadow{});
+    }
     smem_.assign(k_.sharedBytes, 0);
     if (options_.detectHazards) smemShadow_.assign(k_.sharedBytes, Shadow{});
     local_.resize(k_.arrays.size());
@@ -313,6 +332,8 @@ class Machine {
     for (block_ = 0; block_ < blocks_; ++block_) {
       // A fresh block: its shared memory is undefined and nothing orders it with others.
       epoch_ = 0;
+      fences_ = 0;
+      acquired_.clear();
       std::fill(warpEpoch_.begin(), warpEpoch_.end(), 0);
       if (options_.detectHazards) std::fill(smemShadow_.begin(), smemShadow_.end(), Shadow{});
       // Shared memory is undefined at a block's start: a poison pattern, not the last block's.
@@ -338,13 +359,19 @@ class Machine {
   // ---- happens-before
   bool concurrent(const Access& prev, uint32_t t) const {
     if (prev.block < 0) return false;
-    if (prev.block != static_cast<int32_t>(block_)) return true;  // other blocks: unordered
+    if (prev.block != static_cast<int32_t>(block_)) {
+      // Other blocks are unordered, unless this block acquired the access through an atomic
+      // that the other block published it with (a fence, then an atomic on the same array).
+      const auto it = acquired_.find(static_cast<uint32_t>(prev.block));
+      return it == acquired_.end() || prev.fences >= it->second;
+    }
     if (prev.thread == t || prev.epoch != epoch_) return false;
     const bool sameWarp = prev.thread / 32 == t / 32;
     return !(sameWarp && prev.warpEpoch != warpEpoch_[t / 32]);
   }
   Access access(uint32_t t, bool atomic) const {
-    return Access{static_cast<int32_t>(block_), t, epoch_, warpEpoch_[t / 32], current_, atomic};
+    return Access{
+        static_cast<int32_t>(block_), t, epoch_, warpEpoch_[t / 32], fences_, current_, atomic};
   }
   void race(const char* space, ArrayId a, uint64_t i, const Access& prev, const char* prevDid,
             uint32_t t, const char* did) const {
@@ -387,6 +414,42 @@ class Machine {
     s.written = true;
   }
 
+  // A block's atomic on a grid-state array publishes what it did before its last fence and
+  // acquires what the blocks before it published there (their atomics came first).
+  void publishAndAcquire(ArrayId a) {
+    if (k_.arrays[a].space != MemorySpace::GridState) return;
+    GlobalArray& g = globals_[a];
+    if (fences_ > 0) g.published[block_] = fences_;
+    for (const auto& [b, f] : g.published) {
+      if (b == block_) continue;
+      uint32_t& mine = acquired_[b];
+      mine = std::max(mine, f);
+    }
+  }
+
+  // A read of another lane's register is a __shfl_sync: the whole warp must take part.
+  void converged(ArrayId a, const Lanes& lanes, const Value* ix) const {
+    for (size_t i = 0; i < lanes.size();) {
+      const uint32_t w = lanes[i] / 32;
+      size_t j = i;
+      bool shuffles = false;
+      while (j < lanes.size() && lanes[j] / 32 == w) {
+        shuffles = shuffles || ix[lanes[j]].u != lanes[j] % 32;
+        ++j;
+      }
+      const uint32_t warpLanes = std::min<uint32_t>(32, threads_ - w * 32);
+      if (shuffles && j - i != warpLanes) {
+        hazard("__shfl_sync of register array " + k_.arrays[a].name +
+               " reached by only part of "
+               "warp " +
+               std::to_string(w) + " of block " + std::to_string(block_) + ": " +
+               std::to_string(j - i) + " of " + std::to_string(warpLanes) + " lanes at `" +
+               current_->text + "`");
+      }
+      i = j;
+    }
+  }
+
   // ---- memory
   // Address of element i of array a for thread t; checks bounds and records the access.
   uint8_t* address(ArrayId a, uint64_t i, uint32_t t, bool isWrite, bool atomic) {
@@ -394,7 +457,8 @@ class Machine {
     const uint32_t size = sizeOf(d.type);
     const char* kind = isWrite ? (atomic ? "atomic update" : "write") : "read";
     switch (d.space) {
-      case MemorySpace::Global: {
+      case MemorySpace::Global:
+      case MemorySpace::GridState: {
         GlobalArray& g = globals_[a];
         if (i >= g.count) {
           hazard(std::string("out-of-bounds ") + kind + " of global " + element(a, i) +
@@ -440,6 +504,13 @@ class Machine {
           }
         }
         return smem_.data() + at;
+      }
+      case MemorySpace::Register: {
+        if (i >= 32) {
+          hazard(std::string("out-of-bounds ") + kind + " of register array " + element(a, i) +
+                 " (a warp's 32 lanes) by " + who(block_, t) + " in `" + current_->text + "`");
+        }
+        return local_[a].data() + (uint64_t{t / 32} * 32 + i) * size;
       }
       case MemorySpace::Local: {
         if (i >= d.length) {
@@ -533,6 +604,7 @@ class Machine {
       case ExpKind::Index: {
         Value* ix = acquire();
         eval(*e.a, lanes, ix);
+        if (k_.arrays[e.array].space == MemorySpace::Register) converged(e.array, lanes, ix);
         for (uint32_t t : lanes) out[t] = load(address(e.array, ix[t].u, t, false, false), e.type);
         release();
         return;
@@ -705,10 +777,13 @@ class Machine {
         const ArrayDecl& d = k_.arrays[s.array];
         if (d.space == MemorySpace::Local) {
           local_[s.array].assign(uint64_t{threads_} * d.length * sizeOf(d.type), 0);
+        } else if (d.space == MemorySpace::Register) {
+          local_[s.array].assign(uint64_t{(threads_ + 31) / 32} * 32 * sizeOf(d.type), 0);
         }
         return;
       }
       case Op::Sync: sync(s, lanes); return;
+      case Op::Fence: fences_ += 1; return;
       case Op::Atomic: {
         Value* ix = acquire();
         Value* v = acquire();
@@ -724,6 +799,7 @@ class Machine {
           store(p, t, atomicUpdate(s, t, old, v[l], cmp[l]));
           regs_[s.slot][l] = old;
         }
+        publishAndAcquire(s.array);
         release();
         release();
         release();
@@ -748,6 +824,8 @@ class Machine {
   Scratch scratch_;
   uint32_t block_ = 0;
   uint32_t epoch_ = 0;
+  uint32_t fences_ = 0;                    // __threadfence executed by this block so far
+  std::map<uint32_t, uint32_t> acquired_;  // block -> its accesses before that many fences
   const CStmt* current_ = nullptr;
   uint64_t steps_ = 0;
   uint64_t stepLimit_ = 0;

@@ -1,0 +1,372 @@
+// The reduction benchmark (issue: reductions as fast as CUB). In one run, on the same random
+// data: our one-launch reduction (reduceAll) against cub::DeviceReduce::Sum, our batched
+// reduction of 4096-element segments (redVec, the paper's mapRed shape) against
+// cub::DeviceSegmentedReduce::Sum, and a 16-byte-load read kernel as the memory roofline.
+// Small inputs are rotated over disjoint slices of a 1 GiB buffer so that no run finds its
+// input in the 50 MB L2; every slice's result is checked against a CPU reference first.
+//
+// Usage: obsidian-bench-reduce [--quick] [--sweep] [--runs N] [--json FILE]
+//        [--threads T --unroll U --seg-threads S --seg-fill]
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <obsidian/obsidian.hpp>
+#include <random>
+
+#include "../../examples/reduce/fast_reduce.hpp"
+#include "../common/gpu_timer.hpp"
+#include "cub_reduce.hpp"
+
+namespace {
+
+using namespace obsidian;
+using nlohmann::json;
+
+struct Config {
+  uint32_t threads = 256, unroll = 4;  // reduceAll
+  uint32_t minVectors = 4;             // reduceAll: fewer blocks for short inputs
+  uint32_t segThreads = 256;           // redVec
+  bool segFill = false;                // redVec with an occupancy-sized grid
+  int runs = 30;
+};
+
+// Host and device copies of the random input of one element type.
+template <class T>
+struct Data {
+  std::vector<T> host;
+  gpu::DeviceBuffer<T> device;
+  explicit Data(size_t n, uint32_t seed) : host(n), device(n) {
+    std::mt19937_64 rng(seed);
+    for (T& x : host) {
+      if constexpr (std::is_same_v<T, float>) {
+        x = static_cast<float>(rng() >> 40) / static_cast<float>(1 << 24);  // [0, 1), not zero
+      } else {
+        x = static_cast<uint32_t>(rng());
+      }
+    }
+    device.upload(host);
+  }
+};
+
+template <class T>
+const char* typeName() {
+  return std::is_same_v<T, float> ? "f32" : "u32";
+}
+
+// Sum of host[from, from + n) as the reference: wrapping for u32, double for f32.
+template <class T>
+double reference(const std::vector<T>& host, size_t from, size_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    double s = 0;
+    for (size_t i = from; i < from + n; ++i) s += host[i];
+    return s;
+  } else {
+    uint32_t s = 0;
+    for (size_t i = from; i < from + n; ++i) s += host[i];
+    return s;
+  }
+}
+
+template <class T>
+bool matches(T got, double want, size_t terms) {
+  if constexpr (std::is_same_v<T, float>) {
+    // float sums of `terms` values in [0, 1): a loose bound on the rounding of any order.
+    return std::isfinite(got) &&
+           std::abs(got - want) <=
+               1e-6 * std::sqrt(double(terms)) * std::max(1.0, std::abs(want)) + 1e-3;
+  } else {
+    return got == static_cast<uint32_t>(want);
+  }
+}
+
+// Disjoint slices of n elements (starting at multiples of 4 elements) of a buffer of `total`.
+std::vector<size_t> slices(size_t n, size_t total) {
+  const size_t step = (n + 3) / 4 * 4;
+  const size_t count = std::max<size_t>(1, std::min<size_t>(16, total / step));
+  std::vector<size_t> s;
+  for (size_t i = 0; i < count; ++i) s.push_back(i * step);
+  return s;
+}
+
+struct Row {
+  std::string kind, type;
+  size_t n = 0;
+  bench::Timing ours, cub, read;
+  bool oursOk = true, cubOk = true;
+  std::string config;
+};
+
+template <class T>
+KernelArg slice(const gpu::DeviceBuffer<T>& b, size_t from, size_t n) {
+  return KernelArg::deviceArray(scalarTypeOf<T>, b.address() + from * sizeof(T), n, false);
+}
+
+const void* ptr(uint64_t address) { return reinterpret_cast<const void*>(address); }
+
+template <class T>
+Kernel reduceAllFor(const Config& c) {
+  const auto plusT = [](const Exp<T>& a, const Exp<T>& b) { return a + b; };
+  // The grid is what the device holds at once: measure the occupancy of a first capture.
+  paper::ReduceAllShape shape{1, c.unroll, c.minVectors};
+  shape.blocks = gpu::occupancyBlocks(paper::reduceAllKernel<T>(plusT, T{0}, shape, c.threads));
+  return paper::reduceAllKernel<T>(plusT, T{0}, shape, c.threads);
+}
+
+template <class T>
+Row runReduce(const Data<T>& d, size_t n, const Config& c, const Kernel& k) {
+  Row row{"reduce",
+          typeName<T>(),
+          n,
+          {},
+          {},
+          {},
+          true,
+          true,
+          "threads " + std::to_string(c.threads) + ", unroll " + std::to_string(c.unroll) +
+              ", min vectors per thread " + std::to_string(c.minVectors)};
+  const std::vector<size_t> from = slices(n, d.host.size());
+  gpu::DeviceBuffer<T> out(1);
+  void* cubOut = bench::deviceAlloc(sizeof(T));
+  const size_t tempBytes = bench::cubReduceTempBytes(n, std::is_same_v<T, float>);
+  void* temp = bench::deviceAlloc(std::max<size_t>(tempBytes, 1));
+  gpu::LaunchOptions async;
+  async.synchronize = false;
+  for (size_t f : from) {  // every slice's result, once, from both
+    const double want = reference(d.host, f, n);
+    gpu::launch(k, {slice(d.device, f, n), out});
+    row.oursOk = row.oursOk && matches(out.download()[0], want, n);
+    bench::cubReduceSum(ptr(d.device.address() + f * sizeof(T)), n, cubOut,
+                        std::is_same_v<T, float>, temp, tempBytes);
+    T got{};
+    bench::download(&got, cubOut, sizeof(T));
+    row.cubOk = row.cubOk && matches(got, want, n);
+  }
+  row.ours = bench::timeGpu(
+      [&](int r) {
+        gpu::launch(k, {slice(d.device, from[r % from.size()], n), out}, async);
+      },
+      c.runs);
+  row.cub = bench::timeGpu(
+      [&](int r) {
+        bench::cubReduceSum(ptr(d.device.address() + from[r % from.size()] * sizeof(T)), n, cubOut,
+                            std::is_same_v<T, float>, temp, tempBytes);
+      },
+      c.runs);
+  uint32_t* sink = static_cast<uint32_t*>(bench::deviceAlloc(4));
+  row.read = bench::timeGpu(
+      [&](int r) {
+        bench::readKernel(ptr(d.device.address() + from[r % from.size()] * sizeof(T)),
+                          n * sizeof(T), sink);
+      },
+      c.runs);
+  bench::deviceFree(sink);
+  bench::deviceFree(temp);
+  bench::deviceFree(cubOut);
+  return row;
+}
+
+template <class T>
+Row runSegmented(const Data<T>& d, size_t n, const Config& c, const Kernel& k) {
+  constexpr uint32_t segment = 4096;
+  const size_t segments = n / segment;
+  Row row{"segmented 4096",
+          typeName<T>(),
+          n,
+          {},
+          {},
+          {},
+          true,
+          true,
+          "threads " + std::to_string(c.segThreads) +
+              (c.segFill ? ", occupancy grid" : ", one block per segment")};
+  const std::vector<size_t> from = slices(n, d.host.size());
+  gpu::DeviceBuffer<T> out(segments);
+  void* cubOut = bench::deviceAlloc(segments * sizeof(T));
+  const size_t tempBytes =
+      bench::cubSegmentedTempBytes(segments, segment, std::is_same_v<T, float>);
+  void* temp = bench::deviceAlloc(std::max<size_t>(tempBytes, 1));
+  gpu::LaunchOptions options;
+  options.fillDevice = c.segFill;
+  std::vector<T> got(segments);
+  for (size_t f : from) {
+    gpu::launch(k, {slice(d.device, f, n), out}, options);
+    const std::vector<T> ours = out.download();
+    bench::cubSegmentedSum(ptr(d.device.address() + f * sizeof(T)), segments, segment, cubOut,
+                           std::is_same_v<T, float>, temp, tempBytes);
+    bench::download(got.data(), cubOut, segments * sizeof(T));
+    for (size_t s = 0; s < segments; ++s) {
+      const double want = reference(d.host, f + s * segment, segment);
+      row.oursOk = row.oursOk && matches(ours[s], want, segment);
+      row.cubOk = row.cubOk && matches(got[s], want, segment);
+    }
+  }
+  options.synchronize = false;
+  row.ours = bench::timeGpu(
+      [&](int r) {
+        gpu::launch(k, {slice(d.device, from[r % from.size()], n), out}, options);
+      },
+      c.runs);
+  row.cub = bench::timeGpu(
+      [&](int r) {
+        bench::cubSegmentedSum(ptr(d.device.address() + from[r % from.size()] * sizeof(T)),
+                               segments, segment, cubOut, std::is_same_v<T, float>, temp,
+                               tempBytes);
+      },
+      c.runs);
+  uint32_t* sink = static_cast<uint32_t*>(bench::deviceAlloc(4));
+  row.read = bench::timeGpu(
+      [&](int r) {
+        bench::readKernel(ptr(d.device.address() + from[r % from.size()] * sizeof(T)),
+                          n * sizeof(T), sink);
+      },
+      c.runs);
+  bench::deviceFree(sink);
+  bench::deviceFree(temp);
+  bench::deviceFree(cubOut);
+  return row;
+}
+
+double gbps(size_t bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; }
+
+void print(const Row& r, double roofline) {
+  const size_t bytes = r.n * 4;
+  std::printf("%-15s %-4s %11zu %10.2f %10.2f %7.3f %8.0f %8.0f %6.1f%%  %s%s  [%s]\n",
+              r.kind.c_str(), r.type.c_str(), r.n, r.ours.medianMs * 1e3, r.cub.medianMs * 1e3,
+              r.ours.medianMs / r.cub.medianMs, gbps(bytes, r.ours.medianMs),
+              gbps(bytes, r.read.medianMs), 100 * gbps(bytes, r.ours.medianMs) / roofline,
+              r.oursOk ? "ok" : "WRONG", r.cubOk ? "" : " (CUB WRONG)", r.config.c_str());
+  std::fflush(stdout);
+}
+
+json toJson(const Row& r) {
+  auto t = [](const bench::Timing& x) {
+    return json{{"median_us", x.medianMs * 1e3},
+                {"min_us", x.minMs * 1e3},
+                {"max_us", x.maxMs * 1e3},
+                {"runs", x.runs}};
+  };
+  return json{{"kind", r.kind},
+              {"type", r.type},
+              {"n", r.n},
+              {"ours", t(r.ours)},
+              {"cub", t(r.cub)},
+              {"read", t(r.read)},
+              {"ours_over_cub", r.ours.medianMs / r.cub.medianMs},
+              {"ours_gbps", gbps(r.n * 4, r.ours.medianMs)},
+              {"ours_ok", r.oursOk},
+              {"cub_ok", r.cubOk},
+              {"config", r.config}};
+}
+
+const char* kHeader =
+    "kind            type           n   ours us    CUB us ours/CUB  ours GB/s read GB/s %roof  "
+    "check\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"obsidian reductions against CUB on the GPU"};
+  Config c;
+  bool quick = false, sweep = false;
+  std::string jsonPath;
+  app.add_flag("--quick", quick, "small sizes only");
+  app.add_flag("--sweep", sweep, "time configurations of both kernels at 2^24 and 2^28 first");
+  app.add_option("--runs", c.runs, "timed runs per measurement (median)")
+      ->check(CLI::Range(20, 1000));
+  app.add_option("--threads", c.threads, "reduceAll: threads per block");
+  app.add_option("--unroll", c.unroll, "reduceAll: vectors in flight per thread");
+  app.add_option("--min-vectors", c.minVectors,
+                 "reduceAll: fewer blocks for short inputs, at least this many vectors per thread "
+                 "(0: always an occupancy-sized grid)");
+  app.add_option("--seg-threads", c.segThreads, "redVec: threads per block");
+  app.add_flag("--seg-fill", c.segFill, "redVec: an occupancy-sized grid (virtual blocks loop)");
+  app.add_option("--json", jsonPath, "write the rows as JSON here");
+  CLI11_PARSE(app, argc, argv);
+
+  if (!gpu::available()) {
+    std::cout << "no CUDA device (" << gpu::unavailableReason() << "): nothing to measure\n";
+    return 77;
+  }
+  const size_t total = size_t{1} << 28;
+  std::cout << "device: " << bench::deviceName() << " (" << bench::multiprocessors() << " SMs)\n";
+  Data<uint32_t> words(total, 1);
+  Data<float> floats(total, 2);
+
+  uint32_t* sink = static_cast<uint32_t*>(bench::deviceAlloc(4));
+  const bench::Timing roof = bench::timeGpu(
+      [&](int) { bench::readKernel(ptr(words.device.address()), total * 4, sink); }, c.runs);
+  bench::deviceFree(sink);
+  const double roofline = gbps(total * 4, roof.medianMs);
+  std::cout << "read roofline (16-byte loads, 1 GiB): " << roofline << " GB/s\n";
+
+  json rows = json::array();
+  auto plusU = [](const EWord32& a, const EWord32& b) { return a + b; };
+  auto plusF = [](const EFloat& a, const EFloat& b) { return a + b; };
+
+  if (sweep) {
+    std::cout << "\nsweep (u32)\n" << kHeader;
+    for (uint32_t minVectors : {0u, 1u, 2u, 4u, 8u}) {
+      Config s = c;
+      s.minVectors = minVectors;
+      const Kernel k = reduceAllFor<uint32_t>(s);
+      std::cout << "min vectors per thread " << minVectors << "\n";
+      for (size_t n : {size_t{1} << 20, size_t{1} << 22})
+        print(runReduce(words, n, s, k), roofline);
+    }
+    for (uint32_t threads : {256u, 512u}) {
+      for (uint32_t unroll : {4u, 8u}) {
+        Config s = c;
+        s.threads = threads;
+        s.unroll = unroll;
+        const Kernel k = reduceAllFor<uint32_t>(s);
+        for (size_t n : {size_t{1} << 24, size_t{1} << 28})
+          print(runReduce(words, n, s, k), roofline);
+      }
+    }
+    for (uint32_t threads : {256u, 512u}) {
+      for (bool fill : {false}) {
+        Config s = c;
+        s.segThreads = threads;
+        s.segFill = fill;
+        const Kernel k = paper::segmentedReduceKernel<uint32_t>(plusU, 4096, threads);
+        for (size_t n : {size_t{1} << 24, size_t{1} << 28})
+          print(runSegmented(words, n, s, k), roofline);
+      }
+    }
+  }
+
+  std::vector<size_t> sizes = {size_t{1} << 20, size_t{1} << 22, size_t{1} << 24, size_t{1} << 26,
+                               size_t{1} << 28, 30000001,        100000007};
+  if (quick) sizes = {size_t{1} << 20, 1000003};
+  std::cout << "\nreduce: " << c.threads << " threads, unroll " << c.unroll
+            << "; segmented: " << c.segThreads << " threads"
+            << (c.segFill ? ", occupancy grid" : "") << "\n"
+            << kHeader;
+  const Kernel ku = reduceAllFor<uint32_t>(c), kf = reduceAllFor<float>(c);
+  for (size_t n : sizes) {
+    for (const Row& r : {runReduce(words, n, c, ku), runReduce(floats, n, c, kf)}) {
+      print(r, roofline);
+      rows.push_back(toJson(r));
+    }
+  }
+  const Kernel su = paper::segmentedReduceKernel<uint32_t>(plusU, 4096, c.segThreads);
+  const Kernel sf = paper::segmentedReduceKernel<float>(plusF, 4096, c.segThreads);
+  for (size_t n : quick ? std::vector<size_t>{size_t{1} << 20}
+                        : std::vector<size_t>{size_t{1} << 24, size_t{1} << 28}) {
+    for (const Row& r : {runSegmented(words, n, c, su), runSegmented(floats, n, c, sf)}) {
+      print(r, roofline);
+      rows.push_back(toJson(r));
+    }
+  }
+  if (!jsonPath.empty()) {
+    std::ofstream(jsonPath)
+        << json{{"device", bench::deviceName()}, {"roofline_gbps", roofline}, {"rows", rows}}.dump(
+               2)
+        << "\n";
+  }
+  bool ok = true;
+  for (const json& r : rows) ok = ok && r["ours_ok"].get<bool>() && r["cub_ok"].get<bool>();
+  return ok ? 0 : 1;
+}

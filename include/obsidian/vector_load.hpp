@@ -1,0 +1,59 @@
+// Wide loads: a global array viewed as vectors of 2 or 4 consecutive elements, each vector read
+// with one 8- or 16-byte load (ld.global.v4) instead of one load per element. Memory-bound
+// kernels need these to reach the device's bandwidth.
+#pragma once
+
+#include <boost/hana/tuple.hpp>
+#include <utility>
+
+#include "obsidian/memory_ops.hpp"
+#include "obsidian/pull.hpp"
+
+namespace obsidian {
+
+namespace detail {
+// Where a pull array reads from: arr[i] is array[base + i] for a global array.
+struct VectorSource {
+  ArrayId array = 0;
+  ExpPtr base;
+};
+// Checks that `probed` (arr at the variable kProbe) is such a direct read whose base is a
+// multiple of `width` and that vectors of `width` elements of its type exist; records the
+// alignment the launch must check. Throws an Error naming the rule otherwise.
+VectorSource vectorSource(uint32_t width, const ExpPtr& probed);
+inline constexpr const char* kProbe = "__vector_probe";
+ExpPtr vectorLane(const VectorSource& s, ScalarType t, uint32_t width, const EWord32& j,
+                  uint32_t lane);
+
+template <class X, size_t... K>
+auto vectorTuple(const VectorSource& s, const EWord32& j, std::index_sequence<K...>) {
+  constexpr uint32_t w = sizeof...(K);
+  return hana::make_tuple(
+      Exp<X>(vectorLane(s, scalarTypeOf<X>, w, j, static_cast<uint32_t>(K)))...);
+}
+}  // namespace detail
+
+// The element type of vectors<W>: a tuple of W scalars.
+template <uint32_t W, class X>
+using Vector = decltype(detail::vectorTuple<X>(detail::VectorSource{}, EWord32(0u),
+                                               std::make_index_sequence<W>{}));
+
+// vectors<W>(arr): the len/W whole vectors of W consecutive elements of arr, each a tuple read
+// with one W * sizeof(X)-byte load (W is 2 or 4, at most 16 bytes). The last len % W elements
+// are not in it: read them as scalars. arr must read a global array directly, arr[i] being
+// in[base + i] (a kernel parameter, or splitUp/splitAt/halve pieces of one) with base a
+// multiple of W; the launch checks that the array's address is aligned to the vector size.
+template <uint32_t W, class Len, KernelScalar X>
+Pull<Len, Vector<W, X>> vectors(const Pull<Len, Exp<X>>& arr) {
+  static_assert(W == 2 || W == 4, "vectors<W>: W is 2 or 4 elements");
+  static_assert(W * sizeof(X) <= 16 && !std::is_same_v<X, bool> && !std::is_same_v<X, uint8_t>,
+                "vectors<W>: CUDA has vector loads of 2 or 4 u32/i32/f32 or 2 u64/f64 (at most "
+                "16 bytes)");
+  const detail::VectorSource src =
+      detail::vectorSource(W, arr[variable<uint32_t>(detail::kProbe)].node());
+  return Pull<Len, Vector<W, X>>(arr.len() / W, [src](const EWord32& j) {
+    return detail::vectorTuple<X>(src, j, std::make_index_sequence<W>{});
+  });
+}
+
+}  // namespace obsidian

@@ -1,0 +1,69 @@
+// Wide loads (see include/obsidian/vector_load.hpp).
+#include "obsidian/vector_load.hpp"
+
+#include "ir/ir_walk.hpp"
+#include "ir/print.hpp"
+#include "obsidian/program.hpp"
+
+namespace obsidian::detail {
+namespace {
+
+bool mentionsProbe(const ExpPtr& e) {
+  std::set<std::string> vars;
+  ir::varsIn(e, vars);
+  return vars.count(kProbe) > 0;
+}
+
+// base such that ix == base + probe, for an index that adds the probe once (through nested
+// additions); null otherwise.
+ExpPtr baseOf(const ExpPtr& ix) {
+  if (ix->kind == ExpKind::Var && ix->name == kProbe) return ir::u32(0);
+  if (ix->kind != ExpKind::Binary || ix->binOp != BinOp::Add) return nullptr;
+  const bool left = mentionsProbe(ix->args[0]), right = mentionsProbe(ix->args[1]);
+  if (left == right) return nullptr;
+  const ExpPtr& withProbe = left ? ix->args[0] : ix->args[1];
+  const ExpPtr& other = left ? ix->args[1] : ix->args[0];
+  ExpPtr inner = baseOf(withProbe);
+  return inner ? ir::binary(BinOp::Add, inner, other) : nullptr;
+}
+
+}  // namespace
+
+VectorSource vectorSource(uint32_t width, const ExpPtr& probed) {
+  const std::string call = "vectors<" + std::to_string(width) + ">";
+  Context* ctx = currentContext();
+  if (!ctx) throw Error(call + " is used inside a kernel capture");
+  KernelIR& k = ctx->kernel();
+  if (probed->kind != ExpKind::Index || probed->vecWidth > 1 ||
+      k.arrays.at(probed->array).space != MemorySpace::Global) {
+    throw Error(call +
+                " needs an array that reads a global array directly (a kernel parameter "
+                "or a splitUp/splitAt/halve piece of one); element i of this one is " +
+                ir::printExp(probed, k.arrays));
+  }
+  ArrayDecl& a = k.arrays[probed->array];
+  ExpPtr base = baseOf(probed->args[0]);
+  if (!base) {
+    throw Error(call + " needs element i to be " + a.name + "[base + i]; got " +
+                ir::printExp(probed, k.arrays));
+  }
+  if (ir::knownMultiple(base) % width != 0) {
+    throw Error(call + " needs the array to start at a multiple of " + std::to_string(width) +
+                " elements of " + a.name + " (so that every vector is aligned); it starts at " +
+                ir::printExp(base, k.arrays));
+  }
+  a.alignment = std::max(a.alignment, width * sizeOf(a.type));
+  return VectorSource{probed->array, base};
+}
+
+ExpPtr vectorLane(const VectorSource& s, ScalarType t, uint32_t width, const EWord32& j,
+                  uint32_t lane) {
+  const ExpPtr w = ir::u32(width);
+  const ExpPtr element =
+      ir::binary(BinOp::Add, s.base,
+                 ir::binary(BinOp::Add, ir::binary(BinOp::Mul, j.node(), w), ir::u32(lane)));
+  const ExpPtr vector = ir::binary(BinOp::Add, ir::binary(BinOp::Div, s.base, w), j.node());
+  return ir::vectorIndex(t, s.array, element, vector, width, lane);
+}
+
+}  // namespace obsidian::detail

@@ -1,0 +1,215 @@
+// Wide loads (vectors<W>), grid state (newGlobal, threadFence) and the reductions built from
+// them (examples/reduce/fast_reduce.hpp), on the simulator: generated code, results against
+// plain C++ for awkward sizes and grids, and the rules each capability checks.
+#include <doctest/doctest.h>
+
+#include <numeric>
+#include <obsidian/sim.hpp>
+#include <random>
+
+#include "../../examples/reduce/fast_reduce.hpp"
+
+using namespace obsidian;
+
+namespace {
+
+std::vector<uint32_t> randomWords(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint32_t> v(n);
+  for (uint32_t& x : v) x = rng();
+  return v;
+}
+
+uint32_t sum(const std::vector<uint32_t>& v, size_t from = 0, size_t n = SIZE_MAX) {
+  uint32_t s = 0;
+  for (size_t i = from; i < std::min(v.size(), from + n); ++i) s += v[i];
+  return s;
+}
+
+EWord32 plusW(const EWord32& a, const EWord32& b) { return a + b; }
+
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// Each thread of one block copies vector j of the input into out[4j .. 4j+3].
+Kernel copyVectors(uint32_t threads) {
+  return capture("copyVectors", threads, [](DPull<EWord32> in) {
+    auto v = vectors<4>(in);
+    return push<Grid>(mkPull(len(v) * 4u, [v](const EWord32& i) {
+      const Vector<4, uint32_t> x = v[i / 4u];
+      const EWord32 k = i % 4u;
+      return ifThenElse(k == 0u, hana::at_c<0>(x),
+                        ifThenElse(k == 1u, hana::at_c<1>(x),
+                                   ifThenElse(k == 2u, hana::at_c<2>(x), hana::at_c<3>(x))));
+    }));
+  });
+}
+
+}  // namespace
+
+TEST_CASE("vectors<4>: one 16-byte load per vector, read by lane") {
+  const Kernel k = paper::segmentedReduceKernel<uint32_t>(plusW, 1024, 64);
+  const std::string cuda = k.cuda();
+  CHECK(cuda.find("((const uint4*)in0)[bid0 * 1024u / 4u + threadIdx.x].x") != std::string::npos);
+  CHECK(cuda.find("].w") != std::string::npos);
+  CHECK(k.ir().arrays[k.ir().params[0].array].alignment == 16);
+  std::vector<uint32_t> in = randomWords(1024 * 3, 1), out(3);
+  simulate(k, {in, out});
+  for (size_t b = 0; b < 3; ++b) CHECK(out[b] == sum(in, b * 1024, 1024));
+}
+
+TEST_CASE("vectors<4>: the last len % 4 elements are not in it") {
+  const Kernel k = copyVectors(32);
+  for (size_t n : {0u, 3u, 4u, 37u, 64u}) {
+    std::vector<uint32_t> in = randomWords(n, 2), out(n / 4 * 4);
+    simulate(k, {in, out});
+    CHECK(std::equal(out.begin(), out.end(), in.begin()));
+  }
+}
+
+TEST_CASE("vectors<W>: the rules are checked when the kernel is generated") {
+  CHECK(errorOf([] {
+          capture("k", 32, [](DPull<EWord32> in) {
+            return push<Grid>(fmap([](const Vector<4, uint32_t>& v) { return hana::at_c<0>(v); },
+                                   vectors<4>(fmap([](const EWord32& x) { return x + 1u; }, in))));
+          });
+        }) ==
+        "vectors<4> needs an array that reads a global array directly (a "
+        "kernel parameter or a splitUp/splitAt/halve piece of one); element i of this "
+        "one is in0[__vector_probe] + 1u");
+  CHECK(errorOf([] {
+          capture("k", 32, [](DPull<EWord32> in) {
+            return push<Grid>(fmap([](const Vector<2, uint32_t>& v) { return hana::at_c<0>(v); },
+                                   vectors<2>(splitAt(3, in).second)));
+          });
+        }) ==
+        "vectors<2> needs the array to start at a multiple of 2 elements of "
+        "in0 (so that every vector is aligned); it starts at 3u");
+  CHECK(errorOf([] {
+          capture("k", 32, [](DPull<EWord32> in) {
+            return push<Grid>(fmap([](const Vector<4, uint32_t>& v) { return hana::at_c<0>(v); },
+                                   vectors<4>(evenOdds(in).first)));
+          });
+        }) == "vectors<4> needs element i to be in0[base + i]; got in0[__vector_probe * 2u]");
+}
+
+TEST_CASE("vectors<4>: a launch checks the array's alignment") {
+  const Kernel k = copyVectors(32);
+  std::vector<uint32_t> in(65), out(64);
+  std::span<const uint32_t> shifted(in.data() + 1, 64);  // 4 bytes past a 16-byte boundary
+  CHECK(errorOf([&] {
+          simulate(k, {shifted, out});
+        }) ==
+        "launch of kernel copyVectors: argument 0 (in0) must be 16-byte aligned: the kernel "
+        "reads it with 16-byte vector loads (vectors<W>); got an address 4 bytes past a "
+        "multiple of 16");
+}
+
+TEST_CASE("reduceAll: one launch, any length, any grid") {
+  for (uint32_t blocks : {1u, 3u, 8u}) {
+    // minVectorsPerThread 1: inputs under 8 x 64 vectors run fewer blocks than `blocks`.
+    const Kernel k =
+        paper::reduceAllKernel<uint32_t>(plusW, 0u, {blocks, 4, blocks == 8 ? 1u : 0u}, 64);
+    for (size_t n : {0u, 1u, 3u, 5u, 255u, 256u, 4099u, 70001u}) {
+      const std::vector<uint32_t> in = randomWords(n, static_cast<uint32_t>(n + blocks));
+      std::vector<uint32_t> out(1, 12345);
+      simulate(k, {in, out});
+      CHECK_MESSAGE(out[0] == sum(in), "n = " << n << ", blocks = " << blocks);
+      SimOptions fewer;  // fewer real blocks than virtual ones: each loops
+      fewer.blocks = 2;
+      out[0] = 12345;
+      simulate(k, {in, out}, fewer);
+      CHECK_MESSAGE(out[0] == sum(in), "n = " << n << ", 2 real blocks of " << blocks);
+    }
+  }
+}
+
+TEST_CASE("reduceAll: f32, with grid state and a ticket in the CUDA") {
+  const auto plusF = [](const EFloat& a, const EFloat& b) { return a + b; };
+  const Kernel k = paper::reduceAllKernel<float>(plusF, 0.0f, {4, 2, 0}, 32);
+  const std::string cuda = k.cuda();
+  CHECK(cuda.find("__device__ float reduceAll_state0[4];") != std::string::npos);
+  CHECK(cuda.find("__device__ uint32_t reduceAll_state1[1];") != std::string::npos);
+  CHECK(cuda.find("__stcg(&reduceAll_state0[bid0], ") != std::string::npos);
+  CHECK(cuda.find("__threadfence();\n      const uint32_t old0 = (uint32_t)atomicInc("
+                  "&reduceAll_state1[0u], 3u);") != std::string::npos);
+  CHECK(cuda.find("__ldcg(&reduceAll_state0[") != std::string::npos);
+  std::vector<float> in(1001);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = 0.25f * static_cast<float>(i % 7);
+  std::vector<float> out(1);
+  simulate(k, {in, out});
+  CHECK(out[0] == doctest::Approx(std::accumulate(in.begin(), in.end(), 0.0)));
+}
+
+TEST_CASE("grid state: a block reading another block's result without fence and ticket races") {
+  // Every block writes its id; block b then reads the entry of block b - 1, ordered by nothing.
+  auto kernel = [](bool order) {
+    return capture(order ? "ordered" : "unordered", 32, [order](DPull<EWord32> in) {
+      return pConcat(fmap(
+          [order](const SPull<EWord32>& c) {
+            return mkPush<Block, EWord32>(
+                1u, [c, order](const Program<Block>& p, const Writer<EWord32>& w) {
+                  const SMutable<uint32_t> slots = newGlobal<uint32_t>(p, 2);
+                  const SMutable<uint32_t> ticket = newGlobal<uint32_t>(p, 1);
+                  p.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
+                    write(t, slots, c[0u], c[0u] + 100u);
+                    if (order) threadFence(t);
+                    const EWord32 old = atomicInc(t, ticket, 0u, EWord32(1u));
+                    w(t, ifThenElse(old == 1u, slots[0u], EWord32(0u)), 0u);
+                  });
+                });
+          },
+          splitUp(1, in)));
+    });
+  };
+  std::vector<uint32_t> in = {0, 1}, out(2);
+  simulate(kernel(true), {in, out});
+  CHECK(out == std::vector<uint32_t>{0, 100});
+  CHECK(errorOf([&] {
+          simulate(kernel(false), {in, out});
+        }) ==
+        "simulate(kernel unordered): global-memory race on unordered_state0[0]: block 1 thread 0 "
+        "reads it in `out0[bid0] = old0 == 1u ? __ldcg(&unordered_state0[0u]) : 0u` and block 0 "
+        "thread 0 wrote it in `unordered_state0[in0[bid0]] = in0[bid0] + 100u` with no barrier "
+        "between them");
+}
+
+TEST_CASE("seqFoldStrided: every strided element once, any unroll") {
+  for (uint32_t unroll : {1u, 2u, 3u, 4u}) {
+    const Kernel k = capture("strided", 8, [unroll](DPull<EWord32> in) {
+      return pConcat(fmap(
+          [in, unroll](const EWord32& b) {
+            return mkPush<Block, EWord32>(
+                8u, [in, b, unroll](const Program<Block>& p, const Writer<EWord32>& w) {
+                  p.forAll(8u, [&](const Program<Thread>& t, const EWord32& tid) {
+                    seqFoldStrided(plusW, EWord32(0u), in, b * 8u + tid, EWord32(16u), unroll)(
+                        t, [&](const Program<Thread>& u, const EWord32& v, const EWord32&) {
+                          w(u, v, tid);
+                        });
+                  });
+                });
+          },
+          mkPull(2u, [](const EWord32& b) { return b; })));
+    });
+    for (size_t n : {0u, 1u, 15u, 16u, 17u, 100u}) {
+      const std::vector<uint32_t> in = randomWords(n, 7);
+      std::vector<uint32_t> out(16);
+      simulate(k, {in, out});
+      for (size_t g = 0; g < 16; ++g) {
+        uint32_t want = 0;
+        for (size_t i = g; i < n; i += 16) want += in[i];
+        CHECK_MESSAGE(out[g] == want, "unroll " << unroll << ", n " << n << ", thread " << g);
+      }
+    }
+  }
+  CHECK(errorOf([] {
+          seqFoldStrided(plusW, EWord32(0u), mkPull(4u, [](const EWord32& i) { return i; }),
+                         EWord32(0u), EWord32(1u), 0);
+        }) == "seqFoldStrided needs an unroll factor of at least 1; got 0");
+}
