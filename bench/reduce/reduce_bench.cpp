@@ -25,8 +25,9 @@ using namespace obsidian;
 using nlohmann::json;
 
 struct Config {
-  uint32_t threads = 256, unroll = 4;  // reduceAll
+  uint32_t threads = 512, unroll = 4;  // reduceAll (the best of --sweep on the H100)
   uint32_t minVectors = 4;             // reduceAll: fewer blocks for short inputs
+  bool gridStrided = false;            // reduceAll: a grid-strided sweep instead of tiles
   uint32_t segThreads = 256;           // redVec
   bool segFill = false;                // redVec with an occupancy-sized grid
   int runs = 30;
@@ -109,7 +110,7 @@ template <class T>
 Kernel reduceAllFor(const Config& c) {
   const auto plusT = [](const Exp<T>& a, const Exp<T>& b) { return a + b; };
   // The grid is what the device holds at once: measure the occupancy of a first capture.
-  paper::ReduceAllShape shape{1, c.unroll, c.minVectors};
+  paper::ReduceAllShape shape{1, c.unroll, c.minVectors, !c.gridStrided};
   shape.blocks = gpu::occupancyBlocks(paper::reduceAllKernel<T>(plusT, T{0}, shape, c.threads));
   return paper::reduceAllKernel<T>(plusT, T{0}, shape, c.threads);
 }
@@ -125,7 +126,8 @@ Row runReduce(const Data<T>& d, size_t n, const Config& c, const Kernel& k) {
           true,
           true,
           "threads " + std::to_string(c.threads) + ", unroll " + std::to_string(c.unroll) +
-              ", min vectors per thread " + std::to_string(c.minVectors)};
+              ", min vectors per thread " + std::to_string(c.minVectors) +
+              (c.gridStrided ? ", grid-strided" : ", tiles")};
   const std::vector<size_t> from = slices(n, d.host.size());
   gpu::DeviceBuffer<T> out(1);
   void* cubOut = bench::deviceAlloc(sizeof(T));
@@ -280,6 +282,7 @@ int main(int argc, char** argv) {
   app.add_option("--min-vectors", c.minVectors,
                  "reduceAll: fewer blocks for short inputs, at least this many vectors per thread "
                  "(0: always an occupancy-sized grid)");
+  app.add_flag("--grid-strided", c.gridStrided, "reduceAll: a grid-strided sweep, not tiles");
   app.add_option("--seg-threads", c.segThreads, "redVec: threads per block");
   app.add_flag("--seg-fill", c.segFill, "redVec: an occupancy-sized grid (virtual blocks loop)");
   app.add_option("--json", jsonPath, "write the rows as JSON here");
@@ -307,32 +310,18 @@ int main(int argc, char** argv) {
 
   if (sweep) {
     std::cout << "\nsweep (u32)\n" << kHeader;
-    for (uint32_t minVectors : {0u, 1u, 2u, 4u, 8u}) {
-      Config s = c;
-      s.minVectors = minVectors;
-      const Kernel k = reduceAllFor<uint32_t>(s);
-      std::cout << "min vectors per thread " << minVectors << "\n";
-      for (size_t n : {size_t{1} << 20, size_t{1} << 22})
-        print(runReduce(words, n, s, k), roofline);
-    }
-    for (uint32_t threads : {256u, 512u}) {
-      for (uint32_t unroll : {4u, 8u}) {
-        Config s = c;
-        s.threads = threads;
-        s.unroll = unroll;
-        const Kernel k = reduceAllFor<uint32_t>(s);
-        for (size_t n : {size_t{1} << 24, size_t{1} << 28})
-          print(runReduce(words, n, s, k), roofline);
-      }
-    }
-    for (uint32_t threads : {256u, 512u}) {
-      for (bool fill : {false}) {
-        Config s = c;
-        s.segThreads = threads;
-        s.segFill = fill;
-        const Kernel k = paper::segmentedReduceKernel<uint32_t>(plusU, 4096, threads);
-        for (size_t n : {size_t{1} << 24, size_t{1} << 28})
-          print(runSegmented(words, n, s, k), roofline);
+    for (bool strided : {false, true}) {
+      for (uint32_t threads : {256u, 512u}) {
+        for (uint32_t unroll : {2u, 4u, 8u}) {
+          Config s = c;
+          s.threads = threads;
+          s.unroll = unroll;
+          s.gridStrided = strided;
+          const Kernel k = reduceAllFor<uint32_t>(s);
+          for (size_t n : {size_t{1} << 20, size_t{1} << 24, size_t{1} << 28}) {
+            print(runReduce(words, n, s, k), roofline);
+          }
+        }
       }
     }
   }

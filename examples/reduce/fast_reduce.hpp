@@ -60,12 +60,16 @@ struct ReduceAllShape {
   // Fewer blocks for short inputs, so that each thread folds at least this many vectors (fewer
   // partial results to publish and fold); 0 always runs `blocks`.
   uint32_t minVectorsPerThread = 4;
+  // Tiles of unroll x threads consecutive vectors, dealt to the blocks in turn (each block
+  // reads contiguous memory), instead of a grid-strided sweep (each round of the grid spans
+  // it all).
+  bool tiles = true;
 };
 
 // The f-fold of every element of `in` (identity for none) as a one-element Push<Grid>, in one
-// launch. Up to shape.blocks blocks each fold a grid-strided share of 16-byte vectors; the last
-// len % 4 elements are folded by the first threads. f must be associative and commutative, with
-// identity `identity`.
+// launch. Up to shape.blocks blocks each fold a share of 16-byte vectors (see ReduceAllShape); the
+// last len % 4 elements are folded by the first threads. f must be associative and commutative,
+// with identity `identity`.
 template <class X, class Op>
 Push<Grid, uint32_t, Exp<X>> reduceAll(Op f, X identity, const DPull<Exp<X>>& in,
                                        ReduceAllShape shape) {
@@ -84,16 +88,45 @@ Push<Grid, uint32_t, Exp<X>> reduceAll(Op f, X identity, const DPull<Exp<X>>& in
       const auto foldIn = [f](const Exp<X>& acc, const Vector<4, X>& v) {
         return f(acc, foldVector<X>(f, v));
       };
-      // Each thread's share: vectors gid, gid + blocks * threads, ...; then one tail element.
+      const auto vector = [f, vecs](const EWord32& j) { return foldVector<X>(f, vecs[j]); };
+      // This thread's share of 16-byte vectors, folded; then one of the len % 4 tail elements.
+      const auto share = [=](const Program<Thread>& t, const EWord32& tid,
+                             const Writer<Exp<X>>& w) {
+        const EWord32 gid = bid * threads + tid;
+        const auto withTail = [&](const Program<Thread>& u, const Exp<X>& acc, const EWord32&) {
+          w(u, ifThenElse(gid < tail, f(acc, in[tailStart + gid]), acc), tid);
+        };
+        if (!shape.tiles) {  // vectors gid, gid + active * threads, ...
+          seqFoldStrided(foldIn, Exp<X>(identity), vecs, gid, active * threads, shape.unroll)(
+              t, withTail);
+          return;
+        }
+        // Tiles of unroll x threads vectors, tile k to block k % active: a block reads
+        // contiguous memory (kinder to DRAM pages), `unroll` coalesced vectors per thread.
+        const uint32_t tile = threads * shape.unroll;
+        const EWord32 fullTiles = len(vecs) / tile;
+        const auto inTile = [=](const EWord32& k) {
+          Exp<X> acc = vector(k * tile + tid);
+          for (uint32_t u = 1; u < shape.unroll; ++u)
+            acc = f(acc, vector(k * tile + u * threads + tid));
+          return acc;
+        };
+        seqFoldStrided(f, Exp<X>(identity), mkPull(fullTiles, inTile), bid, active)(
+            t, [&](const Program<Thread>& u, const Exp<X>& acc, const EWord32& i) {
+              // The last, partial tile belongs to block fullTiles % active.
+              Exp<X> rest = acc;
+              for (uint32_t r = 0; r < shape.unroll; ++r) {
+                const EWord32 j = fullTiles * tile + r * threads + tid;
+                rest = f(rest, ifThenElse(j < len(vecs) && bid == fullTiles % active, vector(j),
+                                          Exp<X>(identity)));
+              }
+              withTail(u, rest, i);
+            });
+      };
       auto perThread = force(
           p, mkPush<Block, Exp<X>>(threads, [=](const Program<Block>& q, const Writer<Exp<X>>& w) {
-            q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
-              const EWord32 gid = bid * threads + tid;
-              seqFoldStrided(foldIn, Exp<X>(identity), vecs, gid, active * threads, shape.unroll)(
-                  t, [&](const Program<Thread>& u, const Exp<X>& acc, const EWord32&) {
-                    w(u, ifThenElse(gid < tail, f(acc, in[tailStart + gid]), acc), tid);
-                  });
-            });
+            q.forAll(threads,
+                     [&](const Program<Thread>& t, const EWord32& tid) { share(t, tid, w); });
           }));
       const Exp<X> blockResult = blockReduce(p, f, perThread);
 

@@ -84,5 +84,6 @@ TEST_CASE("gpu: an array read with 16-byte vectors must be 16-byte aligned") {
                     "launch of kernel redVec: argument 0 (in0) must be 16-byte aligned: the "
                     "kernel reads it with 16-byte vector loads (vectors<W>); got an address 4 "
                     "bytes past a multiple of 16");
-  gpu::launch(k, {din, out}, {});  // the process stays usable: a valid launch works after it
+  gpu::DeviceBuffer<uint32_t> aligned(2048);
+  gpu::launch(k, {aligned, out});  // the process stays usable: a valid launch works after it
 }
