@@ -2,7 +2,7 @@
 # On a machine with a GPU: builds everything, runs the GPU tests (plainly, then under
 # compute-sanitizer memcheck and racecheck unless --no-sanitize) and the CUB benchmarks, and
 # leaves logs and JSON in the folder given ($1, default /tmp/obsidian-device). Extra arguments
-# after the folder go to obsidian-bench-reduce.
+# after the folder go to each benchmark; BENCHES="reduce" picks which run (default: reduce scan).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:-/tmp/obsidian-device}
@@ -30,7 +30,8 @@ if ((sanitize)); then
   done
 fi
 
-step "reduce benchmark"
-build-gpu/bench/obsidian-bench-reduce --json "$out/reduce.json" "$@" 2>&1 | tee "$out/reduce.txt" ||
-  status=1
+for b in ${BENCHES:-reduce scan}; do
+  step "$b benchmark"
+  build-gpu/bench/obsidian-bench-$b --json "$out/$b.json" "$@" 2>&1 | tee "$out/$b.txt" || status=1
+done
 exit $status

@@ -16,6 +16,7 @@
 #include <random>
 
 #include "../../examples/reduce/fast_reduce.hpp"
+#include "../common/bench_data.hpp"
 #include "../common/gpu_timer.hpp"
 #include "cub_reduce.hpp"
 
@@ -23,6 +24,14 @@ namespace {
 
 using namespace obsidian;
 using nlohmann::json;
+using bench::Data;
+using bench::gbps;
+using bench::matches;
+using bench::ptr;
+using bench::reference;
+using bench::slice;
+using bench::slices;
+using bench::typeName;
 
 struct Config {
   uint32_t threads = 512, unroll = 4;  // reduceAll (the best of --sweep on the H100)
@@ -33,64 +42,6 @@ struct Config {
   int runs = 30;
 };
 
-// Host and device copies of the random input of one element type.
-template <class T>
-struct Data {
-  std::vector<T> host;
-  gpu::DeviceBuffer<T> device;
-  explicit Data(size_t n, uint32_t seed) : host(n), device(n) {
-    std::mt19937_64 rng(seed);
-    for (T& x : host) {
-      if constexpr (std::is_same_v<T, float>) {
-        x = static_cast<float>(rng() >> 40) / static_cast<float>(1 << 24);  // [0, 1), not zero
-      } else {
-        x = static_cast<uint32_t>(rng());
-      }
-    }
-    device.upload(host);
-  }
-};
-
-template <class T>
-const char* typeName() {
-  return std::is_same_v<T, float> ? "f32" : "u32";
-}
-
-// Sum of host[from, from + n) as the reference: wrapping for u32, double for f32.
-template <class T>
-double reference(const std::vector<T>& host, size_t from, size_t n) {
-  if constexpr (std::is_same_v<T, float>) {
-    double s = 0;
-    for (size_t i = from; i < from + n; ++i) s += host[i];
-    return s;
-  } else {
-    uint32_t s = 0;
-    for (size_t i = from; i < from + n; ++i) s += host[i];
-    return s;
-  }
-}
-
-template <class T>
-bool matches(T got, double want, size_t terms) {
-  if constexpr (std::is_same_v<T, float>) {
-    // float sums of `terms` values in [0, 1): a loose bound on the rounding of any order.
-    return std::isfinite(got) &&
-           std::abs(got - want) <=
-               1e-6 * std::sqrt(double(terms)) * std::max(1.0, std::abs(want)) + 1e-3;
-  } else {
-    return got == static_cast<uint32_t>(want);
-  }
-}
-
-// Disjoint slices of n elements (starting at multiples of 4 elements) of a buffer of `total`.
-std::vector<size_t> slices(size_t n, size_t total) {
-  const size_t step = (n + 3) / 4 * 4;
-  const size_t count = std::max<size_t>(1, std::min<size_t>(16, total / step));
-  std::vector<size_t> s;
-  for (size_t i = 0; i < count; ++i) s.push_back(i * step);
-  return s;
-}
-
 struct Row {
   std::string kind, type;
   size_t n = 0;
@@ -99,12 +50,7 @@ struct Row {
   std::string config;
 };
 
-template <class T>
-KernelArg slice(const gpu::DeviceBuffer<T>& b, size_t from, size_t n) {
-  return KernelArg::deviceArray(scalarTypeOf<T>, b.address() + from * sizeof(T), n, false);
-}
 
-const void* ptr(uint64_t address) { return reinterpret_cast<const void*>(address); }
 
 template <class T>
 Kernel reduceAllFor(const Config& c) {
@@ -230,7 +176,6 @@ Row runSegmented(const Data<T>& d, size_t n, const Config& c, const Kernel& k) {
   return row;
 }
 
-double gbps(size_t bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; }
 
 void print(const Row& r, double roofline) {
   const size_t bytes = r.n * 4;
@@ -243,12 +188,7 @@ void print(const Row& r, double roofline) {
 }
 
 json toJson(const Row& r) {
-  auto t = [](const bench::Timing& x) {
-    return json{{"median_us", x.medianMs * 1e3},
-                {"min_us", x.minMs * 1e3},
-                {"max_us", x.maxMs * 1e3},
-                {"runs", x.runs}};
-  };
+  const auto t = bench::timingJson;
   return json{{"kind", r.kind},
               {"type", r.type},
               {"n", r.n},

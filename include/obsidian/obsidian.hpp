@@ -18,6 +18,7 @@
 #include "obsidian/pull.hpp"
 #include "obsidian/push.hpp"
 #include "obsidian/runtime.hpp"
+#include "obsidian/scan_grid.hpp"
 #include "obsidian/sim.hpp"
 #include "obsidian/types.hpp"
 #include "obsidian/vector_load.hpp"

@@ -29,6 +29,10 @@ struct SimOptions {
   // Give up (with an Error) after this many statement executions per thread on average:
   // a guard against loops that never end.
   uint64_t maxStepsPerThread = uint64_t{1} << 24;
+  // Run the real blocks from the last to the first. A GPU runs blocks in any order; a kernel
+  // that waits on a block with a lower index (instead of one that drew an earlier ticket) never
+  // ends this way, and the step limit above reports it.
+  bool reverseBlocks = false;
 };
 
 struct SimStats {

@@ -329,7 +329,8 @@ class Machine {
   SimStats run() {
     Lanes all(threads_);
     for (uint32_t t = 0; t < threads_; ++t) all[t] = t;
-    for (block_ = 0; block_ < blocks_; ++block_) {
+    for (uint32_t b = 0; b < blocks_; ++b) {
+      block_ = options_.reverseBlocks ? blocks_ - 1 - b : b;
       // A fresh block: its shared memory is undefined and nothing orders it with others.
       epoch_ = 0;
       fences_ = 0;

@@ -1,0 +1,15 @@
+// CUB's scans behind a plain C++ interface (compiled by nvcc in cub_scan.cu), so the scan
+// benchmark, built with the host compiler and obsidian, runs them on the same buffers.
+#pragma once
+
+#include <cstddef>
+
+namespace bench {
+
+// Enqueue cub::DeviceScan::InclusiveSum (or ExclusiveSum) of in[0, n) into out on the default
+// stream, u32 or f32; `temp` must hold cubScanTempBytes(n, ...) bytes.
+size_t cubScanTempBytes(size_t n, bool isFloat, bool exclusive);
+void cubScanSum(const void* in, void* out, size_t n, bool isFloat, bool exclusive, void* temp,
+                size_t tempBytes);
+
+}  // namespace bench
