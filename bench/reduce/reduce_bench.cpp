@@ -23,7 +23,6 @@
 namespace {
 
 using namespace obsidian;
-using nlohmann::json;
 using bench::Data;
 using bench::gbps;
 using bench::matches;
@@ -32,6 +31,7 @@ using bench::reference;
 using bench::slice;
 using bench::slices;
 using bench::typeName;
+using nlohmann::json;
 
 struct Config {
   uint32_t threads = 512, unroll = 4;  // reduceAll (the best of --sweep on the H100)
@@ -49,8 +49,6 @@ struct Row {
   bool oursOk = true, cubOk = true;
   std::string config;
 };
-
-
 
 template <class T>
 Kernel reduceAllFor(const Config& c) {
@@ -175,7 +173,6 @@ Row runSegmented(const Data<T>& d, size_t n, const Config& c, const Kernel& k) {
   bench::deviceFree(cubOut);
   return row;
 }
-
 
 void print(const Row& r, double roofline) {
   const size_t bytes = r.n * 4;

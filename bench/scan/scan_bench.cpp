@@ -19,7 +19,6 @@
 namespace {
 
 using namespace obsidian;
-using nlohmann::json;
 using bench::Data;
 using bench::gbps;
 using bench::mutablePtr;
@@ -27,6 +26,7 @@ using bench::ptr;
 using bench::slice;
 using bench::slices;
 using bench::typeName;
+using nlohmann::json;
 
 struct Config {
   uint32_t threads = 256, seq = 15;  // scanAll: tiles of threads x seq elements
@@ -64,9 +64,16 @@ struct Row {
 };
 
 template <class T>
-Row runScan(const Data<T>& d, gpu::DeviceBuffer<T>& out, size_t n, bool exclusive,
-            const Config& c, const Kernel& k) {
-  Row row{exclusive ? "exclusive" : "inclusive", typeName<T>(), n, {}, {}, {}, true, true,
+Row runScan(const Data<T>& d, gpu::DeviceBuffer<T>& out, size_t n, bool exclusive, const Config& c,
+            const Kernel& k) {
+  Row row{exclusive ? "exclusive" : "inclusive",
+          typeName<T>(),
+          n,
+          {},
+          {},
+          {},
+          true,
+          true,
           "threads " + std::to_string(c.threads) + ", seq " + std::to_string(c.seq)};
   const std::vector<size_t> from = slices(n, d.host.size());
   const bool isFloat = std::is_same_v<T, float>;
@@ -94,8 +101,8 @@ Row runScan(const Data<T>& d, gpu::DeviceBuffer<T>& out, size_t n, bool exclusiv
   row.cub = bench::timeGpu(
       [&](int r) {
         const size_t f = from[r % from.size()];
-        bench::cubScanSum(ptr(d.device.address() + f * sizeof(T)), outAt(f), n, isFloat,
-                          exclusive, temp, tempBytes);
+        bench::cubScanSum(ptr(d.device.address() + f * sizeof(T)), outAt(f), n, isFloat, exclusive,
+                          temp, tempBytes);
       },
       c.runs);
   row.copy = bench::timeGpu(
@@ -112,8 +119,8 @@ Row runScan(const Data<T>& d, gpu::DeviceBuffer<T>& out, size_t n, bool exclusiv
 Row runLargeScan(const Data<uint32_t>& d, size_t n, int runs) {
   Row row{"3-kernel scan", "u32", n, {}, {}, {}, true, true, "sklansky3, 2048-element chunks"};
   const auto plusW = [](const EWord32& a, const EWord32& b) { return a + b; };
-  const paper::LargeScan kernels = paper::largeScanKernels<uint32_t>(
-      paper::ScanVariant::Sklansky3, 11, 1024, plusW, 0u);
+  const paper::LargeScan kernels =
+      paper::largeScanKernels<uint32_t>(paper::ScanVariant::Sklansky3, 11, 1024, plusW, 0u);
   std::vector<uint32_t> host(d.host.begin(), d.host.begin() + static_cast<std::ptrdiff_t>(n));
   gpu::DeviceBuffer<uint32_t> in(host), out(n);
   paper::ScanPlan<gpu::DeviceBuffer<uint32_t>> plan(kernels, n);
@@ -124,9 +131,12 @@ Row runLargeScan(const Data<uint32_t>& d, size_t n, int runs) {
   row.ours = bench::timeGpu([&](int) { plan.run(in, out, false, async); }, runs);
   const size_t tempBytes = bench::cubScanTempBytes(n, false, false);
   void* temp = bench::deviceAlloc(std::max<size_t>(tempBytes, 1));
-  row.cub = bench::timeGpu([&](int) {
-    bench::cubScanSum(ptr(in.address()), mutablePtr(out.address()), n, false, false, temp, tempBytes);
-  }, runs);
+  row.cub = bench::timeGpu(
+      [&](int) {
+        bench::cubScanSum(ptr(in.address()), mutablePtr(out.address()), n, false, false, temp,
+                          tempBytes);
+      },
+      runs);
   row.copy = bench::timeGpu(
       [&](int) { bench::copyKernel(ptr(in.address()), mutablePtr(out.address()), n * 4); }, runs);
   bench::deviceFree(temp);
@@ -144,12 +154,17 @@ void print(const Row& r, double roofline) {
 }
 
 json toJson(const Row& r) {
-  return json{{"kind", r.kind}, {"type", r.type}, {"n", r.n},
-              {"ours", bench::timingJson(r.ours)}, {"cub", bench::timingJson(r.cub)},
+  return json{{"kind", r.kind},
+              {"type", r.type},
+              {"n", r.n},
+              {"ours", bench::timingJson(r.ours)},
+              {"cub", bench::timingJson(r.cub)},
               {"copy", bench::timingJson(r.copy)},
               {"ours_over_cub", r.ours.medianMs / r.cub.medianMs},
-              {"ours_gbps", gbps(r.n * 8, r.ours.medianMs)}, {"ours_ok", r.oursOk},
-              {"cub_ok", r.cubOk}, {"config", r.config}};
+              {"ours_gbps", gbps(r.n * 8, r.ours.medianMs)},
+              {"ours_ok", r.oursOk},
+              {"cub_ok", r.cubOk},
+              {"config", r.config}};
 }
 
 const char* kHeader =
@@ -165,7 +180,8 @@ int main(int argc, char** argv) {
   std::string jsonPath;
   app.add_flag("--quick", quick, "small sizes only");
   app.add_flag("--sweep", sweep, "time tile shapes at 2^24 and 2^28 first");
-  app.add_option("--runs", c.runs, "timed runs per measurement (median)")->check(CLI::Range(20, 1000));
+  app.add_option("--runs", c.runs, "timed runs per measurement (median)")
+      ->check(CLI::Range(20, 1000));
   app.add_option("--threads", c.threads, "scanAll: threads per block");
   app.add_option("--seq", c.seq, "scanAll: elements per thread (odd avoids bank conflicts)");
   app.add_option("--json", jsonPath, "write the rows as JSON here");
@@ -208,18 +224,19 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::vector<size_t> sizes = {size_t{1} << 20, size_t{1} << 22, size_t{1} << 24,
-                               size_t{1} << 26, size_t{1} << 28, 30000001, 100000007};
+  std::vector<size_t> sizes = {size_t{1} << 20, size_t{1} << 22, size_t{1} << 24, size_t{1} << 26,
+                               size_t{1} << 28, 30000001,        100000007};
   if (quick) sizes = {size_t{1} << 20, 1000003};
   std::cout << "\nscanAll: " << c.threads << " threads x " << c.seq << " elements per tile\n"
             << kHeader;
   const Kernel ku = paper::fastScanKernel<uint32_t>(plusW, c.threads, c.seq);
   const Kernel kf = paper::fastScanKernel<float>(plusF, c.threads, c.seq);
-  const Kernel ke = paper::fastScanKernel<uint32_t>(plusW, c.threads, c.seq, ScanKind::Exclusive, 0u);
+  const Kernel ke =
+      paper::fastScanKernel<uint32_t>(plusW, c.threads, c.seq, ScanKind::Exclusive, 0u);
   for (size_t n : sizes) {
-    for (const Row& r : {runScan(words, outWords, n, false, c, ku),
-                         runScan(floats, outFloats, n, false, c, kf),
-                         runScan(words, outWords, n, true, c, ke)}) {
+    for (const Row& r :
+         {runScan(words, outWords, n, false, c, ku), runScan(floats, outFloats, n, false, c, kf),
+          runScan(words, outWords, n, true, c, ke)}) {
       print(r, roofline);
       rows.push_back(toJson(r));
     }
@@ -231,9 +248,10 @@ int main(int argc, char** argv) {
     rows.push_back(toJson(r));
   }
   if (!jsonPath.empty()) {
-    std::ofstream(jsonPath) << json{{"device", bench::deviceName()}, {"roofline_gbps", roofline},
-                                    {"rows", rows}}.dump(2)
-                            << "\n";
+    std::ofstream(jsonPath)
+        << json{{"device", bench::deviceName()}, {"roofline_gbps", roofline}, {"rows", rows}}.dump(
+               2)
+        << "\n";
   }
   bool ok = true;
   for (const json& r : rows) ok = ok && r["ours_ok"].get<bool>() && r["cub_ok"].get<bool>();

@@ -8,20 +8,6 @@
 
 namespace paper {
 
-// warpScan(p, f, arr): the inclusive f-scan of a warp's 32 elements in registers (Kogge-Stone
-// with shuffles: in step k, lane i combines with lane i - k when there is one).
-template <class T, class Op>
-SPull<T> warpScan(const Program<Warp>& p, Op f, const SPull<T>& arr) {
-  auto r = forceReg(p, push<Warp>(arr));
-  for (uint32_t k = 1; k < 32; k *= 2) {
-    const auto from = ixMap([k](const EWord32& i) { return ifThenElse(i >= k, i - k, i); }, r);
-    r = forceReg(p, push<Warp>(mkPull(32u, [r, from, f, k](const EWord32& i) {
-                   return ifThenElse(i >= k, f(from[i], r[i]), r[i]);
-                 })));
-  }
-  return r;
-}
-
 // seqScanBlock(p, seq, f, arr): the inclusive f-scan of arr (threads x seq elements): thread t
 // scans elements t*seq .. t*seq+seq-1 (read through shared memory, so the loads from global
 // memory are coalesced), the threads' totals are scanned by warpScan per warp and then across
@@ -30,9 +16,11 @@ template <class T, class Op>
 SPush<Block, T> seqScanBlock(const Program<Block>& p, uint32_t seq, Op f, const SPull<T>& arr) {
   const uint32_t threads = p.context().threadsPerBlock();
   if (arr.len() != threads * seq || threads % 32 != 0 || threads / 32 > 32) {
-    throw Error("seqScanBlock needs threads x seq elements (threads a multiple of 32, at most "
-                "1024); got " + std::to_string(arr.len()) + " elements for " +
-                std::to_string(threads) + " threads and seq " + std::to_string(seq));
+    throw Error(
+        "seqScanBlock needs threads x seq elements (threads a multiple of 32, at most "
+        "1024); got " +
+        std::to_string(arr.len()) + " elements for " + std::to_string(threads) +
+        " threads and seq " + std::to_string(seq));
   }
   const uint32_t warps = threads / 32;
   const SPull<T> staged = forcePull(p, arr);
@@ -43,38 +31,38 @@ SPush<Block, T> seqScanBlock(const Program<Block>& p, uint32_t seq, Op f, const 
                             })));
   };
   // Per warp: the inclusive scan of its threads' totals, into shared memory.
-  auto warpTotals = force(p, pConcat(fmap(
-                                 [own, seq, f](const EWord32& w) {
-                                   return exec<Warp>([own, seq, f, w](const Program<Warp>& q) {
-                                     auto totals = mkPush<Warp, T>(32u, [own, seq, w](
-                                                                            const Program<Warp>& r,
-                                                                            const Writer<T>& wr) {
-                                       r.forAll(32u, [&](const Program<Thread>& t,
-                                                         const EWord32& lane) {
-                                         wr(t, own(t, w * 32u + lane)[seq - 1], lane);
-                                       });
-                                     });
-                                     return push<Warp>(warpScan(q, f, forceReg(q, totals)));
-                                   });
-                                 },
-                                 mkPull(warps, [](const EWord32& w) { return w; }))));
+  auto warpTotals =
+      force(p, pConcat(fmap(
+                   [own, seq, f](const EWord32& w) {
+                     return exec<Warp>([own, seq, f, w](const Program<Warp>& q) {
+                       auto totals = mkPush<Warp, T>(
+                           32u, [own, seq, w](const Program<Warp>& r, const Writer<T>& wr) {
+                             r.forAll(32u, [&](const Program<Thread>& t, const EWord32& lane) {
+                               wr(t, own(t, w * 32u + lane)[seq - 1], lane);
+                             });
+                           });
+                       return push<Warp>(warpScan(q, f, forceReg(q, totals)));
+                     });
+                   },
+                   mkPull(warps, [](const EWord32& w) { return w; }))));
   // The warps' totals (the last lane of each), scanned by the first warp.
-  auto warpPrefix = force(p, pConcat(fmap(
-                                 [warpTotals, warps, f](const EWord32&) {
-                                   return exec<Warp>([warpTotals, warps, f](const Program<Warp>& q) {
-                                     return push<Warp>(warpScan(
-                                         q, f, mkPull(32u, [warpTotals, warps](const EWord32& i) {
-                                           return warpTotals[min(i, EWord32(warps - 1)) * 32u + 31u];
-                                         })));
-                                   });
-                                 },
-                                 mkPull(1u, [](const EWord32& i) { return i; }))));
+  auto warpPrefix =
+      force(p, pConcat(fmap(
+                   [warpTotals, warps, f](const EWord32&) {
+                     return exec<Warp>([warpTotals, warps, f](const Program<Warp>& q) {
+                       return push<Warp>(
+                           warpScan(q, f, mkPull(32u, [warpTotals, warps](const EWord32& i) {
+                                      return warpTotals[min(i, EWord32(warps - 1)) * 32u + 31u];
+                                    })));
+                     });
+                   },
+                   mkPull(1u, [](const EWord32& i) { return i; }))));
   return SPush<Block, T>(arr.len(), [=](const Program<Block>& q, const Writer<T>& w) {
     q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
       const EWord32 warp = tid / 32u, lane = tid % 32u;
       // The prefix of everything before this thread, if anything is.
-      const T inWarp = warpTotals[tid - 1u];                     // lane > 0
-      const T beforeWarp = warpPrefix[warp - 1u];                // warp > 0
+      const T inWarp = warpTotals[tid - 1u];       // lane > 0
+      const T beforeWarp = warpPrefix[warp - 1u];  // warp > 0
       const T both = f(beforeWarp, warpTotals[ifThenElse(lane == 0u, tid, tid - 1u)]);
       const auto scanned = own(t, tid);
       for (uint32_t k = 0; k < seq; ++k) {

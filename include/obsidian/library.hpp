@@ -469,6 +469,21 @@ T warpReduce(const Program<Warp>& p, Op f, const SPull<T>& arr) {
   return r[0u];
 }
 
+// warpScan(p, f, arr): the inclusive f-scan of a warp's 32 elements in registers (Kogge-Stone
+// with shuffles: in step k, lane i combines with lane i - k when there is one), as a register
+// array. f must be associative; the order of the elements is kept.
+template <class T, class Op>
+SPull<T> warpScan(const Program<Warp>& p, Op f, const SPull<T>& arr) {
+  auto r = forceReg(p, push<Warp>(arr));
+  for (uint32_t k = 1; k < 32; k *= 2) {
+    const auto from = ixMap([k](const EWord32& i) { return ifThenElse(i >= k, i - k, i); }, r);
+    r = forceReg(p, push<Warp>(mkPull(32u, [r, from, f, k](const EWord32& i) {
+                   return ifThenElse(i >= k, f(from[i], r[i]), r[i]);
+                 })));
+  }
+  return r;
+}
+
 // blockReduce(p, f, arr): the f-fold of arr, one element per thread of the block (a multiple of
 // 32 of at most 1024): each warp folds its 32 elements with warpReduce, the warps' results go
 // through shared memory (one barrier), and the first warp folds them. f must be associative and

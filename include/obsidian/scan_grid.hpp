@@ -21,11 +21,54 @@ struct ScanShape {
   uint32_t maxTiles = uint32_t{1} << 20;
 };
 
+namespace detail {
+// Waits (spinning) until tile k has published something in this epoch; returns its flag, after
+// a fence, so that what the flag published can be read.
+inline EWord32 awaitFlag(const Program<Thread>& t, const SMutable<uint32_t>& flags,
+                         const EWord32& k, const EWord32& epoch) {
+  const EWord32 flag = t.declare(atomicOr(t, flags, k, 0u));
+  t.seqWhile(flag >> 2u != epoch || (flag & 3u) == 0u,
+             [&](const Program<Thread>& s) { s.assign(flag, atomicOr(s, flags, k, 0u)); });
+  threadFence(t);
+  return flag;
+}
+
+// The decoupled look-back of tile `tile` > 0 by one warp: `result` (a Warp-level variable)
+// becomes the f-fold of every tile before it.
+template <class X, class Op, class Later>
+void lookBack(const Program<Warp>& r, Op f, Later later, const Exp<X>& result, const EWord32& tile,
+              const EWord32& epoch, const SMutable<uint32_t>& flags, const SMutable<X>& aggregates,
+              const SMutable<X>& inclusives) {
+  using Status = hana::tuple<EWord32, Exp<X>>;
+  const EWord32 prefixFlag = epoch * 4u + 2u;
+  const EWord32 end = r.declare(tile);  // the window is tiles end - 32 .. end - 1
+  const Exp<bool> first = r.declare(Exp<bool>(true));
+  const Exp<bool> done = r.declare(Exp<bool>(false));
+  r.seqWhile(!done, [&](const Program<Warp>& s) {
+    auto window = mkPush<Warp, Status>(32u, [&](const Program<Warp>& q, const Writer<Status>& w) {
+      q.forAll(32u, [&](const Program<Thread>& t, const EWord32& lane) {
+        // Lanes before tile 0 stand in for it: its real lane comes later and overrides them.
+        const EWord32 k = t.declare(ifThenElse(end + lane >= 32u, end + lane - 32u, EWord32(0u)));
+        const EWord32 flag = awaitFlag(t, flags, k, epoch);
+        const Exp<X> value = ifThenElse(flag == prefixFlag, inclusives[k], aggregates[k]);
+        w(t, Status(cast<uint32_t>(flag == prefixFlag), value), lane);
+      });
+    });
+    const Status folded = warpScan(s, later, forceReg(s, window))[31u];
+    s.assign(result, ifThenElse(first, hana::at_c<1>(folded), f(hana::at_c<1>(folded), result)));
+    s.assign(first, Exp<bool>(false));
+    s.assign(done, hana::at_c<0>(folded) != 0u);
+    s.assign(end, end - 32u);
+  });
+}
+}  // namespace detail
+
 // scanGrid<X>(f, blockScan, in, shape, kind, identity): the inclusive (or exclusive, identity
 // first) f-scan of `in` as a Push<Grid>, in one launch, for any length. f must be associative.
 // blockScan(p, tile) is a block-level inclusive scan of a tile (an SPush<Block>, e.g. the
 // paper's sklansky3 or koggeStone); elements past the end of the input read as the last one
-// (they change no prefix that is written).
+// (they change no prefix that is written). The look-back is a warp program: threadsPerBlock
+// must be a multiple of 32.
 //
 // Status: per tile, a flag (the launch's epoch * 4 + 1 for "aggregate", + 2 for "inclusive
 // prefix"; anything else is "not yet") and the two values, in grid state. The epoch, kept in
@@ -40,9 +83,9 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
   const uint32_t tileLen = shape.tile;
   // ceil(n / tile) without overflow near 2^32
   const EWord32 tiles = n / tileLen + cast<uint32_t>(n % tileLen != 0u);
-  detail::requireLength(tiles <= shape.maxTiles,
-                        "scanGrid has status for " + std::to_string(shape.maxTiles) +
-                            " tiles of " + std::to_string(tileLen) + " elements");
+  detail::requireLength(tiles <= shape.maxTiles, "scanGrid has status for " +
+                                                     std::to_string(shape.maxTiles) + " tiles of " +
+                                                     std::to_string(tileLen) + " elements");
   return DPush<Grid, Exp<X>>(n, [=](const Program<Grid>& g, const Writer<Exp<X>>& out) {
     g.distrPar(tiles, [&](const Program<Block>& p, const EWord32&) {
       const SMutable<uint32_t> ticket = newGlobal<uint32_t>(p, 1);
@@ -52,74 +95,72 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
       const SMutable<X> inclusives = newGlobal<X>(p, shape.maxTiles);
 
       // The tile: a ticket, and the epoch read before it (see above).
-      auto drawn = force(p, mkPush<Block, EWord32>(2u, [=](const Program<Block>& q,
-                                                            const Writer<EWord32>& w) {
-        q.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
-          const EWord32 epoch = t.declare(epochs[0u]);
-          threadFence(t);
-          w(t, atomicInc(t, ticket, 0u, tiles - 1u), 0u);  // wraps to 0 for the next launch
-          w(t, epoch, 1u);
-        });
-      }));
+      auto drawn = force(
+          p, mkPush<Block, EWord32>(2u, [=](const Program<Block>& q, const Writer<EWord32>& w) {
+            q.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
+              const EWord32 epoch = t.declare(epochs[0u]);
+              threadFence(t);
+              w(t, atomicInc(t, ticket, 0u, tiles - 1u), 0u);  // wraps to 0 for the next launch
+              w(t, epoch, 1u);
+            });
+          }));
       const EWord32 tile = drawn[0u], epoch = drawn[1u];
       const EWord32 start = tile * tileLen;
-      const SPull<Exp<X>> elems = mkPull(tileLen, [in, n, start](const EWord32& j) {
-        return in[min(start + j, n - 1u)];
-      });
+      const SPull<Exp<X>> elems =
+          mkPull(tileLen, [in, n, start](const EWord32& j) { return in[min(start + j, n - 1u)]; });
       const SPull<Exp<X>> local = force(p, blockScan(p, elems));
       const Exp<X> aggregate = local[tileLen - 1];
       const EWord32 aggregateFlag = epoch * 4u + 1u, prefixFlag = epoch * 4u + 2u;
 
-      // Thread 0 publishes, looks back, publishes again; the tile's exclusive prefix comes out.
-      auto prefix = force(p, mkPush<Block, Exp<X>>(1u, [=](const Program<Block>& q,
-                                                          const Writer<Exp<X>>& w) {
-        q.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
-          t.cond(
-              tile == 0u,
-              [&](const Program<Thread>& u) {
-                write(u, inclusives, 0u, aggregate);
-                threadFence(u);
-                atomicExch(u, flags, 0u, prefixFlag);
-                w(u, Exp<X>(identity), 0u);
-              },
-              [&](const Program<Thread>& u) {
-                write(u, aggregates, tile, aggregate);
-                threadFence(u);
-                atomicExch(u, flags, tile, aggregateFlag);
-                // Waits until tile k has published something in this launch; its flag.
-                const auto await = [&](const Program<Thread>& v, const EWord32& k) {
-                  const EWord32 flag = v.declare(atomicOr(v, flags, k, 0u));
-                  v.seqWhile(flag >> 2u != epoch || (flag & 3u) == 0u,
-                             [&](const Program<Thread>& s) {
-                               s.assign(flag, atomicOr(s, flags, k, 0u));
-                             });
-                  threadFence(v);  // what the flag published is visible from here on
-                  return flag;
-                };
-                const auto valueOf = [&](const EWord32& k, const EWord32& flag) {
-                  return ifThenElse(flag == prefixFlag, inclusives[k], aggregates[k]);
-                };
-                const EWord32 k = u.declare(tile - 1u);
-                const EWord32 first = await(u, k);
-                const Exp<X> acc = u.declare(valueOf(k, first));
-                const Exp<bool> done = u.declare(first == prefixFlag);
-                u.seqWhile(!done, [&](const Program<Thread>& v) {
-                  v.assign(k, k - 1u);
-                  const EWord32 flag = await(v, k);
-                  v.assign(acc, f(valueOf(k, flag), acc));
-                  v.assign(done, flag == prefixFlag);
-                });
-                write(u, inclusives, tile, f(acc, aggregate));
-                threadFence(u);
-                atomicExch(u, flags, tile, prefixFlag);
-                w(u, acc, 0u);
-              });
-          // The block of the last ticket has seen every ticket drawn: the next launch may
-          // begin a new epoch.
-          t.cond(tile == tiles - 1u,
-                 [&](const Program<Thread>& u) { write(u, epochs, 0u, epoch + 1u); });
-        });
-      }));
+      // Thread 0 publishes the tile's aggregate (tile 0: its inclusive prefix).
+      p.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
+        t.cond(
+            tile == 0u,
+            [&](const Program<Thread>& u) {
+              write(u, inclusives, 0u, aggregate);
+              threadFence(u);
+              atomicExch(u, flags, 0u, prefixFlag);
+            },
+            [&](const Program<Thread>& u) {
+              write(u, aggregates, tile, aggregate);
+              threadFence(u);
+              atomicExch(u, flags, tile, aggregateFlag);
+            });
+      });
+
+      // The first warp looks back over windows of the 32 tiles before `end`: each lane waits
+      // for its tile's flag and takes its value, and an order-keeping warp scan with "an
+      // inclusive prefix ends it" folds the window; a window with no inclusive prefix moves 32
+      // tiles back. Then the tile's inclusive prefix is published. Out comes the exclusive
+      // prefix of the tile (identity for tile 0).
+      using Status = hana::tuple<EWord32, Exp<X>>;  // (1 for an inclusive prefix, value)
+      const auto later = [f](const Status& a, const Status& b) {  // a comes before b
+        return ifThenElse(hana::at_c<0>(b) != 0u, b,
+                          Status(hana::at_c<0>(a), f(hana::at_c<1>(a), hana::at_c<1>(b))));
+      };
+      auto prefix = force(p, pConcat(fmap(
+                                 [=](const EWord32&) {
+                                   return singletonPush<Warp>([=](const Program<Warp>& q) {
+                                     const Exp<X> result = q.declare(Exp<X>(identity));
+                                     q.cond(tile != 0u, [&](const Program<Warp>& r) {
+                                       detail::lookBack<X>(r, f, later, result, tile, epoch, flags,
+                                                           aggregates, inclusives);
+                                       r.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
+                                         write(t, inclusives, tile, f(result, aggregate));
+                                         threadFence(t);
+                                         atomicExch(t, flags, tile, prefixFlag);
+                                       });
+                                     });
+                                     return result;
+                                   });
+                                 },
+                                 mkPull(1u, [](const EWord32& w) { return w; }))));
+      // The block of the last ticket has seen every ticket drawn: the next launch may begin a
+      // new epoch.
+      p.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
+        t.cond(tile == tiles - 1u,
+               [&](const Program<Thread>& u) { write(u, epochs, 0u, epoch + 1u); });
+      });
       const Exp<X> before = prefix[0u];  // identity for tile 0 (unused by inclusive scans)
 
       p.forAll(tileLen, [&](const Program<Thread>& t, const EWord32& j) {

@@ -55,8 +55,8 @@ TEST_CASE("scanGrid: inclusive and exclusive, any length, blocks in any order") 
     const bool inclusive = kind == ScanKind::Inclusive;
     for (size_t n : {1u, 5u, 64u, 65u, 1000u}) {
       const std::vector<uint32_t> in = randomWords(n, static_cast<uint32_t>(n), 1000);
-      const std::vector<uint32_t> want =
-          scanOf(in, [](uint32_t a, uint32_t b) { return a + b; }, inclusive, 0);
+      const std::vector<uint32_t> want = scanOf(
+          in, [](uint32_t a, uint32_t b) { return a + b; }, inclusive, 0);
       for (int mode = 0; mode < 3; ++mode) {
         SimOptions o;
         o.reverseBlocks = mode == 1;
@@ -70,11 +70,12 @@ TEST_CASE("scanGrid: inclusive and exclusive, any length, blocks in any order") 
 }
 
 TEST_CASE("scanGrid: a non-commutative operator keeps the order of the tiles") {
-  const auto sklansky3 = paper::blockScan<EWord32>(paper::ScanVariant::Sklansky3, 5, lastNonZero);
-  const Kernel k = paper::scanAllKernel<uint32_t>("scanLast", lastNonZero, sklansky3, 32, 16);
-  std::vector<uint32_t> in = randomWords(300, 3, 4);  // many zeros
-  const std::vector<uint32_t> want =
-      scanOf(in, [](uint32_t a, uint32_t b) { return b != 0 ? b : a; }, true, 0);
+  const auto sklansky3 = paper::blockScan<EWord32>(paper::ScanVariant::Sklansky3, 6, lastNonZero);
+  const Kernel k = paper::scanAllKernel<uint32_t>("scanLast", lastNonZero, sklansky3, 64, 32);
+  CHECK(k.cuda().find("__shfl_sync") != std::string::npos);  // the look-back's window
+  std::vector<uint32_t> in = randomWords(5000, 3, 4);        // many zeros; windows of 32 tiles
+  const std::vector<uint32_t> want = scanOf(
+      in, [](uint32_t a, uint32_t b) { return b != 0 ? b : a; }, true, 0);
   std::vector<uint32_t> out(in.size());
   SimOptions reverse;
   reverse.reverseBlocks = true;
@@ -88,7 +89,8 @@ TEST_CASE("scanGrid: the thread-sequential block scan, f32 and u32") {
     const std::vector<uint32_t> in = randomWords(n, 9, 1u << 20);
     std::vector<uint32_t> out(n);
     simulate(k, {in, out});
-    CHECK(out == scanOf(in, [](uint32_t a, uint32_t b) { return a + b; }, true, 0));
+    CHECK(out == scanOf(
+                     in, [](uint32_t a, uint32_t b) { return a + b; }, true, 0));
   }
   const auto plusF = [](const EFloat& a, const EFloat& b) { return a + b; };
   const Kernel kf = paper::fastScanKernel<float>(plusF, 32, 5, ScanKind::Exclusive, 0.0f);
@@ -108,7 +110,9 @@ TEST_CASE("scanGrid: status for a bounded number of tiles, checked at launch") {
     return scanGrid<uint32_t>(plusW, ks, in, ScanShape{32, 4});
   });
   std::vector<uint32_t> in(200), out(200);
-  CHECK(errorOf([&] { simulate(k, {in, out}); }) ==
+  CHECK(errorOf([&] {
+          simulate(k, {in, out});
+        }) ==
         "launch of kernel small: scanGrid has status for 4 tiles of 32 elements (n0 / 32u + "
         "(uint32_t)(n0 % 32u != 0u) <= 4u fails with n0 = 200)");
 }
@@ -141,6 +145,7 @@ TEST_CASE("simulator: waiting on a lower block index, not a ticket, never ends i
   SimOptions o;
   o.reverseBlocks = true;
   o.maxStepsPerThread = 1000;
-  CHECK(errorOf([&] { simulate(k, {in, out}, o); })
-            .starts_with("simulate(kernel byIndex): gave up after"));
+  CHECK(errorOf([&] {
+          simulate(k, {in, out}, o);
+        }).starts_with("simulate(kernel byIndex): gave up after"));
 }
