@@ -149,6 +149,14 @@ Exp<X> atomicCAS(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord
   static_assert(detail::isAtomicInt<X>, "atomicCAS works on uint32, int32 and uint64 arrays");
   return detail::atomic<X>(t, AtomicOp::Cas, m.id(), i, v.node(), compare.node());
 }
+// atomicLoad(t, m, i): m[i], read from memory every time (__ldcv) and ordered like an atomic:
+// for polling a flag that other blocks set with atomicExch (after a threadFence).
+template <class Len, KernelScalar X>
+Exp<X> atomicLoad(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i) {
+  static_assert(detail::isAtomicInt<X> || std::is_same_v<X, float>,
+                "atomicLoad works on uint32, int32, uint64 and float arrays");
+  return detail::atomic<X>(t, AtomicOp::Load, m.id(), i, nullptr, nullptr);
+}
 #define OBSIDIAN_ATOMIC_BITS(fn, op)                                                        \
   template <class Len, KernelScalar X>                                                      \
   Exp<X> fn(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,           \

@@ -41,7 +41,8 @@ struct ArrayDecl {
   uint32_t alignment = 0;      // global arrays: bytes the address must be aligned to (vectors)
 };
 
-enum class AtomicOp : uint8_t { Add, Sub, Min, Max, Inc, Dec, Exch, Cas, And, Or, Xor };
+// Load: an atomic read (no update), for polling flags that other blocks set with atomics.
+enum class AtomicOp : uint8_t { Add, Sub, Min, Max, Inc, Dec, Exch, Cas, And, Or, Xor, Load };
 const char* atomicOpName(AtomicOp op);
 
 struct Stmt;

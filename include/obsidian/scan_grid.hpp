@@ -26,9 +26,9 @@ namespace detail {
 // a fence, so that what the flag published can be read.
 inline EWord32 awaitFlag(const Program<Thread>& t, const SMutable<uint32_t>& flags,
                          const EWord32& k, const EWord32& epoch) {
-  const EWord32 flag = t.declare(atomicOr(t, flags, k, 0u));
+  const EWord32 flag = t.declare(atomicLoad(t, flags, k));
   t.seqWhile(flag >> 2u != epoch || (flag & 3u) == 0u,
-             [&](const Program<Thread>& s) { s.assign(flag, atomicOr(s, flags, k, 0u)); });
+             [&](const Program<Thread>& s) { s.assign(flag, atomicLoad(s, flags, k)); });
   threadFence(t);
   return flag;
 }
@@ -65,10 +65,11 @@ void lookBack(const Program<Warp>& r, Op f, Later later, const Exp<X>& result, c
 
 // scanGrid<X>(f, blockScan, in, shape, kind, identity): the inclusive (or exclusive, identity
 // first) f-scan of `in` as a Push<Grid>, in one launch, for any length. f must be associative.
-// blockScan(p, tile) is a block-level inclusive scan of a tile (an SPush<Block>, e.g. the
-// paper's sklansky3 or koggeStone); elements past the end of the input read as the last one
-// (they change no prefix that is written). The look-back is a warp program: threadsPerBlock
-// must be a multiple of 32.
+// blockScan(p, tile) is a block-level inclusive scan of a tile: an SPush<Block> (e.g. the
+// paper's sklansky3 or koggeStone), which is forced, or an SPull that reads a manifest result
+// (it is read twice: for the tile's aggregate and for the output); elements past the end of the
+// input read as the last one (they change no prefix that is written). The look-back is a warp
+// program: threadsPerBlock must be a multiple of 32.
 //
 // Status: per tile, a flag (the launch's epoch * 4 + 1 for "aggregate", + 2 for "inclusive
 // prefix"; anything else is "not yet") and the two values, in grid state. The epoch, kept in
@@ -108,7 +109,14 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
       const EWord32 start = tile * tileLen;
       const SPull<Exp<X>> elems =
           mkPull(tileLen, [in, n, start](const EWord32& j) { return in[min(start + j, n - 1u)]; });
-      const SPull<Exp<X>> local = force(p, blockScan(p, elems));
+      const SPull<Exp<X>> local = [&] {
+        const auto scanned = blockScan(p, elems);
+        if constexpr (isPush<decltype(scanned)>) {
+          return force(p, scanned);
+        } else {
+          return SPull<Exp<X>>(scanned);  // already manifest (read where it is)
+        }
+      }();
       const Exp<X> aggregate = local[tileLen - 1];
       const EWord32 aggregateFlag = epoch * 4u + 1u, prefixFlag = epoch * 4u + 2u;
 

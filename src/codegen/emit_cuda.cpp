@@ -83,6 +83,8 @@ class Emitter {
     const std::string addr = u64 ? "(unsigned long long*)&" + name(a.array) + "[" + e(a.index) + "]"
                                  : "&" + name(a.array) + "[" + e(a.index) + "]";
     auto arg = [&](const ExpPtr& x) { return u64 ? "(unsigned long long)(" + e(x) + ")" : e(x); };
+    // A load that always reads memory (ld.global.cv): polling sees other blocks' atomics.
+    if (a.op == AtomicOp::Load) return "__ldcv(" + addr + ")";
     std::string call = std::string("atomic") + atomicOpName(a.op) + "(" + addr;
     if (a.compare) call += ", " + arg(a.compare);
     if (a.value) call += ", " + arg(a.value);

@@ -116,6 +116,7 @@ const char* obsidian::atomicOpName(AtomicOp op) {
     case AtomicOp::And: return "And";
     case AtomicOp::Or: return "Or";
     case AtomicOp::Xor: return "Xor";
+    case AtomicOp::Load: return "Load";
   }
   return "?";
 }

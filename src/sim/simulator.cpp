@@ -681,6 +681,7 @@ class Machine {
       case AtomicOp::And: return evalBinary(BinOp::BitAnd, type, old, v);
       case AtomicOp::Or: return evalBinary(BinOp::BitOr, type, old, v);
       case AtomicOp::Xor: return evalBinary(BinOp::BitXor, type, old, v);
+      case AtomicOp::Load: return old;
     }
     return old;
   }
@@ -795,9 +796,10 @@ class Machine {
         current_ = &s;
         const ScalarType t = k_.arrays[s.array].type;
         for (uint32_t l : lanes) {  // one at a time, in thread order: deterministic
-          uint8_t* p = address(s.array, ix[l].u, l, true, true);
+          const bool update = s.atomic != AtomicOp::Load;
+          uint8_t* p = address(s.array, ix[l].u, l, update, true);
           const Value old = load(p, t);
-          store(p, t, atomicUpdate(s, t, old, v[l], cmp[l]));
+          if (update) store(p, t, atomicUpdate(s, t, old, v[l], cmp[l]));
           regs_[s.slot][l] = old;
         }
         publishAndAcquire(s.array);
