@@ -149,8 +149,8 @@ Exp<X> atomicCAS(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord
   static_assert(detail::isAtomicInt<X>, "atomicCAS works on uint32, int32 and uint64 arrays");
   return detail::atomic<X>(t, AtomicOp::Cas, m.id(), i, v.node(), compare.node());
 }
-// atomicLoad(t, m, i): m[i], read from memory every time (__ldcv) and ordered like an atomic:
-// for polling a flag that other blocks set with atomicExch (after a threadFence).
+// atomicLoad(t, m, i): m[i], read from memory every time (a volatile load) and ordered like an
+// atomic: for polling a flag that other blocks set with atomicExch (after a threadFence).
 template <class Len, KernelScalar X>
 Exp<X> atomicLoad(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i) {
   static_assert(detail::isAtomicInt<X> || std::is_same_v<X, float>,

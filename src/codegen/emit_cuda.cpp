@@ -83,8 +83,12 @@ class Emitter {
     const std::string addr = u64 ? "(unsigned long long*)&" + name(a.array) + "[" + e(a.index) + "]"
                                  : "&" + name(a.array) + "[" + e(a.index) + "]";
     auto arg = [&](const ExpPtr& x) { return u64 ? "(unsigned long long)(" + e(x) + ")" : e(x); };
-    // A load that always reads memory (ld.global.cv): polling sees other blocks' atomics.
-    if (a.op == AtomicOp::Load) return "__ldcv(" + addr + ")";
+    // A volatile load: it reads memory every time, and a loop polling it is not one the
+    // compiler may assume ends (or delete, as it may a loop of plain loads such as __ldcv).
+    if (a.op == AtomicOp::Load) {
+      return "*(volatile const " +
+             std::string(u64 ? "unsigned long long" : cudaTypeName(arr.type)) + "*)" + addr;
+    }
     std::string call = std::string("atomic") + atomicOpName(a.op) + "(" + addr;
     if (a.compare) call += ", " + arg(a.compare);
     if (a.value) call += ", " + arg(a.value);
