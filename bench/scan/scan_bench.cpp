@@ -29,7 +29,8 @@ using bench::typeName;
 using nlohmann::json;
 
 struct Config {
-  uint32_t threads = 256, seq = 15;  // scanAll: tiles of threads x seq elements
+  uint32_t threads = 512, seq = 19;  // scanAll: tiles of threads x seq elements (--sweep's best)
+  bool stage = false;                // scanAll: load the tile through shared memory
   int runs = 30;
 };
 
@@ -74,7 +75,8 @@ Row runScan(const Data<T>& d, gpu::DeviceBuffer<T>& out, size_t n, bool exclusiv
           {},
           true,
           true,
-          "threads " + std::to_string(c.threads) + ", seq " + std::to_string(c.seq)};
+          "threads " + std::to_string(c.threads) + ", seq " + std::to_string(c.seq) +
+              (c.stage ? ", staged" : "")};
   const std::vector<size_t> from = slices(n, d.host.size());
   const bool isFloat = std::is_same_v<T, float>;
   const size_t tempBytes = bench::cubScanTempBytes(n, isFloat, exclusive);
@@ -184,6 +186,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(20, 1000));
   app.add_option("--threads", c.threads, "scanAll: threads per block");
   app.add_option("--seq", c.seq, "scanAll: elements per thread (odd avoids bank conflicts)");
+  app.add_flag("--stage", c.stage, "scanAll: load each tile through shared memory");
   app.add_option("--json", jsonPath, "write the rows as JSON here");
   CLI11_PARSE(app, argc, argv);
 
@@ -211,12 +214,16 @@ int main(int argc, char** argv) {
 
   if (sweep) {
     std::cout << "\nsweep (u32, inclusive)\n" << kHeader;
-    for (uint32_t threads : {128u, 256u, 512u}) {
-      for (uint32_t seq : {7u, 11u, 15u, 19u, 23u}) {
+    const std::pair<uint32_t, uint32_t> shapes[] = {{256, 15}, {256, 19}, {512, 15},  {512, 17},
+                                                    {512, 19}, {512, 21}, {1024, 11}, {1024, 13}};
+    for (const auto& [threads, seq] : shapes) {
+      for (bool stage : {false, true}) {
         Config s = c;
         s.threads = threads;
         s.seq = seq;
-        const Kernel k = paper::fastScanKernel<uint32_t>(plusW, threads, seq);
+        s.stage = stage;
+        const Kernel k =
+            paper::fastScanKernel<uint32_t>(plusW, threads, seq, ScanKind::Inclusive, 0u, stage);
         for (size_t n : {size_t{1} << 24, size_t{1} << 28}) {
           print(runScan(words, outWords, n, false, s, k), roofline);
         }

@@ -15,7 +15,8 @@ namespace paper {
 // is a pull array that adds each thread's prefix as it is read (no second pass over shared
 // memory). seq odd keeps the shared-memory accesses free of bank conflicts.
 template <class T, class Op>
-SPull<T> seqScanBlock(const Program<Block>& p, uint32_t seq, Op f, const SPull<T>& arr) {
+SPull<T> seqScanBlock(const Program<Block>& p, uint32_t seq, Op f, const SPull<T>& arr,
+                      bool stage = false) {
   const uint32_t threads = p.context().threadsPerBlock();
   if (arr.len() != threads * seq || threads % 32 != 0) {
     throw Error("seqScanBlock needs threads x seq elements (threads a multiple of 32); got " +
@@ -23,8 +24,12 @@ SPull<T> seqScanBlock(const Program<Block>& p, uint32_t seq, Op f, const SPull<T
                 " threads and seq " + std::to_string(seq));
   }
   const uint32_t warps = threads / 32;
+  // With `stage`, the tile goes through shared memory first, loaded coalesced (one element per
+  // thread per step): twice the shared memory, but every load instruction reads one segment.
+  const SPull<T> source = stage ? forcePull(p, arr) : arr;
   const SPull<T> own = force(
-      p, tConcat<Block>(fmap([f](const SPull<T>& c) { return seqScan(f, c); }, splitUp(seq, arr))));
+      p,
+      tConcat<Block>(fmap([f](const SPull<T>& c) { return seqScan(f, c); }, splitUp(seq, source))));
   // Per warp: the inclusive scan of its threads' totals.
   const SPull<T> warpTotals = force(
       p, pConcat(fmap(
@@ -70,9 +75,9 @@ Kernel scanAllKernel(const std::string& name, Op f, const Scan& scan, uint32_t t
 // With the thread-sequential block scan: tiles of threads x seq elements.
 template <class T, class Op>
 Kernel fastScanKernel(Op f, uint32_t threads, uint32_t seq, ScanKind kind = ScanKind::Inclusive,
-                      T identity = T{}) {
-  const auto scan = [seq, f](const Program<Block>& p, const SPull<Exp<T>>& arr) {
-    return seqScanBlock(p, seq, f, arr);
+                      T identity = T{}, bool stage = false) {
+  const auto scan = [seq, f, stage](const Program<Block>& p, const SPull<Exp<T>>& arr) {
+    return seqScanBlock(p, seq, f, arr, stage);
   };
   return scanAllKernel<T>(kind == ScanKind::Inclusive ? "scanAll" : "scanAllExclusive", f, scan,
                           threads * seq, threads, kind, identity);
