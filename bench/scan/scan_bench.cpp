@@ -181,6 +181,8 @@ int main(int argc, char** argv) {
   bool quick = false, sweep = false;
   std::string jsonPath;
   app.add_flag("--quick", quick, "small sizes only");
+  size_t only = 0;
+  app.add_option("--only", only, "this size alone (e.g. for a profiler)");
   app.add_flag("--sweep", sweep, "time tile shapes at 2^24 and 2^28 first");
   app.add_option("--runs", c.runs, "timed runs per measurement (median)")
       ->check(CLI::Range(20, 1000));
@@ -234,6 +236,7 @@ int main(int argc, char** argv) {
   std::vector<size_t> sizes = {size_t{1} << 20, size_t{1} << 22, size_t{1} << 24, size_t{1} << 26,
                                size_t{1} << 28, 30000001,        100000007};
   if (quick) sizes = {size_t{1} << 20, 1000003};
+  if (only) sizes = {only};
   std::cout << "\nscanAll: " << c.threads << " threads x " << c.seq << " elements per tile\n"
             << kHeader;
   const Kernel ku = paper::fastScanKernel<uint32_t>(plusW, c.threads, c.seq);
