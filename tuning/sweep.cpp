@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 namespace tuning {
 
@@ -517,7 +518,16 @@ void printTables(const std::string& resultsPath, bool simulate) {
     std::cout << "\n"
               << family << ": best and worst point per size"
               << (simulate ? " (simulator: statuses only)" : "") << "\n";
+    // By problem, then by size (numerically), not by the group's text.
+    std::vector<std::tuple<std::string, nlohmann::json, std::string>> order;
     for (const auto& [group, js] : groups) {
+      const Family& f = findFamily(family);
+      order.emplace_back(groupOf(f, (*js.front())["params"], f.sizeParam), (*js.front())["size"],
+                         group);
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [problem, size, group] : order) {
+      const std::vector<const nlohmann::json*>& js = groups.at(group);
       std::map<std::string, size_t> counts;
       const nlohmann::json *bestJ = nullptr, *worstJ = nullptr;
       for (const nlohmann::json* j : js) {
