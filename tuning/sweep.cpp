@@ -114,6 +114,9 @@ class Builder {
         b.kernels = p.family->build(p.params);
       } catch (const Error& e) {
         b.error = e.what();
+      } catch (const std::exception& e) {  // not a user-level error: a bug
+        b.error = std::string("generating the kernels failed: ") + e.what();
+        b.compileFailed = true;
       }
       b.captureMs = secondsSince(t0) * 1e3;
       if (compile_ && b.error.empty()) {
@@ -122,7 +125,7 @@ class Builder {
           obsidian::CompileOptions o;
           o.arch = arch_;
           for (const Kernel& k : b.kernels) k.compile(o);
-        } catch (const Error& e) {
+        } catch (const std::exception& e) {
           b.error = std::string("NVRTC rejected the generated kernel: ") + e.what();
           b.compileFailed = true;
         }
@@ -258,17 +261,24 @@ double residentThreadsPerSm(const Kernel& k) {
 
 std::string mode(bool simulate) { return simulate ? "simulate" : "gpu"; }
 
-// The lines of a results file for this mode, by key (the last wins); unreadable lines (a line
-// cut short by an interrupted run) are ignored.
+// The lines of a results file for this mode, one per point (the last line of a point wins);
+// unreadable lines (a line cut short by an interrupted run) are ignored.
 std::vector<nlohmann::json> readResults(const std::string& path, const std::string& wantMode) {
   std::vector<nlohmann::json> lines;
+  std::map<std::string, size_t> byKey;
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     try {
       nlohmann::json j = nlohmann::json::parse(line);
-      if (j.value("mode", "") == wantMode && j.contains("key")) lines.push_back(std::move(j));
+      if (j.value("mode", "") != wantMode || !j.contains("key")) continue;
+      const auto [it, added] = byKey.emplace(j["key"].get<std::string>(), lines.size());
+      if (added) {
+        lines.push_back(std::move(j));
+      } else {
+        lines[it->second] = std::move(j);  // a point run again after an error
+      }
     } catch (const nlohmann::json::exception&) {
     }
   }
@@ -292,6 +302,7 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
   std::set<std::string> done;
   std::map<std::string, GroupBest> best;  // by family + group
   for (const nlohmann::json& j : readResults(options.output, m)) {
+    if (j["status"] == "error") continue;  // run again: an error may have been transient
     done.insert(j["key"].get<std::string>());
     if (j["status"] == "ok" && j.contains("time_ms")) {
       const std::string g = j["family"].get<std::string>() + " " + j["group"].get<std::string>();
@@ -335,8 +346,10 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
 
   std::string arch = "sm_90", device = "simulator";
   if (!options.simulate) {
-    arch = gpu::Device::get().info().arch();
+    const auto t0 = Clock::now();
+    arch = gpu::Device::get().info().arch();  // creates the context
     device = gpu::Device::get().info().name;
+    s.deviceInitSeconds = secondsSince(t0);
   }
   const obsidian::KernelCache::Stats before = obsidian::KernelCache::global().stats();
   const unsigned jobs =
@@ -350,7 +363,9 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
   for (size_t i = 0; i < todo.size() && !aborted; ++i) {
     const Point& p = *todo[i];
     const Family& f = *p.family;
+    auto t0 = Clock::now();
     Built b = builder.get(i);
+    s.waitSeconds += secondsSince(t0);
     nlohmann::json line;
     line["family"] = f.name;
     line["mode"] = m;
@@ -376,7 +391,9 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
     std::unique_ptr<Instance> inst;
     if (status == "ok") {
       try {
+        t0 = Clock::now();
         inst = f.instantiate(p.params, b.kernels, cache);
+        s.dataSeconds += secondsSince(t0);
       } catch (const Error& e) {
         status = "skipped";
         reason = e.what();
@@ -408,14 +425,18 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
                    fixed(options.pruneFactor, 1) + "x: " + fixed(resident, 0) +
                    " resident threads per SM against " + fixed(it->second.residentThreads, 0);
         } else {
+          t0 = Clock::now();
           inst->prepareGpu(cache);
+          s.dataSeconds += secondsSince(t0);
+          t0 = Clock::now();
           inst->launch(0, {});
           inst->download();
           reason = inst->check();
+          s.checkSeconds += secondsSince(t0);
           if (!reason.empty()) {
             status = "wrong";  // never timed: a wrong result is no win
           } else {
-            const auto t0 = Clock::now();
+            t0 = Clock::now();
             const Timing t = timer.time(*inst, options);
             s.gpuRunSeconds += secondsSince(t0);
             line["time_ms"] = {
@@ -475,8 +496,16 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
             << "  wall " << fixed(s.wallSeconds, 2) << " s";
   if (!options.simulate) {
     const double outside = s.wallSeconds > 0 ? 1 - s.gpuRunSeconds / s.wallSeconds : 0;
-    std::cout << ", of which timed GPU runs " << fixed(s.gpuRunSeconds, 2) << " s ("
-              << fixed(outside * 100, 1) << "% outside them)";
+    std::cout << ", of which timed GPU runs (warm-up included) " << fixed(s.gpuRunSeconds, 2)
+              << " s (" << fixed(outside * 100, 1) << "% outside them)\n"
+              << "  outside the GPU runs: device init " << fixed(s.deviceInitSeconds, 2)
+              << " s, waiting for kernels " << fixed(s.waitSeconds, 2)
+              << " s, inputs and references " << fixed(s.dataSeconds, 2)
+              << " s, first run and check " << fixed(s.checkSeconds, 2) << " s, the rest "
+              << fixed(s.wallSeconds - s.gpuRunSeconds - s.deviceInitSeconds - s.waitSeconds -
+                           s.dataSeconds - s.checkSeconds,
+                       2)
+              << " s";
   }
   std::cout << "\n";
   if (!options.summary.empty()) {
@@ -491,6 +520,10 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
                      {"errors", s.errors},
                      {"wallSeconds", s.wallSeconds},
                      {"gpuRunSeconds", s.gpuRunSeconds},
+                     {"deviceInitSeconds", s.deviceInitSeconds},
+                     {"waitForKernelsSeconds", s.waitSeconds},
+                     {"dataSeconds", s.dataSeconds},
+                     {"firstRunAndCheckSeconds", s.checkSeconds},
                      {"kernels", s.kernels},
                      {"nvrtcCompiles", s.nvrtcCompiles},
                      {"compileWallSeconds", s.compileWallSeconds},

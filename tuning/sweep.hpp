@@ -31,7 +31,10 @@ struct SweepOptions {
 struct SweepSummary {
   size_t points = 0, resumed = 0, ran = 0;
   size_t ok = 0, wrong = 0, skipped = 0, pruned = 0, errors = 0;
-  double wallSeconds = 0, gpuRunSeconds = 0;
+  double wallSeconds = 0, gpuRunSeconds = 0;  // the whole sweep; warm-up and timed runs
+  // Outside the GPU runs: creating the device context, waiting for the compile threads,
+  // inputs and references (generated, uploaded), the first (checked) run of each point.
+  double deviceInitSeconds = 0, waitSeconds = 0, dataSeconds = 0, checkSeconds = 0;
   size_t kernels = 0, nvrtcCompiles = 0;
   double compileWallSeconds = 0;
   unsigned jobs = 0;

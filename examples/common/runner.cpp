@@ -48,16 +48,6 @@ std::vector<float> randomFloats(size_t n, uint32_t seed) {
   return v;
 }
 
-std::vector<float> smallIntegerFloats(size_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  const std::vector<uint32_t> w = randomWords(n, seed, 16);  // 1..16
-  for (size_t i = 0; i < n; ++i) {
-    const int k = static_cast<int>(w[i]);
-    v[i] = static_cast<float>(k <= 8 ? -k : k - 8);
-  }
-  return v;
-}
-
 std::vector<KernelArg> Args::collect(bool device) const {
   std::vector<KernelArg> a;
   size_t s = 0;

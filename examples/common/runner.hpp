@@ -32,9 +32,6 @@ Options parse(CLI::App& app, int argc, char** argv);
 // Random values that are never all zero.
 std::vector<uint32_t> randomWords(size_t n, uint32_t seed, uint32_t below = 1u << 16);
 std::vector<float> randomFloats(size_t n, uint32_t seed);
-// Non-zero integers in [-8, 8] as floats: every partial sum of up to 2^26 of them is an integer
-// far below 2^24, so float sums are exact in any order and the results compare exactly.
-std::vector<float> smallIntegerFloats(size_t n, uint32_t seed);
 
 // Host arrays of one launch. On the GPU they are uploaded to device buffers, and outputs are
 // downloaded back after the (checked) first run.

@@ -29,6 +29,18 @@ struct Monoid {
   std::function<std::vector<X>(size_t n, uint32_t seed)> data;
 };
 
+// Non-zero integers in [-8, 8] as floats: every partial sum of up to 2^26 of them is an integer
+// far below 2^24, so float sums are exact in any order and the results compare exactly.
+std::vector<float> smallIntegerFloats(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  const std::vector<uint32_t> w = randomWords(n, seed, 16);  // 1..16
+  for (size_t i = 0; i < n; ++i) {
+    const int k = static_cast<int>(w[i]);
+    v[i] = static_cast<float>(k <= 8 ? -k : k - 8);
+  }
+  return v;
+}
+
 Monoid<uint32_t> plusU32() {
   return {"u32 +", [](const EWord32& a, const EWord32& b) { return a + b; },
           [](uint32_t a, uint32_t b) { return a + b; }, 0u,
