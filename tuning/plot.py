@@ -30,6 +30,8 @@ except ImportError as e:  # say what to install rather than a traceback
 def load(paths):
     rows = []
     for path in paths:
+        if not os.path.exists(path):
+            sys.exit(f"plot.py: no such results file: {path}")
         with open(path) as f:
             for line in f:
                 line = line.strip()
