@@ -1,6 +1,6 @@
 # Runs obsidian-tune and checks its results file (the tuning.* tests in ../CMakeLists.txt).
 #   -DTUNE=<obsidian-tune> -DSPACE=<space.json or, for MODE=bad, a directory> -DWORK=<scratch dir>
-#   -DMODE=simulate | resume | wrong | bad
+#   -DMODE=simulate | resume | wrong | skipped | bad
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -101,6 +101,18 @@ elseif(MODE STREQUAL "wrong")
     message(FATAL_ERROR "${wrong} points recorded wrong; expected 2")
   endif()
   check_lines(wrong 2)
+
+elseif(MODE STREQUAL "skipped")
+  tune(0 "${SPACE}" --simulate -o "${results}" --summary "${WORK}/summary.json")
+  check_lines(skipped 3)
+  file(READ "${results}" text)
+  foreach(reason "coalesce\\(32\\) needs a length divisible by 32"
+                 "chunk must be a power of two. got 48"
+                 "needs 393216 bytes of shared memory at its peak, over the limit")
+    if(NOT text MATCHES "${reason}")
+      message(FATAL_ERROR "no skipped point says: ${reason}")
+    endif()
+  endforeach()
 
 elseif(MODE STREQUAL "bad")
   # <file contents> <regex the error message must match>
