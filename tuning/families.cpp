@@ -209,6 +209,19 @@ BlockReducer reducerOf(const Params& p) {
   return BlockReducer{str(p, "variant"), p.contains("seq") ? u32(p, "seq") : 8u};
 }
 
+// Threads of the first (widest) stage: red1..red3 combine pairs, red4/red5 reduce 8 elements
+// per thread, red6 16, red7 32, red5' seq.
+uint32_t reduceNaturalThreads(const Params& p) {
+  const std::string v = str(p, "variant");
+  const uint32_t chunk = u32(p, "chunk");
+  const uint32_t perThread = v == "red4" || v == "red5" ? 8
+                             : v == "red6"              ? 16
+                             : v == "red7"              ? 32
+                             : v == "red5p"             ? u32(p, "seq")
+                                                        : 2;
+  return std::max(1u, chunk / perThread);
+}
+
 std::string reduceLabel(const Params& p) {
   const std::string v = str(p, "variant");
   return v == "red5p" ? v + "/" + std::to_string(u32(p, "seq")) : v;
@@ -284,6 +297,7 @@ Family reduceFamily(bool testWrong) {
                                    : reduceInstance<uint32_t>(p, k, cache, testWrong);
   };
   f.variantLabel = reduceLabel;
+  f.naturalThreads = reduceNaturalThreads;
   return f;
 }
 
@@ -400,6 +414,7 @@ Family wholeFamily() {
                                    : wholeInstance<uint32_t>(p, k, cache);
   };
   f.variantLabel = reduceLabel;
+  f.naturalThreads = reduceNaturalThreads;
   return f;
 }
 
@@ -480,6 +495,10 @@ Family scanFamily() {
                                    : scanInstance<uint32_t>(p, k, cache);
   };
   f.variantLabel = [](const Params& p) { return str(p, "variant"); };
+  f.naturalThreads = [](const Params& p) {
+    const uint32_t chunk = u32(p, "chunk");
+    return std::max(1u, chunk / paper::elementsPerThread(scanVariantOf(p)));
+  };
   return f;
 }
 
@@ -541,6 +560,7 @@ Family mandelbrotFamily() {
     return std::make_unique<MandelInstance>(k.at(0), height, expected);
   };
   f.variantLabel = [](const Params&) { return std::string("mandel"); };
+  f.naturalThreads = [](const Params& p) { return u32(p, "size"); };  // one thread per pixel
   return f;
 }
 

@@ -103,6 +103,10 @@ struct Family {
       instantiate;
   // The label of a design choice in tables and plots ("red5p/16", "sklansky2").
   std::function<std::string(const Params&)> variantLabel;
+  // The threads per block that give every thread of the widest parallel loop its own work
+  // (red1 over 512 elements: 256). With fewer, the kernel is virtualized (threads loop), which
+  // the paper's Figure 6 highlights. Null: not known for this family.
+  std::function<uint32_t(const Params&)> naturalThreads;
 };
 
 // Every registered family (families.cpp), in a stable order.

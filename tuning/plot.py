@@ -4,7 +4,8 @@
 For every family and problem group in the results (GPU points with status "ok"):
   <family>_heatmaps.png   median time (us) over variant x threads per block, one panel per size
                           (the size parameter: elements per block, image size, ...); cells of
-                          points that were skipped, pruned or wrong are blank
+                          points that were skipped, pruned or wrong are blank; * marks kernels
+                          with fewer threads than their widest loop (virtualized)
   <family>_best.png       the best time over thread counts of each variant, against the size
                           (the paper's Figures 6 and 9, top), and the thread count that won
 
@@ -55,6 +56,7 @@ def load(paths):
                         "status": j["status"],
                         "us": t["median"] * 1e3 if "median" in t else math.nan,
                         "gbps": j.get("gbps", math.nan),
+                        "virtualized": bool(j.get("virtualized", False)),
                     }
                 )
     return pd.DataFrame(rows)
@@ -91,14 +93,20 @@ def heatmaps(df, family, out):
             ax.set_yticks(range(len(labels)), labels, fontsize=7)
             ax.set_xlabel("threads per block", fontsize=8)
             ax.set_title(f"{d.sizeParam.iloc[0]} = {size}", fontsize=9)
+            virt = (
+                d[d["size"] == size]
+                .pivot_table(index="label", columns="threads", values="virtualized", aggfunc="max")
+                .reindex(index=labels, columns=threads)
+            )
             best, lo, hi = grid.min().min(), *im.get_clim()
             for (i, j), v in pd.DataFrame(grid.values).stack().items():
                 light = (v - lo) < 0.5 * (hi - lo)  # viridis_r: small times are light cells
-                ax.text(j, i, f"{v:.0f}" if v >= 100 else f"{v:.1f}", ha="center", va="center",
+                text = (f"{v:.0f}" if v >= 100 else f"{v:.1f}") + ("*" if virt.iat[i, j] == True else "")
+                ax.text(j, i, text, ha="center", va="center",
                         fontsize=6, fontweight="bold" if v == best else "normal",
                         color="red" if v == best else ("black" if light else "white"))
             fig.colorbar(im, ax=ax, label="median us", shrink=0.8)
-        fig.suptitle(f"{family} {prob}: median time (us; best in red)", fontsize=10)
+        fig.suptitle(f"{family} {prob}: median time (us; best in red; * virtualized threads)", fontsize=10)
         fig.tight_layout()
         name = os.path.join(out, f"{family}{'_' + prob.replace(' ', '_').replace('=', '') if prob else ''}_heatmaps.png")
         fig.savefig(name, dpi=120)

@@ -376,6 +376,11 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
     line["size"] = p.params.at(f.sizeParam);
     line["sizeParam"] = f.sizeParam;
     line["group"] = groupOf(f, p.params);
+    if (f.naturalThreads) {
+      const uint32_t natural = f.naturalThreads(p.params);
+      line["naturalThreads"] = natural;
+      line["virtualized"] = p.params.at(f.threadsParam).get<uint32_t>() < natural;
+    }
     line["device"] = device;
     line["captureMs"] = b.captureMs;
     line["compileMs"] = b.compileMs;
@@ -543,7 +548,8 @@ void printTables(const std::string& resultsPath, bool simulate) {
     byGroup[j["family"].get<std::string>()][j["group"].get<std::string>()].push_back(&j);
   }
   auto pointText = [](const nlohmann::json& j) {
-    return j["label"].get<std::string>() + " " + j["threads"].dump() + " thr " +
+    return j["label"].get<std::string>() + " " + j["threads"].dump() +
+           (j.value("virtualized", false) ? "* thr " : " thr ") +
            fixed(j["time_ms"]["median"].get<double>() * 1e3, 1) + " us " +
            fixed(j["gbps"].get<double>(), 0) + " GB/s";
   };
@@ -583,7 +589,7 @@ void printTables(const std::string& resultsPath, bool simulate) {
   // The paper's Figure 6 layout: per variant, the best time over thread counts at each size,
   // and the thread count that achieved it.
   for (const auto& [family, groups] : byGroup) {
-    std::map<std::string, std::map<nlohmann::json, std::pair<double, nlohmann::json>>> cells;
+    std::map<std::string, std::map<nlohmann::json, std::pair<double, std::string>>> cells;
     std::map<std::string, std::set<nlohmann::json>> sizes;
     std::map<std::string, std::string> sizeParam;
     for (const auto& [group, js] : groups) {
@@ -596,13 +602,16 @@ void printTables(const std::string& resultsPath, bool simulate) {
         sizes[table].insert(size);
         auto& cell = cells[table + "\n" + (*j)["label"].get<std::string>()][size];
         const double t = (*j)["time_ms"]["median"];
-        if (cell.first == 0 || t < cell.first) cell = {t, (*j)["threads"]};
+        if (cell.first == 0 || t < cell.first) {
+          cell = {t, (*j)["threads"].dump() + (j->value("virtualized", false) ? "*" : "")};
+        }
       }
     }
     for (const auto& [table, szs] : sizes) {
       std::cout << "\n"
-                << family << " " << table << ": best median us per variant (threads) by "
-                << sizeParam[table] << "\n"
+                << family << " " << table
+                << ": best median us per variant (threads; * virtualized) by " << sizeParam[table]
+                << "\n"
                 << std::setw(14) << std::left << "variant" << std::right;
       for (const nlohmann::json& z : szs) std::cout << std::setw(16) << z.dump();
       std::cout << "\n";
@@ -612,9 +621,9 @@ void printTables(const std::string& resultsPath, bool simulate) {
         for (const nlohmann::json& z : szs) {
           const auto c = row.find(z);
           std::cout << std::setw(16)
-                    << (c == row.end() ? std::string("-")
-                                       : fixed(c->second.first * 1e3, 1) + " (" +
-                                             c->second.second.dump() + ")");
+                    << (c == row.end()
+                            ? std::string("-")
+                            : fixed(c->second.first * 1e3, 1) + " (" + c->second.second + ")");
         }
         std::cout << "\n";
       }
