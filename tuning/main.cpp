@@ -2,7 +2,8 @@
 //
 //   obsidian-tune SPACE.json [-o results.jsonl] [--simulate] [--jobs N] [--runs N]
 //                 [--min-time-ms T] [--max-points N] [--prune [--prune-factor F]]
-//                 [--summary FILE] [--no-progress] [--tables-only] [--list-families]
+//                 [--summary FILE] [--no-progress] [--tables-only] [--markdown]
+//                 [--list-families]
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -14,7 +15,7 @@ int main(int argc, char** argv) {
       "every result checked against a reference, one JSON line per point"};
   std::string spacePath;
   tuning::SweepOptions o;
-  bool list = false, tablesOnly = false, noProgress = false, noCompile = false;
+  bool list = false, tablesOnly = false, markdown = false, noProgress = false, noCompile = false;
   app.add_option("space", spacePath, "the search space (JSON; see tuning/README.md)");
   app.add_option("-o,--output", o.output,
                  "results file, one JSON line per point; an existing file is resumed "
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   app.add_option("--summary", o.summary, "also write the sweep's summary (JSON) here");
   app.add_flag("--no-progress", noProgress, "no progress bar (default: on a terminal)");
   app.add_flag("--tables-only", tablesOnly, "print the tables of the results file; run nothing");
+  app.add_flag("--markdown", markdown, "print the tables as Markdown");
   app.add_flag("--list-families", list, "list the kernel families and their parameters");
   try {
     app.parse(argc, argv);
@@ -82,12 +84,12 @@ int main(int argc, char** argv) {
       o.output = stem + (o.simulate ? ".sim.jsonl" : ".jsonl");
     }
     if (tablesOnly) {
-      tuning::printTables(o.output, o.simulate);
+      tuning::printTables(o.output, o.simulate, markdown);
       return 0;
     }
     const std::vector<tuning::Point> points = tuning::loadSpace(spacePath, o.simulate);
     const tuning::SweepSummary s = tuning::runSweep(points, o);
-    tuning::printTables(o.output, o.simulate);
+    tuning::printTables(o.output, o.simulate, markdown);
     // A wrong result or an error fails the sweep; skipped and pruned points do not.
     return s.wrong == 0 && s.errors == 0 ? 0 : 1;
   } catch (const obsidian::Error& e) {

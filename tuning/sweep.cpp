@@ -540,93 +540,137 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
   return s;
 }
 
-void printTables(const std::string& resultsPath, bool simulate) {
+namespace {
+
+// A table printed aligned for a terminal, or as Markdown (for RESULTS.md).
+class TextTable {
+ public:
+  TextTable(std::string title, std::vector<std::string> head)
+      : title_(std::move(title)), head_(std::move(head)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(bool markdown) const {
+    std::vector<size_t> w(head_.size());
+    for (size_t c = 0; c < head_.size(); ++c) {
+      w[c] = head_[c].size();
+      for (const auto& r : rows_) w[c] = std::max(w[c], r[c].size());
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::cout << (markdown ? "| " : "  ");
+      for (size_t c = 0; c < cells.size(); ++c) {
+        std::cout << std::setw(static_cast<int>(w[c])) << (c == 0 ? std::left : std::right)
+                  << cells[c] << std::right << (markdown ? " | " : "  ");
+      }
+      std::cout << "\n";
+    };
+    std::cout << "\n" << (markdown ? "#### " : "") << title_ << "\n" << (markdown ? "\n" : "");
+    line(head_);
+    std::vector<std::string> rule;
+    for (size_t c = 0; c < w.size(); ++c) {
+      rule.push_back(markdown ? std::string(w[c], '-') : std::string(w[c], '-'));
+    }
+    line(rule);
+    for (const auto& r : rows_) line(r);
+  }
+
+ private:
+  std::string title_;
+  std::vector<std::string> head_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+bool timedOk(const nlohmann::json& j) { return j["status"] == "ok" && j.contains("time_ms"); }
+double medianUs(const nlohmann::json& j) { return j["time_ms"]["median"].get<double>() * 1e3; }
+std::string threadsText(const nlohmann::json& j) {
+  return j["threads"].dump() + (j.value("virtualized", false) ? "*" : "");
+}
+
+}  // namespace
+
+void printTables(const std::string& resultsPath, bool simulate, bool markdown) {
   const std::vector<nlohmann::json> lines = readResults(resultsPath, mode(simulate));
-  // family -> group -> lines
-  std::map<std::string, std::map<std::string, std::vector<const nlohmann::json*>>> byGroup;
+  // family -> problem (the group without the size) -> size -> lines
+  std::map<std::string,
+           std::map<std::string, std::map<nlohmann::json, std::vector<const nlohmann::json*>>>>
+      byProblem;
   for (const nlohmann::json& j : lines) {
-    byGroup[j["family"].get<std::string>()][j["group"].get<std::string>()].push_back(&j);
+    const Family& f = findFamily(j["family"].get<std::string>());
+    byProblem[f.name][groupOf(f, j["params"], f.sizeParam)][j["size"]].push_back(&j);
   }
-  auto pointText = [](const nlohmann::json& j) {
-    return j["label"].get<std::string>() + " " + j["threads"].dump() +
-           (j.value("virtualized", false) ? "* thr " : " thr ") +
-           fixed(j["time_ms"]["median"].get<double>() * 1e3, 1) + " us " +
-           fixed(j["gbps"].get<double>(), 0) + " GB/s";
-  };
-  for (const auto& [family, groups] : byGroup) {
-    std::cout << "\n"
-              << family << ": best and worst point per size"
-              << (simulate ? " (simulator: statuses only)" : "") << "\n";
-    // By problem, then by size (numerically), not by the group's text.
-    std::vector<std::tuple<std::string, nlohmann::json, std::string>> order;
-    for (const auto& [group, js] : groups) {
-      const Family& f = findFamily(family);
-      order.emplace_back(groupOf(f, (*js.front())["params"], f.sizeParam), (*js.front())["size"],
-                         group);
-    }
-    std::sort(order.begin(), order.end());
-    for (const auto& [problem, size, group] : order) {
-      const std::vector<const nlohmann::json*>& js = groups.at(group);
-      std::map<std::string, size_t> counts;
-      const nlohmann::json *bestJ = nullptr, *worstJ = nullptr;
-      for (const nlohmann::json* j : js) {
-        ++counts[(*j)["status"].get<std::string>()];
-        if ((*j)["status"] != "ok" || !j->contains("time_ms")) continue;
-        const double t = (*j)["time_ms"]["median"];
-        if (!bestJ || t < (*bestJ)["time_ms"]["median"].get<double>()) bestJ = j;
-        if (!worstJ || t > (*worstJ)["time_ms"]["median"].get<double>()) worstJ = j;
-      }
-      std::cout << "  " << std::left << std::setw(40) << group << std::right;
-      if (bestJ) {
-        std::cout << " best " << pointText(*bestJ) << " | worst " << pointText(*worstJ);
-      } else {
-        for (const auto& [st, c] : counts) std::cout << " " << st << " " << c;
-      }
-      std::cout << "\n";
-    }
-  }
-  if (simulate) return;
-  // The paper's Figure 6 layout: per variant, the best time over thread counts at each size,
-  // and the thread count that achieved it.
-  for (const auto& [family, groups] : byGroup) {
-    std::map<std::string, std::map<nlohmann::json, std::pair<double, std::string>>> cells;
-    std::map<std::string, std::set<nlohmann::json>> sizes;
-    std::map<std::string, std::string> sizeParam;
-    for (const auto& [group, js] : groups) {
-      for (const nlohmann::json* j : js) {
-        if ((*j)["status"] != "ok" || !j->contains("time_ms")) continue;
-        const Family& f = findFamily(family);
-        const std::string table = groupOf(f, (*j)["params"], f.sizeParam);
-        sizeParam[table] = f.sizeParam;
-        const nlohmann::json size = (*j)["size"];
-        sizes[table].insert(size);
-        auto& cell = cells[table + "\n" + (*j)["label"].get<std::string>()][size];
-        const double t = (*j)["time_ms"]["median"];
-        if (cell.first == 0 || t < cell.first) {
-          cell = {t, (*j)["threads"].dump() + (j->value("virtualized", false) ? "*" : "")};
+  for (const auto& [family, problems] : byProblem) {
+    const Family& f = findFamily(family);
+    if (simulate) {
+      TextTable t(family + ": points by status (simulator: sizes capped)",
+                  {"problem", f.sizeParam, "ok", "wrong", "skipped", "error"});
+      for (const auto& [problem, bySize] : problems) {
+        for (const auto& [size, js] : bySize) {
+          std::map<std::string, size_t> n;
+          for (const nlohmann::json* j : js) ++n[(*j)["status"].get<std::string>()];
+          t.add({problem, size.dump(), std::to_string(n["ok"]), std::to_string(n["wrong"]),
+                 std::to_string(n["skipped"]), std::to_string(n["error"])});
         }
       }
+      t.print(markdown);
     }
-    for (const auto& [table, szs] : sizes) {
-      std::cout << "\n"
-                << family << " " << table
-                << ": best median us per variant (threads; * virtualized) by " << sizeParam[table]
-                << "\n"
-                << std::setw(14) << std::left << "variant" << std::right;
-      for (const nlohmann::json& z : szs) std::cout << std::setw(16) << z.dump();
-      std::cout << "\n";
-      for (const auto& [rowKey, row] : cells) {
-        if (rowKey.rfind(table + "\n", 0) != 0) continue;
-        std::cout << std::setw(14) << std::left << rowKey.substr(table.size() + 1) << std::right;
-        for (const nlohmann::json& z : szs) {
-          const auto c = row.find(z);
-          std::cout << std::setw(16)
-                    << (c == row.end()
-                            ? std::string("-")
-                            : fixed(c->second.first * 1e3, 1) + " (" + c->second.second + ")");
+    for (const auto& [problem, bySize] : problems) {
+      const std::string what = family + (problem.empty() ? "" : " " + problem);
+      if (simulate) continue;  // one table per family, below
+      // Best and worst point per size (the paper's Figures 6 and 10 as tables).
+      TextTable bw(what + ": best and worst point per " + f.sizeParam + " (* virtualized)",
+                   {f.sizeParam, "best", "threads", "median us", "GB/s", "worst", "threads",
+                    "median us", "GB/s", "points ok/all"});
+      // Per variant: the best time over thread counts at each size, and its thread count
+      // (Figure 6's two tables in one).
+      std::set<nlohmann::json> sizes;
+      std::map<std::string, std::map<nlohmann::json, const nlohmann::json*>> bestOf, worstOf;
+      for (const auto& [size, js] : bySize) {
+        const nlohmann::json *best = nullptr, *worst = nullptr;
+        size_t ok = 0;
+        for (const nlohmann::json* j : js) {
+          if (!timedOk(*j)) continue;
+          ++ok;
+          if (!best || medianUs(*j) < medianUs(*best)) best = j;
+          if (!worst || medianUs(*j) > medianUs(*worst)) worst = j;
+          const std::string label = (*j)["label"];
+          const nlohmann::json*& b = bestOf[label][size];
+          if (!b || medianUs(*j) < medianUs(*b)) b = j;
+          const nlohmann::json*& w = worstOf[label][size];
+          if (!w || medianUs(*j) > medianUs(*w)) w = j;
+          sizes.insert(size);
         }
-        std::cout << "\n";
+        if (!best) continue;
+        bw.add({size.dump(), (*best)["label"], threadsText(*best), fixed(medianUs(*best), 1),
+                fixed((*best)["gbps"].get<double>(), 0), (*worst)["label"], threadsText(*worst),
+                fixed(medianUs(*worst), 1), fixed((*worst)["gbps"].get<double>(), 0),
+                std::to_string(ok) + "/" + std::to_string(js.size())});
       }
+      if (sizes.empty()) continue;
+      bw.print(markdown);
+      std::vector<std::string> head{"variant"};
+      for (const nlohmann::json& z : sizes) head.push_back(f.sizeParam + " " + z.dump());
+      TextTable fig6(what +
+                         ": per variant, the best median us over thread counts (threads; * "
+                         "virtualized)",
+                     head);
+      TextTable worstT(
+          what + ": per variant, the worst median us over thread counts (threads; * virtualized)",
+          head);
+      for (const auto& [label, cells] : bestOf) {
+        std::vector<std::string> row{label}, wrow{label};
+        for (const nlohmann::json& z : sizes) {
+          const auto b = cells.find(z);
+          row.push_back(b == cells.end() ? "-"
+                                         : fixed(medianUs(*b->second), 1) + " (" +
+                                               threadsText(*b->second) + ")");
+          const auto w = worstOf[label].find(z);
+          wrow.push_back(w == worstOf[label].end() ? "-"
+                                                   : fixed(medianUs(*w->second), 1) + " (" +
+                                                         threadsText(*w->second) + ")");
+        }
+        fig6.add(row);
+        worstT.add(wrow);
+      }
+      fig6.print(markdown);
+      worstT.print(markdown);
     }
   }
 }

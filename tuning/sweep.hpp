@@ -44,7 +44,9 @@ struct SweepSummary {
 // (results file that cannot be written, no GPU without --simulate).
 SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& options);
 
-// The tables of a results file (best and worst per group, best per variant and size).
-void printTables(const std::string& resultsPath, bool simulate);
+// The tables of a results file: per problem, the best and worst point of every size, and per
+// variant the best and the worst time over thread counts at every size (with the threads);
+// aligned text, or Markdown.
+void printTables(const std::string& resultsPath, bool simulate, bool markdown = false);
 
 }  // namespace tuning
