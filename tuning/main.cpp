@@ -95,5 +95,8 @@ int main(int argc, char** argv) {
   } catch (const obsidian::Error& e) {
     std::cerr << "obsidian-tune: " << e.what() << "\n";
     return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "obsidian-tune: internal error: " << e.what() << "\n";
+    return 3;
   }
 }
