@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <iomanip>
@@ -323,6 +324,9 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
 
   // Append after whatever is there, on a line of its own.
   {
+    const std::filesystem::path parent = std::filesystem::path(options.output).parent_path();
+    std::error_code ignored;  // a failure shows when the file is opened
+    if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
     std::ifstream in(options.output, std::ios::binary | std::ios::ate);
     if (in && in.tellg() > 0) {
       in.seekg(-1, std::ios::end);
