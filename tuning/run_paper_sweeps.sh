@@ -5,7 +5,9 @@
 #
 #   bash tuning/run_paper_sweeps.sh OUT_DIR
 #
-# BUILD_DIR (default build-gpu) is the build directory. The CUDA toolkit (NVRTC) must be at
+# SIMULATE=1 runs every sweep on the CPU simulator instead (a dry run on any machine: every point
+# verified, nothing timed; files named <space>.sim.jsonl). BUILD_DIR (default build-gpu) is the
+# build directory. The CUDA toolkit (NVRTC) must be at
 # /usr/local/cuda; scripts/install-deps.sh installs the Debian packages if any are missing.
 #
 # OUT_DIR receives <space>.jsonl (one line per point; a re-run resumes them), <space>.txt (the
@@ -33,12 +35,14 @@ echo "built in $(( $(date +%s) - start )) s"
   echo "cores: $(nproc)"; git -C "$root" rev-parse HEAD; } > "$out/device.txt"
 
 status=0
+mode=() suffix=""
+if [[ ${SIMULATE:-0} == 1 ]]; then mode=(--simulate); suffix=".sim"; fi
 # The paper's sweeps, with the build's kernel cache (a re-run of this script resumes them).
 export OBSIDIAN_CACHE_DIR="$build/kernel-cache"
 for space in paper_reduce paper_reduce_whole paper_scan paper_mandelbrot; do
   echo "== $space"
-  "$tune" "$root/tuning/spaces/$space.json" -o "$out/$space.jsonl" \
-    --summary "$out/$space.summary.json" 2>&1 | tee "$out/$space.txt"
+  "$tune" "$root/tuning/spaces/$space.json" "${mode[@]}" -o "$out/$space$suffix.jsonl" \
+    --summary "$out/$space$suffix.summary.json" 2>&1 | tee "$out/$space$suffix.txt"
   [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 done
 
@@ -47,17 +51,17 @@ done
 perf_cache=$(mktemp -d)
 for run in cold warm; do
   echo "== perf100 ($run kernel cache)"
-  rm -f "$out/perf100_$run.jsonl"
-  OBSIDIAN_CACHE_DIR="$perf_cache" "$tune" "$root/tuning/spaces/perf100.json" \
-    -o "$out/perf100_$run.jsonl" --summary "$out/perf100_$run.summary.json" --no-progress \
-    2>&1 | tee "$out/perf100_$run.txt"
+  rm -f "$out/perf100_$run$suffix.jsonl"
+  OBSIDIAN_CACHE_DIR="$perf_cache" "$tune" "$root/tuning/spaces/perf100.json" "${mode[@]}" \
+    -o "$out/perf100_$run$suffix.jsonl" --summary "$out/perf100_$run$suffix.summary.json" \
+    --no-progress 2>&1 | tee "$out/perf100_$run$suffix.txt"
   [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 done
 rm -rf "$perf_cache"
 
 echo "== plots"
-if ! compgen -G "$out/paper_*.jsonl" > /dev/null; then
-  echo "no results to plot"
+if [[ -n $suffix ]] || ! compgen -G "$out/paper_*.jsonl" > /dev/null; then
+  echo "no GPU results to plot"
 elif python3 -c "import matplotlib, pandas" 2>/dev/null; then
   python3 "$root/tuning/plot.py" "$out"/paper_*.jsonl -o "$out/plots" || status=1
 else
