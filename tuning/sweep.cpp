@@ -238,10 +238,11 @@ class Timer {
   std::vector<std::unique_ptr<gpu::Event>> start_, stop_;
 };
 
-// CUDA errors that mean "this kernel cannot launch here" rather than "the GPU is broken".
+// CUDA driver errors (CUresult) that mean "this point cannot run here" rather than "the GPU
+// is broken": the context stays usable after them.
 bool cannotLaunch(int code) {
-  return code == 1 /* INVALID_VALUE */ || code == 9 /* INVALID_CONFIGURATION */ ||
-         code == 701 /* LAUNCH_OUT_OF_RESOURCES */;
+  return code == 1 /* CUDA_ERROR_INVALID_VALUE */ || code == 2 /* CUDA_ERROR_OUT_OF_MEMORY */ ||
+         code == 701 /* CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES */;
 }
 
 // ------------------------------------------------------------------ pruning
