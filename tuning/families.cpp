@@ -3,6 +3,7 @@
 // Mandelbrot image (mandelbrot), and a test-only family whose reference is deliberately wrong.
 // The kernels are the examples' (examples/*/...hpp), included, not copied.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <sstream>
 
@@ -133,6 +134,18 @@ std::shared_ptr<DeviceCopies<T>> deviceInput(DataCache& cache, const std::vector
       });
 }
 
+// Outputs start as 0xFF bytes (u32 0xffffffff, f32 NaN, u8 255: values no point computes), so
+// an element a kernel fails to write cannot pass for a value left there by an earlier point (the
+// allocator hands the same device memory to the next point) or for a zero.
+template <class T>
+void poison(std::vector<T>& v) {
+  std::memset(static_cast<void*>(v.data()), 0xFF, v.size() * sizeof(T));
+}
+template <class T>
+void poison(gpu::DeviceBuffer<T>& b) {
+  if (b.size()) gpu::detail::setBytes(gpu::Device::get(), b.address(), 0xFF, b.size() * sizeof(T));
+}
+
 template <class T>
 std::string compare(const std::vector<T>& got, const std::vector<T>& expected) {
   if (got.size() != expected.size()) {
@@ -162,12 +175,15 @@ class ArrayInstance : public Instance {
         in_(std::move(in)),
         expected_(std::move(expected)),
         tag_(std::move(tag)),
-        out_(expected_->size()) {}
+        out_(expected_->size()) {
+    poison(out_);
+  }
 
   void simulate() override { obsidian::simulate(k_, {*in_, out_}); }
   void prepareGpu(DataCache& cache) override {
     dIn_ = deviceInput<T>(cache, *in_, tag_);
     dOut_ = std::make_unique<gpu::DeviceBuffer<T>>(out_.size());
+    poison(*dOut_);
   }
   size_t rotations() const override { return dIn_->copies.size(); }
   void launch(size_t run, const gpu::LaunchOptions& o) override {
@@ -319,6 +335,7 @@ class WholeReduceInstance : public Instance {
     std::vector<T> data = *in_;
     for (size_t m : sizes_) {
       std::vector<T> partial(m);
+      poison(partial);
       obsidian::simulate(k_, {data, partial});
       data = std::move(partial);
     }
@@ -326,7 +343,7 @@ class WholeReduceInstance : public Instance {
   }
   void prepareGpu(DataCache& cache) override {
     dIn_ = deviceInput<T>(cache, *in_, "whole");
-    for (size_t m : sizes_) levels_.emplace_back(m);
+    for (size_t m : sizes_) poison(levels_.emplace_back(m));
   }
   size_t rotations() const override { return dIn_->copies.size(); }
   void launch(size_t run, const gpu::LaunchOptions& o) override {
@@ -506,13 +523,13 @@ Family scanFamily() {
 class MandelInstance : public Instance {
  public:
   MandelInstance(Kernel k, uint32_t height, std::shared_ptr<const std::vector<uint8_t>> expected)
-      : k_(std::move(k)),
-        height_(height),
-        expected_(std::move(expected)),
-        out_(expected_->size()) {}
+      : k_(std::move(k)), height_(height), expected_(std::move(expected)), out_(expected_->size()) {
+    poison(out_);
+  }
   void simulate() override { obsidian::simulate(k_, {height_, out_}); }
   void prepareGpu(DataCache&) override {
     dOut_ = std::make_unique<gpu::DeviceBuffer<uint8_t>>(out_.size());
+    poison(*dOut_);
   }
   void launch(size_t, const gpu::LaunchOptions& o) override {
     gpu::launch(k_, {height_, *dOut_}, o);
