@@ -510,7 +510,9 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
     const double outsideSteady = steady > 0 ? 1 - s.gpuRunSeconds / steady : 0;
     std::cout << ", of which timed GPU runs (warm-up included) " << fixed(s.gpuRunSeconds, 2)
               << " s (" << fixed(outside * 100, 1) << "% outside them; "
-              << fixed(outsideSteady * 100, 1) << "% without the device's initialization)\n"
+              << fixed(outsideSteady * 100, 1) << "% without the device's initialization; "
+              << fixed(s.ran ? (steady - s.gpuRunSeconds) / s.ran * 1e3 : 0, 2)
+              << " ms per point)\n"
               << "  outside the GPU runs: device init " << fixed(s.deviceInitSeconds, 2)
               << " s, waiting for kernels " << fixed(s.waitSeconds, 2)
               << " s, inputs and references " << fixed(s.dataSeconds, 2)

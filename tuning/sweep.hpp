@@ -14,13 +14,16 @@
 namespace tuning {
 
 struct SweepOptions {
-  std::string output;      // the JSONL results file (appended to; resumed from)
-  bool simulate = false;   // the simulator instead of the GPU: no timings
-  bool compile = true;     // NVRTC-compile every kernel (registers in the report)
-  unsigned jobs = 0;       // compile threads; 0: every core
-  int warmup = 3;          // untimed runs before timing
-  int runs = 20;           // timed runs at least (the median is reported)
-  double minTimeMs = 10;   // and at least this much timed GPU time per point
+  std::string output;     // the JSONL results file (appended to; resumed from)
+  bool simulate = false;  // the simulator instead of the GPU: no timings
+  bool compile = true;    // NVRTC-compile every kernel (registers in the report)
+  unsigned jobs = 0;      // compile threads; 0: every core
+  int warmup = 3;         // untimed runs before timing
+  int runs = 20;          // timed runs at least (the median is reported)
+  // and at least this much timed GPU time per point: about 800 runs of a 30 us kernel (stable
+  // medians), and the ~0.5 ms each point spends outside its runs (module load, output buffers,
+  // the checked run, its line) stays under 5% of the sweep
+  double minTimeMs = 25;
   size_t maxPoints = 0;    // run at most this many new points (0: all), then stop
   bool prune = false;      // skip points predicted not to beat the best of their group
   double pruneFactor = 2;  //   ... by more than this factor (see README.md)
