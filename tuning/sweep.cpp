@@ -225,8 +225,11 @@ class Timer {
         break;
       }
       const double mean = total / static_cast<double>(ms.size());
-      const double want = std::max(options.minTimeMs - total, 0.0) / std::max(mean, 1e-6);
-      batch = std::clamp<size_t>(static_cast<size_t>(std::ceil(want)), 1, kMaxRuns - ms.size());
+      const double forTime = std::max(options.minTimeMs - total, 0.0) / std::max(mean, 1e-6);
+      const size_t forRuns =
+          static_cast<size_t>(options.runs) - std::min<size_t>(ms.size(), options.runs);
+      batch = std::clamp<size_t>(std::max(static_cast<size_t>(std::ceil(forTime)), forRuns), 1,
+                                 kMaxRuns - ms.size());
     }
     std::sort(ms.begin(), ms.end());
     return Timing{ms[ms.size() / 2], ms.front(), ms.back(), ms.size()};
