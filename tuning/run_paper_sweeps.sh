@@ -10,7 +10,7 @@
 # build directory. The CUDA toolkit (NVRTC) must be at
 # /usr/local/cuda; scripts/install-deps.sh installs the Debian packages if any are missing.
 #
-# OUT_DIR receives <space>.jsonl (one line per point; a re-run resumes them), <space>.txt (the
+# OUT_DIR receives ci.jsonl (a quick check of every family first), <space>.jsonl (one line per point; a re-run resumes them), <space>.txt (the
 # tool's output: tables of best and worst points), <space>.summary.json, perf100_{cold,warm}.*,
 # device.txt and plots/*.png. Exits non-zero if any point was wrong or failed.
 set -uo pipefail
@@ -39,6 +39,12 @@ mode=() suffix=""
 if [[ ${SIMULATE:-0} == 1 ]]; then mode=(--simulate); suffix=".sim"; fi
 # The paper's sweeps, with the build's kernel cache (a re-run of this script resumes them).
 export OBSIDIAN_CACHE_DIR="$build/kernel-cache"
+# First the CI space, quickly (1 ms of runs per point): every family, every variant, checked.
+echo "== ci (a quick check of every family)"
+rm -f "$out/ci$suffix.jsonl"
+"$tune" "$root/tuning/spaces/ci.json" "${mode[@]}" -o "$out/ci$suffix.jsonl" --min-time-ms 1 \
+  --no-progress > "$out/ci$suffix.txt" 2>&1 || { status=1; tail -20 "$out/ci$suffix.txt"; }
+grep -E "^  ok [0-9]" "$out/ci$suffix.txt"
 for space in paper_reduce paper_reduce_whole paper_scan paper_mandelbrot; do
   echo "== $space"
   "$tune" "$root/tuning/spaces/$space.json" "${mode[@]}" -o "$out/$space$suffix.jsonl" \

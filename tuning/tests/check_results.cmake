@@ -1,6 +1,6 @@
 # Runs obsidian-tune and checks its results file (the tuning.* tests in ../CMakeLists.txt).
 #   -DTUNE=<obsidian-tune> -DSPACE=<space.json or, for MODE=bad, a directory> -DWORK=<scratch dir>
-#   -DMODE=simulate | resume | wrong | skipped | bad
+#   -DMODE=simulate | resume | wrong | skipped | bad | gpu
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -16,6 +16,21 @@ function(tune expected_rc)
   set(tune_err "${err}" PARENT_SCOPE)
 endfunction()
 
+# As tune(0 ...), but where there is no GPU, says so and sets no_gpu.
+function(tune_maybe_gpu)
+  execute_process(COMMAND "${TUNE}" ${ARGN} --no-progress
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "obsidian-tune ${ARGN}: exit ${rc}\n${out}${err}")
+  if(err MATCHES "no CUDA device")
+    message(STATUS "SKIPPED: no CUDA device")
+    set(no_gpu TRUE PARENT_SCOPE)
+    return()
+  endif()
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "obsidian-tune ${ARGN}: exit code ${rc}, expected 0")
+  endif()
+endfunction()
+
 # summary_field(<var> <field>): a number from ${WORK}/summary.json
 function(summary_field var field)
   file(READ "${WORK}/summary.json" json)
@@ -24,7 +39,8 @@ function(summary_field var field)
 endfunction()
 
 # check_lines(<expected status> <expected count>): every readable line of the results file has
-# that status, no point appears twice, and there are exactly <count> of them.
+# that status (a regex: "ok|pruned"), no point appears twice, and there are exactly <count> of
+# them. Timed points (on the GPU) must have a median time.
 function(check_lines status count)
   file(STRINGS "${results}" lines)
   set(keys "")
@@ -35,7 +51,7 @@ function(check_lines status count)
       continue()  # a line cut short by an interrupted run
     endif()
     string(JSON st GET "${line}" status)
-    if(NOT st STREQUAL status)
+    if(NOT st MATCHES "^(${status})$")
       string(JSON reason ERROR_VARIABLE none GET "${line}" reason)
       message(FATAL_ERROR "point ${key}: status ${st}, expected ${status} (${reason})")
     endif()
@@ -47,6 +63,13 @@ function(check_lines status count)
       string(JSON timed ERROR_VARIABLE untimed GET "${line}" time_ms)
       if(NOT untimed)
         message(FATAL_ERROR "a wrong point was timed: ${line}")
+      endif()
+    endif()
+    string(JSON mode GET "${line}" mode)
+    if(mode STREQUAL "gpu" AND st STREQUAL "ok")
+      string(JSON median ERROR_VARIABLE untimed GET "${line}" time_ms median)
+      if(untimed)
+        message(FATAL_ERROR "point ${key} is ok on the GPU but has no time")
       endif()
     endif()
     list(FIND keys "${key}" seen)
@@ -137,6 +160,19 @@ elseif(MODE STREQUAL "bad")
     endif()
     math(EXPR i "${i} + 1")
   endforeach()
+elseif(MODE STREQUAL "gpu")
+  # The GPU path (timed, checked) on the CI space: skipped where there is no device (the tool
+  # says "no CUDA device"; the test's SKIP_REGULAR_EXPRESSION matches it).
+  tune_maybe_gpu("${SPACE}" -o "${results}" --min-time-ms 1 --summary "${WORK}/summary.json")
+  if(no_gpu)
+    return()  # the test is reported skipped
+  endif()
+  summary_field(points points)
+  check_lines(ok ${points})
+  # Again with pruning, into another file: each point ok or pruned with its reason.
+  set(results "${WORK}/pruned.jsonl")
+  tune(0 "${SPACE}" -o "${results}" --min-time-ms 1 --prune --summary "${WORK}/summary.json")
+  check_lines("ok|pruned" ${points})
 else()
   message(FATAL_ERROR "unknown MODE ${MODE}")
 endif()
