@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
                "verify every point on the CPU simulator (sizes capped small); no timings");
   app.add_flag("--no-compile", noCompile,
                "with --simulate: skip NVRTC (no register counts; faster)");
-  app.add_option("-j,--jobs", o.jobs, "compile threads (default: every core)");
+  app.add_option("-j,--jobs", o.jobs,
+                 "compile threads (default: every core; on the GPU, every core but one)");
   app.add_option("--runs", o.runs, "timed runs per point, at least (median reported)")
       ->check(CLI::Range(1, 10000));
   app.add_option("--warmup", o.warmup, "untimed runs before timing")->check(CLI::Range(0, 1000));

@@ -360,8 +360,11 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
     s.deviceInitSeconds = secondsSince(t0);
   }
   const obsidian::KernelCache::Stats before = obsidian::KernelCache::global().stats();
+  // Every core compiles; on the GPU one is left to the thread that launches and times, so that
+  // it is not descheduled between a run's start event and its launch.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const unsigned jobs =
-      options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+      options.jobs ? options.jobs : (options.simulate ? cores : std::max(1u, cores - 1));
   Builder builder(todo, jobs, options.compile, arch);
   s.jobs = builder.threads();
   DataCache cache;
