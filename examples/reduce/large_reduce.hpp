@@ -12,23 +12,32 @@
 
 namespace paper {
 
-// One partial result per `chunk` elements of the input, with red5' (`seq` elements per thread).
-template <class T, class Op>
-Kernel partialReduce(Op f, T identity, uint32_t chunk = 4096, uint32_t threads = 256,
-                     uint32_t seq = 8) {
-  return capture("partialReduce", threads, [f, identity, chunk, seq](DPull<Exp<T>> in) {
+// One partial result per `chunk` elements of the input, each chunk reduced by
+// red(p, f, chunk) (any of reduce.hpp's block reductions).
+template <class T, class Op, class Red>
+Kernel partialReduceWith(Red red, Op f, T identity, uint32_t chunk, uint32_t threads,
+                         const std::string& name = "partialReduce") {
+  return capture(name, threads, [red, f, identity, chunk](DPull<Exp<T>> in) {
     const EWord32 n = len(in);
     // ceil(n / chunk) without overflow near 2^32
     const EWord32 blocks = n / chunk + cast<uint32_t>(n % chunk != 0u);
-    return pConcat(mkPull(blocks, [in, n, f, identity, chunk, seq](const EWord32& b) {
+    return pConcat(mkPull(blocks, [in, n, red, f, identity, chunk](const EWord32& b) {
       const SPull<Exp<T>> c = mkPull(chunk, [in, n, b, identity, chunk](const EWord32& j) {
         const EWord32 i = b * chunk + j;
         return ifThenElse(i < n, in[i], Exp<T>(identity));  // only the chosen side is read
       });
-      return singletonPush<Block>(
-          [c, f, seq](const Program<Block>& p) { return red5p(p, seq, f, c); });
+      return singletonPush<Block>([c, f, red](const Program<Block>& p) { return red(p, f, c); });
     }));
   });
+}
+
+// One partial result per `chunk` elements of the input, with red5' (`seq` elements per thread).
+template <class T, class Op>
+Kernel partialReduce(Op f, T identity, uint32_t chunk = 4096, uint32_t threads = 256,
+                     uint32_t seq = 8) {
+  return partialReduceWith<T>(
+      [seq](const Program<Block>& p, Op g, const SPull<Exp<T>>& c) { return red5p(p, seq, g, c); },
+      f, identity, chunk, threads);
 }
 
 inline Kernel partialSums(uint32_t chunk = 4096, uint32_t threads = 256, uint32_t seq = 8) {

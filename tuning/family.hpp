@@ -1,0 +1,117 @@
+// Kernel families for design-space exploration: a family names a kernel generator with a
+// parameter schema (variant, threads per block, elements per block, ...), and for each point of
+// its space builds the kernels, the input data, the reference result and the bytes a run moves.
+// The sweep (sweep.hpp) only sees this interface; families.cpp registers the paper's reductions,
+// scans and Mandelbrot.
+#pragma once
+
+#include <any>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <obsidian/obsidian.hpp>
+#include <obsidian/runtime.hpp>
+#include <string>
+#include <vector>
+
+namespace tuning {
+
+using obsidian::Kernel;
+using Params = nlohmann::json;  // an object: parameter name -> number or string
+
+// One parameter of a family: an integer in [min, max] or one of a list of strings.
+struct ParamSpec {
+  std::string name;
+  enum class Kind { Int, Choice } kind = Kind::Int;
+  std::string help;
+  nlohmann::json defaultValue;       // null: the space must give it
+  std::vector<std::string> choices;  // Kind::Choice
+  int64_t min = 0, max = 0;          // Kind::Int
+};
+
+// Host data shared between the points of a sweep (inputs, references, device buffers): made
+// once per key and kept while recent, so a sweep over variants and threads generates, uploads
+// and checks against each input once. Points that share data are adjacent in a sweep.
+class DataCache {
+ public:
+  explicit DataCache(size_t capacity = 6) : capacity_(capacity) {}
+  template <class T>
+  std::shared_ptr<T> get(const std::string& key, const std::function<std::shared_ptr<T>()>& make) {
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->first == key) {
+        entries_.splice(entries_.begin(), entries_, it);
+        return std::any_cast<std::shared_ptr<T>>(it->second);
+      }
+    }
+    std::shared_ptr<T> made = make();
+    entries_.emplace_front(key, made);
+    while (entries_.size() > capacity_) entries_.pop_back();
+    return made;
+  }
+  void clear() { entries_.clear(); }
+
+ private:
+  size_t capacity_;
+  std::list<std::pair<std::string, std::any>> entries_;
+};
+
+// One point, built and ready to run: the sweep runs it on the simulator or on the GPU, then
+// checks it.
+class Instance {
+ public:
+  virtual ~Instance() = default;
+  // Run once on the simulator; the outputs stay on the host for check().
+  virtual void simulate() = 0;
+  // Allocate and upload the device buffers (inputs shared through `cache`).
+  virtual void prepareGpu(DataCache& cache) = 0;
+  // Inputs held in rotation: run r reads copy r % rotations(), so that timed runs do not find
+  // their input in the L2 cache.
+  virtual size_t rotations() const { return 1; }
+  // One run on the GPU (every launch of the point: one kernel, or a pipeline).
+  virtual void launch(size_t run, const obsidian::gpu::LaunchOptions& options) = 0;
+  // Outputs of the last run back to the host.
+  virtual void download() = 0;
+  // "" when the outputs equal the reference, else what differs (first index, values, count).
+  virtual std::string check() = 0;
+  // Bytes one run reads and writes in global memory (GB/s = this / time).
+  virtual double bytesMoved() const = 0;
+};
+
+struct Family {
+  std::string name;
+  std::string description;
+  std::vector<ParamSpec> params;  // outermost first: points are generated in this nesting order
+  // The parameters that are design choices: those shown by variantLabel (the rows of tables
+  // and heatmaps) and the threads per block (their columns). The others describe the problem:
+  // a group of points with equal problem parameters gets its best and worst point reported.
+  std::vector<std::string> labelParams = {"variant", "seq"};
+  std::string threadsParam = "threads";
+  std::string sizeParam;  // the problem parameter along which best times are tabled and plotted
+  bool testOnly = false;  // not listed by --list-families (used by the tool's tests)
+
+  // The point as the family sees it: parameters that do not apply dropped (so points that
+  // differ only in those are one point), and for the simulator sizes capped small.
+  std::function<Params(Params, bool simulate)> canonical;
+  // The kernels of the point; throws obsidian::Error when they cannot be generated.
+  std::function<std::vector<Kernel>(const Params&)> build;
+  // The point ready to run, with its input and reference (from `cache` where shared).
+  std::function<std::unique_ptr<Instance>(const Params&, const std::vector<Kernel>&,
+                                          DataCache& cache)>
+      instantiate;
+  // The label of a design choice in tables and plots ("red5p/16", "sklansky2").
+  std::function<std::string(const Params&)> variantLabel;
+  // The threads per block that give every thread of the widest parallel loop its own work
+  // (red1 over 512 elements: 256). With fewer, the kernel is virtualized (threads loop), which
+  // the paper's Figure 6 highlights. Null: not known for this family.
+  std::function<uint32_t(const Params&)> naturalThreads;
+};
+
+// Every registered family (families.cpp), in a stable order.
+const std::vector<Family>& families();
+// The family called `name`; throws obsidian::Error naming the known families otherwise.
+const Family& findFamily(const std::string& name);
+
+}  // namespace tuning

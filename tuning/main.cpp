@@ -1,0 +1,103 @@
+// obsidian-tune: sweeps a search space of kernel variants (see README.md in this folder).
+//
+//   obsidian-tune SPACE.json [-o results.jsonl] [--simulate] [--jobs N] [--runs N]
+//                 [--min-time-ms T] [--max-points N] [--prune [--prune-factor F]]
+//                 [--summary FILE] [--no-progress] [--tables-only] [--markdown]
+//                 [--list-families]
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "sweep.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "obsidian-tune: sweep kernel variants x threads per block x sizes, compiled in parallel, "
+      "every result checked against a reference, one JSON line per point"};
+  std::string spacePath;
+  tuning::SweepOptions o;
+  bool list = false, tablesOnly = false, markdown = false, noProgress = false, noCompile = false;
+  app.add_option("space", spacePath, "the search space (JSON; see tuning/README.md)");
+  app.add_option("-o,--output", o.output,
+                 "results file, one JSON line per point; an existing file is resumed "
+                 "(default: the space's name with .jsonl, or .sim.jsonl with --simulate)");
+  app.add_flag("--simulate", o.simulate,
+               "verify every point on the CPU simulator (sizes capped small); no timings");
+  app.add_flag("--no-compile", noCompile,
+               "with --simulate: skip NVRTC (no register counts; faster)");
+  app.add_option("-j,--jobs", o.jobs,
+                 "compile threads (default: every core; on the GPU, every core but one)");
+  app.add_option("--runs", o.runs, "timed runs per point, at least (median reported)")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--warmup", o.warmup, "untimed runs before timing")->check(CLI::Range(0, 1000));
+  app.add_option("--min-time-ms", o.minTimeMs,
+                 "timed GPU time per point, at least (more runs for short kernels)")
+      ->check(CLI::Range(0.0, 60000.0));
+  app.add_option("--max-points", o.maxPoints,
+                 "run at most this many points not yet in the results file, then stop");
+  app.add_flag("--prune", o.prune,
+               "skip points whose occupancy predicts they cannot beat their group's best");
+  app.add_option("--prune-factor", o.pruneFactor,
+                 "prune a point predicted this many times slower than the best so far")
+      ->check(CLI::Range(1.0, 1000.0));
+  app.add_option("--summary", o.summary, "also write the sweep's summary (JSON) here");
+  app.add_flag("--no-progress", noProgress, "no progress bar (default: on a terminal)");
+  app.add_flag("--tables-only", tablesOnly, "print the tables of the results file; run nothing");
+  app.add_flag("--markdown", markdown, "print the tables as Markdown");
+  app.add_flag("--list-families", list, "list the kernel families and their parameters");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  o.compile = !noCompile;
+  if (noProgress) o.progress = 0;
+
+  try {
+    if (list) {
+      for (const tuning::Family& f : tuning::families()) {
+        if (f.testOnly) continue;
+        std::cout << f.name << ": " << f.description << "\n";
+        for (const tuning::ParamSpec& p : f.params) {
+          std::cout << "  " << p.name << ": " << p.help;
+          if (p.kind == tuning::ParamSpec::Kind::Choice) {
+            std::cout << " (";
+            for (size_t i = 0; i < p.choices.size(); ++i)
+              std::cout << (i ? ", " : "") << p.choices[i];
+            std::cout << ")";
+          } else {
+            std::cout << " [" << p.min << ", " << p.max << "]";
+          }
+          if (!p.defaultValue.is_null()) std::cout << "; default " << p.defaultValue.dump();
+          std::cout << "\n";
+        }
+      }
+      return 0;
+    }
+    if (spacePath.empty()) {
+      std::cerr << "obsidian-tune: give a space file (see --help)\n";
+      return 2;
+    }
+    if (o.output.empty()) {
+      std::string stem = spacePath;
+      if (stem.size() > 5 && stem.ends_with(".json")) stem.resize(stem.size() - 5);
+      const size_t slash = stem.find_last_of('/');
+      if (slash != std::string::npos) stem = stem.substr(slash + 1);
+      o.output = stem + (o.simulate ? ".sim.jsonl" : ".jsonl");
+    }
+    if (tablesOnly) {
+      tuning::printTables(o.output, o.simulate, markdown);
+      return 0;
+    }
+    const std::vector<tuning::Point> points = tuning::loadSpace(spacePath, o.simulate);
+    const tuning::SweepSummary s = tuning::runSweep(points, o);
+    tuning::printTables(o.output, o.simulate, markdown);
+    // A wrong result or an error fails the sweep; skipped and pruned points do not.
+    return s.wrong == 0 && s.errors == 0 ? 0 : 1;
+  } catch (const obsidian::Error& e) {
+    std::cerr << "obsidian-tune: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "obsidian-tune: internal error: " << e.what() << "\n";
+    return 3;
+  }
+}

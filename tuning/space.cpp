@@ -1,0 +1,161 @@
+// Search spaces (see space.hpp).
+#include "space.hpp"
+
+#include <fstream>
+#include <set>
+
+namespace tuning {
+
+namespace {
+
+using obsidian::Error;
+
+std::vector<nlohmann::json> expandRange(const nlohmann::json& r, const std::string& where) {
+  for (const auto& [k, v] : r.items()) {
+    if (k != "from" && k != "to" && k != "mul" && k != "step") {
+      throw Error(where + ": unknown range key \"" + k +
+                  "\" (a range is {\"from\": a, \"to\": b, \"mul\": m} or {\"from\": a, \"to\": "
+                  "b, \"step\": s})");
+    }
+    if (!v.is_number_integer()) throw Error(where + ": range key \"" + k + "\" must be an integer");
+  }
+  if (!r.contains("from") || !r.contains("to")) {
+    throw Error(where + ": a range needs \"from\" and \"to\"");
+  }
+  if (r.contains("mul") == r.contains("step")) {
+    throw Error(where + ": a range needs exactly one of \"mul\" and \"step\"");
+  }
+  const int64_t from = r["from"], to = r["to"];
+  std::vector<nlohmann::json> values;
+  if (r.contains("mul")) {
+    const int64_t mul = r["mul"];
+    if (mul < 2 || from < 1) throw Error(where + ": a \"mul\" range needs from >= 1 and mul >= 2");
+    for (int64_t x = from; x <= to; x *= mul) values.emplace_back(x);
+  } else {
+    const int64_t step = r["step"];
+    if (step < 1) throw Error(where + ": a \"step\" range needs step >= 1");
+    for (int64_t x = from; x <= to; x += step) values.emplace_back(x);
+  }
+  if (values.empty()) throw Error(where + ": the range is empty (from > to)");
+  return values;
+}
+
+void checkValue(const ParamSpec& s, const nlohmann::json& v, const std::string& where) {
+  if (s.kind == ParamSpec::Kind::Choice) {
+    std::string choices;
+    for (const std::string& c : s.choices) choices += (choices.empty() ? "" : ", ") + c;
+    if (!v.is_string()) throw Error(where + ": expected one of " + choices + "; got " + v.dump());
+    if (std::find(s.choices.begin(), s.choices.end(), v.get<std::string>()) == s.choices.end()) {
+      throw Error(where + ": unknown value " + v.dump() + "; expected one of " + choices);
+    }
+    return;
+  }
+  if (!v.is_number_integer()) throw Error(where + ": expected an integer; got " + v.dump());
+  const int64_t x = v.get<int64_t>();
+  if (x < s.min || x > s.max) {
+    throw Error(where + ": " + std::to_string(x) + " is outside [" + std::to_string(s.min) + ", " +
+                std::to_string(s.max) + "]");
+  }
+}
+
+std::vector<nlohmann::json> valuesOf(const ParamSpec& s, const nlohmann::json& given,
+                                     const std::string& where) {
+  std::vector<nlohmann::json> values;
+  if (given.is_array()) {
+    if (given.empty()) throw Error(where + ": the list of values is empty");
+    values.assign(given.begin(), given.end());
+  } else if (given.is_object()) {
+    if (s.kind != ParamSpec::Kind::Int) throw Error(where + ": a range needs an integer parameter");
+    values = expandRange(given, where);
+  } else {
+    values.push_back(given);
+  }
+  for (const nlohmann::json& v : values) checkValue(s, v, where);
+  return values;
+}
+
+std::vector<Point> parseOne(const nlohmann::json& space, bool simulate, const std::string& where) {
+  if (!space.is_object())
+    throw Error(where + ": expected an object {\"family\": ..., \"params\": {...}}");
+  for (const auto& [k, v] : space.items()) {
+    if (k != "family" && k != "params" && k != "comment") {
+      throw Error(where + ": unknown key \"" + k + "\" (expected family, params, comment)");
+    }
+  }
+  if (!space.contains("family") || !space["family"].is_string()) {
+    throw Error(where + ": \"family\" (a string) is missing");
+  }
+  const Family& family = findFamily(space["family"]);
+  const std::string at = where + " (family " + family.name + ")";
+  const nlohmann::json params = space.value("params", nlohmann::json::object());
+  if (!params.is_object()) throw Error(at + ": \"params\" must be an object");
+  for (const auto& [k, v] : params.items()) {
+    const bool known = std::any_of(family.params.begin(), family.params.end(),
+                                   [&k](const ParamSpec& s) { return s.name == k; });
+    if (!known) {
+      std::string names;
+      for (const ParamSpec& s : family.params) names += (names.empty() ? "" : ", ") + s.name;
+      throw Error(at + ": unknown parameter \"" + k + "\"; " + family.name + " has: " + names);
+    }
+  }
+  // Every parameter's values, in the family's order.
+  std::vector<std::vector<nlohmann::json>> axes;
+  for (const ParamSpec& s : family.params) {
+    const std::string w = at + ", parameter \"" + s.name + "\"";
+    if (params.contains(s.name)) {
+      axes.push_back(valuesOf(s, params[s.name], w));
+    } else if (!s.defaultValue.is_null()) {
+      axes.push_back({s.defaultValue});
+    } else {
+      throw Error(at + ": parameter \"" + s.name + "\" (" + s.help + ") has no default; give it");
+    }
+  }
+  std::vector<Point> points;
+  std::set<std::string> seen;
+  std::vector<size_t> index(axes.size(), 0);
+  for (;;) {
+    Params p = nlohmann::json::object();
+    for (size_t a = 0; a < axes.size(); ++a) p[family.params[a].name] = axes[a][index[a]];
+    p = family.canonical(std::move(p), simulate);
+    std::string key = pointKey(family.name, p);
+    if (seen.insert(key).second) points.push_back(Point{&family, std::move(p), std::move(key)});
+    // next index, the last parameter fastest
+    size_t a = axes.size();
+    while (a > 0 && ++index[a - 1] == axes[a - 1].size()) index[--a] = 0;
+    if (a == 0) break;
+  }
+  return points;
+}
+
+}  // namespace
+
+std::string pointKey(const std::string& family, const Params& params) {
+  return family + " " + params.dump();  // object keys are sorted: a stable key
+}
+
+std::vector<Point> parseSpace(const nlohmann::json& space, bool simulate,
+                              const std::string& where) {
+  if (!space.is_array()) return parseOne(space, simulate, where);
+  std::vector<Point> all;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < space.size(); ++i) {
+    for (Point& p : parseOne(space[i], simulate, where + "[" + std::to_string(i) + "]")) {
+      if (seen.insert(p.key).second) all.push_back(std::move(p));
+    }
+  }
+  return all;
+}
+
+std::vector<Point> loadSpace(const std::string& path, bool simulate) {
+  std::ifstream file(path);
+  if (!file) throw Error("cannot open the space file " + path);
+  nlohmann::json space;
+  try {
+    space = nlohmann::json::parse(file);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(path + ": not valid JSON: " + e.what());
+  }
+  return parseSpace(space, simulate, path);
+}
+
+}  // namespace tuning

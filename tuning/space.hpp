@@ -1,0 +1,35 @@
+// Search spaces: a JSON description of the points to sweep, and their enumeration.
+//
+// A space is one object, or an array of them (their points are concatenated):
+//   {"family": "reduce",
+//    "params": {"variant": ["red1", "red5"],                 a list of values
+//               "threads": {"from": 32, "to": 1024, "mul": 2},  a range: 32 64 ... 1024
+//               "chunk": {"from": 256, "to": 1024, "step": 256}, 256 512 768 1024
+//               "n": 16777216}}                               one value
+// Parameters the space does not give take the family's default. Points are generated with the
+// family's first parameter outermost, so points that share an input are adjacent; points equal
+// after the family's canonical form (e.g. `seq` for variants that ignore it) appear once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "family.hpp"
+
+namespace tuning {
+
+struct Point {
+  const Family* family = nullptr;
+  Params params;    // canonical (see Family::canonical)
+  std::string key;  // family name + canonical parameters: identifies the point in a results file
+};
+
+// Throws obsidian::Error with a message that names the offending construct (file, family,
+// parameter, value).
+std::vector<Point> parseSpace(const nlohmann::json& space, bool simulate,
+                              const std::string& where = "space");
+std::vector<Point> loadSpace(const std::string& path, bool simulate);
+
+std::string pointKey(const std::string& family, const Params& params);
+
+}  // namespace tuning

@@ -1,0 +1,694 @@
+// The sweep (see sweep.hpp).
+#include "sweep.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <obsidian/cache.hpp>
+#include <obsidian/sim.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <tuple>
+
+namespace tuning {
+
+namespace {
+
+using obsidian::Error;
+using Clock = std::chrono::steady_clock;
+namespace gpu = obsidian::gpu;
+
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string clockText(double seconds) {
+  const long s = std::lround(std::max(seconds, 0.0));
+  std::ostringstream o;
+  o << s / 60 << ":" << std::setw(2) << std::setfill('0') << s % 60;
+  return o.str();
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
+// ------------------------------------------------------------------ what a point's line holds
+// Is `name` a design choice of the family (shown in the variant label or as threads)?
+bool isChoice(const Family& f, const std::string& name) {
+  return name == f.threadsParam ||
+         std::find(f.labelParams.begin(), f.labelParams.end(), name) != f.labelParams.end();
+}
+
+// The problem parameters of a point ("type=u32 n=67108864 chunk=4096"), in the family's order;
+// without `except` (the size parameter, for tables whose columns are sizes).
+std::string groupOf(const Family& f, const Params& p, const std::string& except = "") {
+  std::string g;
+  for (const ParamSpec& s : f.params) {
+    if (isChoice(f, s.name) || s.name == except || !p.contains(s.name)) continue;
+    const nlohmann::json& v = p[s.name];
+    g += (g.empty() ? "" : " ") + s.name + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return g;
+}
+
+nlohmann::json kernelSummary(const Kernel& k) {
+  const nlohmann::json r = k.report();
+  nlohmann::json j;
+  for (const char* key : {"name", "threadsPerBlock", "sharedBytes", "gridBlocks", "barriers",
+                          "registers", "spillStoreBytes", "spillLoadBytes", "stackBytes"}) {
+    j[key] = r[key];
+  }
+  return j;
+}
+
+// ------------------------------------------------------------------ compiling ahead
+struct Built {
+  std::vector<Kernel> kernels;
+  std::string error;           // the kernels could not be generated (a user-level Error)
+  bool compileFailed = false;  // NVRTC rejected generated code: a bug
+  double captureMs = 0, compileMs = 0;
+};
+
+// Generates and compiles the points on `jobs` threads, in order, ahead of the runs.
+class Builder {
+ public:
+  Builder(const std::vector<const Point*>& points, unsigned jobs, bool compile, std::string arch)
+      : points_(points), arch_(std::move(arch)), compile_(compile), slots_(points.size()) {
+    for (auto& s : slots_) futures_.push_back(s.get_future());
+    start_ = Clock::now();
+    const unsigned n = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(points.size())));
+    for (unsigned t = 0; t < n; ++t) {
+      workers_.emplace_back([this](std::stop_token stop) { work(stop); });
+    }
+  }
+  ~Builder() {
+    for (auto& w : workers_) w.request_stop();
+  }
+  Built get(size_t i) { return futures_[i].get(); }
+  size_t kernels() const { return kernels_; }
+  // From the first generation to the last compile's end.
+  double wallSeconds() const { return lastDone_.load(); }
+  unsigned threads() const { return static_cast<unsigned>(workers_.size()); }
+
+ private:
+  void work(std::stop_token stop) {
+    for (;;) {
+      const size_t i = next_++;
+      if (i >= points_.size() || stop.stop_requested()) return;
+      Built b;
+      const Point& p = *points_[i];
+      const auto t0 = Clock::now();
+      try {
+        b.kernels = p.family->build(p.params);
+      } catch (const Error& e) {
+        b.error = e.what();
+      } catch (const std::exception& e) {  // not a user-level error: a bug
+        b.error = std::string("generating the kernels failed: ") + e.what();
+        b.compileFailed = true;
+      }
+      b.captureMs = secondsSince(t0) * 1e3;
+      if (compile_ && b.error.empty()) {
+        const auto t1 = Clock::now();
+        try {
+          obsidian::CompileOptions o;
+          o.arch = arch_;
+          for (const Kernel& k : b.kernels) k.compile(o);
+        } catch (const std::exception& e) {
+          b.error = std::string("NVRTC rejected the generated kernel: ") + e.what();
+          b.compileFailed = true;
+        }
+        b.compileMs = secondsSince(t1) * 1e3;
+      }
+      kernels_ += b.kernels.size();
+      double done = secondsSince(start_), seen = lastDone_.load();
+      while (done > seen && !lastDone_.compare_exchange_weak(seen, done)) {
+      }
+      slots_[i].set_value(std::move(b));  // last: the runs may end as soon as it is set
+    }
+  }
+
+  const std::vector<const Point*>& points_;
+  std::string arch_;
+  bool compile_;
+  std::vector<std::promise<Built>> slots_;
+  std::vector<std::future<Built>> futures_;
+  std::atomic<size_t> next_{0};
+  std::atomic<size_t> kernels_{0};
+  std::atomic<double> lastDone_{0};
+  Clock::time_point start_;
+  std::vector<std::jthread> workers_;  // last: joined first
+};
+
+// ------------------------------------------------------------------ progress
+class Progress {
+ public:
+  Progress(bool on, size_t total) : on_(on), total_(total), start_(Clock::now()) {}
+  void update(size_t done, const SweepSummary& s) {
+    if (!on_) return;
+    const double elapsed = secondsSince(start_);
+    const int width = 30;
+    const int filled = total_ ? static_cast<int>(width * done / total_) : width;
+    std::ostringstream line;
+    line << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << done
+         << "/" << total_ << "  ok " << s.ok << " wrong " << s.wrong << " skipped " << s.skipped
+         << " pruned " << s.pruned << "  " << clockText(elapsed);
+    if (done > 0 && done < total_) {
+      line << "  ETA " << clockText(elapsed / static_cast<double>(done) * (total_ - done));
+    }
+    line << "   ";
+    std::cerr << line.str() << std::flush;
+  }
+  void finish() {
+    if (on_) std::cerr << "\n";
+  }
+  // A message on its own line, the bar redrawn by the next update.
+  void say(const std::string& text) {
+    if (on_) std::cerr << "\r" << std::string(100, ' ') << "\r";
+    std::cerr << text << "\n";
+  }
+
+ private:
+  bool on_;
+  size_t total_;
+  Clock::time_point start_;
+};
+
+// ------------------------------------------------------------------ timing on the GPU
+struct Timing {
+  double median = 0, min = 0, max = 0;
+  size_t runs = 0;
+};
+
+class Timer {
+ public:
+  // Warm-up, then batches of runs timed by CUDA events (each run between its own pair of
+  // events, the whole batch queued before waiting), until at least options.runs runs and
+  // options.minTimeMs of timed GPU time.
+  Timing time(Instance& inst, const SweepOptions& options) {
+    gpu::LaunchOptions async;
+    async.synchronize = false;
+    for (int w = 0; w < options.warmup; ++w) inst.launch(static_cast<size_t>(w), async);
+    std::vector<double> ms;
+    double total = 0;
+    size_t batch = static_cast<size_t>(std::max(options.runs, 1));
+    for (;;) {
+      batch = std::min(batch, kMaxBatch);
+      while (start_.size() < batch) {
+        start_.push_back(std::make_unique<gpu::Event>());
+        stop_.push_back(std::make_unique<gpu::Event>());
+      }
+      for (size_t b = 0; b < batch; ++b) {
+        start_[b]->record();
+        inst.launch(ms.size() + b, async);
+        stop_[b]->record();
+      }
+      for (size_t b = 0; b < batch; ++b) {
+        const double t = stop_[b]->millisecondsSince(*start_[b]);
+        ms.push_back(t);
+        total += t;
+      }
+      if ((ms.size() >= static_cast<size_t>(options.runs) && total >= options.minTimeMs) ||
+          ms.size() >= kMaxRuns) {
+        break;
+      }
+      const double mean = total / static_cast<double>(ms.size());
+      const double forTime = std::max(options.minTimeMs - total, 0.0) / std::max(mean, 1e-6);
+      const size_t forRuns =
+          static_cast<size_t>(options.runs) - std::min<size_t>(ms.size(), options.runs);
+      batch = std::clamp<size_t>(std::max(static_cast<size_t>(std::ceil(forTime)), forRuns), 1,
+                                 kMaxRuns - ms.size());
+    }
+    std::sort(ms.begin(), ms.end());
+    return Timing{ms[ms.size() / 2], ms.front(), ms.back(), ms.size()};
+  }
+
+ private:
+  static constexpr size_t kMaxBatch = 1000;
+  static constexpr size_t kMaxRuns = 10000;
+  std::vector<std::unique_ptr<gpu::Event>> start_, stop_;
+};
+
+// CUDA driver errors (CUresult) that mean "this point cannot run here" rather than "the GPU
+// is broken": the context stays usable after them.
+bool cannotLaunch(int code) {
+  return code == 1 /* CUDA_ERROR_INVALID_VALUE */ || code == 2 /* CUDA_ERROR_OUT_OF_MEMORY */ ||
+         code == 701 /* CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES */;
+}
+
+// ------------------------------------------------------------------ pruning
+// The cost model (see README.md): a memory-bound kernel's bandwidth grows at most in
+// proportion to the threads it keeps resident per SM (bytes in flight), so a point whose
+// occupancy is below the group best's by more than pruneFactor is predicted to be at least
+// that much slower and is not run.
+struct GroupBest {
+  double ms = 0;
+  double residentThreads = 0;
+  std::string label;
+};
+
+double residentThreadsPerSm(const Kernel& k) {
+  const gpu::DeviceInfo& info = gpu::Device::get().info();
+  return static_cast<double>(gpu::occupancyBlocks(k)) / info.smCount * k.threadsPerBlock();
+}
+
+std::string mode(bool simulate) { return simulate ? "simulate" : "gpu"; }
+
+// The lines of a results file for this mode, one per point (the last line of a point wins);
+// unreadable lines (a line cut short by an interrupted run) are ignored.
+std::vector<nlohmann::json> readResults(const std::string& path, const std::string& wantMode) {
+  std::vector<nlohmann::json> lines;
+  std::map<std::string, size_t> byKey;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    try {
+      nlohmann::json j = nlohmann::json::parse(line);
+      if (j.value("mode", "") != wantMode || !j.contains("key")) continue;
+      const auto [it, added] = byKey.emplace(j["key"].get<std::string>(), lines.size());
+      if (added) {
+        lines.push_back(std::move(j));
+      } else {
+        lines[it->second] = std::move(j);  // a point run again after an error
+      }
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  return lines;
+}
+
+}  // namespace
+
+SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& options) {
+  const auto wallStart = Clock::now();
+  SweepSummary s;
+  s.points = points.size();
+  const std::string m = mode(options.simulate);
+
+  if (!options.simulate && !gpu::available()) {
+    throw Error("no CUDA device (" + gpu::unavailableReason() +
+                "); use --simulate to verify the points on the CPU simulator");
+  }
+
+  // ---- resume: points already in the results file are not run again
+  std::set<std::string> done;
+  std::map<std::string, GroupBest> best;  // by family + group
+  for (const nlohmann::json& j : readResults(options.output, m)) {
+    if (j["status"] == "error") continue;  // run again: an error may have been transient
+    done.insert(j["key"].get<std::string>());
+    if (j["status"] == "ok" && j.contains("time_ms")) {
+      const std::string g = j["family"].get<std::string>() + " " + j["group"].get<std::string>();
+      const double ms = j["time_ms"]["median"];
+      if (!best.count(g) || ms < best[g].ms) {
+        best[g] = {ms, j.value("residentThreadsPerSm", 0.0), j["label"].get<std::string>()};
+      }
+    }
+  }
+  std::vector<const Point*> todo;
+  for (const Point& p : points) {
+    if (done.count(p.key)) {
+      ++s.resumed;
+    } else if (options.maxPoints == 0 || todo.size() < options.maxPoints) {
+      todo.push_back(&p);
+    }
+  }
+
+  // Append after whatever is there, on a line of its own.
+  {
+    const std::filesystem::path parent = std::filesystem::path(options.output).parent_path();
+    std::error_code ignored;  // a failure shows when the file is opened
+    if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
+    std::ifstream in(options.output, std::ios::binary | std::ios::ate);
+    if (in && in.tellg() > 0) {
+      in.seekg(-1, std::ios::end);
+      char last = '\n';
+      in.get(last);
+      if (last != '\n') std::ofstream(options.output, std::ios::app) << "\n";
+    }
+  }
+  std::ofstream out(options.output, std::ios::app);
+  if (!out) throw Error("cannot write the results file " + options.output);
+
+  const bool bar = options.progress < 0 ? isatty(STDERR_FILENO) != 0 : options.progress > 0;
+  Progress progress(bar, todo.size());
+  if (s.resumed) {
+    std::cerr << "resuming " << options.output << ": " << s.resumed << " of " << points.size()
+              << " points already done\n";
+  }
+  if (options.prune && options.simulate) {
+    std::cerr << "--prune needs GPU timings: ignored with --simulate\n";
+  }
+
+  std::string arch = "sm_90", device = "simulator";
+  if (!options.simulate) {
+    const auto t0 = Clock::now();
+    arch = gpu::Device::get().info().arch();  // creates the context
+    device = gpu::Device::get().info().name;
+    s.deviceInitSeconds = secondsSince(t0);
+  }
+  const obsidian::KernelCache::Stats before = obsidian::KernelCache::global().stats();
+  // Every core compiles; on the GPU one is left to the thread that launches and times, so that
+  // it is not descheduled between a run's start event and its launch.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned jobs =
+      options.jobs ? options.jobs : (options.simulate ? cores : std::max(1u, cores - 1));
+  Builder builder(todo, jobs, options.compile, arch);
+  s.jobs = builder.threads();
+  DataCache cache;
+  Timer timer;
+  bool aborted = false;
+
+  for (size_t i = 0; i < todo.size() && !aborted; ++i) {
+    const Point& p = *todo[i];
+    const Family& f = *p.family;
+    auto t0 = Clock::now();
+    Built b = builder.get(i);
+    s.waitSeconds += secondsSince(t0);
+    nlohmann::json line;
+    line["family"] = f.name;
+    line["mode"] = m;
+    line["key"] = p.key;
+    line["params"] = p.params;
+    line["label"] = f.variantLabel(p.params);
+    line["threads"] = p.params.at(f.threadsParam);
+    line["size"] = p.params.at(f.sizeParam);
+    line["sizeParam"] = f.sizeParam;
+    line["group"] = groupOf(f, p.params);
+    if (f.naturalThreads) {
+      const uint32_t natural = f.naturalThreads(p.params);
+      line["naturalThreads"] = natural;
+      line["virtualized"] = p.params.at(f.threadsParam).get<uint32_t>() < natural;
+    }
+    line["device"] = device;
+    line["captureMs"] = b.captureMs;
+    line["compileMs"] = b.compileMs;
+    nlohmann::json kernels = nlohmann::json::array();
+    for (const Kernel& k : b.kernels) kernels.push_back(kernelSummary(k));
+    line["kernels"] = kernels;
+
+    std::string status = "ok", reason;
+    if (!b.error.empty()) {
+      status = b.compileFailed ? "error" : "skipped";
+      reason = b.error;
+    }
+    std::unique_ptr<Instance> inst;
+    if (status == "ok") {
+      try {
+        t0 = Clock::now();
+        inst = f.instantiate(p.params, b.kernels, cache);
+        s.dataSeconds += secondsSince(t0);
+      } catch (const Error& e) {
+        status = "skipped";
+        reason = e.what();
+      }
+    }
+    const std::string groupKey = f.name + " " + line["group"].get<std::string>();
+    if (status == "ok" && options.simulate) {
+      try {
+        inst->simulate();
+        reason = inst->check();
+        if (!reason.empty()) status = "wrong";
+      } catch (const obsidian::HazardError& e) {
+        status = "wrong";
+        reason = e.what();
+      } catch (const Error& e) {
+        status = "skipped";
+        reason = e.what();
+      }
+    } else if (status == "ok") {
+      try {
+        const double resident = residentThreadsPerSm(b.kernels.at(0));
+        line["residentThreadsPerSm"] = resident;
+        const auto it = best.find(groupKey);
+        if (options.prune && it != best.end() && it->second.residentThreads > 0 &&
+            resident * options.pruneFactor < it->second.residentThreads) {
+          status = "pruned";
+          reason = "predicted slower than the group's best (" + it->second.label + ", " +
+                   fixed(it->second.ms * 1e3, 1) + " us) by more than " +
+                   fixed(options.pruneFactor, 1) + "x: " + fixed(resident, 0) +
+                   " resident threads per SM against " + fixed(it->second.residentThreads, 0);
+        } else {
+          t0 = Clock::now();
+          inst->prepareGpu(cache);
+          s.dataSeconds += secondsSince(t0);
+          t0 = Clock::now();
+          inst->launch(0, {});
+          inst->download();
+          reason = inst->check();
+          s.checkSeconds += secondsSince(t0);
+          if (!reason.empty()) {
+            status = "wrong";  // never timed: a wrong result is no win
+          } else {
+            t0 = Clock::now();
+            const Timing t = timer.time(*inst, options);
+            s.gpuRunSeconds += secondsSince(t0);
+            line["time_ms"] = {
+                {"median", t.median}, {"min", t.min}, {"max", t.max}, {"runs", t.runs}};
+            line["bytes"] = inst->bytesMoved();
+            line["gbps"] = inst->bytesMoved() / (t.median * 1e-3) / 1e9;
+            if (!best.count(groupKey) || t.median < best[groupKey].ms) {
+              best[groupKey] = {t.median, resident,
+                                line["label"].get<std::string>() + " " +
+                                    std::to_string(b.kernels[0].threadsPerBlock()) + " threads"};
+            }
+          }
+        }
+      } catch (const obsidian::CudaError& e) {
+        status = cannotLaunch(e.code()) ? "skipped" : "error";
+        reason = e.what();
+        aborted = status == "error";  // the context may be unusable: stop here
+      } catch (const Error& e) {
+        status = "skipped";
+        reason = e.what();
+      }
+    }
+    line["status"] = status;
+    if (!reason.empty()) line["reason"] = reason;
+    out << line.dump() << "\n" << std::flush;
+
+    ++s.ran;
+    if (status == "ok") ++s.ok;
+    if (status == "wrong") ++s.wrong;
+    if (status == "skipped") ++s.skipped;
+    if (status == "pruned") ++s.pruned;
+    if (status == "error") ++s.errors;
+    if (status == "wrong" || status == "error") {
+      progress.say(status + ": " + p.key + ": " + reason);
+    }
+    progress.update(i + 1, s);
+  }
+  progress.finish();
+  if (aborted) std::cerr << "sweep stopped after a CUDA error (see the last line of the file)\n";
+
+  const obsidian::KernelCache::Stats after = obsidian::KernelCache::global().stats();
+  s.kernels = builder.kernels();
+  s.nvrtcCompiles = after.misses - before.misses;
+  s.compileWallSeconds = builder.wallSeconds();
+  s.wallSeconds = secondsSince(wallStart);
+
+  std::cout << "\n"
+            << m << " sweep of " << s.points << " points into " << options.output << ": " << s.ran
+            << " run now, " << s.resumed << " done before\n"
+            << "  ok " << s.ok << ", wrong " << s.wrong << ", skipped " << s.skipped
+            << " (cannot be generated or launched), pruned " << s.pruned << ", errors " << s.errors
+            << "\n"
+            << "  generated " << s.kernels << " kernels on " << s.jobs << " threads in "
+            << fixed(s.compileWallSeconds, 2) << " s ("
+            << fixed(s.compileWallSeconds > 0 ? s.kernels / s.compileWallSeconds : 0, 1)
+            << " kernels/s; " << s.nvrtcCompiles << " NVRTC compiles, the rest from the cache)\n"
+            << "  wall " << fixed(s.wallSeconds, 2) << " s";
+  if (!options.simulate) {
+    const double outside = s.wallSeconds > 0 ? 1 - s.gpuRunSeconds / s.wallSeconds : 0;
+    const double steady = s.wallSeconds - s.deviceInitSeconds;
+    const double outsideSteady = steady > 0 ? 1 - s.gpuRunSeconds / steady : 0;
+    std::cout << ", of which timed GPU runs (warm-up included) " << fixed(s.gpuRunSeconds, 2)
+              << " s (" << fixed(outside * 100, 1) << "% outside them; "
+              << fixed(outsideSteady * 100, 1) << "% without the device's initialization; "
+              << fixed(s.ran ? (steady - s.gpuRunSeconds) / s.ran * 1e3 : 0, 2)
+              << " ms per point)\n"
+              << "  outside the GPU runs: device init " << fixed(s.deviceInitSeconds, 2)
+              << " s, waiting for kernels " << fixed(s.waitSeconds, 2)
+              << " s, inputs and references " << fixed(s.dataSeconds, 2)
+              << " s, first run and check " << fixed(s.checkSeconds, 2) << " s, the rest "
+              << fixed(s.wallSeconds - s.gpuRunSeconds - s.deviceInitSeconds - s.waitSeconds -
+                           s.dataSeconds - s.checkSeconds,
+                       2)
+              << " s";
+  }
+  std::cout << "\n";
+  if (!options.summary.empty()) {
+    nlohmann::json j{{"mode", m},
+                     {"points", s.points},
+                     {"resumed", s.resumed},
+                     {"ran", s.ran},
+                     {"ok", s.ok},
+                     {"wrong", s.wrong},
+                     {"skipped", s.skipped},
+                     {"pruned", s.pruned},
+                     {"errors", s.errors},
+                     {"wallSeconds", s.wallSeconds},
+                     {"gpuRunSeconds", s.gpuRunSeconds},
+                     {"deviceInitSeconds", s.deviceInitSeconds},
+                     {"waitForKernelsSeconds", s.waitSeconds},
+                     {"dataSeconds", s.dataSeconds},
+                     {"firstRunAndCheckSeconds", s.checkSeconds},
+                     {"kernels", s.kernels},
+                     {"nvrtcCompiles", s.nvrtcCompiles},
+                     {"compileWallSeconds", s.compileWallSeconds},
+                     {"compileThreads", s.jobs},
+                     {"hardwareThreads", std::thread::hardware_concurrency()},
+                     {"device", device}};
+    std::ofstream(options.summary) << j.dump(2) << "\n";
+  }
+  return s;
+}
+
+namespace {
+
+// A table printed aligned for a terminal, or as Markdown (for RESULTS.md).
+class TextTable {
+ public:
+  TextTable(std::string title, std::vector<std::string> head)
+      : title_(std::move(title)), head_(std::move(head)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(bool markdown) const {
+    std::vector<size_t> w(head_.size());
+    for (size_t c = 0; c < head_.size(); ++c) {
+      w[c] = head_[c].size();
+      for (const auto& r : rows_) w[c] = std::max(w[c], r[c].size());
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::cout << (markdown ? "| " : "  ");
+      for (size_t c = 0; c < cells.size(); ++c) {
+        std::cout << std::setw(static_cast<int>(w[c])) << (c == 0 ? std::left : std::right)
+                  << cells[c] << std::right << (markdown ? " | " : "  ");
+      }
+      std::cout << "\n";
+    };
+    std::cout << "\n" << (markdown ? "#### " : "") << title_ << "\n" << (markdown ? "\n" : "");
+    line(head_);
+    std::vector<std::string> rule;
+    for (size_t c = 0; c < w.size(); ++c) {
+      rule.push_back(markdown ? std::string(w[c], '-') : std::string(w[c], '-'));
+    }
+    line(rule);
+    for (const auto& r : rows_) line(r);
+  }
+
+ private:
+  std::string title_;
+  std::vector<std::string> head_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+bool timedOk(const nlohmann::json& j) { return j["status"] == "ok" && j.contains("time_ms"); }
+double medianUs(const nlohmann::json& j) { return j["time_ms"]["median"].get<double>() * 1e3; }
+std::string threadsText(const nlohmann::json& j) {
+  return j["threads"].dump() + (j.value("virtualized", false) ? "*" : "");
+}
+
+}  // namespace
+
+void printTables(const std::string& resultsPath, bool simulate, bool markdown) {
+  const std::vector<nlohmann::json> lines = readResults(resultsPath, mode(simulate));
+  // family -> problem (the group without the size) -> size -> lines
+  std::map<std::string,
+           std::map<std::string, std::map<nlohmann::json, std::vector<const nlohmann::json*>>>>
+      byProblem;
+  for (const nlohmann::json& j : lines) {
+    const Family& f = findFamily(j["family"].get<std::string>());
+    byProblem[f.name][groupOf(f, j["params"], f.sizeParam)][j["size"]].push_back(&j);
+  }
+  for (const auto& [family, problems] : byProblem) {
+    const Family& f = findFamily(family);
+    if (simulate) {
+      TextTable t(family + ": points by status (simulator: sizes capped)",
+                  {"problem", f.sizeParam, "ok", "wrong", "skipped", "error"});
+      for (const auto& [problem, bySize] : problems) {
+        for (const auto& [size, js] : bySize) {
+          std::map<std::string, size_t> n;
+          for (const nlohmann::json* j : js) ++n[(*j)["status"].get<std::string>()];
+          t.add({problem, size.dump(), std::to_string(n["ok"]), std::to_string(n["wrong"]),
+                 std::to_string(n["skipped"]), std::to_string(n["error"])});
+        }
+      }
+      t.print(markdown);
+    }
+    for (const auto& [problem, bySize] : problems) {
+      const std::string what = family + (problem.empty() ? "" : " " + problem);
+      if (simulate) continue;  // one table per family, below
+      // Best and worst point per size (the paper's Figures 6 and 10 as tables).
+      TextTable bw(what + ": best and worst point per " + f.sizeParam + " (* virtualized)",
+                   {f.sizeParam, "best", "threads", "median us", "GB/s", "worst", "threads",
+                    "median us", "GB/s", "points ok/all"});
+      // Per variant: the best time over thread counts at each size, and its thread count
+      // (Figure 6's two tables in one).
+      std::set<nlohmann::json> sizes;
+      std::map<std::string, std::map<nlohmann::json, const nlohmann::json*>> bestOf, worstOf;
+      for (const auto& [size, js] : bySize) {
+        const nlohmann::json *best = nullptr, *worst = nullptr;
+        size_t ok = 0;
+        for (const nlohmann::json* j : js) {
+          if (!timedOk(*j)) continue;
+          ++ok;
+          if (!best || medianUs(*j) < medianUs(*best)) best = j;
+          if (!worst || medianUs(*j) > medianUs(*worst)) worst = j;
+          const std::string label = (*j)["label"];
+          const nlohmann::json*& b = bestOf[label][size];
+          if (!b || medianUs(*j) < medianUs(*b)) b = j;
+          const nlohmann::json*& w = worstOf[label][size];
+          if (!w || medianUs(*j) > medianUs(*w)) w = j;
+          sizes.insert(size);
+        }
+        if (!best) continue;
+        bw.add({size.dump(), (*best)["label"], threadsText(*best), fixed(medianUs(*best), 1),
+                fixed((*best)["gbps"].get<double>(), 0), (*worst)["label"], threadsText(*worst),
+                fixed(medianUs(*worst), 1), fixed((*worst)["gbps"].get<double>(), 0),
+                std::to_string(ok) + "/" + std::to_string(js.size())});
+      }
+      if (sizes.empty()) continue;
+      bw.print(markdown);
+      std::vector<std::string> head{"variant"};
+      for (const nlohmann::json& z : sizes) head.push_back(f.sizeParam + " " + z.dump());
+      TextTable fig6(what +
+                         ": per variant, the best median us over thread counts (threads; * "
+                         "virtualized)",
+                     head);
+      TextTable worstT(
+          what + ": per variant, the worst median us over thread counts (threads; * virtualized)",
+          head);
+      for (const auto& [label, cells] : bestOf) {
+        std::vector<std::string> row{label}, wrow{label};
+        for (const nlohmann::json& z : sizes) {
+          const auto b = cells.find(z);
+          row.push_back(b == cells.end() ? "-"
+                                         : fixed(medianUs(*b->second), 1) + " (" +
+                                               threadsText(*b->second) + ")");
+          const auto w = worstOf[label].find(z);
+          wrow.push_back(w == worstOf[label].end() ? "-"
+                                                   : fixed(medianUs(*w->second), 1) + " (" +
+                                                         threadsText(*w->second) + ")");
+        }
+        fig6.add(row);
+        worstT.add(wrow);
+      }
+      fig6.print(markdown);
+      worstT.print(markdown);
+    }
+  }
+}
+
+}  // namespace tuning

@@ -1,0 +1,55 @@
+// The sweep: every point of a space generated and compiled in parallel (a thread pool over the
+// kernel cache), then run one after the other on the GPU (timed: CUDA events after warm-up,
+// median of at least `runs` runs, inputs rotated beyond the L2) or on the simulator, each
+// result checked against the family's reference. One JSON line per point is appended to the
+// results file as soon as the point is done, so an interrupted sweep resumes where it stopped.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "space.hpp"
+
+namespace tuning {
+
+struct SweepOptions {
+  std::string output;     // the JSONL results file (appended to; resumed from)
+  bool simulate = false;  // the simulator instead of the GPU: no timings
+  bool compile = true;    // NVRTC-compile every kernel (registers in the report)
+  unsigned jobs = 0;      // compile threads; 0: every core
+  int warmup = 3;         // untimed runs before timing
+  int runs = 20;          // timed runs at least (the median is reported)
+  // and at least this much timed GPU time per point: about 800 runs of a 30 us kernel (stable
+  // medians), and the ~0.5 ms each point spends outside its runs (module load, output buffers,
+  // the checked run, its line) stays under 5% of the sweep
+  double minTimeMs = 25;
+  size_t maxPoints = 0;    // run at most this many new points (0: all), then stop
+  bool prune = false;      // skip points predicted not to beat the best of their group
+  double pruneFactor = 2;  //   ... by more than this factor (see README.md)
+  int progress = -1;       // progress bar: 1 on, 0 off, -1 when stderr is a terminal
+  std::string summary;     // also write the summary as JSON here ("" : no)
+};
+
+struct SweepSummary {
+  size_t points = 0, resumed = 0, ran = 0;
+  size_t ok = 0, wrong = 0, skipped = 0, pruned = 0, errors = 0;
+  double wallSeconds = 0, gpuRunSeconds = 0;  // the whole sweep; warm-up and timed runs
+  // Outside the GPU runs: creating the device context, waiting for the compile threads,
+  // inputs and references (generated, uploaded), the first (checked) run of each point.
+  double deviceInitSeconds = 0, waitSeconds = 0, dataSeconds = 0, checkSeconds = 0;
+  size_t kernels = 0, nvrtcCompiles = 0;
+  double compileWallSeconds = 0;
+  unsigned jobs = 0;
+};
+
+// Runs the sweep and prints the per-group tables; throws obsidian::Error for unusable options
+// (results file that cannot be written, no GPU without --simulate).
+SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& options);
+
+// The tables of a results file: per problem, the best and worst point of every size, and per
+// variant the best and the worst time over thread counts at every size (with the threads);
+// aligned text, or Markdown.
+void printTables(const std::string& resultsPath, bool simulate, bool markdown = false);
+
+}  // namespace tuning

@@ -1,0 +1,178 @@
+# Runs obsidian-tune and checks its results file (the tuning.* tests in ../CMakeLists.txt).
+#   -DTUNE=<obsidian-tune> -DSPACE=<space.json or, for MODE=bad, a directory> -DWORK=<scratch dir>
+#   -DMODE=simulate | resume | wrong | skipped | bad | gpu
+cmake_minimum_required(VERSION 3.25)
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+set(results "${WORK}/results.jsonl")
+
+function(tune expected_rc)
+  execute_process(COMMAND "${TUNE}" ${ARGN} --no-progress
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "obsidian-tune ${ARGN}: exit ${rc}\n${out}${err}")
+  if(NOT rc EQUAL expected_rc)
+    message(FATAL_ERROR "obsidian-tune ${ARGN}: exit code ${rc}, expected ${expected_rc}")
+  endif()
+  set(tune_err "${err}" PARENT_SCOPE)
+endfunction()
+
+# As tune(0 ...), but where there is no GPU, says so and sets no_gpu.
+function(tune_maybe_gpu)
+  execute_process(COMMAND "${TUNE}" ${ARGN} --no-progress
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "obsidian-tune ${ARGN}: exit ${rc}\n${out}${err}")
+  if(err MATCHES "no CUDA device")
+    message(STATUS "SKIPPED: no CUDA device")
+    set(no_gpu TRUE PARENT_SCOPE)
+    return()
+  endif()
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "obsidian-tune ${ARGN}: exit code ${rc}, expected 0")
+  endif()
+endfunction()
+
+# summary_field(<var> <field>): a number from ${WORK}/summary.json
+function(summary_field var field)
+  file(READ "${WORK}/summary.json" json)
+  string(JSON value GET "${json}" "${field}")
+  set(${var} ${value} PARENT_SCOPE)
+endfunction()
+
+# check_lines(<expected status> <expected count>): every readable line of the results file has
+# that status (a regex: "ok|pruned"), no point appears twice, and there are exactly <count> of
+# them. Timed points (on the GPU) must have a median time.
+function(check_lines status count)
+  file(STRINGS "${results}" lines)
+  set(keys "")
+  set(n 0)
+  foreach(line IN LISTS lines)
+    string(JSON key ERROR_VARIABLE bad GET "${line}" key)
+    if(bad)
+      continue()  # a line cut short by an interrupted run
+    endif()
+    string(JSON st GET "${line}" status)
+    if(NOT st MATCHES "^(${status})$")
+      string(JSON reason ERROR_VARIABLE none GET "${line}" reason)
+      message(FATAL_ERROR "point ${key}: status ${st}, expected ${status} (${reason})")
+    endif()
+    if(status STREQUAL "wrong")
+      string(JSON reason GET "${line}" reason)
+      if(NOT reason MATCHES "expected")
+        message(FATAL_ERROR "a wrong point's reason does not say what differs: ${reason}")
+      endif()
+      string(JSON timed ERROR_VARIABLE untimed GET "${line}" time_ms)
+      if(NOT untimed)
+        message(FATAL_ERROR "a wrong point was timed: ${line}")
+      endif()
+    endif()
+    string(JSON mode GET "${line}" mode)
+    if(mode STREQUAL "gpu" AND st STREQUAL "ok")
+      string(JSON median ERROR_VARIABLE untimed GET "${line}" time_ms median)
+      if(untimed)
+        message(FATAL_ERROR "point ${key} is ok on the GPU but has no time")
+      endif()
+    endif()
+    list(FIND keys "${key}" seen)
+    if(NOT seen EQUAL -1)
+      message(FATAL_ERROR "point ${key} appears twice in ${results}")
+    endif()
+    list(APPEND keys "${key}")
+    math(EXPR n "${n} + 1")
+  endforeach()
+  if(NOT n EQUAL count)
+    message(FATAL_ERROR "${results}: ${n} points, expected ${count}")
+  endif()
+endfunction()
+
+if(MODE STREQUAL "simulate")
+  tune(0 "${SPACE}" --simulate -o "${results}" --summary "${WORK}/summary.json")
+  summary_field(points points)
+  summary_field(ok ok)
+  if(points LESS 50 OR NOT ok EQUAL points)
+    message(FATAL_ERROR "${ok} of ${points} points ok")
+  endif()
+  check_lines(ok ${points})
+
+elseif(MODE STREQUAL "resume")
+  tune(0 "${SPACE}" --simulate -o "${results}" --max-points 5 --summary "${WORK}/summary.json")
+  summary_field(ran ran)
+  summary_field(points points)
+  if(NOT ran EQUAL 5 OR NOT points EQUAL 12)
+    message(FATAL_ERROR "first run: ran ${ran} of ${points} points; expected 5 of 12")
+  endif()
+  check_lines(ok 5)
+  # As if the run had been killed in the middle of writing a line.
+  file(APPEND "${results}" "{\"family\":\"reduce\",\"mode\":\"simul")
+  tune(0 "${SPACE}" --simulate -o "${results}" --summary "${WORK}/summary.json")
+  summary_field(ran ran)
+  summary_field(resumed resumed)
+  if(NOT ran EQUAL 7 OR NOT resumed EQUAL 5)
+    message(FATAL_ERROR "resumed run: ran ${ran}, resumed ${resumed}; expected 7 and 5")
+  endif()
+  check_lines(ok 12)
+  tune(0 "${SPACE}" --simulate -o "${results}" --summary "${WORK}/summary.json")
+  summary_field(ran ran)
+  if(NOT ran EQUAL 0)
+    message(FATAL_ERROR "a finished sweep ran ${ran} points again")
+  endif()
+  check_lines(ok 12)
+
+elseif(MODE STREQUAL "wrong")
+  tune(1 "${SPACE}" --simulate -o "${results}" --summary "${WORK}/summary.json")
+  summary_field(wrong wrong)
+  if(NOT wrong EQUAL 2)
+    message(FATAL_ERROR "${wrong} points recorded wrong; expected 2")
+  endif()
+  check_lines(wrong 2)
+
+elseif(MODE STREQUAL "skipped")
+  tune(0 "${SPACE}" --simulate -o "${results}" --summary "${WORK}/summary.json")
+  check_lines(skipped 3)
+  file(READ "${results}" text)
+  foreach(reason "coalesce\\(32\\) needs a length divisible by 32"
+                 "chunk must be a power of two. got 48"
+                 "needs 393216 bytes of shared memory at its peak, over the limit")
+    if(NOT text MATCHES "${reason}")
+      message(FATAL_ERROR "no skipped point says: ${reason}")
+    endif()
+  endforeach()
+
+elseif(MODE STREQUAL "bad")
+  # <file contents> <regex the error message must match>
+  set(cases
+    "{\"family\": \"reduction\"}|unknown kernel family \"reduction\". known families: reduce, "
+    "{\"family\": \"reduce\", \"params\": {\"thread\": 32}}|unknown parameter \"thread\". reduce has: type, n, chunk, threads"
+    "{\"family\": \"reduce\", \"params\": {\"chunk\": 256, \"threads\": 32, \"variant\": \"red9\"}}|parameter \"variant\": unknown value \"red9\". expected one of red1, "
+    "{\"family\": \"reduce\", \"params\": {\"chunk\": 256, \"threads\": {\"from\": 32, \"to\": 64, \"times\": 2}, \"variant\": \"red1\"}}|parameter \"threads\": unknown range key \"times\""
+    "{\"family\": \"reduce\", \"params\": {\"chunk\": 256, \"threads\": 2048, \"variant\": \"red1\"}}|parameter \"threads\": 2048 is outside \\[1, 1024\\]"
+    "{\"family\": \"reduce\", \"params\": {\"threads\": 32, \"variant\": \"red1\"}}|parameter \"chunk\" \\(elements per block\\) has no default"
+    "{\"family\": \"reduce\", \"params\": {\"chunk\": 256,}}|not valid JSON"
+    "{\"family\": \"scan\", \"parms\": {}}|unknown key \"parms\"")
+  set(i 0)
+  foreach(case IN LISTS cases)
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 text)
+    list(GET parts 1 regex)
+    file(WRITE "${WORK}/bad${i}.json" "${text}")
+    tune(2 "${WORK}/bad${i}.json" --simulate -o "${WORK}/bad${i}.jsonl")
+    if(NOT tune_err MATCHES "${regex}")
+      message(FATAL_ERROR "bad${i}.json: the message\n  ${tune_err}\ndoes not match\n  ${regex}")
+    endif()
+    math(EXPR i "${i} + 1")
+  endforeach()
+elseif(MODE STREQUAL "gpu")
+  # The GPU path (timed, checked) on the CI space: skipped where there is no device (the tool
+  # says "no CUDA device"; the test's SKIP_REGULAR_EXPRESSION matches it).
+  tune_maybe_gpu("${SPACE}" -o "${results}" --min-time-ms 1 --summary "${WORK}/summary.json")
+  if(no_gpu)
+    return()  # the test is reported skipped
+  endif()
+  summary_field(points points)
+  check_lines(ok ${points})
+  # Again with pruning, into another file: each point ok or pruned with its reason.
+  set(results "${WORK}/pruned.jsonl")
+  tune(0 "${SPACE}" -o "${results}" --min-time-ms 1 --prune --summary "${WORK}/summary.json")
+  check_lines("ok|pruned" ${points})
+else()
+  message(FATAL_ERROR "unknown MODE ${MODE}")
+endif()
