@@ -14,8 +14,9 @@ status=0
 step() { echo "== $*"; }
 
 step build
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release >"$out/cmake.log" 2>&1 &&
-  cmake --build build-gpu >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+logs=$(mktemp -d)
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release >"$logs/cmake.log" 2>&1 &&
+  cmake --build build-gpu >"$logs/build.log" 2>&1 || { tail -40 "$logs/cmake.log" "$logs/build.log"; exit 1; }
 
 step "GPU tests"
 ctest --test-dir build-gpu -L gpu --output-on-failure >"$out/ctest-gpu.log" 2>&1 || status=1
