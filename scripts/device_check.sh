@@ -16,7 +16,7 @@ step() { echo "== $*"; }
 step build
 logs=$(mktemp -d)
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release >"$logs/cmake.log" 2>&1 &&
-  cmake --build build-gpu >"$logs/build.log" 2>&1 || { tail -40 "$logs/cmake.log" "$logs/build.log"; exit 1; }
+  cmake --build build-gpu >"$logs/build.log" 2>&1 || { tail -n 40 "$logs/cmake.log" "$logs/build.log"; exit 1; }
 
 step "GPU tests"
 ctest --test-dir build-gpu -L gpu --output-on-failure >"$out/ctest-gpu.log" 2>&1 || status=1
