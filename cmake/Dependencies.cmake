@@ -85,7 +85,7 @@ endif()
 # --- CLI11, for the examples' command lines. Debian's libcli11-dev ships CLI11Config.cmake;
 # a copy of its headers under .deps/include (git-ignored) also works, for machines that cannot
 # install packages.
-if(OBSIDIAN_BUILD_EXAMPLES)
+if(OBSIDIAN_BUILD_EXAMPLES OR OBSIDIAN_BUILD_FUZZ)
   find_package(CLI11 CONFIG QUIET)
   if(NOT TARGET CLI11::CLI11)
     find_path(OBSIDIAN_CLI11_INCLUDE_DIR CLI/CLI.hpp HINTS "${PROJECT_SOURCE_DIR}/.deps/include")

@@ -1,0 +1,189 @@
+// obsidian-fuzz: differential fuzzing of the whole pipeline. Each random recipe (recipe.hpp)
+// becomes a kernel that runs on the simulator in several configurations (shared-memory reuse
+// on and off, two thread counts, fewer real blocks than virtual ones) and, with --gpu, on the
+// device; every result must equal the plain C++ reference and the simulator must find no
+// hazard (the recipes use only safe combinators). A failure is shrunk to a small recipe and
+// printed as C++ source; the exit status is then 1.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <map>
+#include <obsidian/obsidian.hpp>
+#include <obsidian/sim.hpp>
+
+#include "build.hpp"
+#include "recipe.hpp"
+
+namespace {
+
+using fuzz::Recipe;
+
+enum class Verdict { Ok, Mismatch, Hazard, Error, Crash };
+
+const char* verdictName(Verdict v) {
+  switch (v) {
+    case Verdict::Ok: return "ok";
+    case Verdict::Mismatch: return "result differs from the reference";
+    case Verdict::Hazard: return "hazard reported for a program of safe combinators";
+    case Verdict::Error: return "obsidian::Error for a valid program";
+    case Verdict::Crash: return "unexpected exception";
+  }
+  return "?";
+}
+
+struct Outcome {
+  Verdict verdict = Verdict::Ok;
+  std::string config;  // which configuration failed
+  uint32_t threads = 0;
+  std::string detail;
+};
+
+struct Config {
+  const char* name;
+  uint32_t threads;
+  bool reuse;
+  uint32_t blocks;  // real blocks (0: all)
+};
+
+std::string firstDifference(const std::vector<uint32_t>& got, const std::vector<uint32_t>& want) {
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (got[i] != want[i]) {
+      return "first difference at " + std::to_string(i) + " of " + std::to_string(want.size()) +
+             ": got " + std::to_string(got[i]) + ", expected " + std::to_string(want[i]);
+    }
+  }
+  return "equal";
+}
+
+// A barrier to remove from every kernel (-1: none), for the fuzzer's self-test.
+int dropBarrier = -1;
+
+// Runs recipe r in every configuration; the first failure, or Ok. The reference must accept r.
+Outcome check(const Recipe& r, bool gpu) {
+  using namespace obsidian;
+  const std::vector<uint32_t> in = fuzz::inputFor(r);
+  const std::vector<uint32_t> expected = fuzz::reference(r, in);
+  const Config configs[] = {
+      {"shared-memory reuse", r.threads, true, 0},
+      {"no shared-memory reuse", r.threads, false, 0},
+      {"other thread count, fewer real blocks", r.altThreads, true, r.realBlocks}};
+  for (const Config& c : configs) {
+    Outcome o{Verdict::Ok, c.name, c.threads, ""};
+    try {
+      const Kernel k = fuzz::buildKernel(r, c.threads, c.reuse, dropBarrier);
+      std::vector<uint32_t> out(expected.size(), 0xdeadbeef);
+      simulate(k, {in, out}, SimOptions{.blocks = c.blocks});
+      if (out != expected) {
+        o.verdict = Verdict::Mismatch;
+        o.detail = "simulator: " + firstDifference(out, expected);
+        return o;
+      }
+      if (gpu) {
+        gpu::DeviceBuffer<uint32_t> din(in), dout(std::vector<uint32_t>(expected.size(), 0));
+        gpu::launch(k, {din, dout});
+        const std::vector<uint32_t> got = dout.download();
+        if (got != out) {
+          o.verdict = Verdict::Mismatch;
+          o.detail = "GPU vs simulator: " + firstDifference(got, out);
+          return o;
+        }
+      }
+    } catch (const HazardError& e) {
+      o.verdict = Verdict::Hazard;
+      o.detail = e.what();
+      return o;
+    } catch (const Error& e) {
+      o.verdict = Verdict::Error;
+      o.detail = e.what();
+      return o;
+    } catch (const std::exception& e) {
+      o.verdict = Verdict::Crash;
+      o.detail = e.what();
+      return o;
+    }
+  }
+  return {};
+}
+
+// Greedy shrinking: take the first smaller candidate that fails the same way, until none does.
+Recipe shrink(Recipe r, Verdict verdict, bool gpu, bool verbose) {
+  int checks = 0;
+  bool progress = true;
+  while (progress && checks < 2000) {
+    progress = false;
+    for (const Recipe& c : fuzz::shrinkCandidates(r)) {
+      try {
+        fuzz::reference(c, fuzz::inputFor(c));
+      } catch (const fuzz::InvalidRecipe&) {
+        continue;
+      }
+      ++checks;
+      if (check(c, gpu).verdict == verdict) {
+        r = c;
+        progress = true;
+        if (verbose) std::cerr << "  shrunk to size " << fuzz::recipeSize(r) << "\n";
+        break;
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"obsidian-fuzz: random kernels, simulator (and GPU) against a C++ reference"};
+  uint64_t seed = 1;
+  uint64_t count = 100;
+  uint32_t threads = 0;
+  int64_t only = -1;
+  bool verbose = false;
+  bool gpu = false;
+  app.add_option("--seed", seed, "seed of the program sequence (reproducible)");
+  app.add_option("--count", count, "programs to generate and check");
+  app.add_option("--threads", threads, "threads per block of the main configuration (0: random)");
+  app.add_option("--only", only, "check only program number I of the sequence");
+  app.add_flag("--verbose", verbose, "print every program's C++ source and verdict");
+  bool stats = false;
+  app.add_flag("--stats", stats, "print how often each combinator was generated");
+  app.add_option("--drop-barrier", dropBarrier,
+                 "self-test: remove the n-th barrier of every kernel (expect hazards)");
+  app.add_flag("--gpu", gpu, "also run every kernel on the GPU (exit 77 where there is none)");
+  CLI11_PARSE(app, argc, argv);
+
+  if (gpu && !obsidian::gpu::available()) {
+    std::cout << "SKIPPED: no CUDA device (" << obsidian::gpu::unavailableReason() << ")\n";
+    return 77;
+  }
+  std::mt19937_64 seeds(seed);
+  std::map<std::string, uint64_t> verdicts;
+  std::map<std::string, uint64_t> steps;
+  for (uint64_t i = 0; i < count; ++i) {
+    std::mt19937_64 rng(seeds());
+    if (only >= 0 && static_cast<uint64_t>(only) != i) continue;
+    Recipe r = fuzz::generate(rng);
+    if (threads != 0) r.threads = threads;
+    if (verbose) std::cout << "program " << i << ":\n" << fuzz::cppSource(r, r.threads);
+    fuzz::countSteps(r, steps);
+    const Outcome o = check(r, gpu);
+    ++verdicts[verdictName(o.verdict)];
+    if (o.verdict == Verdict::Ok) continue;
+    std::cout << "FAIL: seed " << seed << " program " << i << " (rerun: --seed " << seed
+              << " --count " << i + 1 << " --only " << i << "): " << verdictName(o.verdict)
+              << "\n  in configuration \"" << o.config << "\" (" << o.threads
+              << " threads): " << o.detail << "\n";
+    const Recipe small = shrink(r, o.verdict, gpu, verbose);
+    const Outcome so = check(small, gpu);
+    std::cout << "shrunk (" << verdictName(so.verdict) << " in \"" << so.config << "\", "
+              << so.threads << " threads, " << small.realBlocks << " real blocks of "
+              << small.blocks << "): " << so.detail << "\n"
+              << fuzz::cppSource(small, so.threads);
+    return 1;
+  }
+  if (stats) {
+    for (const auto& [name, n] : steps) std::cout << "  " << name << ": " << n << "\n";
+  }
+  std::cout << "obsidian-fuzz: seed " << seed << ", " << (only >= 0 ? 1 : count)
+            << " programs, 3 configurations each" << (gpu ? " (simulator and GPU)" : "")
+            << ": all clean\n";
+  return 0;
+}
