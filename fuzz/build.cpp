@@ -21,9 +21,14 @@ SPull<EWord32> pullStep(const Node& n, const SPull<EWord32>& x) {
       return zipWith(binaryFn(n.a), ev, od);
     }
     case Op::Rotate: {
-      auto [lo, hi] = halve(x);
+      auto [lo, hi] = splitAt(n.b, x);
       return conc(hi, lo);
     }
+    case Op::Interleave: {
+      auto [lo, hi] = halve(x);
+      return upair(zip(lo, hi));
+    }
+    case Op::Ends: return conc(replicate(n.b, first(x)), singleton(last(x)));
     case Op::SplitFold: {
       const uint32_t a = n.a;
       return fmap([a](const SPull<EWord32>& c) { return foldPull1(binaryFn(a), c); },
@@ -48,27 +53,32 @@ Kernel buildKernel(const Recipe& r, uint32_t threads, bool reuseSharedMemory, in
   CaptureOptions options;
   options.reuseSharedMemory = reuseSharedMemory;
   options.faults.dropBarrier = dropBarrier;
+  // The same kernel over a dynamic (DPull) or static (SPull) input.
+  auto kernel = [&r](const auto& in) {
+    auto g = in;
+    if (r.gridMap) g = fmap(unaryFn(r.gridA, r.gridB), g);
+    if (r.gridZip) {
+      auto [lo, hi] = halve(g);
+      g = zipWith(binaryFn(r.gridA), lo, hi);
+    }
+    auto block = [&r](const SPull<EWord32>& c) {
+      return exec<Block>(
+          [&r, c](const Program<Block>& p) { return push<Block>(steps<Block>(p, r.body, c)); });
+    };
+    switch (r.grid) {
+      case Shape::SplitUp: return pConcat(fmap(block, splitUp(r.chunk, g)));
+      case Shape::Coalesce: return pConcat(fmap(block, coalesce(r.chunk, g)));
+      case Shape::Flat: break;
+    }
+    return push<Grid>(g);
+  };
+  if (r.staticInput) {
+    options.staticLengths = {static_cast<uint32_t>(inputLength(r))};
+    return capture(
+        "fuzz", threads, [&kernel](SPull<EWord32> in) { return kernel(in); }, options);
+  }
   return capture(
-      "fuzz", threads,
-      [&r](DPull<EWord32> in) {
-        DPull<EWord32> g = in;
-        if (r.gridMap) g = fmap(unaryFn(r.gridA, r.gridB), g);
-        if (r.gridZip) {
-          auto [lo, hi] = halve(g);
-          g = zipWith(binaryFn(r.gridA), lo, hi);
-        }
-        auto block = [&r](const SPull<EWord32>& c) {
-          return exec<Block>(
-              [&r, c](const Program<Block>& p) { return push<Block>(steps<Block>(p, r.body, c)); });
-        };
-        switch (r.grid) {
-          case Shape::SplitUp: return pConcat(fmap(block, splitUp(r.chunk, g)));
-          case Shape::Coalesce: return pConcat(fmap(block, coalesce(r.chunk, g)));
-          case Shape::Flat: break;
-        }
-        return push<Grid>(g);
-      },
-      options);
+      "fuzz", threads, [&kernel](DPull<EWord32> in) { return kernel(in); }, options);
 }
 
 }  // namespace fuzz

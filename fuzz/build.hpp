@@ -117,6 +117,15 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
                           },
                           splitUp(n.b, x))));
     }
+    case Op::Load:
+      if constexpr (!std::is_same_v<L, Thread>) return force(p, load<L>(n.b, x));
+      break;
+    case Op::Take: return force(p, takeP(n.b, push<L>(x)));
+    case Op::ForceZip: {
+      auto [lo, hi] = halve(x);
+      auto [lo2, hi2] = unzip(forcePull(p, zip(lo, hi)));
+      return zipWith(binaryFn(n.a), lo2, hi2);
+    }
     case Op::Histogram:
       if constexpr (!std::is_same_v<L, Thread>) {
         const uint32_t bins = n.b;

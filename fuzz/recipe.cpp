@@ -71,8 +71,32 @@ Words refStep(const Node& n, const Words& x) {
     }
     case Op::Rotate:
     case Op::ConcP: {
-      Words y(x.begin() + static_cast<long>(half), x.end());
-      y.insert(y.end(), x.begin(), x.begin() + static_cast<long>(half));
+      const size_t k = n.op == Op::Rotate ? n.b : half;
+      require(k <= len, "splitAt beyond the length");
+      Words y(x.begin() + static_cast<long>(k), x.end());
+      y.insert(y.end(), x.begin(), x.begin() + static_cast<long>(k));
+      return y;
+    }
+    case Op::Interleave: {
+      Words y(2 * half);
+      for (size_t i = 0; i < half; ++i) {
+        y[2 * i] = x[i];
+        y[2 * i + 1] = x[half + i];
+      }
+      return y;
+    }
+    case Op::Ends: {
+      Words y(n.b, x.front());
+      y.push_back(x.back());
+      return y;
+    }
+    case Op::Load: require(n.b > 0 && len % n.b == 0, "load size does not divide"); return x;
+    case Op::Take:
+      require(n.b <= len, "takeP beyond the length");
+      return Words(x.begin(), x.begin() + n.b);
+    case Op::ForceZip: {
+      Words y(half);
+      for (size_t i = 0; i < half; ++i) y[i] = binaryOp(n.a, x[i], x[half + i]);
       return y;
     }
     case Op::SplitFold:
@@ -179,11 +203,9 @@ class Generator {
 
   bool make(Level level, uint32_t& n, int depth, bool pullOnly, Node& node) {
     const bool canNest = depth < 2;
-    const uint32_t choice = below(17);
-    node.op = static_cast<Op>(choice);
+    node.op = static_cast<Op>(below(kOps));
     node.a = below(kBinaryOps);
-    const bool isPull = choice <= static_cast<uint32_t>(Op::BinSplit);
-    if (pullOnly && !isPull) return false;
+    if (pullOnly && !isPullStep(node.op)) return false;
     switch (node.op) {
       case Op::Map:
         node.a = below(kUnaryOps);
@@ -191,9 +213,27 @@ class Generator {
         return true;
       case Op::AddIndex: node.b = below(1000); return true;
       case Op::ZipHalves:
-      case Op::ZipEvenOdds: n /= 2; return n > 0;
+      case Op::ZipEvenOdds:
+      case Op::ForceZip: n /= 2; return n > 0;
       case Op::Rotate:
+        node.b = below(n + 1);
+        return true;
       case Op::ConcP: return n >= 2;
+      case Op::Interleave:
+        n = 2 * (n / 2);
+        return n > 0;
+      case Op::Ends:
+        node.b = below(5);
+        n = node.b + 1;
+        return true;
+      case Op::Load:
+        if (level == Level::Thread) return false;
+        node.b = divisor(n, 1, 16);
+        return node.b != 0;
+      case Op::Take:
+        node.b = 1 + below(n);
+        n = node.b;
+        return true;
       case Op::Force: return true;
       case Op::SplitFold:
       case Op::CoalesceFold:
@@ -278,9 +318,10 @@ class Printer {
     const std::string L = levelName(level);
     const std::string y = fresh("a");
     const std::string def = "const SPull<EWord32> " + y + " = ";
-    auto halves = [&](const char* fn) {
+    auto halves = [&](const std::string& fn) {
       const std::string lo = fresh("lo"), hi = fresh("hi");
-      line(ind, "const auto [" + lo + ", " + hi + "] = " + fn + "(" + x + ");");
+      line(ind, "const auto [" + lo + ", " + hi + "] = " + fn + (fn.back() == ' ' ? "" : "(") +
+                    x + ");");
       return std::make_pair(lo, hi);
     };
     auto nested = [&](const std::string& inner, const char* combine) {
@@ -314,8 +355,31 @@ class Printer {
         break;
       }
       case Op::Rotate: {
-        const auto [lo, hi] = halves("halve");
+        const auto [lo, hi] = halves(("splitAt(" + u(n.b) + ", ").c_str());
         line(ind, def + "conc(" + hi + ", " + lo + ");");
+        break;
+      }
+      case Op::Interleave: {
+        const auto [lo, hi] = halves("halve");
+        line(ind, def + "upair(zip(" + lo + ", " + hi + "));");
+        break;
+      }
+      case Op::Ends:
+        line(ind, def + "conc(replicate(" + u(n.b) + ", first(" + x + ")), singleton(last(" + x +
+                      ")));");
+        break;
+      case Op::Load:
+        line(ind, def + "force(" + p + ", load<" + L + ">(" + u(n.b) + ", " + x + "));");
+        break;
+      case Op::Take:
+        line(ind, def + "force(" + p + ", takeP(" + u(n.b) + ", push<" + L + ">(" + x + ")));");
+        break;
+      case Op::ForceZip: {
+        const auto [lo, hi] = halves("halve");
+        const std::string lo2 = fresh("lo"), hi2 = fresh("hi");
+        line(ind, "const auto [" + lo2 + ", " + hi2 + "] = unzip(forcePull(" + p + ", zip(" + lo +
+                      ", " + hi + ")));");
+        line(ind, def + "zipWith(" + binaryLambda(n.a) + ", " + lo2 + ", " + hi2 + ");");
         break;
       }
       case Op::ConcP: {
@@ -393,6 +457,22 @@ size_t countNodes(const std::vector<Node>& ops) {
 
 }  // namespace
 
+bool isPullStep(Op op) {
+  switch (op) {
+    case Op::Map:
+    case Op::AddIndex:
+    case Op::ZipHalves:
+    case Op::ZipEvenOdds:
+    case Op::Rotate:
+    case Op::SplitFold:
+    case Op::CoalesceFold:
+    case Op::BinSplit:
+    case Op::Interleave:
+    case Op::Ends: return true;
+    default: return false;
+  }
+}
+
 std::string levelName(Level l) {
   switch (l) {
     case Level::Thread: return "Thread";
@@ -457,6 +537,7 @@ Recipe generate(std::mt19937_64& rng) {
   r.grid = kind == 0 ? Shape::Flat : kind < 5 ? Shape::Coalesce : Shape::SplitUp;
   r.gridMap = gen.chance(25);
   r.gridZip = gen.chance(15);
+  r.staticInput = gen.chance(25);
   r.gridA = gen.below(kUnaryOps);
   r.gridB = static_cast<uint32_t>(rng());
   // Sizes of every shape: powers of two, odd numbers, products of small factors.
@@ -485,8 +566,10 @@ std::string cppSource(const Recipe& r, uint32_t threads) {
   Printer pr;
   pr.line(0, "// input: " + std::to_string(inputLength(r)) + " words");
   pr.line(0, "Kernel fuzzKernel() {");
-  pr.line(1, "return capture(\"fuzz\", " + std::to_string(threads) + ", [](DPull<EWord32> in) {");
-  pr.line(2, "DPull<EWord32> g = in;");
+  const std::string in = r.staticInput ? "SPull" : "DPull";
+  pr.line(1, "return capture(\"fuzz\", " + std::to_string(threads) + ", [](" + in +
+                 "<EWord32> in) {");
+  pr.line(2, in + "<EWord32> g = in;");
   if (r.gridMap) pr.line(2, "g = fmap(" + Printer::unaryLambda(r.gridA, r.gridB) + ", g);");
   if (r.gridZip) {
     pr.line(2, "const auto [glo, ghi] = halve(g);");
@@ -505,16 +588,20 @@ std::string cppSource(const Recipe& r, uint32_t threads) {
     pr.line(3, std::string(r.grid == Shape::SplitUp ? "splitUp(" : "coalesce(") +
                    Printer::u(r.chunk) + ", g)));");
   }
-  pr.line(1, "});");
+  pr.line(1, r.staticInput ? "}, CaptureOptions{.staticLengths = {" +
+                                 std::to_string(inputLength(r)) + "}});"
+                           : "});");
   pr.line(0, "}");
   return pr.out;
 }
 
 void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   static const char* const names[] = {
-      "Map",          "AddIndex", "ZipHalves",  "ZipEvenOdds", "Rotate",   "SplitFold",
-      "CoalesceFold", "BinSplit", "Force",      "SeqReduce",   "SeqScan",  "ConcP",
-      "Iterate",      "Nest",     "ThreadNest", "SeqNest",     "Histogram"};
+      "Map",     "AddIndex", "ZipHalves",  "ZipEvenOdds", "Rotate",    "SplitFold",
+      "CoalesceFold", "BinSplit", "Interleave", "Ends", "Force", "SeqReduce", "SeqScan",
+      "ConcP", "Iterate", "Nest", "ThreadNest", "SeqNest", "Histogram", "Load", "Take",
+      "ForceZip"};
+  static_assert(std::size(names) == kOps);
   std::function<void(const std::vector<Node>&)> walk = [&](const std::vector<Node>& ops) {
     for (const Node& n : ops) {
       ++counts[names[static_cast<size_t>(n.op)]];
@@ -526,6 +613,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
            : r.grid == Shape::Coalesce ? "grid: coalesce"
                                        : "grid: splitUp"];
   if (r.chunk & (r.chunk - 1)) ++counts["chunk not a power of two"];
+  if (r.staticInput) ++counts["static input length"];
 }
 
 size_t recipeSize(const Recipe& r) {
@@ -590,6 +678,7 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
   if (r.realBlocks > 1) with([](Recipe& c) { c.realBlocks = 1; });
   if (r.gridMap) with([](Recipe& c) { c.gridMap = false; });
   if (r.gridZip) with([](Recipe& c) { c.gridZip = false; });
+  if (r.staticInput) with([](Recipe& c) { c.staticInput = false; });
   if (r.grid == Shape::Coalesce) with([](Recipe& c) { c.grid = Shape::SplitUp; });
   if (r.chunk > 1) {
     with([](Recipe& c) { c.chunk /= 2; });

@@ -26,10 +26,12 @@ enum class Op : uint8_t {
   AddIndex,      // mkPull(n, i -> x[i] + i * b)                                pull
   ZipHalves,     // halve, zipWith(binary(a)) over the halves                  pull
   ZipEvenOdds,   // evenOdds, zipWith(binary(a))                               pull
-  Rotate,        // halve, conc(hi, lo)                                        pull
+  Rotate,        // splitAt(b), conc(hi, lo)                                   pull
   SplitFold,     // splitUp(b), fmap(foldPull1(binary(a)))                     pull
   CoalesceFold,  // coalesce(b), fmap(foldPull1(binary(a)))                    pull
   BinSplit,      // binSplit(b, kids as a pull function)                       pull
+  Interleave,    // halve, zip, upair: lo0 hi0 lo1 hi1 ...                     pull
+  Ends,          // conc(replicate(b, first), singleton(last))                pull
   Force,         // forcePull                                                  force
   SeqReduce,     // tConcat(fmap(seqReduce(binary(a)), splitUp(b)))           force
   SeqScan,       // tConcat(fmap(seqScan(binary(a)), splitUp(b)))             force
@@ -39,7 +41,13 @@ enum class Op : uint8_t {
   ThreadNest,    // tConcat(fmap(exec<Thread>(kids), splitUp(b)))             force (Warp, Block)
   SeqNest,       // sConcat(fmap(exec<same level>(kids), splitUp(b)))         force
   Histogram,     // newShared(b) zeroed, atomicAdd(x % b) for every x          (Warp, Block)
+  Load,          // load<L>(b): the coalescing first load                      force (Warp, Block)
+  Take,          // takeP(b, push(x)): the first b elements                    force
+  ForceZip,      // halve, forcePull(zip(lo, hi)) (tuples), unzip, zipWith    force
 };
+constexpr uint32_t kOps = static_cast<uint32_t>(Op::ForceZip) + 1;
+// Steps that need no program (the only ones allowed inside binSplit).
+bool isPullStep(Op op);
 
 struct Node {
   Op op = Op::Force;
@@ -58,6 +66,7 @@ struct Recipe {
   Shape grid = Shape::SplitUp;  // Flat: push<Grid> of the grid-level pull ops, no blocks
   bool gridMap = false;         // fmap(unary(gridA, gridB)) over the whole input first
   uint32_t gridA = 0, gridB = 1;
+  bool staticInput = false;    // the input is an SPull (static length) instead of a DPull
   bool gridZip = false;    // halve + zipWith(binary(gridA)) over the whole input first
   uint32_t chunk = 256;    // elements per block
   uint32_t blocks = 1;     // chunks in the input (the input has blocks * chunk elements,
