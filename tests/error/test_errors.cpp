@@ -516,6 +516,18 @@ TEST_CASE("error: a kernel named like a C++ keyword") {
   CHECK_THROWS_WITH_AS(
       capture("int", 8, [](DPull<EWord32> in) { return push<Grid>(in); }),
       "capture: a kernel name must not be a C++ keyword or CUDA built-in; got 'int'", Error);
+  // Names the generated CUDA itself defines, and reserved ones: NVRTC used to reject these
+  // ("uint32_t has already been declared") after capture had accepted them.
+  for (const char* name :
+       {"uint32_t", "uint8_t", "int32_t", "uint64_t", "NULL", "__global__", "__syncthreads"}) {
+    CHECK_THROWS_WITH_AS(
+        capture(name, 8, [](DPull<EWord32> in) { return push<Grid>(in); }),
+        ("capture: a kernel name must not be a C++ keyword or CUDA built-in; got '" +
+         std::string(name) + "'")
+            .c_str(),
+        Error);
+  }
+  checkLibraryStillWorks();
 }
 
 TEST_CASE("error: sequential reductions and first/last of an empty array") {
