@@ -540,3 +540,37 @@ TEST_CASE("error: sequential reductions and first/last of an empty array") {
   CHECK_THROWS_WITH_AS(first(empty), "first needs a non-empty array; got length 0", Error);
   CHECK_THROWS_WITH_AS(last(empty), "last needs a non-empty array; got length 0", Error);
 }
+
+// ---------------------------------------------------------------- NVRTC, from a user kernel
+TEST_CASE("error: a user kernel that NVRTC cannot compile names the kernel and shows the source") {
+  // A kernel named like a CUDA library function: a C identifier that is neither a keyword nor
+  // one of the names capture knows, so only NVRTC can tell. The error names the kernel and
+  // shows the offending line, nothing is kept, and NVRTC keeps working.
+  const Kernel k = capture("sqrtf", 32, [](DPull<EWord32> in) {
+    return push<Grid>(fmap([](const EWord32& x) { return x + 1u; }, in));
+  });
+  CHECK_THROWS_WITH_AS(k.compile(),
+                       doctest::Contains("NVRTC failed to compile kernel 'sqrtf' for sm_90:"),
+                       CompileError);
+  CHECK_THROWS_WITH_AS(k.compile(),
+                       doctest::Contains("__launch_bounds__(32) sqrtf(const uint32_t* in0"),
+                       CompileError);
+  CHECK_FALSE(k.compiled());
+  CHECK(incrementKernel().compile().registers > 0);
+}
+
+TEST_CASE("error: NVRTC options it does not know, or an architecture it does not support") {
+  CaptureOptions options;
+  options.nvrtcOptions = {"--no-such-option"};
+  const Kernel k = capture(
+      "badOption", 32,
+      [](DPull<EWord32> in) { return push<Grid>(fmap([](const EWord32& x) { return x; }, in)); },
+      options);
+  CHECK_THROWS_WITH_AS(k.compile(),
+                       doctest::Contains("NVRTC failed to compile kernel 'badOption' for sm_90:"),
+                       CompileError);
+  CHECK_THROWS_WITH_AS(incrementKernel().compile(CompileOptions{"sm_5", {}}),
+                       doctest::Contains("NVRTC failed to compile kernel 'increment' for sm_5:"),
+                       CompileError);
+  CHECK(incrementKernel().compile().registers > 0);
+}
