@@ -53,14 +53,18 @@ Kernel buildKernel(const Recipe& r, uint32_t threads, bool reuseSharedMemory, in
   CaptureOptions options;
   options.reuseSharedMemory = reuseSharedMemory;
   options.faults.dropBarrier = dropBarrier;
-  // The same kernel over a dynamic (DPull) or static (SPull) input.
-  auto kernel = [&r](const auto& in) {
+  // The same kernel over a dynamic (DPull) or static (SPull) input, with one output or two.
+  auto grid = [&r](const auto& in) {
     auto g = in;
     if (r.gridMap) g = fmap(unaryFn(r.gridA, r.gridB), g);
     if (r.gridZip) {
       auto [lo, hi] = halve(g);
       g = zipWith(binaryFn(r.gridA), lo, hi);
     }
+    return g;
+  };
+  auto kernel = [&r, &grid](const auto& in) {
+    auto g = grid(in);
     auto block = [&r](const SPull<EWord32>& c) {
       return exec<Block>(
           [&r, c](const Program<Block>& p) { return push<Block>(steps<Block>(p, r.body, c)); });
@@ -72,13 +76,24 @@ Kernel buildKernel(const Recipe& r, uint32_t threads, bool reuseSharedMemory, in
     }
     return push<Grid>(g);
   };
+  auto both = [&kernel, &grid](const auto& in) {
+    return hana::make_tuple(kernel(in), push<Grid>(grid(in)));
+  };
   if (r.staticInput) {
     options.staticLengths = {static_cast<uint32_t>(inputLength(r))};
+    if (r.gridOutput) {
+      return capture(
+          "fuzz", threads, [&](SPull<EWord32> in) { return both(in); }, options);
+    }
     return capture(
-        "fuzz", threads, [&kernel](SPull<EWord32> in) { return kernel(in); }, options);
+        "fuzz", threads, [&](SPull<EWord32> in) { return kernel(in); }, options);
+  }
+  if (r.gridOutput) {
+    return capture(
+        "fuzz", threads, [&](DPull<EWord32> in) { return both(in); }, options);
   }
   return capture(
-      "fuzz", threads, [&kernel](DPull<EWord32> in) { return kernel(in); }, options);
+      "fuzz", threads, [&](DPull<EWord32> in) { return kernel(in); }, options);
 }
 
 }  // namespace fuzz

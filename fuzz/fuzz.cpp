@@ -61,7 +61,7 @@ int dropBarrier = -1;
 Outcome check(const Recipe& r, bool gpu) {
   using namespace obsidian;
   const std::vector<uint32_t> in = fuzz::inputFor(r);
-  const std::vector<uint32_t> expected = fuzz::reference(r, in);
+  const std::vector<std::vector<uint32_t>> expected = fuzz::reference(r, in);
   const Config configs[] = {
       {"shared-memory reuse", r.threads, true, 0},
       {"no shared-memory reuse", r.threads, false, 0},
@@ -70,21 +70,34 @@ Outcome check(const Recipe& r, bool gpu) {
     Outcome o{Verdict::Ok, c.name, c.threads, ""};
     try {
       const Kernel k = fuzz::buildKernel(r, c.threads, c.reuse, dropBarrier);
-      std::vector<uint32_t> out(expected.size(), 0xdeadbeef);
-      simulate(k, {in, out}, SimOptions{.blocks = c.blocks});
-      if (out != expected) {
-        o.verdict = Verdict::Mismatch;
-        o.detail = "simulator: " + firstDifference(out, expected);
-        return o;
+      std::vector<std::vector<uint32_t>> outs;
+      for (const auto& e : expected) outs.emplace_back(e.size(), 0xdeadbeef);
+      std::vector<KernelArg> args{in};
+      for (auto& out : outs) args.emplace_back(out);
+      simulate(k, args, SimOptions{.blocks = c.blocks});
+      for (size_t j = 0; j < outs.size(); ++j) {
+        if (outs[j] != expected[j]) {
+          o.verdict = Verdict::Mismatch;
+          o.detail = "simulator, output " + std::to_string(j) + ": " +
+                     firstDifference(outs[j], expected[j]);
+          return o;
+        }
       }
       if (gpu) {
-        gpu::DeviceBuffer<uint32_t> din(in), dout(std::vector<uint32_t>(expected.size(), 0));
-        gpu::launch(k, {din, dout});
-        const std::vector<uint32_t> got = dout.download();
-        if (got != out) {
-          o.verdict = Verdict::Mismatch;
-          o.detail = "GPU vs simulator: " + firstDifference(got, out);
-          return o;
+        gpu::DeviceBuffer<uint32_t> din(in);
+        std::vector<gpu::DeviceBuffer<uint32_t>> douts;
+        for (const auto& e : expected) douts.emplace_back(std::vector<uint32_t>(e.size(), 0));
+        std::vector<KernelArg> dargs{din};
+        for (auto& d : douts) dargs.emplace_back(d);
+        gpu::launch(k, dargs);
+        for (size_t j = 0; j < outs.size(); ++j) {
+          const std::vector<uint32_t> got = douts[j].download();
+          if (got != outs[j]) {
+            o.verdict = Verdict::Mismatch;
+            o.detail = "GPU vs simulator, output " + std::to_string(j) + ": " +
+                       firstDifference(got, outs[j]);
+            return o;
+          }
         }
       }
     } catch (const HazardError& e) {

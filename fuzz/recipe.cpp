@@ -215,13 +215,9 @@ class Generator {
       case Op::ZipHalves:
       case Op::ZipEvenOdds:
       case Op::ForceZip: n /= 2; return n > 0;
-      case Op::Rotate:
-        node.b = below(n + 1);
-        return true;
+      case Op::Rotate: node.b = below(n + 1); return true;
       case Op::ConcP: return n >= 2;
-      case Op::Interleave:
-        n = 2 * (n / 2);
-        return n > 0;
+      case Op::Interleave: n = 2 * (n / 2); return n > 0;
       case Op::Ends:
         node.b = below(5);
         n = node.b + 1;
@@ -320,8 +316,8 @@ class Printer {
     const std::string def = "const SPull<EWord32> " + y + " = ";
     auto halves = [&](const std::string& fn) {
       const std::string lo = fresh("lo"), hi = fresh("hi");
-      line(ind, "const auto [" + lo + ", " + hi + "] = " + fn + (fn.back() == ' ' ? "" : "(") +
-                    x + ");");
+      line(ind, "const auto [" + lo + ", " + hi + "] = " + fn + (fn.back() == ' ' ? "" : "(") + x +
+                    ");");
       return std::make_pair(lo, hi);
     };
     auto nested = [&](const std::string& inner, const char* combine) {
@@ -483,7 +479,8 @@ std::string levelName(Level l) {
 }
 
 size_t inputLength(const Recipe& r) {
-  return static_cast<size_t>(r.chunk) * r.blocks * (r.gridZip ? 2 : 1);
+  return static_cast<size_t>(r.chunk) * r.blocks * (r.gridZip ? 2 : 1) +
+         (r.gridZip && r.oddInput ? 1 : 0);
 }
 
 std::vector<uint32_t> inputFor(const Recipe& r) {
@@ -493,19 +490,8 @@ std::vector<uint32_t> inputFor(const Recipe& r) {
   return v;
 }
 
-std::vector<uint32_t> reference(const Recipe& r, const std::vector<uint32_t>& in) {
-  require(r.chunk > 0 && r.blocks > 0 && r.threads > 0 && r.altThreads > 0, "empty launch");
-  require(r.realBlocks > 0, "no real blocks");
-  Words g(in);
-  if (r.gridMap) {
-    for (uint32_t& x : g) x = unaryOp(r.gridA, r.gridB, x);
-  }
-  if (r.gridZip) {
-    const size_t h = g.size() / 2;
-    Words z(h);
-    for (size_t i = 0; i < h; ++i) z[i] = binaryOp(r.gridA, g[i], g[h + i]);
-    g = z;
-  }
+namespace {
+Words blocksOf(const Recipe& r, const Words& g) {
   switch (r.grid) {
     case Shape::SplitUp:
       return perChunk(g, r.chunk, [&](const Words& c) { return refSteps(r.body, c); });
@@ -525,6 +511,25 @@ std::vector<uint32_t> reference(const Recipe& r, const std::vector<uint32_t>& in
   }
   return g;
 }
+}  // namespace
+
+std::vector<Words> reference(const Recipe& r, const Words& in) {
+  require(r.chunk > 0 && r.blocks > 0 && r.threads > 0 && r.altThreads > 0, "empty launch");
+  require(r.realBlocks > 0, "no real blocks");
+  Words g(in);
+  if (r.gridMap) {
+    for (uint32_t& x : g) x = unaryOp(r.gridA, r.gridB, x);
+  }
+  if (r.gridZip) {
+    const size_t h = g.size() / 2;
+    Words z(h);
+    for (size_t i = 0; i < h; ++i) z[i] = binaryOp(r.gridA, g[i], g[h + i]);
+    g = z;
+  }
+  std::vector<Words> outputs{blocksOf(r, g)};
+  if (r.gridOutput) outputs.push_back(g);
+  return outputs;
+}
 
 Recipe generate(std::mt19937_64& rng) {
   Generator gen(rng);
@@ -538,6 +543,8 @@ Recipe generate(std::mt19937_64& rng) {
   r.gridMap = gen.chance(25);
   r.gridZip = gen.chance(15);
   r.staticInput = gen.chance(25);
+  r.oddInput = gen.chance(50);
+  r.gridOutput = gen.chance(15);
   r.gridA = gen.below(kUnaryOps);
   r.gridB = static_cast<uint32_t>(rng());
   // Sizes of every shape: powers of two, odd numbers, products of small factors.
@@ -567,18 +574,20 @@ std::string cppSource(const Recipe& r, uint32_t threads) {
   pr.line(0, "// input: " + std::to_string(inputLength(r)) + " words");
   pr.line(0, "Kernel fuzzKernel() {");
   const std::string in = r.staticInput ? "SPull" : "DPull";
-  pr.line(1, "return capture(\"fuzz\", " + std::to_string(threads) + ", [](" + in +
-                 "<EWord32> in) {");
+  pr.line(1,
+          "return capture(\"fuzz\", " + std::to_string(threads) + ", [](" + in + "<EWord32> in) {");
   pr.line(2, in + "<EWord32> g = in;");
   if (r.gridMap) pr.line(2, "g = fmap(" + Printer::unaryLambda(r.gridA, r.gridB) + ", g);");
   if (r.gridZip) {
     pr.line(2, "const auto [glo, ghi] = halve(g);");
     pr.line(2, "g = zipWith(" + Printer::binaryLambda(r.gridA) + ", glo, ghi);");
   }
+  const std::string ret = r.gridOutput ? "return hana::make_tuple(" : "return ";
+  const std::string end = r.gridOutput ? ", push<Grid>(g));" : ";";
   if (r.grid == Shape::Flat) {
-    pr.line(2, "return push<Grid>(g);");
+    pr.line(2, ret + "push<Grid>(g)" + end);
   } else {
-    pr.line(2, "return pConcat(fmap(");
+    pr.line(2, ret + "pConcat(fmap(");
     pr.line(3, "[](const SPull<EWord32>& c) {");
     pr.line(4, "return exec<Block>([c](const Program<Block>& p) {");
     const std::string res = pr.steps(5, Level::Block, "p", r.body, "c");
@@ -586,21 +595,21 @@ std::string cppSource(const Recipe& r, uint32_t threads) {
     pr.line(4, "});");
     pr.line(3, "},");
     pr.line(3, std::string(r.grid == Shape::SplitUp ? "splitUp(" : "coalesce(") +
-                   Printer::u(r.chunk) + ", g)));");
+                   Printer::u(r.chunk) + ", g))" + (r.gridOutput ? ")" : "") + end);
   }
-  pr.line(1, r.staticInput ? "}, CaptureOptions{.staticLengths = {" +
-                                 std::to_string(inputLength(r)) + "}});"
-                           : "});");
+  pr.line(1, r.staticInput
+                 ? "}, CaptureOptions{.staticLengths = {" + std::to_string(inputLength(r)) + "}});"
+                 : "});");
   pr.line(0, "}");
   return pr.out;
 }
 
 void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   static const char* const names[] = {
-      "Map",     "AddIndex", "ZipHalves",  "ZipEvenOdds", "Rotate",    "SplitFold",
-      "CoalesceFold", "BinSplit", "Interleave", "Ends", "Force", "SeqReduce", "SeqScan",
-      "ConcP", "Iterate", "Nest", "ThreadNest", "SeqNest", "Histogram", "Load", "Take",
-      "ForceZip"};
+      "Map",          "AddIndex", "ZipHalves",  "ZipEvenOdds", "Rotate",     "SplitFold",
+      "CoalesceFold", "BinSplit", "Interleave", "Ends",        "Force",      "SeqReduce",
+      "SeqScan",      "ConcP",    "Iterate",    "Nest",        "ThreadNest", "SeqNest",
+      "Histogram",    "Load",     "Take",       "ForceZip"};
   static_assert(std::size(names) == kOps);
   std::function<void(const std::vector<Node>&)> walk = [&](const std::vector<Node>& ops) {
     for (const Node& n : ops) {
@@ -614,6 +623,8 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
                                        : "grid: splitUp"];
   if (r.chunk & (r.chunk - 1)) ++counts["chunk not a power of two"];
   if (r.staticInput) ++counts["static input length"];
+  if (r.gridOutput) ++counts["two outputs"];
+  if (r.gridZip && r.oddInput) ++counts["odd input, halves differ"];
 }
 
 size_t recipeSize(const Recipe& r) {
@@ -679,6 +690,8 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
   if (r.gridMap) with([](Recipe& c) { c.gridMap = false; });
   if (r.gridZip) with([](Recipe& c) { c.gridZip = false; });
   if (r.staticInput) with([](Recipe& c) { c.staticInput = false; });
+  if (r.oddInput) with([](Recipe& c) { c.oddInput = false; });
+  if (r.gridOutput) with([](Recipe& c) { c.gridOutput = false; });
   if (r.grid == Shape::Coalesce) with([](Recipe& c) { c.grid = Shape::SplitUp; });
   if (r.chunk > 1) {
     with([](Recipe& c) { c.chunk /= 2; });

@@ -66,13 +66,15 @@ struct Recipe {
   Shape grid = Shape::SplitUp;  // Flat: push<Grid> of the grid-level pull ops, no blocks
   bool gridMap = false;         // fmap(unary(gridA, gridB)) over the whole input first
   uint32_t gridA = 0, gridB = 1;
-  bool staticInput = false;    // the input is an SPull (static length) instead of a DPull
-  bool gridZip = false;    // halve + zipWith(binary(gridA)) over the whole input first
-  uint32_t chunk = 256;    // elements per block
-  uint32_t blocks = 1;     // chunks in the input (the input has blocks * chunk elements,
-                           // twice that with gridZip)
-  std::vector<Node> body;  // the Block program applied to every chunk
-  uint64_t dataSeed = 1;   // the input's random words
+  bool staticInput = false;  // the input is an SPull (static length) instead of a DPull
+  bool gridZip = false;      // halve + zipWith(binary(gridA)) over the whole input first
+  bool oddInput = false;     // with gridZip: one more input element (the halves differ)
+  bool gridOutput = false;   // a second output: push<Grid> of the grid-level array
+  uint32_t chunk = 256;      // elements per block
+  uint32_t blocks = 1;       // chunks in the input (the input has blocks * chunk elements,
+                             // twice that with gridZip)
+  std::vector<Node> body;    // the Block program applied to every chunk
+  uint64_t dataSeed = 1;     // the input's random words
 };
 
 // A recipe that the reference rejects (a length that does not divide, an empty array, ...):
@@ -89,8 +91,9 @@ constexpr uint32_t kBinaryOps = 5;
 std::vector<uint32_t> inputFor(const Recipe& r);
 size_t inputLength(const Recipe& r);
 
-// The oracle: the kernel's output computed directly over the arrays. Throws InvalidRecipe.
-std::vector<uint32_t> reference(const Recipe& r, const std::vector<uint32_t>& in);
+// The oracle: the kernel's outputs (one, or two with gridOutput) computed directly over the
+// arrays. Throws InvalidRecipe.
+std::vector<std::vector<uint32_t>> reference(const Recipe& r, const std::vector<uint32_t>& in);
 
 // A random well-typed recipe.
 Recipe generate(std::mt19937_64& rng);
