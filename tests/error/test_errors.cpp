@@ -2,6 +2,22 @@
 // checks that obsidian::Error (not InternalError, not a crash) is thrown with the library's
 // full message, and the tests that fail in the middle of a capture also check that the
 // library is left usable (no capture context left behind, a following capture succeeds).
+//
+// The bad-input catalogue (issue 10), and where each entry is tested:
+//   wrong lengths for splitUp and friends   here (static); sim/test_sim.cpp "launch arguments
+//                                           are checked" and unit/test_runtime.cpp (dynamic: a
+//                                           launch precondition, nothing runs, next launch works)
+//   dynamic length where static is needed   compile_fail/force_dynamic_length.cpp; here (a Block
+//                                           or Warp loop with a dynamic count)
+//   shared memory over the limit            here (capture); gpu/test_gpu.cpp (the device's limit)
+//   threads per block over the limit        here (capture: 1..1024)
+//   buffer too small, wrong element type,   sim/test_sim.cpp, unit/test_runtime.cpp (the same
+//   null buffer, read-only output           checks for the simulator and gpu::launch)
+//   launching with no device                unit/test_runtime.cpp
+//   NVRTC failure                           here (a user kernel, options, architecture)
+//   corrupt cache file                      unit/test_cache.cpp (truncated, flipped, garbage)
+//   exported header with bad arguments      unit/test_export.cpp (the launcher's checks);
+//                                           examples/embed/app.cu, test example.embed.gpu (run)
 #include <doctest/doctest.h>
 
 #include <optional>
