@@ -569,10 +569,10 @@ Recipe generate(std::mt19937_64& rng) {
   return r;
 }
 
-std::string cppSource(const Recipe& r, uint32_t threads) {
+std::string cppSource(const Recipe& r, uint32_t threads, const std::string& function) {
   Printer pr;
   pr.line(0, "// input: " + std::to_string(inputLength(r)) + " words");
-  pr.line(0, "Kernel fuzzKernel() {");
+  pr.line(0, "Kernel " + function + "() {");
   const std::string in = r.staticInput ? "SPull" : "DPull";
   pr.line(1,
           "return capture(\"fuzz\", " + std::to_string(threads) + ", [](" + in + "<EWord32> in) {");
@@ -595,7 +595,7 @@ std::string cppSource(const Recipe& r, uint32_t threads) {
     pr.line(4, "});");
     pr.line(3, "},");
     pr.line(3, std::string(r.grid == Shape::SplitUp ? "splitUp(" : "coalesce(") +
-                   Printer::u(r.chunk) + ", g))" + (r.gridOutput ? ")" : "") + end);
+                   Printer::u(r.chunk) + ", g)))" + end);
   }
   pr.line(1, r.staticInput
                  ? "}, CaptureOptions{.staticLengths = {" + std::to_string(inputLength(r)) + "}});"

@@ -99,8 +99,9 @@ std::vector<std::vector<uint32_t>> reference(const Recipe& r, const std::vector<
 Recipe generate(std::mt19937_64& rng);
 
 // C++ source (a function returning the obsidian::Kernel) that rebuilds the recipe's kernel
-// with the library's combinators, and a doctest case that checks it against the data.
-std::string cppSource(const Recipe& r, uint32_t threads);
+// with the library's combinators.
+std::string cppSource(const Recipe& r, uint32_t threads,
+                      const std::string& function = "fuzzKernel");
 
 // Smaller recipes to try while shrinking, most aggressive first.
 std::vector<Recipe> shrinkCandidates(const Recipe& r);
