@@ -8,6 +8,10 @@ using namespace obsidian;
 SPull<EWord32> pullStep(const Node& n, const SPull<EWord32>& x) {
   switch (n.op) {
     case Op::Map: return fmap(unaryFn(n.a, n.b), x);
+    case Op::FloatMap: {
+      const uint32_t a = n.a, b = n.b;
+      return fmap([a, b](const EWord32& v) { return floatOp(a, b, v); }, x);
+    }
     case Op::AddIndex: {
       const uint32_t b = n.b;
       return mkPull(x.len(), [x, b](const EWord32& i) { return x[i] + i * b; });
@@ -53,6 +57,8 @@ Kernel buildKernel(const Recipe& r, uint32_t threads, bool reuseSharedMemory, in
   CaptureOptions options;
   options.reuseSharedMemory = reuseSharedMemory;
   options.faults.dropBarrier = dropBarrier;
+  // Two roundings for a * b + c on the GPU too, as in the reference (see floatOp).
+  options.nvrtcOptions = {"--fmad=false"};
   // The same kernel over a dynamic (DPull) or static (SPull) input, with one output or two.
   auto grid = [&r](const auto& in) {
     auto g = in;

@@ -54,6 +54,11 @@ Words refStep(const Node& n, const Words& x) {
       for (size_t i = 0; i < len; ++i) y[i] = unaryOp(n.a, n.b, x[i]);
       return y;
     }
+    case Op::FloatMap: {
+      Words y(len);
+      for (size_t i = 0; i < len; ++i) y[i] = floatOp(n.a, n.b, x[i]);
+      return y;
+    }
     case Op::AddIndex: {
       Words y(len);
       for (size_t i = 0; i < len; ++i) y[i] = x[i] + static_cast<uint32_t>(i) * n.b;
@@ -212,6 +217,7 @@ class Generator {
         node.b = static_cast<uint32_t>(rng_());
         return true;
       case Op::AddIndex: node.b = below(1000); return true;
+      case Op::FloatMap: node.b = below(1024); return true;
       case Op::ZipHalves:
       case Op::ZipEvenOdds:
       case Op::ForceZip: n /= 2; return n > 0;
@@ -340,6 +346,10 @@ class Printer {
     };
     switch (n.op) {
       case Op::Map: line(ind, def + "fmap(" + unaryLambda(n.a, n.b) + ", " + x + ");"); break;
+      case Op::FloatMap:
+        line(ind, def + "fmap([](const EWord32& x) { return " + floatText(n.a, n.b) + "; }, " + x +
+                      ");");
+        break;
       case Op::AddIndex:
         line(ind, def + "mkPull(" + x + ".len(), [" + x + "](const EWord32& i) { return " + x +
                       "[i] + i * " + u(n.b) + "; });");
@@ -464,7 +474,8 @@ bool isPullStep(Op op) {
     case Op::CoalesceFold:
     case Op::BinSplit:
     case Op::Interleave:
-    case Op::Ends: return true;
+    case Op::Ends:
+    case Op::FloatMap: return true;
     default: return false;
   }
 }
@@ -597,19 +608,19 @@ std::string cppSource(const Recipe& r, uint32_t threads, const std::string& func
     pr.line(3, std::string(r.grid == Shape::SplitUp ? "splitUp(" : "coalesce(") +
                    Printer::u(r.chunk) + ", g)))" + end);
   }
-  pr.line(1, r.staticInput
-                 ? "}, CaptureOptions{.staticLengths = {" + std::to_string(inputLength(r)) + "}});"
-                 : "});");
+  const std::string lengths =
+      r.staticInput ? ".staticLengths = {" + std::to_string(inputLength(r)) + "}, " : "";
+  pr.line(1, "}, CaptureOptions{" + lengths + ".nvrtcOptions = {\"--fmad=false\"}});");
   pr.line(0, "}");
   return pr.out;
 }
 
 void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   static const char* const names[] = {
-      "Map",          "AddIndex", "ZipHalves",  "ZipEvenOdds", "Rotate",     "SplitFold",
-      "CoalesceFold", "BinSplit", "Interleave", "Ends",        "Force",      "SeqReduce",
-      "SeqScan",      "ConcP",    "Iterate",    "Nest",        "ThreadNest", "SeqNest",
-      "Histogram",    "Load",     "Take",       "ForceZip"};
+      "Map",          "AddIndex",  "ZipHalves",  "ZipEvenOdds", "Rotate",   "SplitFold",
+      "CoalesceFold", "BinSplit",  "Interleave", "Ends",        "FloatMap", "Force",
+      "SeqReduce",    "SeqScan",   "ConcP",      "Iterate",     "Nest",     "ThreadNest",
+      "SeqNest",      "Histogram", "Load",       "Take",        "ForceZip"};
   static_assert(std::size(names) == kOps);
   std::function<void(const std::vector<Node>&)> walk = [&](const std::vector<Node>& ops) {
     for (const Node& n : ops) {

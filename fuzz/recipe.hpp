@@ -32,6 +32,7 @@ enum class Op : uint8_t {
   BinSplit,      // binSplit(b, kids as a pull function)                       pull
   Interleave,    // halve, zip, upair: lo0 hi0 lo1 hi1 ...                     pull
   Ends,          // conc(replicate(b, first), singleton(last))                pull
+  FloatMap,      // fmap(floatOp(a, b)): through float arithmetic and back     pull
   Force,         // forcePull                                                  force
   SeqReduce,     // tConcat(fmap(seqReduce(binary(a)), splitUp(b)))           force
   SeqScan,       // tConcat(fmap(seqScan(binary(a)), splitUp(b)))             force
