@@ -209,7 +209,6 @@ int main(int argc, char** argv) {
   }
   if (!emitSource.empty()) return writeSourceCheck(emitSource, seed, count);
   std::mt19937_64 seeds(seed);
-  std::map<std::string, uint64_t> verdicts;
   std::map<std::string, uint64_t> steps;
   for (uint64_t i = 0; i < count; ++i) {
     std::mt19937_64 rng(seeds());
@@ -219,10 +218,11 @@ int main(int argc, char** argv) {
     if (verbose) std::cout << "program " << i << ":\n" << fuzz::cppSource(r, r.threads);
     fuzz::countSteps(r, steps);
     const Outcome o = check(r, gpu);
-    ++verdicts[verdictName(o.verdict)];
     if (o.verdict == Verdict::Ok) continue;
     std::cout << "FAIL: seed " << seed << " program " << i << " (rerun: --seed " << seed
-              << " --count " << i + 1 << " --only " << i << "): " << verdictName(o.verdict)
+              << " --count " << i + 1 << " --only " << i
+              << (threads != 0 ? " --threads " + std::to_string(threads) : std::string())
+              << (gpu ? " --gpu" : "") << "): " << verdictName(o.verdict)
               << "\n  in configuration \"" << o.config << "\" (" << o.threads
               << " threads): " << o.detail << "\n";
     const Recipe small = shrink(r, o.verdict, gpu, verbose);
