@@ -1,6 +1,8 @@
 // The obsidian interpretation of a recipe (see build.hpp).
 #include "build.hpp"
 
+#include <optional>
+
 namespace fuzz {
 
 using namespace obsidian;
@@ -53,13 +55,32 @@ SPull<EWord32> pullStep(const Node& n, const SPull<EWord32>& x) {
   throw std::logic_error("fuzz: not a pull step");
 }
 
+namespace {
+
+// Captures `result` over an In input, with a DMutable bins parameter when Bins.
+template <class In, bool Bins, class R>
+Kernel captureAs(uint32_t threads, const CaptureOptions& options, const R& result) {
+  if constexpr (Bins) {
+    return capture(
+        "fuzz", threads, [&](In in, DMutable<uint32_t> bins) { return result(in, bins); }, options);
+  } else {
+    return capture(
+        "fuzz", threads, [&](In in) { return result(in, std::nullopt); }, options);
+  }
+}
+
+}  // namespace
+
 Kernel buildKernel(const Recipe& r, uint32_t threads, bool reuseSharedMemory, int dropBarrier) {
   CaptureOptions options;
   options.reuseSharedMemory = reuseSharedMemory;
   options.faults.dropBarrier = dropBarrier;
   // Two roundings for a * b + c on the GPU too, as in the reference (see floatOp).
   options.nvrtcOptions = {"--fmad=false"};
-  // The same kernel over a dynamic (DPull) or static (SPull) input, with one output or two.
+  if (r.staticInput) options.staticLengths = {static_cast<uint32_t>(inputLength(r))};
+  // The same kernel over a dynamic (DPull) or static (SPull) input, with one output or two,
+  // with or without global bins.
+  using Bins = std::optional<DMutable<uint32_t>>;
   auto grid = [&r](const auto& in) {
     auto g = in;
     if (r.gridMap) g = fmap(unaryFn(r.gridA, r.gridB), g);
@@ -69,11 +90,19 @@ Kernel buildKernel(const Recipe& r, uint32_t threads, bool reuseSharedMemory, in
     }
     return g;
   };
-  auto kernel = [&r, &grid](const auto& in) {
+  auto kernel = [&r, &grid](const auto& in, const Bins& bins) {
     auto g = grid(in);
-    auto block = [&r](const SPull<EWord32>& c) {
-      return exec<Block>(
-          [&r, c](const Program<Block>& p) { return push<Block>(steps<Block>(p, r.body, c)); });
+    auto block = [&r, bins](const SPull<EWord32>& c) {
+      return exec<Block>([&r, c, bins](const Program<Block>& p) {
+        const SPull<EWord32> y = steps<Block>(p, r.body, c);
+        if (bins) {
+          const uint32_t nb = r.globalBins;
+          p.forAll(y.len(), [&](const Program<Thread>& t, const EWord32& i) {
+            atomicAdd(t, *bins, y[i] % nb, 1u);
+          });
+        }
+        return push<Block>(y);
+      });
     };
     switch (r.grid) {
       case Shape::SplitUp: return pConcat(fmap(block, splitUp(r.chunk, g)));
@@ -82,24 +111,20 @@ Kernel buildKernel(const Recipe& r, uint32_t threads, bool reuseSharedMemory, in
     }
     return push<Grid>(g);
   };
-  auto both = [&kernel, &grid](const auto& in) {
-    return hana::make_tuple(kernel(in), push<Grid>(grid(in)));
+  auto one = [&kernel](const auto& in, const Bins& bins) { return kernel(in, bins); };
+  auto two = [&kernel, &grid](const auto& in, const Bins& bins) {
+    return hana::make_tuple(kernel(in, bins), push<Grid>(grid(in)));
   };
-  if (r.staticInput) {
-    options.staticLengths = {static_cast<uint32_t>(inputLength(r))};
+  auto withInput = [&]<class In>() {
     if (r.gridOutput) {
-      return capture(
-          "fuzz", threads, [&](SPull<EWord32> in) { return both(in); }, options);
+      return r.globalBins ? captureAs<In, true>(threads, options, two)
+                          : captureAs<In, false>(threads, options, two);
     }
-    return capture(
-        "fuzz", threads, [&](SPull<EWord32> in) { return kernel(in); }, options);
-  }
-  if (r.gridOutput) {
-    return capture(
-        "fuzz", threads, [&](DPull<EWord32> in) { return both(in); }, options);
-  }
-  return capture(
-      "fuzz", threads, [&](DPull<EWord32> in) { return kernel(in); }, options);
+    return r.globalBins ? captureAs<In, true>(threads, options, one)
+                        : captureAs<In, false>(threads, options, one);
+  };
+  return r.staticInput ? withInput.template operator()<SPull<EWord32>>()
+                       : withInput.template operator()<DPull<EWord32>>();
 }
 
 }  // namespace fuzz

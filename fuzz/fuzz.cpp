@@ -73,14 +73,17 @@ Outcome check(const Recipe& r, bool gpu) {
     try {
       const Kernel k = fuzz::buildKernel(r, c.threads, c.reuse, dropBarrier);
       std::vector<std::vector<uint32_t>> outs;
-      for (const auto& e : expected) outs.emplace_back(e.size(), 0xdeadbeef);
+      // The bins start at zero; the outputs at a value the kernel must overwrite.
+      for (const auto& e : expected) {
+        outs.emplace_back(e.size(), outs.empty() && r.globalBins ? 0u : 0xdeadbeefu);
+      }
       std::vector<KernelArg> args{in};
       for (auto& out : outs) args.emplace_back(out);
       simulate(k, args, SimOptions{.blocks = c.blocks});
       for (size_t j = 0; j < outs.size(); ++j) {
         if (outs[j] != expected[j]) {
           o.verdict = Verdict::Mismatch;
-          o.detail = "simulator, output " + std::to_string(j) + ": " +
+          o.detail = "simulator, array argument " + std::to_string(j + 1) + ": " +
                      firstDifference(outs[j], expected[j]);
           return o;
         }
@@ -96,7 +99,7 @@ Outcome check(const Recipe& r, bool gpu) {
           const std::vector<uint32_t> got = douts[j].download();
           if (got != outs[j]) {
             o.verdict = Verdict::Mismatch;
-            o.detail = "GPU vs simulator, output " + std::to_string(j) + ": " +
+            o.detail = "GPU vs simulator, array argument " + std::to_string(j + 1) + ": " +
                        firstDifference(got, outs[j]);
             return o;
           }

@@ -537,9 +537,17 @@ std::vector<Words> reference(const Recipe& r, const Words& in) {
     for (size_t i = 0; i < h; ++i) z[i] = binaryOp(r.gridA, g[i], g[h + i]);
     g = z;
   }
-  std::vector<Words> outputs{blocksOf(r, g)};
-  if (r.gridOutput) outputs.push_back(g);
-  return outputs;
+  const Words out = blocksOf(r, g);
+  std::vector<Words> args;
+  if (r.globalBins > 0) {
+    require(r.grid != Shape::Flat, "global bins need block programs");
+    Words bins(r.globalBins, 0);
+    for (uint32_t v : out) ++bins[v % r.globalBins];
+    args.push_back(bins);
+  }
+  args.push_back(out);
+  if (r.gridOutput) args.push_back(g);
+  return args;
 }
 
 Recipe generate(std::mt19937_64& rng) {
@@ -556,6 +564,7 @@ Recipe generate(std::mt19937_64& rng) {
   r.staticInput = gen.chance(25);
   r.oddInput = gen.chance(50);
   r.gridOutput = gen.chance(15);
+  if (r.grid != Shape::Flat && gen.chance(15)) r.globalBins = 1 + gen.below(64);
   r.gridA = gen.below(kUnaryOps);
   r.gridB = static_cast<uint32_t>(rng());
   // Sizes of every shape: powers of two, odd numbers, products of small factors.
@@ -585,8 +594,9 @@ std::string cppSource(const Recipe& r, uint32_t threads, const std::string& func
   pr.line(0, "// input: " + std::to_string(inputLength(r)) + " words");
   pr.line(0, "Kernel " + function + "() {");
   const std::string in = r.staticInput ? "SPull" : "DPull";
-  pr.line(1,
-          "return capture(\"fuzz\", " + std::to_string(threads) + ", [](" + in + "<EWord32> in) {");
+  const bool bins = r.globalBins > 0;
+  pr.line(1, "return capture(\"fuzz\", " + std::to_string(threads) + ", [](" + in + "<EWord32> in" +
+                 (bins ? ", DMutable<uint32_t> bins" : "") + ") {");
   pr.line(2, in + "<EWord32> g = in;");
   if (r.gridMap) pr.line(2, "g = fmap(" + Printer::unaryLambda(r.gridA, r.gridB) + ", g);");
   if (r.gridZip) {
@@ -599,9 +609,15 @@ std::string cppSource(const Recipe& r, uint32_t threads, const std::string& func
     pr.line(2, ret + "push<Grid>(g)" + end);
   } else {
     pr.line(2, ret + "pConcat(fmap(");
-    pr.line(3, "[](const SPull<EWord32>& c) {");
-    pr.line(4, "return exec<Block>([c](const Program<Block>& p) {");
+    pr.line(3, std::string(bins ? "[bins]" : "[]") + "(const SPull<EWord32>& c) {");
+    pr.line(4, std::string("return exec<Block>([c") + (bins ? ", bins" : "") +
+                   "](const Program<Block>& p) {");
     const std::string res = pr.steps(5, Level::Block, "p", r.body, "c");
+    if (bins) {
+      pr.line(5, "p.forAll(" + res + ".len(), [&](const Program<Thread>& t, const EWord32& i) {");
+      pr.line(6, "atomicAdd(t, bins, " + res + "[i] % " + Printer::u(r.globalBins) + ", 1u);");
+      pr.line(5, "});");
+    }
     pr.line(5, "return push<Block>(" + res + ");");
     pr.line(4, "});");
     pr.line(3, "},");
@@ -635,6 +651,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   if (r.chunk & (r.chunk - 1)) ++counts["chunk not a power of two"];
   if (r.staticInput) ++counts["static input length"];
   if (r.gridOutput) ++counts["two outputs"];
+  if (r.globalBins) ++counts["global atomics"];
   if (r.gridZip && r.oddInput) ++counts["odd input, halves differ"];
 }
 
@@ -703,6 +720,7 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
   if (r.staticInput) with([](Recipe& c) { c.staticInput = false; });
   if (r.oddInput) with([](Recipe& c) { c.oddInput = false; });
   if (r.gridOutput) with([](Recipe& c) { c.gridOutput = false; });
+  if (r.globalBins) with([](Recipe& c) { c.globalBins = 0; });
   if (r.grid == Shape::Coalesce) with([](Recipe& c) { c.grid = Shape::SplitUp; });
   if (r.chunk > 1) {
     with([](Recipe& c) { c.chunk /= 2; });

@@ -71,6 +71,8 @@ struct Recipe {
   bool gridZip = false;      // halve + zipWith(binary(gridA)) over the whole input first
   bool oddInput = false;     // with gridZip: one more input element (the halves differ)
   bool gridOutput = false;   // a second output: push<Grid> of the grid-level array
+  uint32_t globalBins = 0;   // > 0: a DMutable<uint32_t> parameter of that many bins, where
+                             // every block counts its result modulo globalBins (global atomics)
   uint32_t chunk = 256;      // elements per block
   uint32_t blocks = 1;       // chunks in the input (the input has blocks * chunk elements,
                              // twice that with gridZip)
@@ -92,8 +94,9 @@ constexpr uint32_t kBinaryOps = 5;
 std::vector<uint32_t> inputFor(const Recipe& r);
 size_t inputLength(const Recipe& r);
 
-// The oracle: the kernel's outputs (one, or two with gridOutput) computed directly over the
-// arrays. Throws InvalidRecipe.
+// The oracle: every array argument after the input, in argument order, as it is after the
+// kernel: the global bins (with globalBins), the output, the grid-level output (with
+// gridOutput), computed directly over the arrays. Throws InvalidRecipe.
 std::vector<std::vector<uint32_t>> reference(const Recipe& r, const std::vector<uint32_t>& in);
 
 // A random well-typed recipe.
