@@ -19,7 +19,7 @@ namespace {
 
 using fuzz::Recipe;
 
-enum class Verdict { Ok, Mismatch, Hazard, Error, Crash };
+enum class Verdict { Ok, Mismatch, Hazard, Error, Crash, OverSharedLimit };
 
 const char* verdictName(Verdict v) {
   switch (v) {
@@ -28,6 +28,7 @@ const char* verdictName(Verdict v) {
     case Verdict::Hazard: return "hazard reported for a program of safe combinators";
     case Verdict::Error: return "obsidian::Error for a valid program";
     case Verdict::Crash: return "unexpected exception";
+    case Verdict::OverSharedLimit: return "over the shared-memory limit";
   }
   return "?";
 }
@@ -113,6 +114,15 @@ Outcome check(const Recipe& r, bool gpu) {
       // Self-test: a kernel without the barrier to drop has nothing to break.
       if (dropBarrier >= 0 && std::string(e.what()).find("has no barrier") != std::string::npos) {
         return {};
+      }
+      // A known limitation, not counted as a failure: Warp programs' shared arrays get a slice
+      // for every real warp of the block, even where fewer virtual warps run, so a program
+      // that fits at 64 threads can exceed the limit at 1024 (tests/sim/test_fuzz_found.cpp).
+      if (std::string(e.what()).find("bytes of shared memory at its peak, over the limit") !=
+          std::string::npos) {
+        o.verdict = Verdict::OverSharedLimit;
+        o.detail = e.what();
+        return o;
       }
       o.verdict = Verdict::Error;
       o.detail = e.what();
@@ -213,6 +223,7 @@ int main(int argc, char** argv) {
   if (!emitSource.empty()) return writeSourceCheck(emitSource, seed, count);
   std::mt19937_64 seeds(seed);
   std::map<std::string, uint64_t> steps;
+  uint64_t overLimit = 0;
   for (uint64_t i = 0; i < count; ++i) {
     std::mt19937_64 rng(seeds());
     if (only >= 0 && static_cast<uint64_t>(only) != i) continue;
@@ -222,6 +233,11 @@ int main(int argc, char** argv) {
     fuzz::countSteps(r, steps);
     const Outcome o = check(r, gpu);
     if (o.verdict == Verdict::Ok) continue;
+    if (o.verdict == Verdict::OverSharedLimit) {
+      ++overLimit;
+      if (verbose) std::cout << "  skipped: " << o.detail << "\n";
+      continue;
+    }
     std::cout << "FAIL: seed " << seed << " program " << i << " (rerun: --seed " << seed
               << " --count " << i + 1 << " --only " << i
               << (threads != 0 ? " --threads " + std::to_string(threads) : std::string())
@@ -241,6 +257,9 @@ int main(int argc, char** argv) {
   }
   std::cout << "obsidian-fuzz: seed " << seed << ", " << (only >= 0 ? 1 : count)
             << " programs, 3 configurations each" << (gpu ? " (simulator and GPU)" : "")
+            << (overLimit ? ", " + std::to_string(overLimit) +
+                                " over the shared-memory limit (warp slices), skipped"
+                          : std::string())
             << ": all clean\n";
   return 0;
 }
