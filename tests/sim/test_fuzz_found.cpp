@@ -10,8 +10,9 @@ using namespace obsidian;
 
 namespace {
 
-// obsidian-fuzz --seed 6 --count 91957 --only 91956, shrunk: one Warp program per 295-element
-// block (a tConcat of Thread programs, then a forced tuple array).
+// Found by obsidian-fuzz --seed 6 (program 91956 of the generator at commit cbde359; later
+// generators number programs differently), shrunk: one Warp program per 295-element block (a
+// tConcat of Thread programs, then a forced tuple array).
 Kernel oneWarpProgram(uint32_t threads) {
   return capture("fuzz", threads, [](DPull<EWord32> in) {
     return pConcat(fmap(
