@@ -85,7 +85,7 @@ endif()
 # --- CLI11, for the examples' and benchmarks' command lines. Debian's libcli11-dev ships CLI11Config.cmake;
 # a copy of its headers under .deps/include (git-ignored) also works, for machines that cannot
 # install packages.
-if(OBSIDIAN_BUILD_EXAMPLES OR OBSIDIAN_BUILD_BENCH)
+if(OBSIDIAN_BUILD_EXAMPLES OR OBSIDIAN_BUILD_BENCH OR OBSIDIAN_BUILD_FUZZ)
   find_package(CLI11 CONFIG QUIET)
   if(NOT TARGET CLI11::CLI11)
     find_path(OBSIDIAN_CLI11_INCLUDE_DIR CLI/CLI.hpp HINTS "${PROJECT_SOURCE_DIR}/.deps/include")
@@ -93,7 +93,7 @@ if(OBSIDIAN_BUILD_EXAMPLES OR OBSIDIAN_BUILD_BENCH)
       message(FATAL_ERROR
         "obsidian's examples need CLI11 (CLI/CLI.hpp): install the Debian package libcli11-dev "
         "(apt-get install -y libcli11-dev), or configure with -DOBSIDIAN_BUILD_EXAMPLES=OFF "
-        "-DOBSIDIAN_BUILD_BENCH=OFF")
+        "-DOBSIDIAN_BUILD_BENCH=OFF -DOBSIDIAN_BUILD_FUZZ=OFF")
     endif()
     add_library(CLI11::CLI11 INTERFACE IMPORTED)
     set_target_properties(CLI11::CLI11 PROPERTIES

@@ -1,13 +1,36 @@
 #!/usr/bin/env bash
 # Builds obsidian with its tests and runs them all through CTest.
+#   scripts/test.sh              Release build in build/, every test (GPU tests skip without one)
+#   scripts/test.sh --sanitize   ASan + UBSan build in build-asan/, the CPU tests (not gpu, not
+#                                install: the installed consumer is built without sanitizers)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+sanitize=0
+case "${1:-}" in
+  "") ;;
+  --sanitize) sanitize=1 ;;
+  *) echo "usage: $0 [--sanitize]" >&2; exit 2 ;;
+esac
+
 bash scripts/install-deps.sh
 
+if (( sanitize )); then
+  dir=build-asan
+  options=(-DOBSIDIAN_SANITIZE=ON -DOBSIDIAN_BUILD_BENCH=OFF -DOBSIDIAN_FUZZ_BUDGET=500)
+  exclude=(-LE "gpu|install")
+  # Any report fails the test (the build uses -fno-sanitize-recover=all).
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
+else
+  dir=build
+  options=()
+  exclude=()
+fi
+
 generator=()
-[[ -f build/CMakeCache.txt ]] || generator=(-G Ninja)  # keep whatever build/ already uses
-cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DOBSIDIAN_BUILD_TESTS=ON -DOBSIDIAN_BUILD_EXAMPLES=ON
-cmake --build build -j"$(nproc)"
-ctest --test-dir build --output-on-failure -j"$(nproc)"
+[[ -f $dir/CMakeCache.txt ]] || generator=(-G Ninja)  # keep whatever the build dir already uses
+cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DOBSIDIAN_BUILD_TESTS=ON -DOBSIDIAN_BUILD_EXAMPLES=ON "${options[@]}"
+cmake --build "$dir" -j"$(nproc)"
+ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" "${exclude[@]}"

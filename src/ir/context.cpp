@@ -182,7 +182,11 @@ Context& newCaptureContext(std::unique_ptr<Context>& holder, const std::string& 
       "this",     "throw",     "true",     "try",       "typedef",  "typename",  "union",
       "unsigned", "using",     "virtual",  "void",      "volatile", "while",     "xor",
       "main",     "threadIdx", "blockIdx", "blockDim",  "gridDim",  "warpSize",  "smem"};
-  if (reserved.count(name)) {
+  // The generated source's own typedefs (emit_cuda) and a macro every CUDA defines; and names
+  // with two leading underscores, reserved for the implementation (__global__, __syncthreads).
+  static const std::set<std::string> generated = {"uint8_t", "uint32_t", "int32_t", "uint64_t",
+                                                  "NULL"};
+  if (reserved.count(name) || generated.count(name) || name.starts_with("__")) {
     throw Error("capture: a kernel name must not be a C++ keyword or CUDA built-in; got '" + name +
                 "'");
   }

@@ -2,6 +2,22 @@
 // checks that obsidian::Error (not InternalError, not a crash) is thrown with the library's
 // full message, and the tests that fail in the middle of a capture also check that the
 // library is left usable (no capture context left behind, a following capture succeeds).
+//
+// The bad-input catalogue (issue 10), and where each entry is tested:
+//   wrong lengths for splitUp and friends   here (static); sim/test_sim.cpp "launch arguments
+//                                           are checked" and unit/test_runtime.cpp (dynamic: a
+//                                           launch precondition, nothing runs, next launch works)
+//   dynamic length where static is needed   compile_fail/force_dynamic_length.cpp; here (a Block
+//                                           or Warp loop with a dynamic count)
+//   shared memory over the limit            here (capture); gpu/test_gpu.cpp (the device's limit)
+//   threads per block over the limit        here (capture: 1..1024)
+//   buffer too small, wrong element type,   sim/test_sim.cpp, unit/test_runtime.cpp (the same
+//   null buffer, read-only output           checks for the simulator and gpu::launch)
+//   launching with no device                unit/test_runtime.cpp
+//   NVRTC failure                           here (a user kernel, options, architecture)
+//   corrupt cache file                      unit/test_cache.cpp (truncated, flipped, garbage)
+//   exported header with bad arguments      unit/test_export.cpp (the launcher's checks);
+//                                           examples/embed/app.cu, test example.embed.gpu (run)
 #include <doctest/doctest.h>
 
 #include <optional>
@@ -516,6 +532,18 @@ TEST_CASE("error: a kernel named like a C++ keyword") {
   CHECK_THROWS_WITH_AS(
       capture("int", 8, [](DPull<EWord32> in) { return push<Grid>(in); }),
       "capture: a kernel name must not be a C++ keyword or CUDA built-in; got 'int'", Error);
+  // Names the generated CUDA itself defines, and reserved ones: NVRTC used to reject these
+  // ("uint32_t has already been declared") after capture had accepted them.
+  for (const char* name :
+       {"uint32_t", "uint8_t", "int32_t", "uint64_t", "NULL", "__global__", "__syncthreads"}) {
+    CHECK_THROWS_WITH_AS(
+        capture(name, 8, [](DPull<EWord32> in) { return push<Grid>(in); }),
+        ("capture: a kernel name must not be a C++ keyword or CUDA built-in; got '" +
+         std::string(name) + "'")
+            .c_str(),
+        Error);
+  }
+  checkLibraryStillWorks();
 }
 
 TEST_CASE("error: sequential reductions and first/last of an empty array") {
@@ -527,4 +555,38 @@ TEST_CASE("error: sequential reductions and first/last of an empty array") {
                        Error);
   CHECK_THROWS_WITH_AS(first(empty), "first needs a non-empty array; got length 0", Error);
   CHECK_THROWS_WITH_AS(last(empty), "last needs a non-empty array; got length 0", Error);
+}
+
+// ---------------------------------------------------------------- NVRTC, from a user kernel
+TEST_CASE("error: a user kernel that NVRTC cannot compile names the kernel and shows the source") {
+  // A kernel named like a CUDA library function: a C identifier that is neither a keyword nor
+  // one of the names capture knows, so only NVRTC can tell. The error names the kernel and
+  // shows the offending line, nothing is kept, and NVRTC keeps working.
+  const Kernel k = capture("sqrtf", 32, [](DPull<EWord32> in) {
+    return push<Grid>(fmap([](const EWord32& x) { return x + 1u; }, in));
+  });
+  CHECK_THROWS_WITH_AS(k.compile(),
+                       doctest::Contains("NVRTC failed to compile kernel 'sqrtf' for sm_90:"),
+                       CompileError);
+  CHECK_THROWS_WITH_AS(k.compile(),
+                       doctest::Contains("__launch_bounds__(32) sqrtf(const uint32_t* in0"),
+                       CompileError);
+  CHECK_FALSE(k.compiled());
+  CHECK(incrementKernel().compile().registers > 0);
+}
+
+TEST_CASE("error: NVRTC options it does not know, or an architecture it does not support") {
+  CaptureOptions options;
+  options.nvrtcOptions = {"--no-such-option"};
+  const Kernel k = capture(
+      "badOption", 32,
+      [](DPull<EWord32> in) { return push<Grid>(fmap([](const EWord32& x) { return x; }, in)); },
+      options);
+  CHECK_THROWS_WITH_AS(k.compile(),
+                       doctest::Contains("NVRTC failed to compile kernel 'badOption' for sm_90:"),
+                       CompileError);
+  CHECK_THROWS_WITH_AS(incrementKernel().compile(CompileOptions{"sm_5", {}}),
+                       doctest::Contains("NVRTC failed to compile kernel 'increment' for sm_5:"),
+                       CompileError);
+  CHECK(incrementKernel().compile().registers > 0);
 }

@@ -1,0 +1,159 @@
+// The recipe's first interpretation: obsidian calls that build the kernel. One template per
+// level runs a body's steps on a static-length array inside a Program of that level; the
+// level rules (no shared memory in a Thread program, pConcat steps one level down) are the
+// library's, so a recipe the generator makes always compiles into a legal kernel.
+#pragma once
+
+#include <obsidian/obsidian.hpp>
+
+#include "recipe.hpp"
+#include "scalar_ops.hpp"
+
+namespace fuzz {
+
+using obsidian::EWord32;
+using obsidian::Program;
+using obsidian::SPull;
+
+template <class L>
+constexpr Level levelOf() {
+  if constexpr (std::is_same_v<L, obsidian::Thread>) {
+    return Level::Thread;
+  } else if constexpr (std::is_same_v<L, obsidian::Warp>) {
+    return Level::Warp;
+  } else {
+    return Level::Block;
+  }
+}
+
+inline auto unaryFn(uint32_t a, uint32_t b) {
+  return [a, b](const EWord32& x) { return unaryOp(a, b, x); };
+}
+inline auto binaryFn(uint32_t a) {
+  return [a](const EWord32& x, const EWord32& y) { return binaryOp(a, x, y); };
+}
+
+// A step that needs no program (BinSplit's kids are all of this kind).
+SPull<EWord32> pullStep(const Node& n, const SPull<EWord32>& x);
+inline SPull<EWord32> pullSteps(const std::vector<Node>& ops, SPull<EWord32> x) {
+  for (const Node& n : ops) x = pullStep(n, x);
+  return x;
+}
+
+template <class L>
+SPull<EWord32> steps(const Program<L>& p, const std::vector<Node>& ops, SPull<EWord32> x);
+
+template <class L>
+SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x) {
+  using namespace obsidian;
+  switch (n.op) {
+    case Op::Force: return forcePull(p, x);
+    case Op::SeqReduce: {
+      const uint32_t a = n.a;
+      return force(
+          p, tConcat<L>(fmap([a](const SPull<EWord32>& c) { return seqReduce(binaryFn(a), c); },
+                             splitUp(n.b, x))));
+    }
+    case Op::SeqScan: {
+      const uint32_t a = n.a;
+      return force(p,
+                   tConcat<L>(fmap([a](const SPull<EWord32>& c) { return seqScan(binaryFn(a), c); },
+                                   splitUp(n.b, x))));
+    }
+    case Op::ConcP: {
+      auto [lo, hi] = halve(x);
+      return force(p, concP(push<L>(hi), push<L>(lo)));
+    }
+    case Op::Iterate: {
+      const uint32_t c = n.b;
+      if (n.a == 0) {
+        return force(p, tConcat<L>(fmap(
+                            [c](const EWord32& v) {
+                              return seqIterate(
+                                  EWord32(c),
+                                  [](const EWord32& i, const EWord32& s) { return s * 3u + i; }, v);
+                            },
+                            x)));
+      }
+      return force(p, tConcat<L>(fmap(
+                          [c](const EWord32& v) {
+                            return seqUntil([](const EWord32& s) { return s >> 1u; },
+                                            [c](const EWord32& s) { return s > c; }, v);
+                          },
+                          x)));
+    }
+    case Op::Nest:
+      if constexpr (std::is_same_v<L, Block> || std::is_same_v<L, Warp>) {
+        using Down = std::conditional_t<std::is_same_v<L, Block>, Warp, Thread>;
+        const std::vector<Node> kids = n.kids;
+        return force(p, pConcat(fmap(
+                            [kids](const SPull<EWord32>& c) {
+                              return exec<Down>([kids, c](const Program<Down>& q) {
+                                return push<Down>(steps<Down>(q, kids, c));
+                              });
+                            },
+                            splitUp(n.b, x))));
+      }
+      break;
+    case Op::ThreadNest:
+      if constexpr (!std::is_same_v<L, Thread>) {
+        const std::vector<Node> kids = n.kids;
+        return force(p, tConcat<L>(fmap(
+                            [kids](const SPull<EWord32>& c) {
+                              return exec<Thread>([kids, c](const Program<Thread>& q) {
+                                return push<Thread>(steps<Thread>(q, kids, c));
+                              });
+                            },
+                            splitUp(n.b, x))));
+      }
+      break;
+    case Op::SeqNest: {
+      const std::vector<Node> kids = n.kids;
+      return force(p, sConcat(fmap(
+                          [kids](const SPull<EWord32>& c) {
+                            return exec<L>([kids, c](const Program<L>& q) {
+                              return push<L>(steps<L>(q, kids, c));
+                            });
+                          },
+                          splitUp(n.b, x))));
+    }
+    case Op::Load:
+      if constexpr (!std::is_same_v<L, Thread>) return force(p, load<L>(n.b, x));
+      break;
+    case Op::Take: return force(p, takeP(n.b, push<L>(x)));
+    case Op::ForceZip: {
+      auto [lo, hi] = halve(x);
+      auto [lo2, hi2] = unzip(forcePull(p, zip(lo, hi)));
+      return zipWith(binaryFn(n.a), lo2, hi2);
+    }
+    case Op::Histogram:
+      if constexpr (!std::is_same_v<L, Thread>) {
+        const uint32_t bins = n.b;
+        const SMutable<uint32_t> h = newShared<uint32_t>(p, bins);
+        p.forAll(bins, [&](const Program<Thread>& t, const EWord32& i) { write(t, h, i, 0u); });
+        p.sync();
+        p.forAll(x.len(), [&](const Program<Thread>& t, const EWord32& i) {
+          atomicAdd(t, h, x[i] % bins, 1u);
+        });
+        p.sync();
+        return h.pull();
+      }
+      break;
+    default: return pullStep(n, x);
+  }
+  throw std::logic_error("fuzz: step not available at level " + levelName(levelOf<L>()));
+}
+
+template <class L>
+SPull<EWord32> steps(const Program<L>& p, const std::vector<Node>& ops, SPull<EWord32> x) {
+  for (const Node& n : ops) x = step<L>(p, n, x);
+  return x;
+}
+
+// The kernel of recipe r with `threads` real threads per block.
+// dropBarrier >= 0 plants a fault (CaptureOptions::faults.dropBarrier): the fuzzer's own test
+// that a missing barrier is caught.
+obsidian::Kernel buildKernel(const Recipe& r, uint32_t threads, bool reuseSharedMemory,
+                             int dropBarrier = -1);
+
+}  // namespace fuzz

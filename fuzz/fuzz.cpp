@@ -1,0 +1,265 @@
+// obsidian-fuzz: differential fuzzing of the whole pipeline. Each random recipe (recipe.hpp)
+// becomes a kernel that runs on the simulator in several configurations (shared-memory reuse
+// on and off, two thread counts, fewer real blocks than virtual ones) and, with --gpu, on the
+// device; every result must equal the plain C++ reference and the simulator must find no
+// hazard (the recipes use only safe combinators). A failure is shrunk to a small recipe and
+// printed as C++ source; the exit status is then 1.
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <obsidian/obsidian.hpp>
+#include <obsidian/sim.hpp>
+#include <sstream>
+
+#include "build.hpp"
+#include "recipe.hpp"
+
+namespace {
+
+using fuzz::Recipe;
+
+enum class Verdict { Ok, Mismatch, Hazard, Error, Crash, OverSharedLimit };
+
+const char* verdictName(Verdict v) {
+  switch (v) {
+    case Verdict::Ok: return "ok";
+    case Verdict::Mismatch: return "result differs from the reference";
+    case Verdict::Hazard: return "hazard reported for a program of safe combinators";
+    case Verdict::Error: return "obsidian::Error for a valid program";
+    case Verdict::Crash: return "unexpected exception";
+    case Verdict::OverSharedLimit: return "over the shared-memory limit";
+  }
+  return "?";
+}
+
+struct Outcome {
+  Verdict verdict = Verdict::Ok;
+  std::string config;  // which configuration failed
+  uint32_t threads = 0;
+  std::string detail;
+};
+
+struct Config {
+  const char* name;
+  uint32_t threads;
+  bool reuse;
+  uint32_t blocks;  // real blocks (0: all)
+};
+
+std::string firstDifference(const std::vector<uint32_t>& got, const std::vector<uint32_t>& want) {
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (got[i] != want[i]) {
+      return "first difference at " + std::to_string(i) + " of " + std::to_string(want.size()) +
+             ": got " + std::to_string(got[i]) + ", expected " + std::to_string(want[i]);
+    }
+  }
+  return "equal";
+}
+
+// A barrier to remove from every kernel (-1: none), for the fuzzer's self-test.
+int dropBarrier = -1;
+
+// Runs recipe r in every configuration; the first failure, or Ok. The reference must accept r.
+Outcome check(const Recipe& r, bool gpu) {
+  using namespace obsidian;
+  const std::vector<uint32_t> in = fuzz::inputFor(r);
+  const std::vector<std::vector<uint32_t>> expected = fuzz::reference(r, in);
+  const Config configs[] = {
+      {"shared-memory reuse", r.threads, true, 0},
+      {"no shared-memory reuse", r.threads, false, 0},
+      {"other thread count, fewer real blocks", r.altThreads, true, r.realBlocks}};
+  for (const Config& c : configs) {
+    Outcome o{Verdict::Ok, c.name, c.threads, ""};
+    try {
+      const Kernel k = fuzz::buildKernel(r, c.threads, c.reuse, dropBarrier);
+      std::vector<std::vector<uint32_t>> outs;
+      // The bins start at zero; the outputs at a value the kernel must overwrite.
+      for (const auto& e : expected) {
+        outs.emplace_back(e.size(), outs.empty() && r.globalBins ? 0u : 0xdeadbeefu);
+      }
+      std::vector<KernelArg> args{in};
+      for (auto& out : outs) args.emplace_back(out);
+      simulate(k, args, SimOptions{.blocks = c.blocks});
+      for (size_t j = 0; j < outs.size(); ++j) {
+        if (outs[j] != expected[j]) {
+          o.verdict = Verdict::Mismatch;
+          o.detail = "simulator, array argument " + std::to_string(j + 1) + ": " +
+                     firstDifference(outs[j], expected[j]);
+          return o;
+        }
+      }
+      if (gpu) {
+        gpu::DeviceBuffer<uint32_t> din(in);
+        std::vector<gpu::DeviceBuffer<uint32_t>> douts;
+        for (const auto& e : expected) douts.emplace_back(std::vector<uint32_t>(e.size(), 0));
+        std::vector<KernelArg> dargs{din};
+        for (auto& d : douts) dargs.emplace_back(d);
+        gpu::launch(k, dargs);
+        for (size_t j = 0; j < outs.size(); ++j) {
+          const std::vector<uint32_t> got = douts[j].download();
+          if (got != outs[j]) {
+            o.verdict = Verdict::Mismatch;
+            o.detail = "GPU vs simulator, array argument " + std::to_string(j + 1) + ": " +
+                       firstDifference(got, outs[j]);
+            return o;
+          }
+        }
+      }
+    } catch (const HazardError& e) {
+      o.verdict = Verdict::Hazard;
+      o.detail = e.what();
+      return o;
+    } catch (const Error& e) {
+      // Self-test: a kernel without the barrier to drop has nothing to break.
+      if (dropBarrier >= 0 && std::string(e.what()).find("has no barrier") != std::string::npos) {
+        return {};
+      }
+      // A known limitation, not counted as a failure: Warp programs' shared arrays get a slice
+      // for every real warp of the block, even where fewer virtual warps run, so a program
+      // that fits at 64 threads can exceed the limit at 1024 (tests/sim/test_fuzz_found.cpp).
+      if (std::string(e.what()).find("bytes of shared memory at its peak, over the limit") !=
+          std::string::npos) {
+        o.verdict = Verdict::OverSharedLimit;
+        o.detail = e.what();
+        return o;
+      }
+      o.verdict = Verdict::Error;
+      o.detail = e.what();
+      return o;
+    } catch (const std::exception& e) {
+      o.verdict = Verdict::Crash;
+      o.detail = e.what();
+      return o;
+    }
+  }
+  return {};
+}
+
+// Greedy shrinking: take the first smaller candidate that fails the same way, until none does.
+Recipe shrink(Recipe r, Verdict verdict, bool gpu, bool verbose) {
+  int checks = 0;
+  bool progress = true;
+  while (progress && checks < 2000) {
+    progress = false;
+    for (const Recipe& c : fuzz::shrinkCandidates(r)) {
+      try {
+        fuzz::reference(c, fuzz::inputFor(c));
+      } catch (const fuzz::InvalidRecipe&) {
+        continue;
+      }
+      ++checks;
+      if (check(c, gpu).verdict == verdict) {
+        r = c;
+        progress = true;
+        if (verbose) std::cerr << "  shrunk to size " << fuzz::recipeSize(r) << "\n";
+        break;
+      }
+    }
+  }
+  return r;
+}
+
+// Writes the first `count` programs of `seed` as C++ source (cppSource) into one program whose
+// main checks that each function builds exactly the CUDA the fuzzer's builder makes: the
+// printed repros are the programs that failed, not approximations of them.
+int writeSourceCheck(const std::string& path, uint64_t seed, uint64_t count) {
+  std::ostringstream src;
+  src << "// Generated by obsidian-fuzz --seed " << seed << " --count " << count
+      << " --emit-source: the printed form of each program must build the same CUDA.\n"
+      << "#include <functional>\n#include <iostream>\n#include <obsidian/obsidian.hpp>\n\n"
+      << "using namespace obsidian;\n\n";
+  std::ostringstream checks;
+  std::mt19937_64 seeds(seed);
+  for (uint64_t i = 0; i < count; ++i) {
+    std::mt19937_64 rng(seeds());
+    const Recipe r = fuzz::generate(rng);
+    const std::string fn = "fuzzKernel" + std::to_string(i);
+    src << fuzz::cppSource(r, r.threads, fn) << "\n";
+    const size_t hash = std::hash<std::string>{}(fuzz::buildKernel(r, r.threads, true).cuda());
+    checks << "  check(" << i << ", " << fn << "(), " << hash << "u);\n";
+  }
+  src << "int main() {\n  int bad = 0;\n"
+      << "  auto check = [&](int i, const Kernel& k, size_t hash) {\n"
+      << "    if (std::hash<std::string>{}(k.cuda()) == hash) return;\n"
+      << "    std::cout << \"program \" << i << \": the printed source builds other CUDA\\n\";\n"
+      << "    ++bad;\n  };\n"
+      << checks.str() << "  std::cout << " << count
+      << " << \" printed programs checked, \" << bad << \" differ\\n\";\n"
+      << "  return bad == 0 ? 0 : 1;\n}\n";
+  std::ofstream(path) << src.str();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"obsidian-fuzz: random kernels, simulator (and GPU) against a C++ reference"};
+  uint64_t seed = 1;
+  uint64_t count = 100;
+  uint32_t threads = 0;
+  int64_t only = -1;
+  bool verbose = false;
+  bool gpu = false;
+  app.add_option("--seed", seed, "seed of the program sequence (reproducible)");
+  app.add_option("--count", count, "programs to generate and check");
+  app.add_option("--threads", threads, "threads per block of the main configuration (0: random)");
+  app.add_option("--only", only, "check only program number I of the sequence");
+  app.add_flag("--verbose", verbose, "print every program's C++ source and verdict");
+  std::string emitSource;
+  app.add_option("--emit-source", emitSource,
+                 "write the programs as one C++ program that checks each rebuilds the same CUDA");
+  bool stats = false;
+  app.add_flag("--stats", stats, "print how often each combinator was generated");
+  app.add_option("--drop-barrier", dropBarrier,
+                 "self-test: remove the n-th barrier of every kernel (expect hazards)");
+  app.add_flag("--gpu", gpu, "also run every kernel on the GPU (exit 77 where there is none)");
+  CLI11_PARSE(app, argc, argv);
+
+  if (gpu && !obsidian::gpu::available()) {
+    std::cout << "SKIPPED: no CUDA device (" << obsidian::gpu::unavailableReason() << ")\n";
+    return 77;
+  }
+  if (!emitSource.empty()) return writeSourceCheck(emitSource, seed, count);
+  std::mt19937_64 seeds(seed);
+  std::map<std::string, uint64_t> steps;
+  uint64_t overLimit = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    std::mt19937_64 rng(seeds());
+    if (only >= 0 && static_cast<uint64_t>(only) != i) continue;
+    Recipe r = fuzz::generate(rng);
+    if (threads != 0) r.threads = threads;
+    if (verbose) std::cout << "program " << i << ":\n" << fuzz::cppSource(r, r.threads);
+    fuzz::countSteps(r, steps);
+    const Outcome o = check(r, gpu);
+    if (o.verdict == Verdict::Ok) continue;
+    if (o.verdict == Verdict::OverSharedLimit) {
+      ++overLimit;
+      if (verbose) std::cout << "  skipped: " << o.detail << "\n";
+      continue;
+    }
+    std::cout << "FAIL: seed " << seed << " program " << i << " (rerun: --seed " << seed
+              << " --count " << i + 1 << " --only " << i
+              << (threads != 0 ? " --threads " + std::to_string(threads) : std::string())
+              << (gpu ? " --gpu" : "") << "): " << verdictName(o.verdict)
+              << "\n  in configuration \"" << o.config << "\" (" << o.threads
+              << " threads): " << o.detail << "\n";
+    const Recipe small = shrink(r, o.verdict, gpu, verbose);
+    const Outcome so = check(small, gpu);
+    std::cout << "shrunk (" << verdictName(so.verdict) << " in \"" << so.config << "\", "
+              << so.threads << " threads, " << small.realBlocks << " real blocks of "
+              << small.blocks << "): " << so.detail << "\n"
+              << fuzz::cppSource(small, so.threads);
+    return 1;
+  }
+  if (stats) {
+    for (const auto& [name, n] : steps) std::cout << "  " << name << ": " << n << "\n";
+  }
+  std::cout << "obsidian-fuzz: seed " << seed << ", " << (only >= 0 ? 1 : count)
+            << " programs, 3 configurations each" << (gpu ? " (simulator and GPU)" : "")
+            << (overLimit ? ", " + std::to_string(overLimit) +
+                                " over the shared-memory limit (warp slices), skipped"
+                          : std::string())
+            << ": all clean\n";
+  return 0;
+}

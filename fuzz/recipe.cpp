@@ -1,0 +1,736 @@
+// Generation, the reference semantics, C++ source printing and shrinking of recipes.
+#include "recipe.hpp"
+
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "scalar_ops.hpp"
+
+namespace fuzz {
+
+namespace {
+
+using Words = std::vector<uint32_t>;
+
+void require(bool holds, const char* what) {
+  if (!holds) throw InvalidRecipe(what);
+}
+
+Words chunkOf(const Words& x, size_t start, size_t n) {
+  return Words(x.begin() + static_cast<long>(start), x.begin() + static_cast<long>(start + n));
+}
+
+uint32_t fold(uint32_t op, const Words& c) {
+  uint32_t acc = c[0];
+  for (size_t i = 1; i < c.size(); ++i) acc = binaryOp(op, acc, c[i]);
+  return acc;
+}
+
+// Applies `body` to consecutive chunks of k and concatenates the results, which must all
+// have one length (static lengths, as pConcat/tConcat/sConcat/binSplit need).
+Words perChunk(const Words& x, uint32_t k, const std::function<Words(const Words&)>& body) {
+  require(k > 0 && x.size() % k == 0, "chunk size does not divide the length");
+  Words out;
+  size_t m = 0;
+  for (size_t s = 0; s < x.size(); s += k) {
+    const Words r = body(chunkOf(x, s, k));
+    require(!r.empty(), "empty chunk result");
+    if (s == 0) m = r.size();
+    require(r.size() == m, "chunk results differ in length");
+    out.insert(out.end(), r.begin(), r.end());
+  }
+  return out;
+}
+
+Words refSteps(const std::vector<Node>& ops, Words x);
+
+Words refStep(const Node& n, const Words& x) {
+  const size_t len = x.size();
+  const size_t half = len / 2;
+  switch (n.op) {
+    case Op::Map: {
+      Words y(len);
+      for (size_t i = 0; i < len; ++i) y[i] = unaryOp(n.a, n.b, x[i]);
+      return y;
+    }
+    case Op::FloatMap: {
+      Words y(len);
+      for (size_t i = 0; i < len; ++i) y[i] = floatOp(n.a, n.b, x[i]);
+      return y;
+    }
+    case Op::AddIndex: {
+      Words y(len);
+      for (size_t i = 0; i < len; ++i) y[i] = x[i] + static_cast<uint32_t>(i) * n.b;
+      return y;
+    }
+    case Op::ZipHalves: {
+      Words y(half);
+      for (size_t i = 0; i < half; ++i) y[i] = binaryOp(n.a, x[i], x[half + i]);
+      return y;
+    }
+    case Op::ZipEvenOdds: {
+      Words y(half);
+      for (size_t i = 0; i < half; ++i) y[i] = binaryOp(n.a, x[2 * i], x[2 * i + 1]);
+      return y;
+    }
+    case Op::Rotate:
+    case Op::ConcP: {
+      const size_t k = n.op == Op::Rotate ? n.b : half;
+      require(k <= len, "splitAt beyond the length");
+      Words y(x.begin() + static_cast<long>(k), x.end());
+      y.insert(y.end(), x.begin(), x.begin() + static_cast<long>(k));
+      return y;
+    }
+    case Op::Interleave: {
+      Words y(2 * half);
+      for (size_t i = 0; i < half; ++i) {
+        y[2 * i] = x[i];
+        y[2 * i + 1] = x[half + i];
+      }
+      return y;
+    }
+    case Op::Ends: {
+      Words y(n.b, x.front());
+      y.push_back(x.back());
+      return y;
+    }
+    case Op::Load: require(n.b > 0 && len % n.b == 0, "load size does not divide"); return x;
+    case Op::Take:
+      require(n.b <= len, "takeP beyond the length");
+      return Words(x.begin(), x.begin() + n.b);
+    case Op::ForceZip: {
+      Words y(half);
+      for (size_t i = 0; i < half; ++i) y[i] = binaryOp(n.a, x[i], x[half + i]);
+      return y;
+    }
+    case Op::SplitFold:
+    case Op::SeqReduce:
+      return perChunk(x, n.b, [&](const Words& c) { return Words{fold(n.a, c)}; });
+    case Op::CoalesceFold: {
+      require(n.b > 0 && len % n.b == 0, "coalesce size does not divide the length");
+      const size_t s = len / n.b;
+      Words y(s);
+      for (size_t i = 0; i < s; ++i) {
+        Words c(n.b);
+        for (size_t j = 0; j < n.b; ++j) c[j] = x[i + s * j];
+        y[i] = fold(n.a, c);
+      }
+      return y;
+    }
+    case Op::SeqScan:
+      return perChunk(x, n.b, [&](const Words& c) {
+        Words y(c);
+        for (size_t i = 1; i < y.size(); ++i) y[i] = binaryOp(n.a, y[i - 1], y[i]);
+        return y;
+      });
+    case Op::BinSplit:
+      require(n.b < 32 && len % (size_t{1} << n.b) == 0, "binSplit parts do not divide");
+      return perChunk(x, static_cast<uint32_t>(len >> n.b),
+                      [&](const Words& c) { return refSteps(n.kids, c); });
+    case Op::Force: return x;
+    case Op::Iterate: {
+      Words y(x);
+      for (uint32_t& s : y) {
+        if (n.a == 0) {
+          for (uint32_t i = 0; i < n.b; ++i) s = s * 3u + i;
+        } else {
+          while (s > n.b) s >>= 1u;
+        }
+      }
+      return y;
+    }
+    case Op::Nest:
+    case Op::ThreadNest:
+    case Op::SeqNest: return perChunk(x, n.b, [&](const Words& c) { return refSteps(n.kids, c); });
+    case Op::Histogram: {
+      require(n.b > 0, "no bins");
+      Words y(n.b, 0);
+      for (uint32_t v : x) ++y[v % n.b];
+      return y;
+    }
+  }
+  throw std::logic_error("fuzz: unknown op");
+}
+
+Words refSteps(const std::vector<Node>& ops, Words x) {
+  for (const Node& n : ops) {
+    x = refStep(n, x);
+    require(!x.empty(), "an empty array");
+  }
+  return x;
+}
+
+// ------------------------------------------------------------------ generation
+class Generator {
+ public:
+  explicit Generator(std::mt19937_64& rng) : rng_(rng) {}
+
+  // Whether a Warp program was made: those need a whole number of warps per block.
+  bool usesWarps = false;
+
+  uint32_t below(uint32_t n) { return static_cast<uint32_t>(rng_() % n); }
+  bool chance(uint32_t percent) { return below(100) < percent; }
+  template <class T>
+  T pick(const std::vector<T>& v) {
+    return v[below(static_cast<uint32_t>(v.size()))];
+  }
+
+  // A divisor of n in [lo, hi], or 0 if there is none.
+  uint32_t divisor(uint32_t n, uint32_t lo, uint32_t hi) {
+    std::vector<uint32_t> ds;
+    for (uint32_t d = lo; d <= std::min(n, hi); ++d) {
+      if (n % d == 0) ds.push_back(d);
+    }
+    return ds.empty() ? 0 : pick(ds);
+  }
+
+  // Steps at `level` over an array of length n; n becomes the output length.
+  std::vector<Node> body(Level level, uint32_t& n, int depth, bool pullOnly) {
+    std::vector<Node> ops;
+    const uint32_t count = 1 + below(depth == 0 ? 5 : 3);
+    for (uint32_t s = 0; s < count; ++s) {
+      for (int attempt = 0; attempt < 20; ++attempt) {
+        uint32_t m = n;
+        Node node;
+        if (make(level, m, depth, pullOnly, node) && m > 0 && m <= maxLength(level)) {
+          ops.push_back(std::move(node));
+          n = m;
+          break;
+        }
+      }
+    }
+    return ops;
+  }
+
+ private:
+  static uint32_t maxLength(Level level) { return level == Level::Thread ? 32 : 2048; }
+
+  bool make(Level level, uint32_t& n, int depth, bool pullOnly, Node& node) {
+    const bool canNest = depth < 2;
+    node.op = static_cast<Op>(below(kOps));
+    node.a = below(kBinaryOps);
+    if (pullOnly && !isPullStep(node.op)) return false;
+    switch (node.op) {
+      case Op::Map:
+        node.a = below(kUnaryOps);
+        node.b = static_cast<uint32_t>(rng_());
+        return true;
+      case Op::AddIndex: node.b = below(1000); return true;
+      case Op::FloatMap: node.b = below(1024); return true;
+      case Op::ZipHalves:
+      case Op::ZipEvenOdds:
+      case Op::ForceZip: n /= 2; return n > 0;
+      case Op::Rotate: node.b = below(n + 1); return true;
+      case Op::ConcP: return n >= 2;
+      case Op::Interleave: n = 2 * (n / 2); return n > 0;
+      case Op::Ends:
+        node.b = below(5);
+        n = node.b + 1;
+        return true;
+      case Op::Load:
+        if (level == Level::Thread) return false;
+        node.b = divisor(n, 1, 16);
+        return node.b != 0;
+      case Op::Take:
+        node.b = 1 + below(n);
+        n = node.b;
+        return true;
+      case Op::Force: return true;
+      case Op::SplitFold:
+      case Op::CoalesceFold:
+      case Op::SeqReduce:
+        node.b = divisor(n, 2, 16);
+        if (node.b == 0) return false;
+        n /= node.b;
+        return true;
+      case Op::SeqScan: node.b = divisor(n, 2, 64); return node.b != 0;
+      case Op::Iterate:
+        node.a = below(2);
+        node.b = node.a == 0 ? below(6) : static_cast<uint32_t>(rng_() >> 40);
+        return true;
+      case Op::BinSplit: {
+        if (!canNest) return false;
+        uint32_t k = 1 + below(3);
+        while (k > 0 && n % (1u << k) != 0) --k;
+        if (k == 0) return false;
+        node.b = k;
+        uint32_t m = n >> k;
+        node.kids = body(level, m, depth + 1, true);
+        n = m << k;
+        return true;
+      }
+      case Op::Nest:
+      case Op::ThreadNest:
+      case Op::SeqNest: {
+        if (!canNest) return false;
+        if (node.op == Op::Nest && level == Level::Thread) return false;
+        if (node.op == Op::ThreadNest && level == Level::Thread) return false;
+        const Level inner = node.op == Op::SeqNest      ? level
+                            : node.op == Op::ThreadNest ? Level::Thread
+                            : level == Level::Block     ? Level::Warp
+                                                        : Level::Thread;
+        const uint32_t hi = inner == Level::Thread ? 16 : 512;
+        node.b = divisor(n, node.op == Op::SeqNest ? std::max(1u, n / 8) : 1, hi);
+        if (node.b == 0) return false;
+        uint32_t m = node.b;
+        node.kids = body(inner, m, depth + 1, false);
+        n = (n / node.b) * m;
+        usesWarps = usesWarps || inner == Level::Warp;
+        return true;
+      }
+      case Op::Histogram:
+        if (level == Level::Thread) return false;
+        node.b = 1 + below(40);
+        n = node.b;
+        return true;
+    }
+    return false;
+  }
+
+  std::mt19937_64& rng_;
+};
+
+// ------------------------------------------------------------------ printing
+class Printer {
+ public:
+  std::string out;
+
+  void line(int indent, const std::string& s) { out += std::string(2 * indent, ' ') + s + "\n"; }
+  std::string fresh(const char* prefix) { return prefix + std::to_string(counter_++); }
+
+  static std::string u(uint32_t v) { return std::to_string(v) + "u"; }
+  static std::string unaryLambda(uint32_t a, uint32_t b) {
+    return "[](const EWord32& x) { return " + unaryText(a, b) + "; }";
+  }
+  static std::string binaryLambda(uint32_t a) {
+    return "[](const EWord32& a, const EWord32& b) { return " + binaryText(a) + "; }";
+  }
+
+  // Prints the steps; returns the name of the result.
+  std::string steps(int ind, Level level, const std::string& p, const std::vector<Node>& ops,
+                    std::string x) {
+    for (const Node& n : ops) x = step(ind, level, p, n, x);
+    return x;
+  }
+
+ private:
+  std::string step(int ind, Level level, const std::string& p, const Node& n,
+                   const std::string& x) {
+    const std::string L = levelName(level);
+    const std::string y = fresh("a");
+    const std::string def = "const SPull<EWord32> " + y + " = ";
+    auto halves = [&](const std::string& fn) {
+      const std::string lo = fresh("lo"), hi = fresh("hi");
+      line(ind, "const auto [" + lo + ", " + hi + "] = " + fn + (fn.back() == ' ' ? "" : "(") + x +
+                    ");");
+      return std::make_pair(lo, hi);
+    };
+    auto nested = [&](const std::string& inner, const char* combine) {
+      const std::string c = fresh("c"), q = fresh("q");
+      line(ind, def + "force(" + p + ", " + combine + "(fmap(");
+      line(ind + 1, "[](const SPull<EWord32>& " + c + ") {");
+      line(ind + 2,
+           "return exec<" + inner + ">([" + c + "](const Program<" + inner + ">& " + q + ") {");
+      const Level il = inner == "Thread" ? Level::Thread
+                       : inner == "Warp" ? Level::Warp
+                                         : Level::Block;
+      const std::string r = steps(ind + 3, il, q, n.kids, c);
+      line(ind + 3, "return push<" + inner + ">(" + r + ");");
+      line(ind + 2, "});");
+      line(ind + 1, "},");
+      line(ind + 1, "splitUp(" + u(n.b) + ", " + x + "))));");
+    };
+    auto tConcatOf = [&](const std::string& fn) {
+      line(ind, def + "force(" + p + ", tConcat<" + L + ">(fmap(" + fn + ", " + x + ")));");
+    };
+    switch (n.op) {
+      case Op::Map: line(ind, def + "fmap(" + unaryLambda(n.a, n.b) + ", " + x + ");"); break;
+      case Op::FloatMap:
+        line(ind, def + "fmap([](const EWord32& x) { return " + floatText(n.a, n.b) + "; }, " + x +
+                      ");");
+        break;
+      case Op::AddIndex:
+        line(ind, def + "mkPull(" + x + ".len(), [" + x + "](const EWord32& i) { return " + x +
+                      "[i] + i * " + u(n.b) + "; });");
+        break;
+      case Op::ZipHalves:
+      case Op::ZipEvenOdds: {
+        const auto [lo, hi] = halves(n.op == Op::ZipHalves ? "halve" : "evenOdds");
+        line(ind, def + "zipWith(" + binaryLambda(n.a) + ", " + lo + ", " + hi + ");");
+        break;
+      }
+      case Op::Rotate: {
+        const auto [lo, hi] = halves(("splitAt(" + u(n.b) + ", ").c_str());
+        line(ind, def + "conc(" + hi + ", " + lo + ");");
+        break;
+      }
+      case Op::Interleave: {
+        const auto [lo, hi] = halves("halve");
+        line(ind, def + "upair(zip(" + lo + ", " + hi + "));");
+        break;
+      }
+      case Op::Ends:
+        line(ind, def + "conc(replicate(" + u(n.b) + ", first(" + x + ")), singleton(last(" + x +
+                      ")));");
+        break;
+      case Op::Load:
+        line(ind, def + "force(" + p + ", load<" + L + ">(" + u(n.b) + ", " + x + "));");
+        break;
+      case Op::Take:
+        line(ind, def + "force(" + p + ", takeP(" + u(n.b) + ", push<" + L + ">(" + x + ")));");
+        break;
+      case Op::ForceZip: {
+        const auto [lo, hi] = halves("halve");
+        const std::string lo2 = fresh("lo"), hi2 = fresh("hi");
+        line(ind, "const auto [" + lo2 + ", " + hi2 + "] = unzip(forcePull(" + p + ", zip(" + lo +
+                      ", " + hi + ")));");
+        line(ind, def + "zipWith(" + binaryLambda(n.a) + ", " + lo2 + ", " + hi2 + ");");
+        break;
+      }
+      case Op::ConcP: {
+        const auto [lo, hi] = halves("halve");
+        line(ind, def + "force(" + p + ", concP(push<" + L + ">(" + hi + "), push<" + L + ">(" +
+                      lo + ")));");
+        break;
+      }
+      case Op::SplitFold:
+      case Op::CoalesceFold:
+        line(ind, def + "fmap([](const SPull<EWord32>& c) { return foldPull1(" + binaryLambda(n.a) +
+                      ", c); }, " + (n.op == Op::SplitFold ? "splitUp(" : "coalesce(") + u(n.b) +
+                      ", " + x + "));");
+        break;
+      case Op::BinSplit: {
+        const std::string part = fresh("part");
+        line(ind, def + "binSplit(" + u(n.b) + ", [](const SPull<EWord32>& " + part + ") {");
+        const std::string r = steps(ind + 1, level, p, n.kids, part);
+        line(ind + 1, "return " + r + ";");
+        line(ind, "}, " + x + ");");
+        break;
+      }
+      case Op::Force: line(ind, def + "forcePull(" + p + ", " + x + ");"); break;
+      case Op::SeqReduce:
+      case Op::SeqScan:
+        line(ind, def + "force(" + p + ", tConcat<" + L + ">(fmap([](const SPull<EWord32>& c) {");
+        line(ind + 1, std::string("return ") + (n.op == Op::SeqReduce ? "seqReduce(" : "seqScan(") +
+                          binaryLambda(n.a) + ", c);");
+        line(ind, "}, splitUp(" + u(n.b) + ", " + x + "))));");
+        break;
+      case Op::Iterate:
+        if (n.a == 0) {
+          tConcatOf("[](const EWord32& v) { return seqIterate(EWord32(" + u(n.b) +
+                    "), [](const EWord32& i, const EWord32& s) { return s * 3u + i; }, v); }");
+        } else {
+          tConcatOf(
+              "[](const EWord32& v) { return seqUntil([](const EWord32& s) { return s >> "
+              "1u; }, [](const EWord32& s) { return s > " +
+              u(n.b) + "; }, v); }");
+        }
+        break;
+      case Op::Nest: nested(level == Level::Block ? "Warp" : "Thread", "pConcat"); break;
+      case Op::ThreadNest: nested("Thread", ("tConcat<" + L + ">").c_str()); break;
+      case Op::SeqNest: nested(L, "sConcat"); break;
+      case Op::Histogram: {
+        const std::string h = fresh("h");
+        line(ind, "const SMutable<uint32_t> " + h + " = newShared<uint32_t>(" + p + ", " + u(n.b) +
+                      ");");
+        line(ind, p + ".forAll(" + u(n.b) + ", [&](const Program<Thread>& t, const EWord32& i) {" +
+                      " write(t, " + h + ", i, 0u); });");
+        line(ind, p + ".sync();");
+        line(ind, p + ".forAll(" + x + ".len(), [&](const Program<Thread>& t, const EWord32& i) {" +
+                      " atomicAdd(t, " + h + ", " + x + "[i] % " + u(n.b) + ", 1u); });");
+        line(ind, p + ".sync();");
+        line(ind, def + h + ".pull();");
+        break;
+      }
+    }
+    return y;
+  }
+
+  int counter_ = 0;
+};
+
+void forEachNodeList(std::vector<Node>& ops, const std::function<void(std::vector<Node>&)>& f) {
+  f(ops);
+  for (Node& n : ops) forEachNodeList(n.kids, f);
+}
+
+size_t countNodes(const std::vector<Node>& ops) {
+  size_t c = 0;
+  for (const Node& n : ops) c += 1 + countNodes(n.kids);
+  return c;
+}
+
+}  // namespace
+
+bool isPullStep(Op op) {
+  switch (op) {
+    case Op::Map:
+    case Op::AddIndex:
+    case Op::ZipHalves:
+    case Op::ZipEvenOdds:
+    case Op::Rotate:
+    case Op::SplitFold:
+    case Op::CoalesceFold:
+    case Op::BinSplit:
+    case Op::Interleave:
+    case Op::Ends:
+    case Op::FloatMap: return true;
+    default: return false;
+  }
+}
+
+std::string levelName(Level l) {
+  switch (l) {
+    case Level::Thread: return "Thread";
+    case Level::Warp: return "Warp";
+    case Level::Block: return "Block";
+  }
+  return "?";
+}
+
+size_t inputLength(const Recipe& r) {
+  return static_cast<size_t>(r.chunk) * r.blocks * (r.gridZip ? 2 : 1) +
+         (r.gridZip && r.oddInput ? 1 : 0);
+}
+
+std::vector<uint32_t> inputFor(const Recipe& r) {
+  std::mt19937_64 rng(r.dataSeed);
+  std::vector<uint32_t> v(inputLength(r));
+  for (uint32_t& x : v) x = static_cast<uint32_t>(rng());
+  return v;
+}
+
+namespace {
+Words blocksOf(const Recipe& r, const Words& g) {
+  switch (r.grid) {
+    case Shape::SplitUp:
+      return perChunk(g, r.chunk, [&](const Words& c) { return refSteps(r.body, c); });
+    case Shape::Coalesce: {
+      require(g.size() % r.chunk == 0, "coalesce size does not divide the input");
+      const size_t s = g.size() / r.chunk;
+      Words out;
+      for (size_t i = 0; i < s; ++i) {
+        Words c(r.chunk);
+        for (size_t j = 0; j < r.chunk; ++j) c[j] = g[i + s * j];
+        const Words y = refSteps(r.body, c);
+        out.insert(out.end(), y.begin(), y.end());
+      }
+      return out;
+    }
+    case Shape::Flat: return g;
+  }
+  return g;
+}
+}  // namespace
+
+std::vector<Words> reference(const Recipe& r, const Words& in) {
+  require(r.chunk > 0 && r.blocks > 0 && r.threads > 0 && r.altThreads > 0, "empty launch");
+  require(r.realBlocks > 0, "no real blocks");
+  Words g(in);
+  if (r.gridMap) {
+    for (uint32_t& x : g) x = unaryOp(r.gridA, r.gridB, x);
+  }
+  if (r.gridZip) {
+    const size_t h = g.size() / 2;
+    Words z(h);
+    for (size_t i = 0; i < h; ++i) z[i] = binaryOp(r.gridA, g[i], g[h + i]);
+    g = z;
+  }
+  const Words out = blocksOf(r, g);
+  std::vector<Words> args;
+  if (r.globalBins > 0) {
+    require(r.grid != Shape::Flat, "global bins need block programs");
+    Words bins(r.globalBins, 0);
+    for (uint32_t v : out) ++bins[v % r.globalBins];
+    args.push_back(bins);
+  }
+  args.push_back(out);
+  if (r.gridOutput) args.push_back(g);
+  return args;
+}
+
+Recipe generate(std::mt19937_64& rng) {
+  Generator gen(rng);
+  Recipe r;
+  const std::vector<uint32_t> threadCounts{32, 64, 96, 128, 192, 256, 512, 1024};
+  r.threads = gen.pick(threadCounts);
+  r.altThreads = gen.pick(threadCounts);
+  r.dataSeed = rng();
+  const uint32_t kind = gen.below(20);
+  r.grid = kind == 0 ? Shape::Flat : kind < 5 ? Shape::Coalesce : Shape::SplitUp;
+  r.gridMap = gen.chance(25);
+  r.gridZip = gen.chance(15);
+  r.staticInput = gen.chance(25);
+  r.oddInput = gen.chance(50);
+  r.gridOutput = gen.chance(15);
+  if (r.grid != Shape::Flat && gen.chance(15)) r.globalBins = 1 + gen.below(64);
+  r.gridA = gen.below(kUnaryOps);
+  r.gridB = static_cast<uint32_t>(rng());
+  // Sizes of every shape: powers of two, odd numbers, products of small factors.
+  r.chunk = (1 + gen.below(8)) << gen.below(9);
+  if (gen.chance(20)) r.chunk = 1 + gen.below(300);
+  r.chunk = std::min<uint32_t>(r.chunk, 2048);
+  r.blocks = 1 + gen.below(std::max<uint32_t>(2, 16384 / (r.chunk * 4)) > 12
+                               ? 12
+                               : std::max<uint32_t>(2, 16384 / (r.chunk * 4)));
+  r.realBlocks = 1 + gen.below(r.blocks);
+  if (r.grid == Shape::Flat) {
+    r.chunk = 1 + gen.below(5000);
+    r.blocks = 1;
+    if (gen.chance(50)) r.threads = 1 + gen.below(1024);
+    return r;
+  }
+  uint32_t n = r.chunk;
+  r.body = gen.body(Level::Block, n, 0, false);
+  // Any thread count at all where no Warp program needs whole warps.
+  if (!gen.usesWarps && gen.chance(30)) r.threads = 1 + gen.below(300);
+  if (!gen.usesWarps && gen.chance(30)) r.altThreads = 1 + gen.below(300);
+  return r;
+}
+
+std::string cppSource(const Recipe& r, uint32_t threads, const std::string& function) {
+  Printer pr;
+  pr.line(0, "// input: " + std::to_string(inputLength(r)) + " words");
+  pr.line(0, "Kernel " + function + "() {");
+  const std::string in = r.staticInput ? "SPull" : "DPull";
+  const bool bins = r.globalBins > 0;
+  pr.line(1, "return capture(\"fuzz\", " + std::to_string(threads) + ", [](" + in + "<EWord32> in" +
+                 (bins ? ", DMutable<uint32_t> bins" : "") + ") {");
+  pr.line(2, in + "<EWord32> g = in;");
+  if (r.gridMap) pr.line(2, "g = fmap(" + Printer::unaryLambda(r.gridA, r.gridB) + ", g);");
+  if (r.gridZip) {
+    pr.line(2, "const auto [glo, ghi] = halve(g);");
+    pr.line(2, "g = zipWith(" + Printer::binaryLambda(r.gridA) + ", glo, ghi);");
+  }
+  const std::string ret = r.gridOutput ? "return hana::make_tuple(" : "return ";
+  const std::string end = r.gridOutput ? ", push<Grid>(g));" : ";";
+  if (r.grid == Shape::Flat) {
+    pr.line(2, ret + "push<Grid>(g)" + end);
+  } else {
+    pr.line(2, ret + "pConcat(fmap(");
+    pr.line(3, std::string(bins ? "[bins]" : "[]") + "(const SPull<EWord32>& c) {");
+    pr.line(4, std::string("return exec<Block>([c") + (bins ? ", bins" : "") +
+                   "](const Program<Block>& p) {");
+    const std::string res = pr.steps(5, Level::Block, "p", r.body, "c");
+    if (bins) {
+      pr.line(5, "p.forAll(" + res + ".len(), [&](const Program<Thread>& t, const EWord32& i) {");
+      pr.line(6, "atomicAdd(t, bins, " + res + "[i] % " + Printer::u(r.globalBins) + ", 1u);");
+      pr.line(5, "});");
+    }
+    pr.line(5, "return push<Block>(" + res + ");");
+    pr.line(4, "});");
+    pr.line(3, "},");
+    pr.line(3, std::string(r.grid == Shape::SplitUp ? "splitUp(" : "coalesce(") +
+                   Printer::u(r.chunk) + ", g)))" + end);
+  }
+  const std::string lengths =
+      r.staticInput ? ".staticLengths = {" + std::to_string(inputLength(r)) + "}, " : "";
+  pr.line(1, "}, CaptureOptions{" + lengths + ".nvrtcOptions = {\"--fmad=false\"}});");
+  pr.line(0, "}");
+  return pr.out;
+}
+
+void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
+  static const char* const names[] = {
+      "Map",          "AddIndex",  "ZipHalves",  "ZipEvenOdds", "Rotate",   "SplitFold",
+      "CoalesceFold", "BinSplit",  "Interleave", "Ends",        "FloatMap", "Force",
+      "SeqReduce",    "SeqScan",   "ConcP",      "Iterate",     "Nest",     "ThreadNest",
+      "SeqNest",      "Histogram", "Load",       "Take",        "ForceZip"};
+  static_assert(std::size(names) == kOps);
+  std::function<void(const std::vector<Node>&)> walk = [&](const std::vector<Node>& ops) {
+    for (const Node& n : ops) {
+      ++counts[names[static_cast<size_t>(n.op)]];
+      walk(n.kids);
+    }
+  };
+  walk(r.body);
+  ++counts[r.grid == Shape::Flat       ? "grid: flat"
+           : r.grid == Shape::Coalesce ? "grid: coalesce"
+                                       : "grid: splitUp"];
+  if (r.chunk & (r.chunk - 1)) ++counts["chunk not a power of two"];
+  if (r.staticInput) ++counts["static input length"];
+  if (r.gridOutput) ++counts["two outputs"];
+  if (r.globalBins) ++counts["global atomics"];
+  if (r.gridZip && r.oddInput) ++counts["odd input, halves differ"];
+}
+
+size_t recipeSize(const Recipe& r) {
+  return countNodes(r.body) * 100000 + inputLength(r) + r.threads + r.altThreads + r.realBlocks +
+         (r.gridMap ? 1 : 0) + (r.gridZip ? 1 : 0);
+}
+
+std::vector<Recipe> shrinkCandidates(const Recipe& r) {
+  std::vector<Recipe> out;
+  auto with = [&](auto change) {
+    Recipe c = r;
+    change(c);
+    out.push_back(std::move(c));
+  };
+  // Every list of steps in the tree (the body and each node's kids), in a fixed order, with
+  // which of its steps have kids.
+  std::vector<std::vector<bool>> lists;
+  Recipe probe = r;
+  forEachNodeList(probe.body, [&](std::vector<Node>& v) {
+    std::vector<bool> nested;
+    for (const Node& n : v) nested.push_back(!n.kids.empty());
+    lists.push_back(nested);
+  });
+  auto edit = [&](size_t li, const std::function<void(std::vector<Node>&)>& change) {
+    with([&](Recipe& c) {
+      size_t k = 0;
+      forEachNodeList(c.body, [&](std::vector<Node>& v) {
+        if (k++ == li) change(v);
+      });
+    });
+  };
+  for (size_t li = 0; li < lists.size(); ++li) {
+    for (size_t j = 0; j < lists[li].size(); ++j) {
+      const auto at = static_cast<long>(j);
+      // Remove one step.
+      edit(li, [at](std::vector<Node>& v) { v.erase(v.begin() + at); });
+      // Replace a nested step by its kids, spliced in (every step of a lower level is also
+      // legal at the level above; the reference decides whether the lengths still fit).
+      if (lists[li][j]) {
+        edit(li, [at](std::vector<Node>& v) {
+          const std::vector<Node> kids = v[static_cast<size_t>(at)].kids;
+          v.erase(v.begin() + at);
+          v.insert(v.begin() + at, kids.begin(), kids.end());
+        });
+      }
+    }
+  }
+  if (r.blocks > 1) {
+    with([](Recipe& c) {
+      c.blocks = 1;
+      c.realBlocks = 1;
+    });
+    with([](Recipe& c) {
+      c.blocks /= 2;
+      c.realBlocks = std::min(c.realBlocks, c.blocks);
+    });
+    with([](Recipe& c) {
+      c.blocks -= 1;
+      c.realBlocks = std::min(c.realBlocks, c.blocks);
+    });
+  }
+  if (r.realBlocks > 1) with([](Recipe& c) { c.realBlocks = 1; });
+  if (r.gridMap) with([](Recipe& c) { c.gridMap = false; });
+  if (r.gridZip) with([](Recipe& c) { c.gridZip = false; });
+  if (r.staticInput) with([](Recipe& c) { c.staticInput = false; });
+  if (r.oddInput) with([](Recipe& c) { c.oddInput = false; });
+  if (r.gridOutput) with([](Recipe& c) { c.gridOutput = false; });
+  if (r.globalBins) with([](Recipe& c) { c.globalBins = 0; });
+  if (r.grid == Shape::Coalesce) with([](Recipe& c) { c.grid = Shape::SplitUp; });
+  if (r.chunk > 1) {
+    with([](Recipe& c) { c.chunk /= 2; });
+    with([](Recipe& c) { c.chunk -= 1; });
+  }
+  for (uint32_t t : {32u, 64u}) {
+    if (r.threads > t) with([t](Recipe& c) { c.threads = t; });
+    if (r.altThreads > t) with([t](Recipe& c) { c.altThreads = t; });
+  }
+  return out;
+}
+
+}  // namespace fuzz

@@ -1,0 +1,120 @@
+// The fuzzer's program description: a recipe tree of combinator applications with their sizes,
+// and its three interpretations: obsidian calls that build the kernel (build.hpp), a plain C++
+// reference over std::vector (the oracle, no IR involved), and C++ source text that rebuilds the
+// same kernel with the library (for shrunk repros and regression tests). Every recipe the
+// generator makes is well typed and well sized; shrinking only keeps candidates that the
+// reference accepts.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fuzz {
+
+// Levels of the hierarchy a block body can run at (Grid is only the recipe's outer frame).
+enum class Level : uint8_t { Thread, Warp, Block };
+
+// One step of a body: maps the current static-length array to the next one. Steps marked
+// "force" make the array manifest at the body's level (registers at Thread, shared memory and
+// a barrier at Warp and Block).
+enum class Op : uint8_t {
+  Map,           // fmap(unary(a, b))                                           pull
+  AddIndex,      // mkPull(n, i -> x[i] + i * b)                                pull
+  ZipHalves,     // halve, zipWith(binary(a)) over the halves                  pull
+  ZipEvenOdds,   // evenOdds, zipWith(binary(a))                               pull
+  Rotate,        // splitAt(b), conc(hi, lo)                                   pull
+  SplitFold,     // splitUp(b), fmap(foldPull1(binary(a)))                     pull
+  CoalesceFold,  // coalesce(b), fmap(foldPull1(binary(a)))                    pull
+  BinSplit,      // binSplit(b, kids as a pull function)                       pull
+  Interleave,    // halve, zip, upair: lo0 hi0 lo1 hi1 ...                     pull
+  Ends,          // conc(replicate(b, first), singleton(last))                pull
+  FloatMap,      // fmap(floatOp(a, b)): through float arithmetic and back     pull
+  Force,         // forcePull                                                  force
+  SeqReduce,     // tConcat(fmap(seqReduce(binary(a)), splitUp(b)))           force
+  SeqScan,       // tConcat(fmap(seqScan(binary(a)), splitUp(b)))             force
+  ConcP,         // concP(push(hi), push(lo)) of halve                         force
+  Iterate,       // tConcat(fmap(seqIterate(b) if a == 0 else seqUntil(> b)))  force
+  Nest,          // pConcat(fmap(exec<one level down>(kids), splitUp(b)))      force
+  ThreadNest,    // tConcat(fmap(exec<Thread>(kids), splitUp(b)))             force (Warp, Block)
+  SeqNest,       // sConcat(fmap(exec<same level>(kids), splitUp(b)))         force
+  Histogram,     // newShared(b) zeroed, atomicAdd(x % b) for every x          (Warp, Block)
+  Load,          // load<L>(b): the coalescing first load                      force (Warp, Block)
+  Take,          // takeP(b, push(x)): the first b elements                    force
+  ForceZip,      // halve, forcePull(zip(lo, hi)) (tuples), unzip, zipWith    force
+};
+constexpr uint32_t kOps = static_cast<uint32_t>(Op::ForceZip) + 1;
+// Steps that need no program (the only ones allowed inside binSplit).
+bool isPullStep(Op op);
+
+struct Node {
+  Op op = Op::Force;
+  uint32_t a = 0;          // which operator (unary/binary), or the flavour of Iterate
+  uint32_t b = 0;          // a size or a constant (see Op)
+  std::vector<Node> kids;  // the nested body of BinSplit, Nest, ThreadNest, SeqNest
+};
+
+// How the kernel's input is cut into blocks.
+enum class Shape : uint8_t { SplitUp, Coalesce, Flat };
+
+struct Recipe {
+  uint32_t threads = 128;       // real threads per block of the main configuration
+  uint32_t altThreads = 64;     // another thread count, for the differential run
+  uint32_t realBlocks = 1;      // blocks launched in the differential run (virtualization)
+  Shape grid = Shape::SplitUp;  // Flat: push<Grid> of the grid-level pull ops, no blocks
+  bool gridMap = false;         // fmap(unary(gridA, gridB)) over the whole input first
+  uint32_t gridA = 0, gridB = 1;
+  bool staticInput = false;  // the input is an SPull (static length) instead of a DPull
+  bool gridZip = false;      // halve + zipWith(binary(gridA)) over the whole input first
+  bool oddInput = false;     // with gridZip: one more input element (the halves differ)
+  bool gridOutput = false;   // a second output: push<Grid> of the grid-level array
+  uint32_t globalBins = 0;   // > 0: a DMutable<uint32_t> parameter of that many bins, where
+                             // every block counts its result modulo globalBins (global atomics)
+  uint32_t chunk = 256;      // elements per block
+  uint32_t blocks = 1;       // chunks in the input (the input has blocks * chunk elements,
+                             // twice that with gridZip)
+  std::vector<Node> body;    // the Block program applied to every chunk
+  uint64_t dataSeed = 1;     // the input's random words
+};
+
+// A recipe that the reference rejects (a length that does not divide, an empty array, ...):
+// only the shrinker sees these.
+struct InvalidRecipe : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Scalar operators, shared by the obsidian and reference interpretations: W is uint32_t or
+// obsidian::EWord32 and the same expression text works for both (unsigned wrap-around).
+constexpr uint32_t kUnaryOps = 5;
+constexpr uint32_t kBinaryOps = 5;
+
+std::vector<uint32_t> inputFor(const Recipe& r);
+size_t inputLength(const Recipe& r);
+
+// The oracle: every array argument after the input, in argument order, as it is after the
+// kernel: the global bins (with globalBins), the output, the grid-level output (with
+// gridOutput), computed directly over the arrays. Throws InvalidRecipe.
+std::vector<std::vector<uint32_t>> reference(const Recipe& r, const std::vector<uint32_t>& in);
+
+// A random well-typed recipe.
+Recipe generate(std::mt19937_64& rng);
+
+// C++ source (a function returning the obsidian::Kernel) that rebuilds the recipe's kernel
+// with the library's combinators.
+std::string cppSource(const Recipe& r, uint32_t threads,
+                      const std::string& function = "fuzzKernel");
+
+// Smaller recipes to try while shrinking, most aggressive first.
+std::vector<Recipe> shrinkCandidates(const Recipe& r);
+// A size measure that every successful shrink step decreases.
+size_t recipeSize(const Recipe& r);
+
+std::string levelName(Level l);
+
+// How often each step kind (and grid shape) occurs in r, added to counts.
+void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts);
+
+}  // namespace fuzz
