@@ -85,7 +85,9 @@ std::vector<Point> parseOne(const nlohmann::json& space, bool simulate, const st
   if (!space.contains("family") || !space["family"].is_string()) {
     throw Error(where + ": \"family\" (a string) is missing");
   }
-  const Family& family = findFamily(space["family"]);
+  // A named string first: GCC 13 takes a reference from a temporary argument for a dangling one.
+  const std::string familyName = space["family"];
+  const Family& family = findFamily(familyName);
   const std::string at = where + " (family " + family.name + ")";
   const nlohmann::json params = space.value("params", nlohmann::json::object());
   if (!params.is_object()) throw Error(at + ": \"params\" must be an object");

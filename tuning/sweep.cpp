@@ -609,7 +609,8 @@ void printTables(const std::string& resultsPath, bool simulate, bool markdown) {
            std::map<std::string, std::map<nlohmann::json, std::vector<const nlohmann::json*>>>>
       byProblem;
   for (const nlohmann::json& j : lines) {
-    const Family& f = findFamily(j["family"].get<std::string>());
+    const std::string familyName = j["family"].get<std::string>();  // see space.cpp (GCC 13)
+    const Family& f = findFamily(familyName);
     byProblem[f.name][groupOf(f, j["params"], f.sizeParam)][j["size"]].push_back(&j);
   }
   for (const auto& [family, problems] : byProblem) {
