@@ -115,9 +115,8 @@ Outcome check(const Recipe& r, bool gpu) {
       if (dropBarrier >= 0 && std::string(e.what()).find("has no barrier") != std::string::npos) {
         return {};
       }
-      // A known limitation, not counted as a failure: Warp programs' shared arrays get a slice
-      // for every real warp of the block, even where fewer virtual warps run, so a program
-      // that fits at 64 threads can exceed the limit at 1024 (tests/sim/test_fuzz_found.cpp).
+      // Not a failure: a program whose warp programs' shared arrays (a slice per real warp that
+      // runs them) exceed the limit at this thread count is refused, as it should be.
       if (std::string(e.what()).find("bytes of shared memory at its peak, over the limit") !=
           std::string::npos) {
         o.verdict = Verdict::OverSharedLimit;
@@ -258,7 +257,7 @@ int main(int argc, char** argv) {
   std::cout << "obsidian-fuzz: seed " << seed << ", " << (only >= 0 ? 1 : count)
             << " programs, 3 configurations each" << (gpu ? " (simulator and GPU)" : "")
             << (overLimit ? ", " + std::to_string(overLimit) +
-                                " over the shared-memory limit (warp slices), skipped"
+                                " over the shared-memory limit at a thread count, skipped"
                           : std::string())
             << ": all clean\n";
   return 0;

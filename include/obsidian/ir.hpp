@@ -39,6 +39,10 @@ struct ArrayDecl {
   uint32_t offset = 0;         // byte offset in shared memory, set by the memory map
   bool placed = false;         // the memory map has set `offset`
   uint32_t alignment = 0;      // global arrays: bytes the address must be aligned to (vectors)
+  // Shared arrays of a Warp program: the warp slices the block holds, one per real warp that
+  // runs the program (fewer than the block's warps where fewer virtual warps run); set by the
+  // memory map.
+  uint32_t warpSlices = 0;
 };
 
 // Load: an atomic read (no update), for polling flags that other blocks set with atomics.

@@ -8,8 +8,13 @@
 
 namespace obsidian {
 
+uint32_t sharedSlices(const ArrayDecl& a, uint32_t threadsPerBlock) {
+  if (a.level != Level::Warp) return 1;
+  return a.warpSlices ? a.warpSlices : (threadsPerBlock + 31) / 32;
+}
+
 uint32_t sharedFootprint(const ArrayDecl& a, uint32_t threadsPerBlock) {
-  const uint64_t slices = a.level == Level::Warp ? (threadsPerBlock + 31) / 32 : 1;
+  const uint64_t slices = sharedSlices(a, threadsPerBlock);
   const uint64_t bytes = uint64_t{a.length} * sizeOf(a.type) * slices;
   if (bytes > UINT32_MAX) {
     throw Error("shared array " + a.name + " of " + std::to_string(a.length) +
@@ -19,6 +24,25 @@ uint32_t sharedFootprint(const ArrayDecl& a, uint32_t threadsPerBlock) {
 }
 
 namespace {
+
+// A Warp program spread over n warps runs on min(n, real warps) real ones (virtualize: a
+// guard below, a loop above), so its shared arrays need that many slices, not one per warp of
+// the block.
+void assignWarpSlices(KernelIR& k, const Body& b, uint32_t slices) {
+  const uint32_t realWarps = (k.threadsPerBlock + 31) / 32;
+  for (const Stmt& s : b) {
+    if (const auto* a = std::get_if<Allocate>(&s.node)) {
+      ArrayDecl& d = k.arrays[a->array];
+      if (d.space == MemorySpace::Shared && d.level == Level::Warp) d.warpSlices = slices;
+    }
+    uint32_t inner = slices;
+    if (const auto* d = std::get_if<DistrPar>(&s.node); d && d->level == Level::Warp) {
+      uint32_t n = realWarps;
+      inner = ir::literalU32(d->count, n) ? std::min(n, realWarps) : realWarps;
+    }
+    for (const Body* child : ir::childBodies(s)) assignWarpSlices(k, *child, inner);
+  }
+}
 
 class Simulation {
  public:
@@ -94,6 +118,7 @@ class Simulation {
 
 std::vector<ArrayPlacement> memoryMap(KernelIR& k, const Liveness& live, uint32_t limit,
                                       bool reuse) {
+  assignWarpSlices(k, k.body, (k.threadsPerBlock + 31) / 32);
   return Simulation(k, live, limit, reuse).run();
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "ir/print.hpp"
+#include "memmap/memory_map.hpp"
 #include "ir/scalar_ops.hpp"
 #include "obsidian/sim.hpp"
 
@@ -476,7 +477,7 @@ class Machine {
         return g.data + i * size;
       }
       case MemorySpace::Shared: {
-        const uint64_t slices = d.level == Level::Warp ? (threads_ + 31) / 32 : 1;
+        const uint64_t slices = sharedSlices(d, threads_);
         const uint64_t length = uint64_t{d.length} * slices;
         if (i >= length) {
           hazard(std::string("out-of-bounds ") + kind + " of shared " + element(a, i) +

@@ -67,14 +67,15 @@ TEST_CASE("fuzz found: one Warp program per block, 64 threads") {
   CHECK(out == expected(in));
 }
 
-// Not fixed yet: a Warp program's shared arrays get one slice per real warp of the block
-// (memmap/memory_map.cpp, sharedFootprint), even where the block runs fewer virtual warps than
-// it has real ones; here one warp program at 1024 threads asks for 32 slices (380 KB).
-TEST_CASE("fuzz found: one Warp program per block, 1024 threads, fits in shared memory" *
-          doctest::should_fail()) {
+// A Warp program's shared arrays got one slice per real warp of the block even where the block
+// runs fewer virtual warps than it has real ones: here one warp program at 1024 threads asked
+// for 32 slices (380 KB). Now they get a slice per warp that runs the program.
+TEST_CASE("fuzz found: one Warp program per block, 1024 threads, fits in shared memory") {
   std::vector<uint32_t> in(295);
   for (uint32_t i = 0; i < in.size(); ++i) in[i] = (i * 2654435761u) >> 7;
   std::vector<uint32_t> out(737);
-  simulate(oneWarpProgram(1024), {in, out});
+  const Kernel k = oneWarpProgram(1024);
+  CHECK(k.report()["sharedBytes"] == oneWarpProgram(32).report()["sharedBytes"]);
+  simulate(k, {in, out});
   CHECK(out == expected(in));
 }
