@@ -50,6 +50,20 @@ struct Row {
   std::string config;
 };
 
+// The read roofline at this size: the 16-byte read kernel over the same slices.
+template <class T>
+bench::Timing readTime(const Data<T>& d, const std::vector<size_t>& from, size_t n, int runs) {
+  uint32_t* sink = static_cast<uint32_t*>(bench::deviceAlloc(4));
+  const bench::Timing t = bench::timeGpu(
+      [&](int r) {
+        bench::readKernel(ptr(d.device.address() + from[r % from.size()] * sizeof(T)),
+                          n * sizeof(T), sink);
+      },
+      runs);
+  bench::deviceFree(sink);
+  return t;
+}
+
 template <class T>
 Kernel reduceAllFor(const Config& c) {
   const auto plusT = [](const Exp<T>& a, const Exp<T>& b) { return a + b; };
@@ -100,14 +114,7 @@ Row runReduce(const Data<T>& d, size_t n, const Config& c, const Kernel& k) {
                             std::is_same_v<T, float>, temp, tempBytes);
       },
       c.runs);
-  uint32_t* sink = static_cast<uint32_t*>(bench::deviceAlloc(4));
-  row.read = bench::timeGpu(
-      [&](int r) {
-        bench::readKernel(ptr(d.device.address() + from[r % from.size()] * sizeof(T)),
-                          n * sizeof(T), sink);
-      },
-      c.runs);
-  bench::deviceFree(sink);
+  row.read = readTime(d, from, n, c.runs);
   bench::deviceFree(temp);
   bench::deviceFree(cubOut);
   return row;
@@ -161,14 +168,7 @@ Row runSegmented(const Data<T>& d, size_t n, const Config& c, const Kernel& k) {
                                tempBytes);
       },
       c.runs);
-  uint32_t* sink = static_cast<uint32_t*>(bench::deviceAlloc(4));
-  row.read = bench::timeGpu(
-      [&](int r) {
-        bench::readKernel(ptr(d.device.address() + from[r % from.size()] * sizeof(T)),
-                          n * sizeof(T), sink);
-      },
-      c.runs);
-  bench::deviceFree(sink);
+  row.read = readTime(d, from, n, c.runs);
   bench::deviceFree(temp);
   bench::deviceFree(cubOut);
   return row;

@@ -5,20 +5,15 @@
 
 #include <numeric>
 #include <obsidian/sim.hpp>
-#include <random>
 
 #include "../../examples/reduce/fast_reduce.hpp"
+#include "../support.hpp"
 
 using namespace obsidian;
+using testing::errorOf;
+using testing::randomWords;
 
 namespace {
-
-std::vector<uint32_t> randomWords(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<uint32_t> v(n);
-  for (uint32_t& x : v) x = rng();
-  return v;
-}
 
 uint32_t sum(const std::vector<uint32_t>& v, size_t from = 0, size_t n = SIZE_MAX) {
   uint32_t s = 0;
@@ -27,15 +22,6 @@ uint32_t sum(const std::vector<uint32_t>& v, size_t from = 0, size_t n = SIZE_MA
 }
 
 EWord32 plusW(const EWord32& a, const EWord32& b) { return a + b; }
-
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 // Each thread of one block copies vector j of the input into out[4j .. 4j+3].
 Kernel copyVectors(uint32_t threads) {

@@ -5,24 +5,19 @@
 #include <doctest/doctest.h>
 
 #include <obsidian/sim.hpp>
-#include <random>
 
 #include "../../examples/scan/fast_scan.hpp"
+#include "../support.hpp"
 
 using namespace obsidian;
+using testing::errorOf;
+using testing::randomWords;
 
 namespace {
 
 EWord32 plusW(const EWord32& a, const EWord32& b) { return a + b; }
 // The last non-zero value: associative, not commutative.
 EWord32 lastNonZero(const EWord32& a, const EWord32& b) { return ifThenElse(b != 0u, b, a); }
-
-std::vector<uint32_t> randomWords(size_t n, uint32_t seed, uint32_t below) {
-  std::mt19937 rng(seed);
-  std::vector<uint32_t> v(n);
-  for (uint32_t& x : v) x = rng() % below;
-  return v;
-}
 
 template <class F>
 std::vector<uint32_t> scanOf(const std::vector<uint32_t>& in, F f, bool inclusive,
@@ -35,15 +30,6 @@ std::vector<uint32_t> scanOf(const std::vector<uint32_t>& in, F f, bool inclusiv
     if (inclusive) out[i] = acc;
   }
   return out;
-}
-
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 }  // namespace

@@ -4,31 +4,17 @@
 #include <doctest/doctest.h>
 
 #include <obsidian/sim.hpp>
-#include <random>
 
 #include "../../examples/reduce/reduce.hpp"
+#include "../support.hpp"
 
 using namespace obsidian;
+using testing::errorOf;
+using testing::randomWords;
 
 namespace {
 
 EWord32 plusW(const EWord32& a, const EWord32& b) { return a + b; }
-
-std::vector<uint32_t> randomWords(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<uint32_t> v(n);
-  for (uint32_t& x : v) x = rng() % 1000;
-  return v;
-}
-
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 // One warp program per `m` elements: warpReduce of them.
 Kernel warpSums(uint32_t m, uint32_t threads) {

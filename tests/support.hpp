@@ -1,0 +1,30 @@
+// What several test files share: random inputs and the message of an expected Error.
+#pragma once
+
+#include <functional>
+#include <obsidian/error.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace testing {
+
+// n random words below `below` (0: over the whole range), reproducible from `seed`.
+inline std::vector<uint32_t> randomWords(size_t n, uint32_t seed, uint32_t below = 0) {
+  std::mt19937 rng(seed);
+  std::vector<uint32_t> v(n);
+  for (uint32_t& x : v) x = below ? rng() % below : rng();
+  return v;
+}
+
+// The message of the obsidian::Error that f throws, or "no error".
+inline std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const obsidian::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace testing
