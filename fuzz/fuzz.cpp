@@ -10,16 +10,18 @@
 #include <map>
 #include <obsidian/obsidian.hpp>
 #include <obsidian/sim.hpp>
+#include <optional>
 #include <sstream>
 
 #include "build.hpp"
+#include "defects.hpp"
 #include "recipe.hpp"
 
 namespace {
 
 using fuzz::Recipe;
 
-enum class Verdict { Ok, Mismatch, Hazard, Error, Crash, OverSharedLimit };
+enum class Verdict { Ok, Mismatch, Hazard, Error, Crash, OverSharedLimit, DefectClass };
 
 const char* verdictName(Verdict v) {
   switch (v) {
@@ -29,6 +31,7 @@ const char* verdictName(Verdict v) {
     case Verdict::Error: return "obsidian::Error for a valid program";
     case Verdict::Crash: return "unexpected exception";
     case Verdict::OverSharedLimit: return "over the shared-memory limit";
+    case Verdict::DefectClass: return "a defect class slipped through (defects.hpp)";
   }
   return "?";
 }
@@ -69,10 +72,12 @@ Outcome check(const Recipe& r, bool gpu) {
       {"shared-memory reuse", r.threads, true, 0},
       {"no shared-memory reuse", r.threads, false, 0},
       {"other thread count, fewer real blocks", r.altThreads, true, r.realBlocks}};
+  std::optional<Kernel> first;  // the main configuration's kernel, for the defect-class checks
   for (const Config& c : configs) {
     Outcome o{Verdict::Ok, c.name, c.threads, ""};
     try {
       const Kernel k = fuzz::buildKernel(r, c.threads, c.reuse, dropBarrier);
+      if (!first) first = k;
       std::vector<std::vector<uint32_t>> outs;
       // The bins start at zero; the outputs at a value the kernel must overwrite.
       for (const auto& e : expected) {
@@ -131,6 +136,17 @@ Outcome check(const Recipe& r, bool gpu) {
       o.detail = e.what();
       return o;
     }
+  }
+  if (dropBarrier < 0 && first) {
+    Outcome o{Verdict::DefectClass, "defect classes", r.threads, ""};
+    try {
+      std::mt19937_64 rng(r.dataSeed ^ 0x9e3779b97f4a7c15ull);
+      o.detail = fuzz::checkDefectClasses(r, *first, in, expected, rng);
+    } catch (const std::exception& e) {
+      o.verdict = Verdict::Crash;
+      o.detail = std::string("defect-class checks: ") + e.what();
+    }
+    if (!o.detail.empty()) return o;
   }
   return {};
 }
@@ -260,5 +276,9 @@ int main(int argc, char** argv) {
                                 " over the shared-memory limit at a thread count, skipped"
                           : std::string())
             << ": all clean\n";
+  const fuzz::DefectStats& d = fuzz::defectStats();
+  std::cout << "defect classes: " << d.aliased << " aliased launches and " << d.leaks
+            << " leaked values refused, " << d.hugeLengths << " launch checks near 2^32, "
+            << steps["deep fold"] << " deep expressions\n";
   return 0;
 }

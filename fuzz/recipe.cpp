@@ -581,6 +581,18 @@ Recipe generate(std::mt19937_64& rng) {
     if (gen.chance(50)) r.threads = 1 + gen.below(1024);
     return r;
   }
+  // Deep expressions (issue 14): now and then one thread folds a whole chunk of 4096 or 8192
+  // elements in one expression, deeper than a thread's stack would hold if walked naively.
+  // Drawn from the data seed, so the recipes of earlier generator versions stay the same.
+  std::mt19937_64 deep(r.dataSeed);
+  if (deep() % 40 == 0) {
+    r.chunk = 4096u << (deep() % 2);
+    r.blocks = 1 + static_cast<uint32_t>(deep() % 2);
+    r.realBlocks = 1;
+    r.gridZip = false;
+    r.body = {Node{Op::SplitFold, static_cast<uint32_t>(deep() % kBinaryOps), r.chunk, {}}};
+    return r;
+  }
   uint32_t n = r.chunk;
   r.body = gen.body(Level::Block, n, 0, false);
   // Any thread count at all where no Warp program needs whole warps.
@@ -632,6 +644,9 @@ std::string cppSource(const Recipe& r, uint32_t threads, const std::string& func
 }
 
 void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
+  if (r.body.size() == 1 && r.body[0].op == Op::SplitFold && r.body[0].b >= 4096) {
+    ++counts["deep fold"];
+  }
   static const char* const names[] = {
       "Map",          "AddIndex",  "ZipHalves",  "ZipEvenOdds", "Rotate",   "SplitFold",
       "CoalesceFold", "BinSplit",  "Interleave", "Ends",        "FloatMap", "Force",

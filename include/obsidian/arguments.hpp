@@ -94,6 +94,17 @@ struct BoundArguments {
 // but the result unless a check fails.
 BoundArguments bindArguments(const KernelIR& k, const std::vector<KernelArg>& args);
 
+// The most real blocks of `threadsPerBlock` threads any launch uses (GPU, simulator, exported
+// launcher): CUDA's 2^31 - 1, and few enough that blockIdx * threadsPerBlock + threadIdx and
+// the grid's stride gridDim * threadsPerBlock fit in 32 bits. A kernel that wants more virtual
+// blocks loops its virtual blocks over these.
+uint32_t maxRealBlocks(uint32_t threadsPerBlock);
+
+// The real blocks of a launch: `requested`, or for 0 the kernel's gridBlocks capped at
+// maxRealBlocks. A request over maxRealBlocks is an Error naming `who` (the launch option).
+uint32_t realBlocks(const KernelIR& k, const BoundArguments& b, uint32_t requested,
+                    const std::string& who);
+
 // The value (integer bits) of an expression over the scalar and length parameters.
 uint64_t evaluateParams(const KernelIR& k, const ExpPtr& e, const BoundArguments& b);
 

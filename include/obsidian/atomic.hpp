@@ -12,11 +12,12 @@ class Mutable {
  public:
   using Length = Len;
   using Element = Exp<X>;
-  Mutable(ArrayId id, Len n) : id_(id), n_(std::move(n)) {}
-  ArrayId id() const { return id_; }
+  Mutable(ArrayRef ref, Len n) : ref_(ref), n_(std::move(n)) {}
+  ArrayId id() const { return ref_.id; }
+  const ArrayRef& ref() const { return ref_; }
   const Len& len() const { return n_; }
   Exp<X> operator[](const EWord32& i) const {
-    return Exp<X>(ir::index(scalarTypeOf<X>, id_, i.node()));
+    return Exp<X>(ir::index(scalarTypeOf<X>, ref_.id, i.node(), ref_.origin));
   }
   // The current contents as a pull array (read when the element is used).
   Pull<Len, Exp<X>> pull() const {
@@ -25,7 +26,7 @@ class Mutable {
   }
 
  private:
-  ArrayId id_;
+  ArrayRef ref_;
   Len n_;
 };
 
@@ -66,7 +67,7 @@ SMutable<X> newGlobal(const Program<L>& p, uint32_t n) {
   static_assert(!std::is_same_v<X, bool> && !std::is_same_v<X, uint8_t>,
                 "newGlobal: grid state holds 4- or 8-byte elements (u32, i32, u64, f32, f64)");
   if (n == 0) throw Error("newGlobal: a grid-state array needs at least one element; got 0");
-  return SMutable<X>(detail::addGridState(p.context(), scalarTypeOf<X>, n), n);
+  return SMutable<X>(p.context().ref(detail::addGridState(p.context(), scalarTypeOf<X>, n)), n);
 }
 
 // threadFence(t): __threadfence(). This thread's earlier global writes become visible to every
@@ -78,14 +79,16 @@ inline void threadFence(const Program<Thread>& t) { t.emit(Fence{}); }
 template <class Len, KernelScalar X>
 void write(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
            const std::type_identity_t<Exp<X>>& v) {
+  t.context().checkOwn(m.ref(), "a write");
   t.emit(Assign{m.id(), i.node(), v.node()});
 }
 
 namespace detail {
 template <KernelScalar X>
-Exp<X> atomic(const Program<Thread>& t, AtomicOp op, ArrayId a, const EWord32& i,
+Exp<X> atomic(const Program<Thread>& t, AtomicOp op, const ArrayRef& a, const EWord32& i,
               const ExpPtr& value, const ExpPtr& compare) {
-  Atomic s{op, a, i.node(), value, compare, t.context().fresh("old")};
+  t.context().checkOwn(a, "an atomic");
+  Atomic s{op, a.id, i.node(), value, compare, t.context().fresh("old")};
   Exp<X> old = variable<X>(s.result);
   t.emit(std::move(s));
   return old;
@@ -101,45 +104,45 @@ Exp<X> atomicAdd(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord
                  const std::type_identity_t<Exp<X>>& v) {
   static_assert(detail::isAtomicInt<X> || std::is_floating_point_v<X>,
                 "atomicAdd works on uint32, int32, uint64, float and double arrays");
-  return detail::atomic<X>(t, AtomicOp::Add, m.id(), i, v.node(), nullptr);
+  return detail::atomic<X>(t, AtomicOp::Add, m.ref(), i, v.node(), nullptr);
 }
 template <class Len, KernelScalar X>
 Exp<X> atomicSub(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
                  const std::type_identity_t<Exp<X>>& v) {
   static_assert(std::is_same_v<X, uint32_t> || std::is_same_v<X, int32_t>,
                 "atomicSub works on uint32 and int32 arrays");
-  return detail::atomic<X>(t, AtomicOp::Sub, m.id(), i, v.node(), nullptr);
+  return detail::atomic<X>(t, AtomicOp::Sub, m.ref(), i, v.node(), nullptr);
 }
 template <class Len, KernelScalar X>
 Exp<X> atomicMin(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
                  const std::type_identity_t<Exp<X>>& v) {
   static_assert(detail::isAtomicInt<X>, "atomicMin works on uint32, int32 and uint64 arrays");
-  return detail::atomic<X>(t, AtomicOp::Min, m.id(), i, v.node(), nullptr);
+  return detail::atomic<X>(t, AtomicOp::Min, m.ref(), i, v.node(), nullptr);
 }
 template <class Len, KernelScalar X>
 Exp<X> atomicMax(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
                  const std::type_identity_t<Exp<X>>& v) {
   static_assert(detail::isAtomicInt<X>, "atomicMax works on uint32, int32 and uint64 arrays");
-  return detail::atomic<X>(t, AtomicOp::Max, m.id(), i, v.node(), nullptr);
+  return detail::atomic<X>(t, AtomicOp::Max, m.ref(), i, v.node(), nullptr);
 }
 // atomicInc(t, m, i, limit): m[i] = (old >= limit) ? 0 : old + 1
 template <class Len>
 EWord32 atomicInc(const Program<Thread>& t, const Mutable<Len, uint32_t>& m, const EWord32& i,
                   const EWord32& limit) {
-  return detail::atomic<uint32_t>(t, AtomicOp::Inc, m.id(), i, limit.node(), nullptr);
+  return detail::atomic<uint32_t>(t, AtomicOp::Inc, m.ref(), i, limit.node(), nullptr);
 }
 // atomicDec(t, m, i, limit): m[i] = (old == 0 || old > limit) ? limit : old - 1
 template <class Len>
 EWord32 atomicDec(const Program<Thread>& t, const Mutable<Len, uint32_t>& m, const EWord32& i,
                   const EWord32& limit) {
-  return detail::atomic<uint32_t>(t, AtomicOp::Dec, m.id(), i, limit.node(), nullptr);
+  return detail::atomic<uint32_t>(t, AtomicOp::Dec, m.ref(), i, limit.node(), nullptr);
 }
 template <class Len, KernelScalar X>
 Exp<X> atomicExch(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
                   const std::type_identity_t<Exp<X>>& v) {
   static_assert(detail::isAtomicInt<X> || std::is_same_v<X, float>,
                 "atomicExch works on uint32, int32, uint64 and float arrays");
-  return detail::atomic<X>(t, AtomicOp::Exch, m.id(), i, v.node(), nullptr);
+  return detail::atomic<X>(t, AtomicOp::Exch, m.ref(), i, v.node(), nullptr);
 }
 // atomicCAS(t, m, i, compare, v): m[i] = (old == compare) ? v : old
 template <class Len, KernelScalar X>
@@ -147,7 +150,7 @@ Exp<X> atomicCAS(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord
                  const std::type_identity_t<Exp<X>>& compare,
                  const std::type_identity_t<Exp<X>>& v) {
   static_assert(detail::isAtomicInt<X>, "atomicCAS works on uint32, int32 and uint64 arrays");
-  return detail::atomic<X>(t, AtomicOp::Cas, m.id(), i, v.node(), compare.node());
+  return detail::atomic<X>(t, AtomicOp::Cas, m.ref(), i, v.node(), compare.node());
 }
 // atomicLoad(t, m, i): m[i], read from memory every time (a volatile load) and ordered like an
 // atomic: for polling a flag that other blocks set with atomicExch (after a threadFence).
@@ -155,14 +158,14 @@ template <class Len, KernelScalar X>
 Exp<X> atomicLoad(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i) {
   static_assert(detail::isAtomicInt<X> || std::is_same_v<X, float>,
                 "atomicLoad works on uint32, int32, uint64 and float arrays");
-  return detail::atomic<X>(t, AtomicOp::Load, m.id(), i, nullptr, nullptr);
+  return detail::atomic<X>(t, AtomicOp::Load, m.ref(), i, nullptr, nullptr);
 }
 #define OBSIDIAN_ATOMIC_BITS(fn, op)                                                        \
   template <class Len, KernelScalar X>                                                      \
   Exp<X> fn(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,           \
             const std::type_identity_t<Exp<X>>& v) {                                        \
     static_assert(detail::isAtomicInt<X>, #fn " works on uint32, int32 and uint64 arrays"); \
-    return detail::atomic<X>(t, AtomicOp::op, m.id(), i, v.node(), nullptr);                \
+    return detail::atomic<X>(t, AtomicOp::op, m.ref(), i, v.node(), nullptr);               \
   }
 OBSIDIAN_ATOMIC_BITS(atomicAnd, And)
 OBSIDIAN_ATOMIC_BITS(atomicOr, Or)

@@ -74,6 +74,11 @@ enum class BinOp : uint8_t {
 struct ExpNode;
 using ExpPtr = std::shared_ptr<const ExpNode>;
 
+// The deepest expression obsidian accepts: every walk over expressions (printers, passes, the
+// simulator) runs on a stack sized for this depth (ir/deep_stack.hpp), so a deeper one is
+// refused when it is built, with an Error, instead of overflowing a stack later.
+inline constexpr uint32_t kMaxExpDepth = uint32_t{1} << 16;
+
 struct ExpNode {
   ExpKind kind;
   ScalarType type;
@@ -89,8 +94,20 @@ struct ExpNode {
   uint8_t vecWidth = 1;
   uint8_t vecLane = 0;
   std::array<ExpPtr, 3> args{};
+  // Nodes on the longest path to a leaf (1 for a leaf), kept by the smart constructors.
+  uint32_t depth = 1;
+  // Var and Index leaves: the capture that made the variable or the array (0: made outside
+  // any capture, e.g. by a pass). verify rejects leaves of another capture.
+  uint32_t origin = 0;
 
   bool isLiteral() const { return kind == ExpKind::Literal; }
+
+  ExpNode() = default;
+  ExpNode(const ExpNode&) = default;
+  ExpNode& operator=(const ExpNode&) = default;
+  // Frees a deep expression with a worklist: the default destructor would recurse as deep as
+  // the expression (a fold over 10^5 elements overflows any thread's stack).
+  ~ExpNode();
 };
 
 bool isComparison(BinOp op);
@@ -103,6 +120,7 @@ const char* unOpName(UnOp op);
 namespace ir {
 ExpPtr literalInt(ScalarType t, uint64_t bits);
 ExpPtr literalReal(ScalarType t, double value);
+// A variable, tied to the capture running on this thread (see currentCapture).
 ExpPtr var(ScalarType t, const std::string& name);
 ExpPtr threadIdx();
 ExpPtr blockIdx();
@@ -111,14 +129,18 @@ ExpPtr unary(UnOp op, ExpPtr a);
 ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b);
 ExpPtr select(ExpPtr c, ExpPtr a, ExpPtr b);
 ExpPtr cast(ScalarType to, ExpPtr a);
-ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix);
+// array[ix]; `origin` is the capture that made the array (0 for arrays of no capture).
+ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin = 0);
 // Element `elementIx` (== vectorIx * width + lane) of a global array, read as lane `lane` of the
 // width-element vector `vectorIx`.
 ExpPtr vectorIndex(ScalarType elem, ArrayId array, ExpPtr elementIx, ExpPtr vectorIx,
-                   uint32_t width, uint32_t lane);
+                   uint32_t width, uint32_t lane, uint32_t origin = 0);
 // The largest power of two (up to 2^31) that e's value is known to be a multiple of, from its
 // shape alone (literals, +, *, <<); 1 when nothing is known.
 uint32_t knownMultiple(const ExpPtr& e);
+// An upper bound on the value of a u32 or u64 expression from its shape alone (literals, /,
+// *, +, min, max, %, >>, &); the type's maximum when nothing better is known.
+uint64_t upperBound(const ExpPtr& e);
 ExpPtr u32(uint32_t v);
 
 bool isLiteralValue(const ExpPtr& e, uint64_t bits);
@@ -126,6 +148,21 @@ bool isLiteralValue(const ExpPtr& e, uint64_t bits);
 bool equal(const ExpPtr& a, const ExpPtr& b);
 // Literal u32 value of e, if it is one.
 bool literalU32(const ExpPtr& e, uint32_t& out);
+
+// The serial number of the capture running on this thread (0 outside captures). Variables
+// made now belong to it.
+uint32_t currentCapture();
+// Sets currentCapture for its lifetime (the capture's Context scope).
+class CaptureScope {
+ public:
+  explicit CaptureScope(uint32_t serial);
+  ~CaptureScope();
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+
+ private:
+  uint32_t previous_;
+};
 }  // namespace ir
 
 template <KernelScalar T>

@@ -29,6 +29,13 @@ struct ExportOptions {
 // and the array sizes (cudaErrorInvalidValue, nothing launched), computes the grid and the
 // dynamic shared memory (raising the limit above 48 KB), and launches. It needs only the CUDA
 // runtime headers: no obsidian at the application's run time.
+//
+// Compiled with OBSIDIAN_CHECKED defined (-DOBSIDIAN_CHECKED), the kernels check every write and
+// atomic to a global array against the array's length and skip it when it is out of bounds,
+// and each launcher waits for its kernel and, after an out-of-bounds write, prints the kernel,
+// array, index and length of the first one to stderr and returns cudaErrorAssert. An overlap of
+// an array the kernel writes with another array argument is refused (cudaErrorInvalidValue) in
+// either mode.
 std::string exportHeader(const std::vector<Kernel>& kernels, const ExportOptions& options);
 
 // Writes exportHeader(...) to `path`; throws Error if it cannot.

@@ -45,6 +45,14 @@ struct ArrayDecl {
   uint32_t warpSlices = 0;
 };
 
+// An array of a capture, as the front end holds it: its id in the capture's array table and
+// the capture (Context serial) it belongs to, so that using it in another capture is an error
+// instead of silently naming that capture's array with the same id.
+struct ArrayRef {
+  ArrayId id = 0;
+  uint32_t origin = 0;
+};
+
 // Load: an atomic read (no update), for polling flags that other blocks set with atomics.
 enum class AtomicOp : uint8_t { Add, Sub, Min, Max, Inc, Dec, Exch, Cas, And, Or, Xor, Load };
 const char* atomicOpName(AtomicOp op);
@@ -86,6 +94,9 @@ struct DistrPar {
   Body body;
 };
 // for (var = start; var < bound; var += step) body   (every thread of `level` runs it)
+// The loop never wraps around: a step that would pass 2^32 - 1 ends it (the CUDA printed for a
+// loop whose bound and step could get there steps by min(step, bound - var)), so a grid-stride
+// loop over nearly 2^32 elements neither repeats elements nor runs forever.
 struct SeqFor {
   Level level = Level::Thread;
   std::string var;
@@ -165,6 +176,9 @@ struct OutputInfo {
 
 struct KernelIR {
   std::string name;
+  // The capture that made this kernel (its Context's serial): every Var and Index leaf of the
+  // kernel must come from it or from no capture (verify checks).
+  uint32_t capture = 0;
   uint32_t threadsPerBlock = 0;
   std::vector<ArrayDecl> arrays;
   std::vector<Param> params;

@@ -93,6 +93,10 @@ class Kernel {
   // Unique in this process, shared by copies of this Kernel (the runtime keys loaded code by it).
   uint64_t id() const { return id_; }
   const std::string& cuda() const { return data_->cuda; }
+  // The bounds-checked variant of cuda() (LaunchOptions::checked): every write and atomic to a
+  // global array checks its index, skips the access when it is out of bounds and records the
+  // first such access. Made on first use.
+  const std::string& checkedCuda() const;
   uint32_t threadsPerBlock() const { return data_->lowered.threadsPerBlock; }
   uint32_t sharedBytes() const { return data_->lowered.sharedBytes; }
   const std::vector<Param>& params() const { return data_->lowered.params; }
@@ -117,9 +121,12 @@ class Kernel {
   nlohmann::json report() const;
 
  private:
+  nlohmann::json reportJson() const;
+
   std::shared_ptr<const LoweredKernel> data_;
   uint64_t id_;
   mutable std::shared_ptr<CompileResult> compiled_;
+  mutable std::shared_ptr<const std::string> checkedCuda_;
   mutable std::vector<std::string> compiledOptions_;
 };
 
@@ -174,9 +181,9 @@ struct KernelParam<Pull<uint32_t, T>> {
 template <KernelScalar X>
 struct KernelParam<Mutable<EWord32, X>> {
   static DMutable<X> make(CaptureState& s, size_t k) {
-    const ArrayId id = MemoryOps<Exp<X>>::global(s.ctx, "m" + std::to_string(k), true);
+    const ArrayRef id = MemoryOps<Exp<X>>::global(s.ctx, "m" + std::to_string(k), true);
     const EWord32 n = variable<uint32_t>("n" + std::to_string(k));
-    addArrayParam(s.ctx, {id}, n.node(), false);  // writable, but not a result of the kernel
+    addArrayParam(s.ctx, {id.id}, n.node(), false);  // writable, but not a result of the kernel
     addLengthParam(s.ctx, "n" + std::to_string(k));
     return DMutable<X>(id, n);
   }

@@ -25,12 +25,28 @@ Len lenMin(const auto& a, const auto& b) {
     return min(sizeConv(a), sizeConv(b));
   }
 }
+// The length of a combined array (a concatenation, a nesting flattened), never wrapped past
+// 2^32 - 1: a static length that would wrap is an Error now; a dynamic one that could is a
+// launch precondition (checked by launch, simulate and exported launchers). `what` names the
+// combinator for the message.
+uint32_t lenMul(const char* what, uint32_t a, uint32_t b);
+EWord32 lenMul(const char* what, const EWord32& a, const EWord32& b);
+uint32_t lenAdd(const char* what, uint32_t a, uint32_t b);
+EWord32 lenAdd(const char* what, const EWord32& a, const EWord32& b);
 template <class Len>
-Len lenAdd(const auto& a, const auto& b) {
+Len lenAdd(const char* what, const auto& a, const auto& b) {
   if constexpr (std::is_same_v<Len, uint32_t>) {
-    return a + b;
+    return lenAdd(what, static_cast<uint32_t>(a), static_cast<uint32_t>(b));
   } else {
-    return sizeConv(a) + sizeConv(b);
+    return lenAdd(what, sizeConv(a), sizeConv(b));
+  }
+}
+template <class Len>
+Len lenMul(const char* what, const Len& a, uint32_t b) {
+  if constexpr (std::is_same_v<Len, uint32_t>) {
+    return lenMul(what, a, b);
+  } else {
+    return lenMul(what, a, EWord32(b));
   }
 }
 inline std::string str(uint32_t n) { return std::to_string(n); }
@@ -169,7 +185,9 @@ auto exec(F f) {
                 "exec<L>(f): f must return a Push<L> array");
   using Len = typename R::Length;
   using T = typename R::Element;
-  Context scratch(detail::currentContext() ? detail::currentContext()->threadsPerBlock() : 1);
+  Context* outer = detail::currentContext();
+  Context scratch(outer ? outer->threadsPerBlock() : 1, outer ? outer->serial() : 0);
+  if (outer) scratch.kernel().name = outer->kernel().name;
   Len n = [&] {
     detail::ContextScope scope(scratch);
     Body ignored;
@@ -184,7 +202,7 @@ template <class LA, class LB, class T>
 auto conc(const Pull<LA, T>& a, const Pull<LB, T>& b) {
   using Len = detail::JoinLen<LA, LB>;
   const EWord32 na = sizeConv(a.len());
-  return Pull<Len, T>(detail::lenAdd<Len>(a.len(), b.len()), [a, b, na](const EWord32& i) {
+  return Pull<Len, T>(detail::lenAdd<Len>("conc", a.len(), b.len()), [a, b, na](const EWord32& i) {
     return MemoryOps<T>::select(i < na, a[i], b[i - na]);
   });
 }
@@ -195,7 +213,8 @@ auto concP(const Push<L, LA, T>& a, const Push<L, LB, T>& b) {
   using Len = detail::JoinLen<LA, LB>;
   const EWord32 na = sizeConv(a.len());
   return Push<L, Len, T>(
-      detail::lenAdd<Len>(a.len(), b.len()), [a, b, na](const Program<L>& p, const Writer<T>& w) {
+      detail::lenAdd<Len>("concP", a.len(), b.len()),
+      [a, b, na](const Program<L>& p, const Writer<T>& w) {
         a(p, w);
         b(p, [&](const Program<Thread>& t, const T& v, const EWord32& i) { w(t, v, i + na); });
       });
@@ -231,7 +250,7 @@ std::pair<Pull<Len, A>, Pull<Len, B>> unzip(const Pull<Len, hana::tuple<A, B>>& 
 // upair: [(a0,b0), (a1,b1), ...] -> [a0, b0, a1, b1, ...]
 template <class Len, class A>
 Pull<Len, A> upair(const Pull<Len, hana::tuple<A, A>>& arr) {
-  return Pull<Len, A>(arr.len() * 2u, [arr](const EWord32& i) {
+  return Pull<Len, A>(detail::lenMul("upair", arr.len(), 2u), [arr](const EWord32& i) {
     const hana::tuple<A, A> pair = arr[i / 2u];
     return MemoryOps<A>::select((i & 1u) == 0u, hana::at_c<0>(pair), hana::at_c<1>(pair));
   });
@@ -257,7 +276,8 @@ auto binSplit(uint32_t n, F f, const SPull<T>& arr) {
   static_assert(isPull<R>, "binSplit: f must map a pull array to a pull array");
   using U = typename R::Element;
   const uint32_t m = f(part(EWord32(0u))).len();
-  return SPull<U>(m * parts, [f, part, m](const EWord32& i) { return f(part(i / m))[i % m]; });
+  return SPull<U>(detail::lenMul("binSplit", m, parts),
+                  [f, part, m](const EWord32& i) { return f(part(i / m))[i % m]; });
 }
 
 // ---------------------------------------------------------------- nesting across levels
@@ -270,17 +290,18 @@ auto tConcat(const Pull<Len, Inner>& arr) {
                 "tConcat: the inner arrays need a static length (uint32_t)");
   using T = typename Inner::Element;
   const uint32_t m = arr[0u].len();
-  return Push<L, Len, T>(arr.len() * m, [arr, m](const Program<L>& p, const Writer<T>& w) {
-    auto body = [&](const Program<Thread>& t, const EWord32& i) {
-      arr[i](t,
-             [&](const Program<Thread>& t2, const T& v, const EWord32& j) { w(t2, v, i * m + j); });
-    };
-    if constexpr (std::is_same_v<L, Thread>) {
-      p.seqFor(sizeConv(arr.len()), body);
-    } else {
-      p.forAll(sizeConv(arr.len()), body);
-    }
-  });
+  return Push<L, Len, T>(detail::lenMul("tConcat", arr.len(), m),
+                         [arr, m](const Program<L>& p, const Writer<T>& w) {
+                           auto body = [&](const Program<Thread>& t, const EWord32& i) {
+                             arr[i](t, [&](const Program<Thread>& t2, const T& v,
+                                           const EWord32& j) { w(t2, v, i * m + j); });
+                           };
+                           if constexpr (std::is_same_v<L, Thread>) {
+                             p.seqFor(sizeConv(arr.len()), body);
+                           } else {
+                             p.forAll(sizeConv(arr.len()), body);
+                           }
+                         });
 }
 
 // pConcat(arr): the inner Push<L> arrays computed in parallel over level Step<L> (Block
@@ -300,7 +321,8 @@ auto pConcat(const Pull<Len, Inner>& arr) {
                   "pConcat: the inner arrays need a static length (uint32_t)");
     using T = typename Inner::Element;
     const uint32_t m = arr[0u].len();
-    return Push<Up, Len, T>(arr.len() * m, [arr, m](const Program<Up>& p, const Writer<T>& w) {
+    return Push<Up, Len, T>(detail::lenMul("pConcat", arr.len(), m), [arr, m](const Program<Up>& p,
+                                                                              const Writer<T>& w) {
       p.distrPar(sizeConv(arr.len()), [&](const Program<L>& q, const EWord32& b) {
         arr[b](q,
                [&](const Program<Thread>& t, const T& v, const EWord32& j) { w(t, v, b * m + j); });
@@ -318,12 +340,14 @@ auto sConcat(const Pull<Len, Inner>& arr) {
                 "sConcat: the inner arrays need a static length (uint32_t)");
   using T = typename Inner::Element;
   const uint32_t m = arr[0u].len();
-  return Push<L, Len, T>(arr.len() * m, [arr, m](const Program<L>& p, const Writer<T>& w) {
-    p.seqFor(sizeConv(arr.len()), [&](const Program<L>& q, const EWord32& s) {
-      arr[s](q,
-             [&](const Program<Thread>& t, const T& v, const EWord32& j) { w(t, v, s * m + j); });
-    });
-  });
+  return Push<L, Len, T>(
+      detail::lenMul("sConcat", arr.len(), m), [arr, m](const Program<L>& p, const Writer<T>& w) {
+        p.seqFor(sizeConv(arr.len()), [&](const Program<L>& q, const EWord32& s) {
+          arr[s](q, [&](const Program<Thread>& t, const T& v, const EWord32& j) {
+            w(t, v, s * m + j);
+          });
+        });
+      });
 }
 
 // ---------------------------------------------------------------- sequential primitives

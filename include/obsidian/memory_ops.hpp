@@ -37,20 +37,21 @@ ArrayId addGridState(Context& ctx, ScalarType type, uint32_t n);
 
 template <KernelScalar X>
 struct MemoryOps<Exp<X>> {
-  using Handle = ArrayId;
+  using Handle = ArrayRef;
   static constexpr size_t components = 1;
 
   static Handle allocate(Context& ctx, Body& body, MemorySpace space, Level level, uint32_t n) {
-    return detail::allocateArray(nullptr, ctx, body, space, level, scalarTypeOf<X>, n);
+    return ctx.ref(detail::allocateArray(nullptr, ctx, body, space, level, scalarTypeOf<X>, n));
   }
   static Handle global(Context& ctx, const std::string& name, bool writable) {
-    return detail::addGlobalArray(ctx, name, scalarTypeOf<X>, writable);
+    return ctx.ref(detail::addGlobalArray(ctx, name, scalarTypeOf<X>, writable));
   }
   static void write(const Program<Thread>& t, Handle h, const EWord32& i, const Exp<X>& v) {
-    t.emit(Assign{h, i.node(), v.node()});
+    t.context().checkOwn(h, "a write");
+    t.emit(Assign{h.id, i.node(), v.node()});
   }
   static Exp<X> read(Handle h, const EWord32& i) {
-    return Exp<X>(ir::index(scalarTypeOf<X>, h, i.node()));
+    return Exp<X>(ir::index(scalarTypeOf<X>, h.id, i.node(), h.origin));
   }
   template <class L>
   static Exp<X> declare(const Program<L>& p, const Exp<X>& init) {
@@ -63,7 +64,7 @@ struct MemoryOps<Exp<X>> {
   static Exp<X> select(const EBool& c, const Exp<X>& a, const Exp<X>& b) {
     return Exp<X>(ir::select(c.node(), a.node(), b.node()));
   }
-  static void ids(Handle h, std::vector<ArrayId>& out) { out.push_back(h); }
+  static void ids(Handle h, std::vector<ArrayId>& out) { out.push_back(h.id); }
 };
 
 template <class... Ts>

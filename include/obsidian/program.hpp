@@ -17,7 +17,15 @@ namespace obsidian {
 // There is no global naming state; a Context lives for one capture.
 class Context {
  public:
-  explicit Context(uint32_t threadsPerBlock);
+  // `serial` 0 takes a new capture serial; a scratch context of the same capture passes its
+  // capture's serial (exec<L>).
+  explicit Context(uint32_t threadsPerBlock, uint32_t serial = 0);
+  // The capture's serial number, unique in the process: what ties arrays and variables to it.
+  uint32_t serial() const { return kernel_.capture; }
+  // A reference to array `id` of this capture.
+  ArrayRef ref(ArrayId id) const { return ArrayRef{id, serial()}; }
+  // Throws Error unless `a` belongs to this capture: `what` names the statement ("write").
+  void checkOwn(const ArrayRef& a, const char* what) const;
 
   // A name never returned before in this context: prefix + counter ("arr0", "i3").
   std::string fresh(const std::string& prefix);
@@ -49,7 +57,12 @@ class ContextScope {
 
  private:
   Context* previous_;
+  ir::CaptureScope capture_;
 };
+// The kernel name of capture `serial` (for messages), or "" if it is no longer remembered.
+std::string captureName(uint32_t serial);
+// "another capture (kernel k1)", for messages.
+std::string describeCapture(uint32_t serial);
 // Records a precondition in the current capture; outside a capture only literal conditions
 // can be checked.
 void requireLength(const Exp<bool>& holds, const std::string& message);

@@ -66,19 +66,25 @@ class Device {
   // The loaded function of kernel k (compiled through the kernel cache for this device's arch,
   // loaded once, with the dynamic shared memory limit raised where k needs more than 48 KB).
   void* function(const Kernel& k);
+  // The bounds-checked variant of k (LaunchOptions::checked; Kernel::checkedCuda), and the
+  // device address of its violation record (one unsigned long long).
+  void* checkedFunction(const Kernel& k, uint64_t& violationRecord);
 
  private:
   explicit Device(int ordinal);
   struct Loaded {
     void* module = nullptr;
     void* function = nullptr;
+    uint64_t violation = 0;  // checked variants: the record's address
   };
+  const Loaded& load(const Kernel& k, bool checked);
   DeviceInfo info_;
   int handle_ = 0;
   void* context_ = nullptr;
   std::mutex mutex_;
   std::unordered_map<std::string, Loaded> byKey_;  // by kernel cache key
-  std::unordered_map<uint64_t, Loaded> byKernel_;  // by Kernel::id(): no hashing per launch
+  // By 2 * Kernel::id() + checked: no hashing of the source per launch.
+  std::unordered_map<uint64_t, Loaded> byKernel_;
 };
 
 class Stream {
@@ -196,6 +202,13 @@ struct LaunchOptions {
   bool fillDevice = false;
   const Stream* stream = nullptr;  // null: the default stream
   bool synchronize = true;         // wait for the kernel (and report its errors) before returning
+  // Bounds-checked: run the variant of the kernel (Kernel::checkedCuda) in which every write and
+  // atomic to a global array checks its index against the array's length, skips the access if
+  // it is out of bounds, and records the first such access; the launch then waits for the
+  // kernel and throws an Error naming the kernel, the array, the index and the length. For
+  // kernels whose writes go to data-dependent indices (a DMutable histogram, a scatter), which
+  // the launch checks cannot bound. Slower (a compare per write, a synchronize per launch).
+  bool checked = false;
 };
 
 // launch(k, args, options): run kernel k on device 0 (obsidian drives one device for now; a

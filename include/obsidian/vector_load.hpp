@@ -16,6 +16,7 @@ namespace detail {
 struct VectorSource {
   ArrayId array = 0;
   ExpPtr base;
+  uint32_t origin = 0;  // the capture of `array`
 };
 // Checks that `probed` (arr at the variable kProbe) is such a direct read whose base is a
 // multiple of `width` and that vectors of `width` elements of its type exist; records the

@@ -20,10 +20,17 @@ const char* kPrelude =
 
 class Emitter {
  public:
-  explicit Emitter(const KernelIR& k) : k_(k) {}
+  Emitter(const KernelIR& k, Checks checks) : k_(k), checks_(checks) {}
 
   std::string run(bool externC) {
     OBSIDIAN_ASSERT(k_.virtualized, "emitCuda runs after virtualize");
+    if (checks_ != Checks::None) {
+      if (checks_ == Checks::IfDefined) out_ << "#ifdef OBSIDIAN_CHECKED\n";
+      // The first out-of-bounds write of a launch; the host clears it before and reads it after.
+      out_ << (externC ? "extern \"C\" " : "static ") << "__device__ unsigned long long "
+           << violationSymbol(k_) << ";\n";
+      if (checks_ == Checks::IfDefined) out_ << "#endif\n";
+    }
     for (const ArrayDecl& a : k_.arrays) {
       if (a.space != MemorySpace::GridState) continue;
       // Zero when the module is loaded, kept between launches (see MemorySpace::GridState).
@@ -64,6 +71,33 @@ class Emitter {
   }
 
   std::string e(const ExpPtr& x) const { return ir::printExp(x, k_.arrays); }
+
+  // Elements of a global array, as a CUDA expression (its parameter's length or grid-state size).
+  std::string globalLength(ArrayId a) const {
+    const ArrayDecl& d = k_.arrays.at(a);
+    if (d.space == MemorySpace::GridState) return std::to_string(d.length) + "u";
+    for (const Param& p : k_.params) {
+      if (p.kind == ParamKind::Array && p.array == a) return "(" + e(p.length) + ")";
+    }
+    OBSIDIAN_ASSERT(false, "a global array is a parameter");
+    return "";
+  }
+
+  // In checked mode, the guard before a write or atomic of array a at `index`: the statement
+  // that follows runs only in bounds (`if (out of bounds) record; else <statement>`).
+  void guard(ArrayId a, const ExpPtr& index, int d) {
+    const MemorySpace space = k_.arrays.at(a).space;
+    if (checks_ == Checks::None ||
+        (space != MemorySpace::Global && space != MemorySpace::GridState)) {
+      return;
+    }
+    if (checks_ == Checks::IfDefined) out_ << "#ifdef OBSIDIAN_CHECKED\n";
+    const std::string i = e(index);
+    out_ << pad(d) << "if (!(" << i << " < " << globalLength(a) << ")) atomicCAS(&"
+         << violationSymbol(k_) << ", 0ull, " << (uint64_t{a} + 1) << "ull << 32 | (" << i
+         << ")); else\n";
+    if (checks_ == Checks::IfDefined) out_ << "#endif\n";
+  }
   std::string pad(int d) const { return std::string(2 * static_cast<size_t>(d), ' '); }
   const std::string& name(ArrayId a) const { return k_.arrays.at(a).name; }
 
@@ -100,6 +134,7 @@ class Emitter {
         [&](const auto& n) {
           using T = std::remove_cvref_t<decltype(n)>;
           if constexpr (std::is_same_v<T, Assign>) {
+            guard(n.array, n.index, d);
             if (k_.arrays.at(n.array).space == MemorySpace::Register) {
               out_ << pad(d) << name(n.array) << " = " << e(n.value) << ";\n";  // its own lane
             } else if (k_.arrays.at(n.array).space == MemorySpace::GridState) {
@@ -121,6 +156,10 @@ class Emitter {
                  << " < " << e(n.bound) << "; ";
             if (ir::isLiteralValue(n.step, 1)) {
               out_ << "++" << n.var;
+            } else if (ir::upperBound(n.bound) - 1 + ir::upperBound(n.step) > 0xffffffffu) {
+              // var + step could wrap past 2^32 - 1 (see SeqFor): step at most to the bound.
+              const ExpPtr left = ir::binary(BinOp::Sub, n.bound, ir::var(ScalarType::U32, n.var));
+              out_ << n.var << " += " << e(ir::binary(BinOp::Min, n.step, left));
             } else {
               out_ << n.var << " += " << e(n.step);
             }
@@ -155,8 +194,16 @@ class Emitter {
             out_ << pad(d) << "__threadfence();\n";
           } else if constexpr (std::is_same_v<T, Atomic>) {
             const ScalarType t = k_.arrays.at(n.array).type;
-            out_ << pad(d) << "const " << cudaTypeName(t) << " " << n.result << " = ("
-                 << cudaTypeName(t) << ")" << atomicCall(n) << ";\n";
+            if (checks_ != Checks::None && k_.arrays.at(n.array).space != MemorySpace::Shared) {
+              // Guarded, the result is declared first: an atomic not done returns 0.
+              out_ << pad(d) << cudaTypeName(t) << " " << n.result << " = 0;\n";
+              guard(n.array, n.index, d);
+              out_ << pad(d) << n.result << " = (" << cudaTypeName(t) << ")" << atomicCall(n)
+                   << ";\n";
+            } else {
+              out_ << pad(d) << "const " << cudaTypeName(t) << " " << n.result << " = ("
+                   << cudaTypeName(t) << ")" << atomicCall(n) << ";\n";
+            }
           } else {
             static_assert(alwaysFalse<T>, "emitCuda: a statement type is not handled");
           }
@@ -165,17 +212,40 @@ class Emitter {
   }
 
   const KernelIR& k_;
+  Checks checks_;
   std::ostringstream out_;
 };
 
 }  // namespace
 
-std::string emitKernelFunction(const KernelIR& k, bool externC) { return Emitter(k).run(externC); }
+std::string emitKernelFunction(const KernelIR& k, bool externC, Checks checks) {
+  return Emitter(k, checks).run(externC);
+}
 
-std::string emitCuda(const KernelIR& k) {
+std::string emitCuda(const KernelIR& k, Checks checks) {
   return "// Generated by obsidian: kernel " + k.name + ", " + std::to_string(k.threadsPerBlock) +
-         " threads per block, " + std::to_string(k.sharedBytes) + " bytes of shared memory.\n" +
-         kPrelude + "\n" + emitKernelFunction(k, true);
+         " threads per block, " + std::to_string(k.sharedBytes) + " bytes of shared memory" +
+         (checks == Checks::None ? "" : ", bounds-checked") + ".\n" + kPrelude + "\n" +
+         emitKernelFunction(k, true, checks);
+}
+
+// Kernel names may not start with obsidian_ (capture reserves the prefix), so this name is no
+// kernel's.
+std::string violationSymbol(const KernelIR& k) { return "obsidian_violation_" + k.name; }
+
+std::string describeViolation(const KernelIR& k, uint64_t record,
+                              const std::function<uint64_t(const ExpPtr&)>& length) {
+  const uint64_t id = (record >> 32) - 1;
+  const uint32_t index = static_cast<uint32_t>(record);
+  OBSIDIAN_ASSERT(record != 0 && id < k.arrays.size(), "a violation names an array of the kernel");
+  const ArrayDecl& a = k.arrays[id];
+  uint64_t n = a.length;
+  for (const Param& p : k.params) {
+    if (p.kind == ParamKind::Array && p.array == id) n = length(p.length);
+  }
+  return "a write to " + a.name + "[" + std::to_string(index) + "] is out of bounds: " + a.name +
+         " has " + std::to_string(n) +
+         " elements (the first out-of-bounds write or atomic of the launch; it was not done)";
 }
 
 }  // namespace obsidian

@@ -1,6 +1,7 @@
 // Pass: emit CUDA. Prints a virtualized, memory-mapped kernel as CUDA C++.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "obsidian/ir.hpp"
@@ -12,11 +13,25 @@ namespace obsidian {
 // k.threadsPerBlock. Shared arrays become typed pointers into one dynamic shared buffer at
 // their memory-map offsets. A dumb printer: every IR node has its case, and ForAll/DistrPar
 // (which virtualize removes) are internal errors.
-std::string emitCuda(const KernelIR& k);
+//
+// Bounds checks (the checked mode of launch and of exported headers): with `checks` other than
+// None, every write and atomic to a global array (a parameter or grid state) is guarded by
+// `index < length`; a write out of bounds is not done, and the first one is recorded in the
+// module's `unsigned long long <k.name>_violation` as ((array id + 1) << 32) | index (see
+// decodeViolation). IfDefined puts the guards and the record under #ifdef OBSIDIAN_CHECKED.
+enum class Checks : uint8_t { None, Always, IfDefined };
+std::string emitCuda(const KernelIR& k, Checks checks = Checks::None);
 
 // Just the __global__ function (no prelude, no header comment). `externC` false gives it
 // internal C++ linkage (static), so exported kernels live in a namespace of the user's choosing
 // and a header can be included by several translation units.
-std::string emitKernelFunction(const KernelIR& k, bool externC);
+std::string emitKernelFunction(const KernelIR& k, bool externC, Checks checks = Checks::None);
+
+// The name of the violation record of a checked kernel.
+std::string violationSymbol(const KernelIR& k);
+// What a non-zero violation record says: "a write to m0[1234] is out of bounds: m0 has 100
+// elements ..."; `length` evaluates a parameter's length expression for the launch.
+std::string describeViolation(const KernelIR& k, uint64_t record,
+                              const std::function<uint64_t(const ExpPtr&)>& length);
 
 }  // namespace obsidian

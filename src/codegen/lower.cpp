@@ -73,7 +73,10 @@ LoweredKernel lowerKernel(KernelIR reified, const LowerOptions& options) {
   out.reified = reified;
   const bool dump = options.dumpIr || dumpToStderr();
   KernelIR k = std::move(reified);
-  if (dump) out.irDump += "=== reify\n" + ir::printIr(k);
+  if (dump) {
+    verifyOwnership(k);  // the dump looks arrays up by id
+    out.irDump += "=== reify\n" + ir::printIr(k);
+  }
 
   // Runs one pass, timing it and dumping the IR after it when asked to.
   auto pass = [&](const char* name, auto&& f) {
@@ -85,6 +88,7 @@ LoweredKernel lowerKernel(KernelIR reified, const LowerOptions& options) {
   };
 
   Liveness live;
+  pass("verify ownership", [&] { verifyOwnership(k); });
   pass("materialize shuffles", [&] { materializeShuffles(k); });
   pass("verify", [&] { verify(k); });
   pass("liveness", [&] { live = analyzeLiveness(k); });

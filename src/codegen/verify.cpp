@@ -8,6 +8,7 @@
 #include "codegen/shuffles.hpp"
 #include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
+#include "obsidian/program.hpp"
 
 namespace obsidian {
 namespace {
@@ -281,6 +282,33 @@ class Verifier {
 };
 
 }  // namespace
+
+void verifyOwnership(const KernelIR& k) {
+  auto check = [&](const ExpPtr& e) {
+    const ExpNode* foreign = nullptr;
+    ir::anyNode(e, [&](const ExpNode& n) {
+      const bool leaf = n.kind == ExpKind::Var || n.kind == ExpKind::Index;
+      if (leaf && n.origin != 0 && n.origin != k.capture) foreign = &n;
+      return foreign != nullptr;
+    });
+    if (!foreign) return;
+    const std::string what =
+        foreign->kind == ExpKind::Var ? "variable " + foreign->name : "an array it reads";
+    throw Error("capture(" + k.name + "): " + what + " belongs to " +
+                detail::describeCapture(foreign->origin) +
+                "; arrays, lengths and values belong to the capture that made them: pass the "
+                "data to this kernel as a parameter instead");
+  };
+  std::function<void(const Body&)> body = [&](const Body& b) {
+    for (const Stmt& s : b) {
+      ir::forEachExp(s, check);
+      for (const Body* child : ir::childBodies(s)) body(*child);
+    }
+  };
+  body(k.body);
+  for (const Param& p : k.params) check(p.length);
+  for (const Precondition& c : k.preconditions) check(c.holds);
+}
 
 void verify(const KernelIR& k) {
   for (const Precondition& p : k.preconditions) {

@@ -17,4 +17,10 @@ namespace obsidian {
 // asserted as an internal invariant.
 void verify(const KernelIR& k);
 
+// verifyOwnership(k) throws Error when k uses a variable, length or array made by another
+// capture (a DPull or Exp kept from one capture and used in the next): those name the other
+// kernel's parameters and arrays, which this kernel's ids would silently stand for. Runs first,
+// before any pass looks an array up by its id.
+void verifyOwnership(const KernelIR& k);
+
 }  // namespace obsidian

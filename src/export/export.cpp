@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "codegen/emit_cuda.hpp"
+#include "ir/deep_stack.hpp"
 #include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
 #include "obsidian/arguments.hpp"
@@ -80,6 +81,20 @@ std::string launcher(const KernelIR& k) {
     }
   }
   arg("cudaStream_t stream = 0");
+  // As bindArguments: an array the kernel writes shares no byte with another array argument.
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const Param& p = k.params[i];
+    if (p.kind != ParamKind::Array || !writes(k, p)) continue;
+    for (size_t j = 0; j < k.params.size(); ++j) {
+      const Param& q = k.params[j];
+      if (j == i || q.kind != ParamKind::Array || (writes(k, q) && j < i)) continue;
+      body << "  if (" << p.name << "Count > 0 && " << q.name << "Count > 0 && (uintptr_t)"
+           << p.name << " < (uintptr_t)(" << q.name << " + " << q.name << "Count) && (uintptr_t)"
+           << q.name << " < (uintptr_t)(" << p.name << " + " << p.name
+           << "Count)) return cudaErrorInvalidValue;  // " << p.name << " overlaps " << q.name
+           << "\n";
+    }
+  }
   for (const Precondition& c : k.preconditions) {
     body << "  if (!(" << show(c.holds) << ")) return cudaErrorInvalidValue;  // " << c.message
          << "\n";
@@ -90,9 +105,13 @@ std::string launcher(const KernelIR& k) {
          << show(p.length) << ")) return cudaErrorInvalidValue;  // " << p.name
          << (p.output ? " too small for the output" : " shorter than the kernel reads") << "\n";
   }
-  body << "  const uint32_t blocks = " << show(k.gridBlocks) << ";\n"
+  // At most maxRealBlocks real blocks (indices and the grid's stride fit in 32 bits); the
+  // kernel's virtual blocks loop over them.
+  body << "  uint32_t blocks = " << show(k.gridBlocks) << ";\n"
        << "  if (blocks == 0) return cudaSuccess;  // nothing to compute\n"
-       << "  if (blocks > 0x7fffffffu) return cudaErrorInvalidConfiguration;\n";
+       << "  if (blocks > " << maxRealBlocks(k.threadsPerBlock)
+       << "u) blocks = " << maxRealBlocks(k.threadsPerBlock)
+       << "u;  // virtual blocks loop over the real ones\n";
   if (k.sharedBytes > 48 * 1024) {
     body << "  {\n"
          << "    const cudaError_t e = cudaFuncSetAttribute(" << k.name
@@ -100,10 +119,53 @@ std::string launcher(const KernelIR& k) {
          << "    if (e != cudaSuccess) return e;\n"
          << "  }\n";
   }
+  // -DOBSIDIAN_CHECKED: the kernel's writes to global arrays are bounds-checked (see
+  // emitKernelFunction); the launcher clears the record, waits, and reports a violation.
+  const std::string record = violationSymbol(k);
+  body << "#ifdef OBSIDIAN_CHECKED\n"
+       << "  {\n"
+       << "    const unsigned long long zero = 0;\n"
+       << "    const cudaError_t e = cudaMemcpyToSymbolAsync(" << record
+       << ", &zero, sizeof zero, 0, cudaMemcpyHostToDevice, stream);\n"
+       << "    if (e != cudaSuccess) return e;\n"
+       << "  }\n"
+       << "#endif\n";
   body << "  " << k.name << "<<<blocks, " << k.threadsPerBlock << ", " << k.sharedBytes
        << ", stream>>>(";
   for (size_t i = 0; i < callArgs.size(); ++i) body << (i ? ", " : "") << callArgs[i];
-  body << ");\n  return cudaGetLastError();\n";
+  body << ");\n";
+  std::string names, lengths;
+  for (size_t a = 0; a < k.arrays.size(); ++a) {
+    std::string n = std::to_string(k.arrays[a].length) + "ull";
+    for (const Param& p : k.params) {
+      if (p.kind == ParamKind::Array && p.array == a)
+        n = "(unsigned long long)(" + show(p.length) + ")";
+    }
+    names += (a ? ", \"" : "\"") + k.arrays[a].name + "\"";
+    lengths += (a ? ", " : "") + n;
+  }
+  body << "#ifdef OBSIDIAN_CHECKED\n"
+       << "  {\n"
+       << "    cudaError_t e = cudaGetLastError();\n"
+       << "    unsigned long long v = 0;\n"
+       << "    if (e == cudaSuccess) e = cudaMemcpyFromSymbolAsync(&v, " << record
+       << ", sizeof v, 0, cudaMemcpyDeviceToHost, stream);\n"
+       << "    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);\n"
+       << "    if (e != cudaSuccess) return e;\n"
+       << "    if (v != 0) {\n"
+       << "      const char* const names[] = {" << names << "};\n"
+       << "      const unsigned long long lengths[] = {" << lengths << "};\n"
+       << "      std::fprintf(stderr, \"obsidian: kernel " << k.name
+       << " (OBSIDIAN_CHECKED): a write to %s[%u] is out of bounds: %s has %llu elements (the "
+          "first out-of-bounds write of the launch; it was not done)\\n\", names[(v >> 32) - 1], "
+          "(unsigned)(v & 0xffffffffu), names[(v >> 32) - 1], lengths[(v >> 32) - 1]);\n"
+       << "      return cudaErrorAssert;\n"
+       << "    }\n"
+       << "    return cudaSuccess;\n"
+       << "  }\n"
+       << "#else\n"
+       << "  return cudaGetLastError();\n"
+       << "#endif\n";
   std::ostringstream out;
   out << "// Launches " << k.name << " (" << k.threadsPerBlock << " threads per block, "
       << k.sharedBytes << " bytes of shared memory). Arrays are device pointers with their "
@@ -115,7 +177,18 @@ std::string launcher(const KernelIR& k) {
 
 }  // namespace
 
+namespace {
+std::string headerText(const std::vector<Kernel>& kernels, const ExportOptions& options);
+}
+
 std::string exportHeader(const std::vector<Kernel>& kernels, const ExportOptions& options) {
+  uint32_t depth = 0;  // the printers recurse (see ir/deep_stack.hpp)
+  for (const Kernel& k : kernels) depth = std::max(depth, ir::maxDepth(k.ir()));
+  return ir::withStackFor(depth, [&] { return headerText(kernels, options); });
+}
+
+namespace {
+std::string headerText(const std::vector<Kernel>& kernels, const ExportOptions& options) {
   checkNamespace(options.ns);
   if (kernels.empty()) throw Error("export: no kernel to export");
   std::set<std::string> names;
@@ -135,15 +208,17 @@ std::string exportHeader(const std::vector<Kernel>& kernels, const ExportOptions
     for (const std::string& o : k.lowered().nvrtcOptions) out << " " << o;
     out << ": give nvcc the same.\n";
   }
-  out << "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n#include <cuda_runtime.h>\n\n"
+  out << "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n#include <cstdio>\n#include "
+         "<cuda_runtime.h>\n\n"
       << "namespace " << options.ns << " {\n\n";
   for (const Kernel& k : kernels) {
-    out << emitKernelFunction(k.ir(), false) << "\n" << launcher(k.ir()) << "\n";
+    out << emitKernelFunction(k.ir(), false, Checks::IfDefined) << "\n" << launcher(k.ir()) << "\n";
   }
   if (!options.extraHostCode.empty()) out << options.extraHostCode << "\n";
   out << "}  // namespace " << options.ns << "\n";
   return out.str();
 }
+}  // namespace
 
 void writeHeader(const std::filesystem::path& path, const std::vector<Kernel>& kernels,
                  const ExportOptions& options) {

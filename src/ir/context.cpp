@@ -1,6 +1,8 @@
 // The per-capture Context (names, arrays, preconditions) and the length checks that the
 // array library shares.
+#include <atomic>
 #include <cctype>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -9,7 +11,28 @@
 
 namespace obsidian {
 
-Context::Context(uint32_t threadsPerBlock) { kernel_.threadsPerBlock = threadsPerBlock; }
+namespace {
+std::atomic<uint32_t> nextSerial{1};
+
+// The names of recent captures, for messages about values that leaked from one (a ring: a
+// process may capture millions of kernels).
+constexpr size_t kNamesKept = 4096;
+std::mutex namesMutex;
+std::vector<std::pair<uint32_t, std::string>> names(kNamesKept);
+}  // namespace
+
+Context::Context(uint32_t threadsPerBlock, uint32_t serial) {
+  kernel_.threadsPerBlock = threadsPerBlock;
+  kernel_.capture = serial != 0 ? serial : nextSerial++;
+}
+
+void Context::checkOwn(const ArrayRef& a, const char* what) const {
+  if (a.origin == serial()) return;
+  throw Error("capture(" + kernel_.name + "): " + what + " uses an array of " +
+              detail::describeCapture(a.origin) +
+              "; arrays, lengths and values belong to the capture that made them: pass the data "
+              "to this kernel as a parameter instead");
+}
 
 std::string Context::fresh(const std::string& prefix) {
   uint32_t& n = counters_[prefix];
@@ -38,7 +61,21 @@ thread_local Context* current = nullptr;
 
 Context* currentContext() { return current; }
 
-ContextScope::ContextScope(Context& ctx) : previous_(current) { current = &ctx; }
+ContextScope::ContextScope(Context& ctx) : previous_(current), capture_(ctx.serial()) {
+  current = &ctx;
+}
+
+std::string captureName(uint32_t serial) {
+  std::lock_guard<std::mutex> lock(namesMutex);
+  const auto& [s, name] = names[serial % kNamesKept];
+  return s == serial ? name : std::string();
+}
+
+std::string describeCapture(uint32_t serial) {
+  if (serial == 0) return "no capture";
+  const std::string name = captureName(serial);
+  return name.empty() ? "another capture" : "another capture (kernel " + name + ")";
+}
 ContextScope::~ContextScope() { current = previous_; }
 
 void requireLength(const Exp<bool>& holds, const std::string& message) {
@@ -62,6 +99,48 @@ void checkDivisible(const char* what, uint32_t n, const EWord32& length) {
   const std::string call = std::string(what) + "(" + std::to_string(n) + ")";
   if (n == 0) throw Error(call + " needs a chunk size of at least 1");
   requireLength(length % n == 0u, call + " needs a length divisible by " + std::to_string(n));
+}
+
+namespace {
+constexpr uint64_t kMaxLength = 0xffffffffu;
+std::string tooLong(const char* what) {
+  return std::string(what) +
+         ": the result's length must be at most 4294967295 (lengths are "
+         "32-bit)";
+}
+}  // namespace
+
+uint32_t lenMul(const char* what, uint32_t a, uint32_t b) {
+  const uint64_t r = uint64_t{a} * b;
+  if (r > kMaxLength) {
+    throw Error(tooLong(what) + "; got " + std::to_string(a) + " x " + std::to_string(b) + " = " +
+                std::to_string(r));
+  }
+  return static_cast<uint32_t>(r);
+}
+
+EWord32 lenMul(const char* what, const EWord32& a, const EWord32& b) {
+  // Known to fit from the lengths' shapes (e.g. (n / 512) * 512): no precondition.
+  if (ir::upperBound(a.node()) * ir::upperBound(b.node()) > kMaxLength) {
+    requireLength(cast<uint64_t>(a) * cast<uint64_t>(b) <= EWord64(kMaxLength), tooLong(what));
+  }
+  return a * b;
+}
+
+uint32_t lenAdd(const char* what, uint32_t a, uint32_t b) {
+  const uint64_t r = uint64_t{a} + b;
+  if (r > kMaxLength) {
+    throw Error(tooLong(what) + "; got " + std::to_string(a) + " + " + std::to_string(b) + " = " +
+                std::to_string(r));
+  }
+  return static_cast<uint32_t>(r);
+}
+
+EWord32 lenAdd(const char* what, const EWord32& a, const EWord32& b) {
+  if (ir::upperBound(a.node()) + ir::upperBound(b.node()) > kMaxLength) {
+    requireLength(cast<uint64_t>(a) + cast<uint64_t>(b) <= EWord64(kMaxLength), tooLong(what));
+  }
+  return a + b;
 }
 
 void checkAtMost(const char* what, uint32_t k, uint32_t length) {
@@ -198,6 +277,10 @@ Context& newCaptureContext(std::unique_ptr<Context>& holder, const std::string& 
   }
   holder = std::make_unique<Context>(threadsPerBlock);
   holder->kernel().name = name;
+  {
+    std::lock_guard<std::mutex> lock(namesMutex);
+    names[holder->serial() % kNamesKept] = {holder->serial(), name};
+  }
   return *holder;
 }
 

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "ir/scalar_ops.hpp"
 
@@ -74,13 +76,50 @@ const char* unOpName(UnOp op) {
   return "?";
 }
 
+ExpNode::~ExpNode() {
+  if (depth <= 64) return;  // shallow: the ordinary recursive release is bounded
+  std::vector<ExpPtr> pending;
+  for (ExpPtr& a : args) {
+    if (a) pending.push_back(std::move(a));
+  }
+  while (!pending.empty()) {
+    ExpPtr p = std::move(pending.back());
+    pending.pop_back();
+    // The last owner of p takes its children, so p itself is freed without recursing. Nodes
+    // are made non-const by make_shared (ir::node), so changing one here is well defined.
+    if (p.use_count() == 1) {
+      for (ExpPtr& a : const_cast<ExpNode&>(*p).args) {
+        if (a) pending.push_back(std::move(a));
+      }
+    }
+  }
+}
+
 namespace ir {
 namespace {
+
+thread_local uint32_t captureSerial = 0;
 
 std::shared_ptr<ExpNode> node(ExpKind k, ScalarType t) {
   auto n = std::make_shared<ExpNode>();
   n->kind = k;
   n->type = t;
+  return n;
+}
+
+// Sets n's depth from its operands (all set by now) and refuses one deeper than kMaxExpDepth.
+ExpPtr withDepth(std::shared_ptr<ExpNode> n) {
+  uint32_t d = 0;
+  for (const ExpPtr& a : n->args) {
+    if (a) d = std::max(d, a->depth);
+  }
+  if (d + 1 > kMaxExpDepth) {
+    throw Error("expression: an expression nested " + std::to_string(d + 1) +
+                " operations deep is deeper than the " + std::to_string(kMaxExpDepth) +
+                " obsidian supports (e.g. foldPull1 over a long static array): fold in a loop "
+                "(seqReduce, seqFoldStrided) or force partial results first");
+  }
+  n->depth = d + 1;
   return n;
 }
 
@@ -137,8 +176,13 @@ ExpPtr var(ScalarType t, const std::string& name) {
   OBSIDIAN_ASSERT(!name.empty(), "variables have names");
   auto n = node(ExpKind::Var, t);
   n->name = name;
+  n->origin = captureSerial;
   return n;
 }
+
+uint32_t currentCapture() { return captureSerial; }
+CaptureScope::CaptureScope(uint32_t serial) : previous_(captureSerial) { captureSerial = serial; }
+CaptureScope::~CaptureScope() { captureSerial = previous_; }
 
 ExpPtr threadIdx() { return node(ExpKind::ThreadIdx, ScalarType::U32); }
 ExpPtr blockIdx() { return node(ExpKind::BlockIdx, ScalarType::U32); }
@@ -149,26 +193,36 @@ bool isLiteralValue(const ExpPtr& e, uint64_t bits) {
 }
 
 bool equal(const ExpPtr& a, const ExpPtr& b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind || a->type != b->type) return false;
-  switch (a->kind) {
-    case ExpKind::Literal: return isFloat(a->type) ? a->real == b->real : a->bits == b->bits;
-    case ExpKind::Var: return a->name == b->name;
-    case ExpKind::ThreadIdx:
-    case ExpKind::BlockIdx:
-    case ExpKind::GridDim: return true;
-    case ExpKind::Unary: return a->unOp == b->unOp && equal(a->args[0], b->args[0]);
-    case ExpKind::Binary:
-      return a->binOp == b->binOp && equal(a->args[0], b->args[0]) && equal(a->args[1], b->args[1]);
-    case ExpKind::Select:
-      return equal(a->args[0], b->args[0]) && equal(a->args[1], b->args[1]) &&
-             equal(a->args[2], b->args[2]);
-    case ExpKind::Cast: return equal(a->args[0], b->args[0]);
-    case ExpKind::Index:
-      return a->array == b->array && a->vecWidth == b->vecWidth && a->vecLane == b->vecLane &&
-             equal(a->args[0], b->args[0]);
+  // A worklist, not recursion: expressions may be kMaxExpDepth deep.
+  std::vector<std::pair<const ExpNode*, const ExpNode*>> todo{{a.get(), b.get()}};
+  while (!todo.empty()) {
+    const auto [x, y] = todo.back();
+    todo.pop_back();
+    if (x == y) continue;
+    if (!x || !y || x->kind != y->kind || x->type != y->type || x->depth != y->depth) return false;
+    bool same = true;
+    switch (x->kind) {
+      case ExpKind::Literal:
+        same = isFloat(x->type) ? x->real == y->real : x->bits == y->bits;
+        break;
+      case ExpKind::Var: same = x->name == y->name && x->origin == y->origin; break;
+      case ExpKind::ThreadIdx:
+      case ExpKind::BlockIdx:
+      case ExpKind::GridDim:
+      case ExpKind::Select:
+      case ExpKind::Cast: break;
+      case ExpKind::Unary: same = x->unOp == y->unOp; break;
+      case ExpKind::Binary: same = x->binOp == y->binOp; break;
+      case ExpKind::Index:
+        same = x->array == y->array && x->origin == y->origin && x->vecWidth == y->vecWidth &&
+               x->vecLane == y->vecLane;
+        break;
+    }
+    if (!same) return false;
+    for (size_t i = 0; i < x->args.size(); ++i)
+      todo.push_back({x->args[i].get(), y->args[i].get()});
   }
-  return false;
+  return true;
 }
 
 bool literalU32(const ExpPtr& e, uint32_t& out) {
@@ -218,7 +272,7 @@ ExpPtr unary(UnOp op, ExpPtr a) {
   auto n = node(ExpKind::Unary, t);
   n->unOp = op;
   n->args[0] = std::move(a);
-  return n;
+  return withDepth(std::move(n));
 }
 
 ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
@@ -298,7 +352,7 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
   n->binOp = op;
   n->args[0] = std::move(a);
   n->args[1] = std::move(b);
-  return n;
+  return withDepth(std::move(n));
 }
 
 ExpPtr select(ExpPtr c, ExpPtr a, ExpPtr b) {
@@ -309,7 +363,7 @@ ExpPtr select(ExpPtr c, ExpPtr a, ExpPtr b) {
   if (a == b) return a;
   auto n = node(ExpKind::Select, a->type);
   n->args = {std::move(c), std::move(a), std::move(b)};
-  return n;
+  return withDepth(std::move(n));
 }
 
 ExpPtr cast(ScalarType to, ExpPtr a) {
@@ -341,19 +395,20 @@ ExpPtr cast(ScalarType to, ExpPtr a) {
   }
   auto n = node(ExpKind::Cast, to);
   n->args[0] = std::move(a);
-  return n;
+  return withDepth(std::move(n));
 }
 
-ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix) {
+ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin) {
   OBSIDIAN_ASSERT(ix && ix->type == ScalarType::U32, "array indices are uint32");
   auto n = node(ExpKind::Index, elem);
   n->array = array;
+  n->origin = origin;
   n->args[0] = std::move(ix);
-  return n;
+  return withDepth(std::move(n));
 }
 
 ExpPtr vectorIndex(ScalarType elem, ArrayId array, ExpPtr elementIx, ExpPtr vectorIx,
-                   uint32_t width, uint32_t lane) {
+                   uint32_t width, uint32_t lane, uint32_t origin) {
   OBSIDIAN_ASSERT(elementIx && vectorIx && elementIx->type == ScalarType::U32 &&
                       vectorIx->type == ScalarType::U32,
                   "vector indices are uint32");
@@ -363,15 +418,17 @@ ExpPtr vectorIndex(ScalarType elem, ArrayId array, ExpPtr elementIx, ExpPtr vect
   n->array = array;
   n->vecWidth = static_cast<uint8_t>(width);
   n->vecLane = static_cast<uint8_t>(lane);
+  n->origin = origin;
   n->args[0] = std::move(elementIx);
   n->args[1] = std::move(vectorIx);
-  return n;
+  return withDepth(std::move(n));
 }
 
 uint32_t knownMultiple(const ExpPtr& e) {
   constexpr uint64_t kMax = uint64_t{1} << 31;
   auto pow2Of = [](uint64_t v) -> uint64_t { return v == 0 ? kMax : (v & (~v + 1)); };
-  if (!e || e->type != ScalarType::U32) return 1;
+  // Shape analysis of index arithmetic, which is shallow; deeper means "nothing known".
+  if (!e || e->type != ScalarType::U32 || e->depth > 64) return 1;
   uint64_t m = 1;
   switch (e->kind) {
     case ExpKind::Literal: m = pow2Of(e->bits & 0xffffffffu); break;
@@ -391,6 +448,55 @@ uint32_t knownMultiple(const ExpPtr& e) {
     default: break;
   }
   return static_cast<uint32_t>(std::min(m, kMax));
+}
+
+uint64_t upperBound(const ExpPtr& e) {
+  const uint64_t top = typeMask(e->type);
+  if (isFloat(e->type) || isSigned(e->type) || e->type == ScalarType::Bool || e->depth > 64) {
+    return top;  // lengths are shallow unsigned arithmetic; the rest is not analysed
+  }
+  auto clamp = [top](uint64_t v) { return std::min(v, top); };
+  auto mulSat = [&](uint64_t x, uint64_t y) {
+    return (x != 0 && y > top / x) ? top : clamp(x * y);
+  };
+  switch (e->kind) {
+    case ExpKind::Literal: return e->bits;
+    // CUDA's limits: 1024 threads per block, 2^31 - 1 blocks.
+    case ExpKind::ThreadIdx: return 1023;
+    case ExpKind::BlockIdx: return 0x7ffffffe;
+    case ExpKind::GridDim: return 0x7fffffff;
+    case ExpKind::Cast:
+      if (!isFloat(e->args[0]->type) && !isSigned(e->args[0]->type)) {
+        return clamp(upperBound(e->args[0]));
+      }
+      return top;
+    case ExpKind::Select: return std::max(upperBound(e->args[1]), upperBound(e->args[2]));
+    case ExpKind::Binary: {
+      const ExpPtr& a = e->args[0];
+      const ExpPtr& b = e->args[1];
+      uint64_t lit = 0;
+      const bool bLit = isIntLiteral(b) && (lit = b->bits, true);
+      switch (e->binOp) {
+        case BinOp::Add: {
+          const uint64_t x = upperBound(a), y = upperBound(b);
+          return x > top - y ? top : x + y;  // a wrap-around could give anything
+        }
+        case BinOp::Mul: {
+          const uint64_t x = upperBound(a), y = upperBound(b);
+          return (x != 0 && y > top / x) ? top : x * y;
+        }
+        case BinOp::Div: return bLit && lit > 0 ? upperBound(a) / lit : upperBound(a);
+        case BinOp::Mod: return bLit && lit > 0 ? std::min(upperBound(a), lit - 1) : upperBound(a);
+        case BinOp::Shr: return bLit ? upperBound(a) >> lit : upperBound(a);
+        case BinOp::Shl: return bLit ? mulSat(upperBound(a), uint64_t{1} << lit) : top;
+        case BinOp::BitAnd: return std::min(upperBound(a), upperBound(b));
+        case BinOp::Min: return std::min(upperBound(a), upperBound(b));
+        case BinOp::Max: return std::max(upperBound(a), upperBound(b));
+        default: return top;
+      }
+    }
+    default: return top;
+  }
 }
 
 }  // namespace ir

@@ -1,6 +1,7 @@
 // Generic traversals of the IR (see ir_walk.hpp).
 #include "ir/ir_walk.hpp"
 
+#include <algorithm>
 #include <type_traits>
 
 namespace obsidian::ir {
@@ -123,10 +124,26 @@ std::vector<Body*> childBodies(Stmt& s) {
       s.node);
 }
 
+bool anyNode(const ExpPtr& e, const std::function<bool(const ExpNode&)>& f) {
+  // A worklist, not recursion: expressions may be kMaxExpDepth deep.
+  std::vector<const ExpNode*> todo;
+  if (e) todo.push_back(e.get());
+  while (!todo.empty()) {
+    const ExpNode* n = todo.back();
+    todo.pop_back();
+    if (f(*n)) return true;
+    for (auto a = n->args.rbegin(); a != n->args.rend(); ++a) {
+      if (*a) todo.push_back(a->get());
+    }
+  }
+  return false;
+}
+
 void arraysIn(const ExpPtr& e, std::set<ArrayId>& out) {
-  if (!e) return;
-  if (e->kind == ExpKind::Index) out.insert(e->array);
-  for (const ExpPtr& a : e->args) arraysIn(a, out);
+  anyNode(e, [&](const ExpNode& n) {
+    if (n.kind == ExpKind::Index) out.insert(n.array);
+    return false;
+  });
 }
 
 void arraysUsed(const Stmt& s, std::set<ArrayId>& out) {
@@ -139,18 +156,35 @@ void arraysUsed(const Stmt& s, std::set<ArrayId>& out) {
 }
 
 void varsIn(const ExpPtr& e, std::set<std::string>& out) {
-  if (!e) return;
-  if (e->kind == ExpKind::Var) out.insert(e->name);
-  for (const ExpPtr& a : e->args) varsIn(a, out);
+  anyNode(e, [&](const ExpNode& n) {
+    if (n.kind == ExpKind::Var) out.insert(n.name);
+    return false;
+  });
 }
 
 bool mentionsThreadIdx(const ExpPtr& e) {
-  if (!e) return false;
-  if (e->kind == ExpKind::ThreadIdx) return true;
-  for (const ExpPtr& a : e->args) {
-    if (mentionsThreadIdx(a)) return true;
+  return anyNode(e, [](const ExpNode& n) { return n.kind == ExpKind::ThreadIdx; });
+}
+
+uint32_t maxDepth(const Body& body) {
+  uint32_t d = 0;
+  for (const Stmt& s : body) {
+    forEachExp(s, [&](const ExpPtr& e) { d = std::max(d, e->depth); });
+    for (const Body* b : childBodies(s)) d = std::max(d, maxDepth(*b));
   }
-  return false;
+  return d;
+}
+
+uint32_t maxDepth(const KernelIR& k) {
+  uint32_t d = maxDepth(k.body);
+  auto add = [&](const ExpPtr& e) {
+    if (e) d = std::max(d, e->depth);
+  };
+  for (const Param& p : k.params) add(p.length);
+  for (const Precondition& c : k.preconditions) add(c.holds);
+  for (const OutputInfo& o : k.outputs) add(o.length);
+  add(k.gridBlocks);
+  return d;
 }
 
 uint32_t subtreeSize(const Stmt& s) {

@@ -28,6 +28,14 @@ void mapExpsDeep(Body& body, const std::function<ExpPtr(const ExpPtr&)>& f);
 std::vector<const Body*> childBodies(const Stmt& s);
 std::vector<Body*> childBodies(Stmt& s);
 
+// Does f hold for any node of e (pre-order, left to right)? Iterative, so any depth is fine.
+bool anyNode(const ExpPtr& e, const std::function<bool(const ExpNode&)>& f);
+
+// The depth of the deepest expression of a body or of a whole kernel (its parameters'
+// lengths, preconditions and grid size included).
+uint32_t maxDepth(const Body& body);
+uint32_t maxDepth(const KernelIR& k);
+
 // Arrays that s or anything nested in it reads or writes.
 void arraysUsed(const Stmt& s, std::set<ArrayId>& out);
 void arraysIn(const ExpPtr& e, std::set<ArrayId>& out);

@@ -76,19 +76,25 @@ std::string mathName(const char* base, ScalarType t) {
   return t == ScalarType::F32 ? std::string(base) + "f" : std::string(base);
 }
 
+// Appends to one buffer: printing an expression is linear in its size (returning strings
+// level by level would copy a deep expression once per level).
 class Printer {
  public:
-  explicit Printer(const std::vector<ArrayDecl>& arrays) : arrays_(arrays) {}
+  Printer(const std::vector<ArrayDecl>& arrays, std::string& out) : arrays_(arrays), out_(out) {}
 
-  std::string print(const ExpPtr& e) {
+  void print(const ExpPtr& e) {
     const ExpNode& n = *e;
-    std::string s = printRaw(n);
-    return wrapsU8(n) ? "(uint8_t)(" + s + ")" : s;
+    if (wrapsU8(n)) {
+      out_ += "(uint8_t)(";
+      printRaw(n);
+      out_ += ")";
+    } else {
+      printRaw(n);
+    }
   }
 
  private:
-  std::string operand(const ExpPtr& child, int minPrec, int parentPrec) {
-    std::string s = print(child);
+  void operand(const ExpPtr& child, int minPrec, int parentPrec) {
     const int p = precOf(*child);
     bool parens = p < minPrec;
     // Clarity: a bitwise/shift operator next to another class of binary operator.
@@ -96,91 +102,136 @@ class Printer {
       if ((isBitwiseOrShift(parentPrec) || isBitwiseOrShift(p)) && p != parentPrec) parens = true;
       if (parentPrec == 4 && p == 5) parens = true;  // a || (b && c)
     }
-    return parens ? "(" + s + ")" : s;
+    if (parens) out_ += "(";
+    print(child);
+    if (parens) out_ += ")";
   }
 
-  std::string printRaw(const ExpNode& n) {
+  void printRaw(const ExpNode& n) {
     switch (n.kind) {
-      case ExpKind::Literal: return printLiteral(n);
-      case ExpKind::Var: return n.name;
-      case ExpKind::ThreadIdx: return "threadIdx.x";
-      case ExpKind::BlockIdx: return "blockIdx.x";
-      case ExpKind::GridDim: return "gridDim.x";
+      case ExpKind::Literal: out_ += printLiteral(n); return;
+      case ExpKind::Var: out_ += n.name; return;
+      case ExpKind::ThreadIdx: out_ += "threadIdx.x"; return;
+      case ExpKind::BlockIdx: out_ += "blockIdx.x"; return;
+      case ExpKind::GridDim: out_ += "gridDim.x"; return;
       case ExpKind::Index: {
         OBSIDIAN_ASSERT(n.array < arrays_.size(), "index of a known array");
+        const ArrayDecl& a = arrays_[n.array];
         if (n.vecWidth > 1) {
           // One lane of a vector: the CUDA compiler merges the lanes of one vector into a
           // single wide load (ld.global.v4), which it may do since the vector type is aligned.
           static const char* lanes = "xyzw";
-          return "((const " + vectorTypeName(n.type, n.vecWidth) + "*)" + arrays_[n.array].name +
-                 ")[" + print(n.args[1]) + "]." + lanes[n.vecLane];
+          out_ += "((const " + vectorTypeName(n.type, n.vecWidth) + "*)" + a.name + ")[";
+          print(n.args[1]);
+          out_ += "].";
+          out_ += lanes[n.vecLane];
+          return;
         }
-        const ArrayDecl& a = arrays_[n.array];
         if (a.space == MemorySpace::Register) {
           // The lane's own element is its register; another lane's is a shuffle.
           static const ExpPtr lane = ir::binary(BinOp::Mod, ir::threadIdx(), ir::u32(32));
-          if (equal(n.args[0], lane)) return a.name;
-          return "__shfl_sync(0xffffffffu, " + a.name + ", " + print(n.args[0]) + ")";
+          if (equal(n.args[0], lane)) {
+            out_ += a.name;
+            return;
+          }
+          out_ += "__shfl_sync(0xffffffffu, " + a.name + ", ";
+          print(n.args[0]);
+          out_ += ")";
+          return;
         }
         // Grid state is read through L2: another block may have written it in this launch.
-        if (a.space == MemorySpace::GridState)
-          return "__ldcg(&" + a.name + "[" + print(n.args[0]) + "])";
-        return a.name + "[" + print(n.args[0]) + "]";
+        const bool l2 = a.space == MemorySpace::GridState;
+        out_ += l2 ? "__ldcg(&" + a.name + "[" : a.name + "[";
+        print(n.args[0]);
+        out_ += l2 ? "])" : "]";
+        return;
       }
       case ExpKind::Cast:
-        return "(" + std::string(cudaTypeName(n.type)) + ")" + operand(n.args[0], kUnary, kUnary);
+        out_ += "(" + std::string(cudaTypeName(n.type)) + ")";
+        operand(n.args[0], kUnary, kUnary);
+        return;
       case ExpKind::Select:
-        return operand(n.args[0], kSelect + 1, kSelect) + " ? " +
-               operand(n.args[1], kSelect + 1, kSelect) + " : " +
-               operand(n.args[2], kSelect, kSelect);
-      case ExpKind::Unary: return unary(n);
-      case ExpKind::Binary: return binary(n);
+        operand(n.args[0], kSelect + 1, kSelect);
+        out_ += " ? ";
+        operand(n.args[1], kSelect + 1, kSelect);
+        out_ += " : ";
+        operand(n.args[2], kSelect, kSelect);
+        return;
+      case ExpKind::Unary: unary(n); return;
+      case ExpKind::Binary: binary(n); return;
     }
-    return "?";
   }
 
-  std::string unary(const ExpNode& n) {
+  void call(const std::string& fn, const ExpPtr& a) {
+    out_ += fn + "(";
+    print(a);
+    out_ += ")";
+  }
+  void call(const std::string& fn, const ExpPtr& a, const ExpPtr& b) {
+    out_ += fn + "(";
+    print(a);
+    out_ += ", ";
+    print(b);
+    out_ += ")";
+  }
+
+  void unary(const ExpNode& n) {
     const ScalarType t = n.type;
     switch (n.unOp) {
       case UnOp::Neg:
       case UnOp::Not:
       case UnOp::BitNot: {
-        std::string a = operand(n.args[0], kUnary, kUnary);
-        if (!a.empty() && (a[0] == '-' || a[0] == '!' || a[0] == '~')) a = "(" + a + ")";
-        return unOpName(n.unOp) + a;
+        out_ += unOpName(n.unOp);
+        // "- -x" must not print as "--x": an operand that starts with a sign gets parentheses.
+        const size_t at = out_.size();
+        operand(n.args[0], kUnary, kUnary);
+        const char c = out_.size() > at ? out_[at] : '\0';
+        if (c == '-' || c == '!' || c == '~') {
+          out_.insert(at, 1, '(');
+          out_ += ")";
+        }
+        return;
       }
-      case UnOp::Abs: return "abs(" + print(n.args[0]) + ")";
-      default: return mathName(unOpName(n.unOp), t) + "(" + print(n.args[0]) + ")";
+      case UnOp::Abs: call("abs", n.args[0]); return;
+      default: call(mathName(unOpName(n.unOp), t), n.args[0]); return;
     }
   }
 
-  std::string binary(const ExpNode& n) {
+  void binary(const ExpNode& n) {
     const ScalarType t = n.args[0]->type;
     switch (n.binOp) {
       case BinOp::Min:
       case BinOp::Max: {
-        const std::string a = print(n.args[0]), b = print(n.args[1]);
         if (isFloat(t)) {
-          return mathName(n.binOp == BinOp::Min ? "fmin" : "fmax", t) + "(" + a + ", " + b + ")";
+          call(mathName(n.binOp == BinOp::Min ? "fmin" : "fmax", t), n.args[0], n.args[1]);
+          return;
         }
         if (t == ScalarType::U8) {
-          return std::string(binOpName(n.binOp)) + "((unsigned int)" +
-                 operand(n.args[0], kUnary, kUnary) + ", (unsigned int)" +
-                 operand(n.args[1], kUnary, kUnary) + ")";
+          out_ += std::string(binOpName(n.binOp)) + "((unsigned int)";
+          operand(n.args[0], kUnary, kUnary);
+          out_ += ", (unsigned int)";
+          operand(n.args[1], kUnary, kUnary);
+          out_ += ")";
+          return;
         }
-        return std::string(binOpName(n.binOp)) + "(" + a + ", " + b + ")";
+        call(binOpName(n.binOp), n.args[0], n.args[1]);
+        return;
       }
-      case BinOp::Pow:
-        return mathName("pow", t) + "(" + print(n.args[0]) + ", " + print(n.args[1]) + ")";
+      case BinOp::Pow: call(mathName("pow", t), n.args[0], n.args[1]); return;
       default: {
         const int p = binPrec(n.binOp);
-        return operand(n.args[0], p, p) + " " + binOpName(n.binOp) + " " +
-               operand(n.args[1], p + 1, p);
+        operand(n.args[0], p, p);
+        out_ += " ";
+        out_ += binOpName(n.binOp);
+        out_ += " ";
+        operand(n.args[1], p + 1, p);
+        return;
       }
     }
   }
 
   const std::vector<ArrayDecl>& arrays_;
+  std::string& out_;
 };
 
 std::string shortestReal(double v, bool single) {
@@ -223,7 +274,9 @@ std::string printLiteral(const ExpNode& e) {
 }
 
 std::string printExp(const ExpPtr& e, const std::vector<ArrayDecl>& arrays) {
-  return Printer(arrays).print(e);
+  std::string out;
+  Printer(arrays, out).print(e);
+  return out;
 }
 
 }  // namespace obsidian::ir

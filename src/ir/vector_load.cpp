@@ -18,6 +18,7 @@ bool mentionsProbe(const ExpPtr& e) {
 // additions); null otherwise.
 ExpPtr baseOf(const ExpPtr& ix) {
   if (ix->kind == ExpKind::Var && ix->name == kProbe) return ir::u32(0);
+  if (ix->depth > 4096) return nullptr;  // runs on the user's stack: no deep recursion
   if (ix->kind != ExpKind::Binary || ix->binOp != BinOp::Add) return nullptr;
   const bool left = mentionsProbe(ix->args[0]), right = mentionsProbe(ix->args[1]);
   if (left == right) return nullptr;
@@ -34,6 +35,8 @@ VectorSource vectorSource(uint32_t width, const ExpPtr& probed) {
   Context* ctx = currentContext();
   if (!ctx) throw Error(call + " is used inside a kernel capture");
   KernelIR& k = ctx->kernel();
+  if (probed->kind == ExpKind::Index)
+    ctx->checkOwn(ArrayRef{probed->array, probed->origin}, call.c_str());
   if (probed->kind != ExpKind::Index || probed->vecWidth > 1 ||
       k.arrays.at(probed->array).space != MemorySpace::Global) {
     throw Error(call +
@@ -53,7 +56,7 @@ VectorSource vectorSource(uint32_t width, const ExpPtr& probed) {
                 ir::printExp(base, k.arrays));
   }
   a.alignment = std::max(a.alignment, width * sizeOf(a.type));
-  return VectorSource{probed->array, base};
+  return VectorSource{probed->array, base, probed->origin};
 }
 
 ExpPtr vectorLane(const VectorSource& s, ScalarType t, uint32_t width, const EWord32& j,
@@ -63,7 +66,7 @@ ExpPtr vectorLane(const VectorSource& s, ScalarType t, uint32_t width, const EWo
       ir::binary(BinOp::Add, s.base,
                  ir::binary(BinOp::Add, ir::binary(BinOp::Mul, j.node(), w), ir::u32(lane)));
   const ExpPtr vector = ir::binary(BinOp::Add, ir::binary(BinOp::Div, s.base, w), j.node());
-  return ir::vectorIndex(t, s.array, element, vector, width, lane);
+  return ir::vectorIndex(t, s.array, element, vector, width, lane, s.origin);
 }
 
 }  // namespace obsidian::detail

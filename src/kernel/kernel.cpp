@@ -4,6 +4,9 @@
 #include <atomic>
 #include <iostream>
 
+#include "codegen/emit_cuda.hpp"
+#include "ir/deep_stack.hpp"
+#include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
 #include "memmap/memory_map.hpp"
 #include "obsidian/cache.hpp"
@@ -16,6 +19,14 @@ std::atomic<uint64_t> nextKernelId{1};
 
 Kernel::Kernel(LoweredKernel lowered)
     : data_(std::make_shared<const LoweredKernel>(std::move(lowered))), id_(nextKernelId++) {}
+
+const std::string& Kernel::checkedCuda() const {
+  if (!checkedCuda_) {
+    checkedCuda_ = std::make_shared<const std::string>(ir::withStackFor(
+        ir::maxDepth(data_->lowered), [this] { return emitCuda(data_->lowered, Checks::Always); }));
+  }
+  return *checkedCuda_;
+}
 
 CompileOptions Kernel::compileOptions(const CompileOptions& options) const {
   CompileOptions all = options;
@@ -38,6 +49,10 @@ const CompileResult& Kernel::compile(const CompileOptions& requested) const {
 }
 
 nlohmann::json Kernel::report() const {
+  return ir::withStackFor(ir::maxDepth(data_->lowered), [this] { return reportJson(); });
+}
+
+nlohmann::json Kernel::reportJson() const {
   using nlohmann::json;
   const KernelIR& k = data_->lowered;
   auto show = [&](const ExpPtr& e) { return e ? ir::printExp(e, k.arrays) : std::string(); };
@@ -126,7 +141,8 @@ Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options
   lo.dumpIr = options.dumpIr;
   lo.reuseSharedMemory = options.reuseSharedMemory;
   lo.faults = options.faults;
-  LoweredKernel lowered = lowerKernel(std::move(k), lo);
+  LoweredKernel lowered =
+      ir::withStackFor(ir::maxDepth(k), [&] { return lowerKernel(std::move(k), lo); });
   lowered.timings.insert(lowered.timings.begin(), PassTiming{"reify", reifyMilliseconds});
   lowered.nvrtcOptions = options.nvrtcOptions;
   return Kernel(std::move(lowered));

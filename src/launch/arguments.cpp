@@ -1,6 +1,7 @@
 // Binding and checking launch arguments (see include/obsidian/arguments.hpp).
 #include "obsidian/arguments.hpp"
 
+#include "ir/deep_stack.hpp"
 #include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
 #include "ir/scalar_ops.hpp"
@@ -58,13 +59,74 @@ ir::Value eval(const KernelIR& k, const ExpPtr& e, const BoundArguments& b) {
                       ": host expressions use only parameters and literals");
 }
 
+// An array the kernel writes must not share bytes with any other array argument: threads read
+// and write them in no fixed order, so the result would be none that the kernel describes
+// (and the simulator, running threads in one order, would show one the GPU need not give).
+void checkNoOverlap(const KernelIR& k, const BoundArguments& b, const std::vector<size_t>& argOf) {
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const Param& p = k.params[i];
+    if (p.kind != ParamKind::Array || !(p.output || k.arrays[p.array].writable)) continue;
+    const KernelArg& w = *b.arrays[i];
+    for (size_t j = 0; j < k.params.size(); ++j) {
+      const Param& q = k.params[j];
+      if (j == i || q.kind != ParamKind::Array) continue;
+      const KernelArg& o = *b.arrays[j];
+      if (w.onDevice() != o.onDevice() || w.count() == 0 || o.count() == 0) continue;
+      const uintptr_t wa = reinterpret_cast<uintptr_t>(w.data());
+      const uintptr_t oa = reinterpret_cast<uintptr_t>(o.data());
+      const uintptr_t wEnd = wa + w.count() * sizeOf(w.type());
+      const uintptr_t oEnd = oa + o.count() * sizeOf(o.type());
+      if (wa < oEnd && oa < wEnd) {
+        const bool qWrites = q.output || k.arrays[q.array].writable;
+        throw Error("launch of kernel " + k.name + ": argument " + std::to_string(argOf[i]) + " (" +
+                    p.name + ") overlaps argument " + std::to_string(argOf[j]) + " (" + q.name +
+                    "): the kernel writes " + p.name + " while it " +
+                    (qWrites ? "writes " : "reads ") + q.name +
+                    ", in no fixed order; pass buffers that do not overlap");
+      }
+    }
+  }
+}
+
 }  // namespace
+
+uint32_t maxRealBlocks(uint32_t threadsPerBlock) {
+  OBSIDIAN_ASSERT(threadsPerBlock > 0, "capture checks threadsPerBlock");
+  return std::min<uint32_t>(0x7fffffffu, 0xffffffffu / threadsPerBlock);
+}
+
+uint32_t realBlocks(const KernelIR& k, const BoundArguments& b, uint32_t requested,
+                    const std::string& who) {
+  const uint32_t most = maxRealBlocks(k.threadsPerBlock);
+  if (requested == 0) return std::min(b.gridBlocks, most);
+  if (requested > most) {
+    throw Error(who + " of kernel " + k.name + ": " + std::to_string(requested) +
+                " blocks; at most " + std::to_string(most) + " real blocks of " +
+                std::to_string(k.threadsPerBlock) +
+                " threads (CUDA allows 2^31 - 1, and every thread's index and the grid's "
+                "stride must fit in 32 bits); virtual blocks loop over fewer real ones");
+  }
+  return requested;
+}
 
 uint64_t evaluateParams(const KernelIR& k, const ExpPtr& e, const BoundArguments& b) {
   return eval(k, e, b).u;
 }
 
+namespace {
+BoundArguments bindOn(const KernelIR& k, const std::vector<KernelArg>& args);
+}
+
 BoundArguments bindArguments(const KernelIR& k, const std::vector<KernelArg>& args) {
+  // eval recurses: host expressions deeper than a thread's stack allows get a larger one.
+  uint32_t depth = k.gridBlocks ? k.gridBlocks->depth : 0;
+  for (const Param& p : k.params) depth = std::max(depth, p.length ? p.length->depth : 0);
+  for (const Precondition& c : k.preconditions) depth = std::max(depth, c.holds->depth);
+  return ir::withStackFor(depth, [&] { return bindOn(k, args); });
+}
+
+namespace {
+BoundArguments bindOn(const KernelIR& k, const std::vector<KernelArg>& args) {
   auto where = [&] { return "launch of kernel " + k.name + ": "; };
   size_t passed = 0;  // parameters the caller passes (not lengths)
   for (const Param& p : k.params) passed += p.kind != ParamKind::Length;
@@ -83,11 +145,13 @@ BoundArguments bindArguments(const KernelIR& k, const std::vector<KernelArg>& ar
   b.reals.assign(n, 0.0);
   b.lengths.assign(n, 0);
   std::vector<bool> lengthSet(n, false);
+  std::vector<size_t> argOf(n, 0);  // parameter -> argument position, for messages
   size_t a = 0;
   for (size_t pi = 0; pi < n; ++pi) {
     const Param& p = k.params[pi];
     if (p.kind == ParamKind::Length) continue;
     const size_t argIndex = a++;
+    argOf[pi] = argIndex;
     const KernelArg& arg = args[argIndex];
     auto which = [&] { return "argument " + std::to_string(argIndex) + " (" + p.name + ") "; };
     const bool wantArray = p.kind == ParamKind::Array;
@@ -135,6 +199,7 @@ BoundArguments bindArguments(const KernelIR& k, const std::vector<KernelArg>& ar
       }
     }
   }
+  checkNoOverlap(k, b, argOf);
   for (const Precondition& c : k.preconditions) {
     if (eval(k, c.holds, b).u == 0) {
       std::string values;
@@ -165,5 +230,6 @@ BoundArguments bindArguments(const KernelIR& k, const std::vector<KernelArg>& ar
   b.gridBlocks = static_cast<uint32_t>(eval(k, k.gridBlocks, b).u);
   return b;
 }
+}  // namespace
 
 }  // namespace obsidian

@@ -1,6 +1,7 @@
 // Devices, contexts, streams, events and device memory (see include/obsidian/runtime.hpp).
 #include <map>
 
+#include "codegen/emit_cuda.hpp"
 #include "obsidian/cache.hpp"
 #include "obsidian/runtime.hpp"
 #include "runtime/driver.hpp"
@@ -86,20 +87,31 @@ void Device::synchronize() const {
 
 void* Device::function(const Kernel& k) {
   const std::lock_guard lock(mutex_);
-  if (const auto it = byKernel_.find(k.id()); it != byKernel_.end()) return it->second.function;
+  return load(k, false).function;
+}
+
+void* Device::checkedFunction(const Kernel& k, uint64_t& violationRecord) {
+  const std::lock_guard lock(mutex_);
+  const Loaded& l = load(k, true);
+  violationRecord = l.violation;
+  return l.function;
+}
+
+const Device::Loaded& Device::load(const Kernel& k, bool checked) {
+  const uint64_t id = 2 * k.id() + (checked ? 1 : 0);
+  if (const auto it = byKernel_.find(id); it != byKernel_.end()) return it->second;
   CompileOptions arch;
   arch.arch = info_.arch();
   const CompileOptions options = k.compileOptions(arch);
-  const std::string key = KernelCache::key(k.cuda(), options);
-  if (const auto it = byKey_.find(key); it != byKey_.end()) {
-    byKernel_[k.id()] = it->second;
-    return it->second.function;
-  }
-  const CompileResult binary = KernelCache::global().get(k.cuda(), k.name(), options);
+  const std::string& source = checked ? k.checkedCuda() : k.cuda();
+  const std::string key = KernelCache::key(source, options);
+  if (const auto it = byKey_.find(key); it != byKey_.end()) return byKernel_[id] = it->second;
+  const CompileResult binary = KernelCache::global().get(source, k.name(), options);
   makeCurrent();
   CUmodule module = nullptr;
   OBSIDIAN_CU_KERNEL(k.name(), cuModuleLoadData, &module, binary.cubin.data());
   CUfunction f = nullptr;
+  CUdeviceptr violation = 0;
   try {
     OBSIDIAN_CU_KERNEL(k.name(), cuModuleGetFunction, &f, module, k.name().c_str());
     if (k.sharedBytes() > info_.sharedPerBlock) {
@@ -107,12 +119,17 @@ void* Device::function(const Kernel& k) {
                          CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                          static_cast<int>(k.sharedBytes()));
     }
+    if (checked) {
+      size_t bytes = 0;
+      OBSIDIAN_CU_KERNEL(k.name(), cuModuleGetGlobal, &violation, &bytes, module,
+                         violationSymbol(k.ir()).c_str());
+    }
   } catch (...) {
     driver::api()->cuModuleUnload(module);
     throw;
   }
-  byKey_[key] = byKernel_[k.id()] = Loaded{module, f};
-  return f;
+  byKey_[key] = Loaded{module, f, violation};
+  return byKernel_[id] = byKey_[key];
 }
 
 Stream::Stream(Device& d) : device_(d) {

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstring>
 
+#include "codegen/emit_cuda.hpp"
 #include "obsidian/runtime.hpp"
 #include "runtime/driver.hpp"
 
@@ -73,13 +74,9 @@ void launch(const Kernel& k, const std::vector<KernelArg>& args, const LaunchOpt
                 " bytes of shared memory per block; " + info.name + " allows " +
                 std::to_string(info.sharedPerBlockOptin));
   }
-  uint32_t blocks = options.blocks ? options.blocks : bound.gridBlocks;
+  uint32_t blocks = realBlocks(ir, bound, options.blocks, "LaunchOptions::blocks");
   if (options.fillDevice) blocks = std::min(blocks, occupancyBlocks(k));
   if (blocks == 0) return;  // nothing to compute (an empty input)
-  if (blocks > 0x7fffffffu) {
-    throw Error("launch of kernel " + k.name() + ": " + std::to_string(blocks) +
-                " blocks is over CUDA's limit of 2^31 - 1; use LaunchOptions::fillDevice");
-  }
 
   // Small kernels (all of them, in practice) keep the parameter block on the stack.
   constexpr size_t kInline = 32;
@@ -105,12 +102,34 @@ void launch(const Kernel& k, const std::vector<KernelArg>& args, const LaunchOpt
     }
     pointers[i] = &values[i];
   }
-  CUfunction f = static_cast<CUfunction>(d.function(k));
+  uint64_t record = 0;
+  CUfunction f =
+      static_cast<CUfunction>(options.checked ? d.checkedFunction(k, record) : d.function(k));
   d.makeCurrent();
   CUstream stream = options.stream ? static_cast<CUstream>(options.stream->handle()) : nullptr;
+  if (options.checked) {
+    // Clear the record; synchronous copies keep it ordered with the launch on any stream.
+    OBSIDIAN_CU_KERNEL(k.name(), cuStreamSynchronize, stream);
+    const unsigned long long zero = 0;
+    OBSIDIAN_CU_KERNEL(k.name(), cuMemcpyHtoD, static_cast<CUdeviceptr>(record), &zero,
+                       sizeof zero);
+  }
   OBSIDIAN_CU_KERNEL(k.name(), cuLaunchKernel, f, blocks, 1, 1, k.threadsPerBlock(), 1, 1,
                      k.sharedBytes(), stream, pointers, nullptr);
-  if (options.synchronize) OBSIDIAN_CU_KERNEL(k.name(), cuStreamSynchronize, stream);
+  if (options.synchronize || options.checked) {
+    OBSIDIAN_CU_KERNEL(k.name(), cuStreamSynchronize, stream);
+  }
+  if (options.checked) {
+    unsigned long long violation = 0;
+    OBSIDIAN_CU_KERNEL(k.name(), cuMemcpyDtoH, &violation, static_cast<CUdeviceptr>(record),
+                       sizeof violation);
+    if (violation != 0) {
+      throw Error("launch of kernel " + k.name() +
+                  " (checked): " + describeViolation(ir, violation, [&](const ExpPtr& e) {
+                    return evaluateParams(ir, e, bound);
+                  }));
+    }
+  }
 }
 
 }  // namespace obsidian::gpu

@@ -12,9 +12,11 @@
 #include <map>
 #include <memory>
 
+#include "ir/deep_stack.hpp"
+#include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
-#include "memmap/memory_map.hpp"
 #include "ir/scalar_ops.hpp"
+#include "memmap/memory_map.hpp"
 #include "obsidian/sim.hpp"
 
 namespace obsidian {
@@ -740,8 +742,9 @@ class Machine {
           current_ = &s;
           countSteps(active.size());
           eval(*s.e2, active, step);
+          // Loops do not wrap around (see SeqFor): a step past 2^32 - 1 ends the loop.
           for (uint32_t l : active) {
-            regs_[s.slot][l].u = (regs_[s.slot][l].u + step[l].u) & 0xffffffffu;
+            regs_[s.slot][l].u = std::min<uint64_t>(regs_[s.slot][l].u + step[l].u, 0xffffffffu);
           }
         }
         release();
@@ -835,9 +838,8 @@ class Machine {
   uint64_t stepLimit_ = 0;
 };
 
-}  // namespace
-
-SimStats simulate(const Kernel& k, const std::vector<KernelArg>& args, const SimOptions& options) {
+SimStats simulateOn(const Kernel& k, const std::vector<KernelArg>& args,
+                    const SimOptions& options) {
   const BoundArguments bound = bindArguments(k.ir(), args);
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].onDevice()) {
@@ -846,8 +848,16 @@ SimStats simulate(const Kernel& k, const std::vector<KernelArg>& args, const Sim
           " is a device buffer; the simulator runs on host arrays (std::vector, std::span)");
     }
   }
-  const uint32_t blocks = options.blocks ? options.blocks : std::max<uint32_t>(bound.gridBlocks, 1);
+  const uint32_t blocks =
+      std::max<uint32_t>(realBlocks(k.ir(), bound, options.blocks, "SimOptions::blocks"), 1);
   return Machine(k, bound, options, blocks).run();
+}
+
+}  // namespace
+
+SimStats simulate(const Kernel& k, const std::vector<KernelArg>& args, const SimOptions& options) {
+  // The simulator compiles and evaluates expressions recursively (see ir/deep_stack.hpp).
+  return ir::withStackFor(ir::maxDepth(k.ir()), [&] { return simulateOn(k, args, options); });
 }
 
 }  // namespace obsidian

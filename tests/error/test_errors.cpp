@@ -18,6 +18,21 @@
 //   corrupt cache file                      unit/test_cache.cpp (truncated, flipped, garbage)
 //   exported header with bad arguments      unit/test_export.cpp (the launcher's checks);
 //                                           examples/embed/app.cu, test example.embed.gpu (run)
+// Issue 14's defects (each test failed before its fix), in error/test_defects.cpp:
+//   static length past 2^32                 "a static length that would pass 2^32 ..." (every
+//                                           combinator), "... fails the capture ..."
+//   dynamic length past 2^32                "... is a launch precondition" (bindArguments,
+//                                           simulate), "exported launchers check ..."
+//   expression too deep                     "an expression 2^15 deep ...", "... deeper than the
+//                                           bound is an error, not a crash"
+//   grid loops near 2^32                    "grid loops cannot wrap past 2^32", "the simulator
+//                                           ends a loop whose step would wrap ..."
+//   arrays/values of another capture        "an array kept from one capture ...", "a mutable
+//                                           array or scalar kept ..."
+//   output overlapping an input             "an output that overlaps an input is refused"
+//   out-of-bounds write on the GPU          "the checked variant guards ..."; gpu/test_gpu.cpp
+//                                           "a checked launch reports ..."
+//   the fuzzer keeps these classes covered  fuzz/defects.hpp (every program), deep recipes
 #include <doctest/doctest.h>
 
 #include <optional>

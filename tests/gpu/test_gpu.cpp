@@ -154,13 +154,17 @@ TEST_CASE("gpu: a kernel over the device's shared memory limit is refused before
   CaptureOptions o;
   o.sharedMemoryLimit = 1u << 20;  // let the kernel ask for more than any device has
   const uint32_t words = info.sharedPerBlockOptin / 4 + 1024;
-  const Kernel k = capture("tooMuchShared", 256, [words](DPull<EWord32> x) {
-    return pConcat(fmap(
-        [](const SPull<EWord32>& c) {
-          return exec<Block>([c](const Program<Block>& p) { return push<Block>(forcePull(p, c)); });
-        },
-        splitUp(words, x)));
-  }, o);
+  const Kernel k = capture(
+      "tooMuchShared", 256,
+      [words](DPull<EWord32> x) {
+        return pConcat(fmap(
+            [](const SPull<EWord32>& c) {
+              return exec<Block>(
+                  [c](const Program<Block>& p) { return push<Block>(forcePull(p, c)); });
+            },
+            splitUp(words, x)));
+      },
+      o);
   gpu::DeviceBuffer<uint32_t> in(words), out(words);
   CHECK_THROWS_WITH_AS(gpu::launch(k, {in, out}),
                        ("launch of kernel tooMuchShared: needs " + std::to_string(k.sharedBytes()) +
@@ -168,4 +172,58 @@ TEST_CASE("gpu: a kernel over the device's shared memory limit is refused before
                         std::to_string(info.sharedPerBlockOptin))
                            .c_str(),
                        Error);
+}
+
+// Issue 14, defect 11: writes at data-dependent indices are checked on the GPU when asked.
+TEST_CASE("gpu: a checked launch reports the first out-of-bounds write and does not do it") {
+  // bins[x % 16] += 1 for each x: with 8 bins, x % 16 >= 8 writes past the end.
+  const Kernel k = capture("checkedScatter", 64, [](DPull<EWord32> in, DMutable<uint32_t> bins) {
+    return pConcat(fmap(
+        [bins](const SPull<EWord32>& c) {
+          return exec<Block>([bins, c](const Program<Block>& p) {
+            p.forAll(64u, [&](const Program<Thread>& t, const EWord32& i) {
+              atomicAdd(t, bins, c[i] % 16u, 1u);
+            });
+            return push<Block>(c);
+          });
+        },
+        splitUp(64, in)));
+  });
+  std::vector<uint32_t> in(64 * 100);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint32_t>(i % 8);
+  // In bounds: the checked variant computes what the plain one does.
+  gpu::DeviceBuffer<uint32_t> din(in), bins(8), out(in.size()), guard(1024);
+  bins.zero();
+  guard.zero();
+  gpu::LaunchOptions checked;
+  checked.checked = true;
+  gpu::launch(k, {din, bins, out}, checked);
+  CHECK(bins.download() == std::vector<uint32_t>(8, 800));
+  CHECK(out.download() == in);
+  // Out of bounds: the launch throws with the kernel, array, index and length, and nothing
+  // past the array's end is written.
+  in[4321] = 13;
+  din.upload(in);
+  bins.zero();
+  const std::string message = [&] {
+    try {
+      gpu::launch(k, {din, bins, out}, checked);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  }();
+  CHECK(message ==
+        "launch of kernel checkedScatter (checked): a write to m1[13] is out of bounds: m1 has 8 "
+        "elements (the first out-of-bounds write or atomic of the launch; it was not done)");
+  CHECK(guard.download() == std::vector<uint32_t>(1024, 0));
+  std::vector<uint32_t> expected(8, 800);
+  expected[4321 % 8] -= 1;
+  CHECK(bins.download() == expected);
+  // The next plain launch of the same kernel still works.
+  in[4321] = 4321 % 8;
+  din.upload(in);
+  bins.zero();
+  gpu::launch(k, {din, bins, out});
+  CHECK(bins.download() == std::vector<uint32_t>(8, 800));
 }

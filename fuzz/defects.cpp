@@ -1,0 +1,224 @@
+// Defect-class checks of every fuzzed program (see defects.hpp).
+#include "defects.hpp"
+
+#include <obsidian/sim.hpp>
+#include <optional>
+#include <span>
+
+namespace fuzz {
+namespace {
+
+DefectStats stats;
+
+using namespace obsidian;
+using Wide = unsigned __int128;
+
+// e's value over the bound parameters in exact arithmetic (no wrap-around): the oracle for
+// "a length computed in 32 bits wrapped". Lengths use integer arithmetic only.
+Wide exact(const KernelIR& k, const ExpPtr& e, const std::vector<Wide>& params) {
+  switch (e->kind) {
+    case ExpKind::Literal: return e->bits;
+    case ExpKind::Var:
+      for (size_t i = 0; i < k.params.size(); ++i) {
+        if (k.params[i].kind != ParamKind::Array && k.params[i].name == e->name) return params[i];
+      }
+      throw std::logic_error("length expression names " + e->name + ", not a parameter");
+    case ExpKind::Cast: return exact(k, e->args[0], params);
+    case ExpKind::Select:
+      return exact(k, e->args[0], params) ? exact(k, e->args[1], params)
+                                          : exact(k, e->args[2], params);
+    case ExpKind::Binary: {
+      const Wide a = exact(k, e->args[0], params), b = exact(k, e->args[1], params);
+      switch (e->binOp) {
+        case BinOp::Add: return a + b;
+        case BinOp::Sub: return a >= b ? a - b : 0;  // preconditions keep lengths non-negative
+        case BinOp::Mul: return a * b;
+        case BinOp::Div: return b ? a / b : 0;
+        case BinOp::Mod: return b ? a % b : 0;
+        case BinOp::Min: return a < b ? a : b;
+        case BinOp::Max: return a > b ? a : b;
+        case BinOp::Shr: return a >> static_cast<unsigned>(b);
+        case BinOp::Shl: return a << static_cast<unsigned>(b);
+        case BinOp::BitAnd: return a & b;
+        case BinOp::Eq: return a == b;
+        case BinOp::Ne: return a != b;
+        case BinOp::Lt: return a < b;
+        case BinOp::Le: return a <= b;
+        case BinOp::Gt: return a > b;
+        case BinOp::Ge: return a >= b;
+        case BinOp::And: return a && b;
+        case BinOp::Or: return a || b;
+        default: break;
+      }
+      break;
+    }
+    default: break;
+  }
+  throw std::logic_error("length expression with an operator the oracle does not model");
+}
+
+std::string str(Wide v) {
+  std::string s;
+  do {
+    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+    v /= 10;
+  } while (v);
+  return s;
+}
+
+std::string messageOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string checkAliasing(const Kernel& k, const std::vector<uint32_t>& in,
+                          const std::vector<std::vector<uint32_t>>& expected,
+                          std::mt19937_64& rng) {
+  const std::vector<uint32_t>& out = expected.back();  // the kernel's output (last argument)
+  if (in.empty() || out.empty()) return "";
+  // One buffer; the output starts somewhere inside the input.
+  const size_t shift = rng() % in.size();
+  std::vector<uint32_t> buffer(std::max(in.size(), shift + out.size()));
+  std::vector<std::vector<uint32_t>> others(expected.begin(), expected.end() - 1);
+  std::vector<KernelArg> args{std::span<const uint32_t>(buffer.data(), in.size())};
+  for (auto& o : others) args.emplace_back(o);
+  args.emplace_back(std::span<uint32_t>(buffer.data() + shift, out.size()));
+  const std::string m = messageOf([&] { simulate(k, args); });
+  if (m.find("overlaps argument 0") == std::string::npos) {
+    return "an output overlapping the input (at element " + std::to_string(shift) +
+           ") was not refused" + (m.empty() ? "" : ": " + m);
+  }
+  ++stats.aliased;
+  return "";
+}
+
+std::string checkHugeLengths(const Recipe& r, const Kernel& k, std::mt19937_64& rng) {
+  if (r.staticInput) return "";
+  const KernelIR& ir = k.ir();
+  const uint64_t top = 0xffffffffu;
+  const uint64_t unit = std::max<uint64_t>(r.chunk, 1) * (r.gridZip ? 2 : 1);
+  const uint64_t sizes[] = {top, top - top % unit, top - 300, top / 2 + 1,
+                            (uint64_t{1} << 31) + rng() % (uint64_t{1} << 31)};
+  for (const uint64_t n : sizes) {
+    // Parameter values: the input's length n, every other length (the bins) its array's size.
+    std::vector<Wide> values(ir.params.size(), 0);
+    for (size_t i = 0; i < ir.params.size(); ++i) {
+      if (ir.params[i].kind == ParamKind::Length)
+        values[i] = ir.params[i].name == "n0" ? n : r.globalBins;
+    }
+    std::vector<KernelArg> args;
+    bool wraps = false;
+    std::vector<Wide> want(ir.params.size(), 0);
+    uint64_t address = uint64_t{1} << 40;
+    for (size_t i = 0; i < ir.params.size(); ++i) {
+      const Param& p = ir.params[i];
+      if (p.kind != ParamKind::Array) continue;
+      const bool writes = p.output || ir.arrays[p.array].writable;
+      uint64_t count = p.name == "in0" ? n : r.globalBins;
+      if (p.output) {
+        want[i] = exact(ir, p.length, values);
+        wraps = wraps || want[i] > top;
+        count = want[i] > top ? top : static_cast<uint64_t>(want[i]);
+      }
+      args.push_back(KernelArg::deviceArray(p.type, address, count, writes));
+      address += uint64_t{1} << 36;  // far apart: no overlap
+    }
+    ++stats.hugeLengths;
+    std::optional<BoundArguments> bound;
+    const std::string m = messageOf([&] { bound = bindArguments(ir, args); });
+    const std::string at = " (input of " + std::to_string(n) + " elements)";
+    if (!bound) {
+      if (m.find(" fails with ") == std::string::npos) {
+        return "the launch checks refused with a message that is no precondition" + at + ": " + m;
+      }
+      continue;  // refused by a precondition (divisibility, or a length past 2^32)
+    }
+    if (wraps) return "an output length past 2^32 passed the launch checks" + at;
+    for (size_t i = 0; i < ir.params.size(); ++i) {
+      if (ir.params[i].kind == ParamKind::Array && ir.params[i].output &&
+          bound->lengths[i] != want[i]) {
+        return "output " + ir.params[i].name + " has length " + str(bound->lengths[i]) +
+               " after the launch checks; its exact length is " + str(want[i]) + at;
+      }
+    }
+    const uint32_t blocks = realBlocks(ir, *bound, 0, "fuzz");
+    if (blocks > maxRealBlocks(ir.threadsPerBlock)) return "more real blocks than allowed" + at;
+  }
+  return "";
+}
+
+std::string checkLeaks(std::mt19937_64& rng) {
+  std::optional<DPull<EWord32>> keptIn;
+  std::optional<DMutable<uint32_t>> keptBins;
+  std::optional<EWord32> keptScalar;
+  std::optional<SPull<EWord32>> keptShared;
+  capture("leakSource", 32, [&](DPull<EWord32> in, DMutable<uint32_t> bins, EWord32 s) {
+    keptIn = in;
+    keptBins = bins;
+    keptScalar = s;
+    return pConcat(fmap(
+        [&](const SPull<EWord32>& c) {
+          return exec<Block>([&, c](const Program<Block>& p) {
+            keptShared = forcePull(p, c);
+            return push<Block>(*keptShared);
+          });
+        },
+        splitUp(32, in)));
+  });
+  const uint32_t kind = static_cast<uint32_t>(rng() % 5);
+  const bool write = rng() % 2 == 0;  // kind 4: an atomic on the other capture's array
+  const std::string m = messageOf([&] {
+    capture("leakSink", 32, [&](DPull<EWord32> in) {
+      return pConcat(fmap(
+          [&](const SPull<EWord32>& c) {
+            return exec<Block>([&, c](const Program<Block>& p) {
+              const auto use = [&](const EWord32& i) -> EWord32 {
+                switch (kind) {
+                  case 0: return c[i] + (*keptIn)[i];      // a parameter array
+                  case 1: return c[i] + len(*keptIn);      // a length
+                  case 2: return c[i] * *keptScalar;       // a scalar parameter
+                  case 3: return c[i] + (*keptShared)[i];  // a shared array
+                  default: return c[i] + (*keptBins)[i];   // a mutable array
+                }
+              };
+              if (kind == 4 && write) {
+                p.forAll(32u, [&](const Program<Thread>& t, const EWord32& i) {
+                  atomicAdd(t, *keptBins, i, 1u);
+                });
+              }
+              return push<Block>(mkPull(32u, use));
+            });
+          },
+          splitUp(32, in)));
+    });
+  });
+  if (m.find("belongs to another capture") == std::string::npos &&
+      m.find("uses an array of another capture") == std::string::npos) {
+    return "a value of one capture (kind " + std::to_string(kind) +
+           ") used in another was not refused" + (m.empty() ? "" : ": " + m);
+  }
+  if (detail::currentContext() != nullptr || ir::currentCapture() != 0) {
+    return "a refused capture left its context behind";
+  }
+  ++stats.leaks;
+  return "";
+}
+
+}  // namespace
+
+const DefectStats& defectStats() { return stats; }
+
+std::string checkDefectClasses(const Recipe& r, const Kernel& k, const std::vector<uint32_t>& in,
+                               const std::vector<std::vector<uint32_t>>& expected,
+                               std::mt19937_64& rng) {
+  std::string failure = checkAliasing(k, in, expected, rng);
+  if (failure.empty()) failure = checkHugeLengths(r, k, rng);
+  if (failure.empty()) failure = checkLeaks(rng);
+  return failure;
+}
+
+}  // namespace fuzz

@@ -1,0 +1,36 @@
+// The defect classes of issue 14, checked on every fuzzed program after its results are: the
+// launch checks must refuse what would wrap or overlap, and captures must refuse what another
+// capture made. (Deep expressions come from the generator itself: see generate().)
+#pragma once
+
+#include <obsidian/obsidian.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "recipe.hpp"
+
+namespace fuzz {
+
+// Empty when k, the kernel of recipe r, passes every check; otherwise what slipped through:
+// - aliased buffers: an output overlapping the input must be refused by simulate;
+// - lengths near and past 2^32 (a DPull input of 2^32 - 1 elements and other sizes, bound to
+//   made-up device addresses, so nothing runs): either the launch checks refuse the launch, or
+//   every array length they derive equals the exact (unwrapped) value of its expression and
+//   fits in 32 bits, and the grid stays within maxRealBlocks;
+// - leaked captures: a value, length, array or mutable array of one capture used in another
+//   must be refused with an Error that says so.
+// What the checks above have tried so far in this process (printed by the fuzzer).
+struct DefectStats {
+  uint64_t aliased = 0;      // aliased launches refused
+  uint64_t hugeLengths = 0;  // binds near 2^32
+  uint64_t leaks = 0;        // leaked values refused
+};
+const DefectStats& defectStats();
+
+std::string checkDefectClasses(const Recipe& r, const obsidian::Kernel& k,
+                               const std::vector<uint32_t>& in,
+                               const std::vector<std::vector<uint32_t>>& expected,
+                               std::mt19937_64& rng);
+
+}  // namespace fuzz
