@@ -59,10 +59,9 @@ class ContextScope {
   Context* previous_;
   ir::CaptureScope capture_;
 };
-// The kernel name of capture `serial` (for messages), or "" if it is no longer remembered.
-std::string captureName(uint32_t serial);
-// "another capture (kernel k1)", for messages.
-std::string describeCapture(uint32_t serial);
+// The error for kernel `kernel` using something (`what`: "variable n0", "an atomic uses an
+// array") that capture `origin` made; names that capture's kernel while it is remembered.
+Error foreignValue(const std::string& kernel, const std::string& what, uint32_t origin);
 // Records a precondition in the current capture; outside a capture only literal conditions
 // can be checked.
 void requireLength(const Exp<bool>& holds, const std::string& message);

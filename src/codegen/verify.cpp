@@ -292,12 +292,11 @@ void verifyOwnership(const KernelIR& k) {
       return foreign != nullptr;
     });
     if (!foreign) return;
-    const std::string what =
-        foreign->kind == ExpKind::Var ? "variable " + foreign->name : "an array it reads";
-    throw Error("capture(" + k.name + "): " + what + " belongs to " +
-                detail::describeCapture(foreign->origin) +
-                "; arrays, lengths and values belong to the capture that made them: pass the "
-                "data to this kernel as a parameter instead");
+    throw detail::foreignValue(k.name,
+                               foreign->kind == ExpKind::Var
+                                   ? "variable " + foreign->name + " belongs to"
+                                   : "an array it reads belongs to",
+                               foreign->origin);
   };
   std::function<void(const Body&)> body = [&](const Body& b) {
     for (const Stmt& s : b) {

@@ -28,10 +28,7 @@ Context::Context(uint32_t threadsPerBlock, uint32_t serial) {
 
 void Context::checkOwn(const ArrayRef& a, const char* what) const {
   if (a.origin == serial()) return;
-  throw Error("capture(" + kernel_.name + "): " + what + " uses an array of " +
-              detail::describeCapture(a.origin) +
-              "; arrays, lengths and values belong to the capture that made them: pass the data "
-              "to this kernel as a parameter instead");
+  throw detail::foreignValue(kernel_.name, std::string(what) + " uses an array of", a.origin);
 }
 
 std::string Context::fresh(const std::string& prefix) {
@@ -65,16 +62,16 @@ ContextScope::ContextScope(Context& ctx) : previous_(current), capture_(ctx.seri
   current = &ctx;
 }
 
-std::string captureName(uint32_t serial) {
-  std::lock_guard<std::mutex> lock(namesMutex);
-  const auto& [s, name] = names[serial % kNamesKept];
-  return s == serial ? name : std::string();
-}
-
-std::string describeCapture(uint32_t serial) {
-  if (serial == 0) return "no capture";
-  const std::string name = captureName(serial);
-  return name.empty() ? "another capture" : "another capture (kernel " + name + ")";
+Error foreignValue(const std::string& kernel, const std::string& what, uint32_t origin) {
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(namesMutex);
+    if (names[origin % kNamesKept].first == origin) name = names[origin % kNamesKept].second;
+  }
+  return Error("capture(" + kernel + "): " + what + " another capture" +
+               (name.empty() ? "" : " (kernel " + name + ")") +
+               "; arrays, lengths and values belong to the capture that made them: pass the "
+               "data to this kernel as a parameter instead");
 }
 ContextScope::~ContextScope() { current = previous_; }
 
