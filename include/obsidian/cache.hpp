@@ -48,11 +48,15 @@ class KernelCache {
   // - Threads of one process asking for the same kernel at once share one compile.
   // - An entry that is corrupt or truncated (bad header, wrong sizes, checksum mismatch) is
   //   reported once on std::cerr, counted in stats().corrupt, recompiled and rewritten.
+  //   So is anything but a regular file at the entry path (a FIFO, socket, device, directory
+  //   or symbolic link): it is never opened in a way that could block, and the rewrite
+  //   replaces it, except a directory, which cannot be replaced (a write failure, below).
   // - An entry for the same key but another kernelName (one source holding several kernels)
   //   counts as a miss: it is recompiled so the ptxas figures are those of kernelName, and the
   //   disk entry is replaced.
-  // - A disk write failure (read-only or unusable directory) prints one warning and turns disk
-  //   writes off for this cache (reads continue); it never throws.
+  // - A disk write failure (read-only or unusable directory, a directory at the entry path)
+  //   prints one warning and turns disk writes off for this cache (reads continue); it never
+  //   throws.
   // - CompileError from compileCuda propagates; nothing is cached then.
   CompileResult get(const std::string& source, const std::string& kernelName,
                     const CompileOptions& options = {});

@@ -6,6 +6,9 @@
 //   writers of the same key race harmlessly (the last rename wins, both files are complete).
 // - Entries are not fsynced: after a power loss a file may be truncated or hold zeros, which the
 //   size and checksum checks catch, and the entry is rebuilt.
+// - An entry is opened with O_NONBLOCK | O_NOFOLLOW and fstat'ed before it is read, so a FIFO
+//   (whose blocking open waits for a writer), a device or a link at an entry path cannot hang
+//   or redirect a compile; rename(2) replaces any of them except a directory.
 // - One read() of an fstat-sized buffer loads an entry; parsing the one-line JSON header and
 //   hashing ~10-100 KB of payload stay far below the 1 ms budget for a disk hit.
 #include "obsidian/cache.hpp"
@@ -96,35 +99,72 @@ ReadOutcome corrupt(std::string why) {
   return outcome;
 }
 
-// The whole file in one buffer; false when it cannot be opened or read (treated as no entry).
-bool readWholeFile(const fs::path& path, std::string& data) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  struct stat info {};
-  bool ok = ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
-  if (ok) {
-    data.resize(static_cast<size_t>(info.st_size));
-    size_t got = 0;
-    while (got < data.size()) {  // one read() in practice; loops only on short reads
-      const ssize_t n = ::read(fd, data.data() + got, data.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        ok = false;
-        break;
-      }
-      if (n == 0) break;  // the file shrank under us: the size check reports it
-      got += static_cast<size_t>(n);
+// What kind of file `mode` is, for a path that should hold a regular file.
+const char* fileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+enum class FileStatus { Read, Absent, NotRegular };
+
+// The whole file in one buffer. Absent: nothing can be opened there (treated as no entry).
+// NotRegular: something other than a regular file sits at the path; `kind` says what. The
+// open neither blocks (a FIFO with no writer would otherwise hang the compile for good) nor
+// follows a final symbolic link (entries are only ever renamed into place, never linked), and
+// the type is checked on the open descriptor before anything is read.
+FileStatus readWholeFile(const fs::path& path, std::string& data, std::string& kind) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
+  if (fd < 0) {
+    // A link (ELOOP) or a socket (ENXIO) is not opened at all; a regular file that cannot be
+    // opened (no permission) is left alone as if absent.
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+      kind = fileKind(info.st_mode);
+      return FileStatus::NotRegular;
     }
-    data.resize(got);
+    return FileStatus::Absent;
   }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    ::close(fd);
+    return FileStatus::Absent;
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    kind = fileKind(info.st_mode);
+    return FileStatus::NotRegular;
+  }
+  bool ok = true;
+  data.resize(static_cast<size_t>(info.st_size));
+  size_t got = 0;
+  while (got < data.size()) {  // one read() in practice; loops only on short reads
+    const ssize_t n = ::read(fd, data.data() + got, data.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ok = false;
+      break;
+    }
+    if (n == 0) break;  // the file shrank under us: the size check reports it
+    got += static_cast<size_t>(n);
+  }
+  data.resize(got);
   ::close(fd);
-  return ok;
+  return ok ? FileStatus::Read : FileStatus::Absent;
 }
 
 ReadOutcome readEntry(const fs::path& path, const std::string& key, const std::string& kernelName,
                       const CompileOptions& options) {
-  std::string data;
-  if (!readWholeFile(path, data)) return {};
+  std::string data, kind;
+  switch (readWholeFile(path, data, kind)) {
+    case FileStatus::Read: break;
+    case FileStatus::Absent: return {};
+    case FileStatus::NotRegular: return corrupt("not a regular file: " + kind);
+  }
   const size_t newline = data.find('\n');
   if (newline == std::string::npos) return corrupt("no header line");
   const Json header = Json::parse(data.data(), data.data() + newline, nullptr, false);

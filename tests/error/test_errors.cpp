@@ -16,6 +16,8 @@
 //   launching with no device                unit/test_runtime.cpp
 //   NVRTC failure                           here (a user kernel, options, architecture)
 //   corrupt cache file                      unit/test_cache.cpp (truncated, flipped, garbage)
+//   FIFO, socket, link or directory at a    unit/test_cache.cpp (reported as corrupt, never
+//   cache entry path                        waited on, replaced where it can be)
 //   exported header with bad arguments      unit/test_export.cpp (the launcher's checks);
 //                                           examples/embed/app.cu, test example.embed.gpu (run)
 #include <doctest/doctest.h>

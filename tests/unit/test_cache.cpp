@@ -1,17 +1,23 @@
 // Tests for the kernel cache: keys, the memory and disk layers, corrupt entries, concurrent
 // writers (threads and processes) and unwritable directories. No GPU needed.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <iterator>
 #include <latch>
@@ -480,6 +486,95 @@ TEST_CASE("cache: a garbage header is detected") {
   }
 }
 
+namespace {
+
+// cache.get(kAddKernel, "add_one") on another thread. If it has not returned within a minute
+// (a blocking open of a FIFO waits for a writer forever), the test fails and `fifo` is opened
+// as a writer so that the lookup can finish instead of hanging the test run.
+CompileResult getWithin(KernelCache& cache, const fs::path& fifo) {
+  auto pending =
+      std::async(std::launch::async, [&cache] { return cache.get(kAddKernel, "add_one"); });
+  if (pending.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    FAIL_CHECK("KernelCache::get did not return within 60 s: it waits on " << fifo.string());
+    const int fd = fifo.empty() ? -1 : ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+    CompileResult result = pending.get();
+    if (fd >= 0) ::close(fd);
+    return result;
+  }
+  return pending.get();
+}
+
+// Puts something other than a regular file at kAddKernel's entry path (`place` returns the
+// FIFO a blocking open would wait on, if any), then checks that get() returns the right kernel
+// at once, reports the entry as corrupt naming `kind`, and replaces it with a regular entry
+// that the next cache hits.
+template <typename Place>
+void checkNonRegularEntryIsReplaced(const std::string& kind, Place place) {
+  TempDir temp;
+  KernelCache cache(temp.path());
+  const fs::path path = cache.pathFor(KernelCache::key(kAddKernel, {}));
+  const fs::path fifo = place(temp.path(), path);
+  std::string messages;
+  CompileResult result;
+  {
+    CerrCapture capture;
+    result = getWithin(cache, fifo);
+    messages = capture.text();
+  }
+  INFO("stderr: " << messages);
+  checkSameKernel(result, obsidian::compileCuda(kAddKernel, "add_one"));
+  CHECK(cache.stats().corrupt == 1);
+  CHECK(cache.stats().misses == 1);
+  CHECK(countOf(messages, "obsidian: kernel cache entry " + path.string() +
+                              " is corrupt (not a regular file: " + kind + "); recompiling\n") ==
+        1);
+  CHECK(fs::is_regular_file(fs::symlink_status(path)));
+  checkDiskHit(temp.path(), kAddKernel, "add_one", result);
+}
+
+}  // namespace
+
+TEST_CASE("cache: a FIFO, socket or symbolic link at an entry path is replaced, never waited on") {
+  SUBCASE("a FIFO") {
+    checkNonRegularEntryIsReplaced("a FIFO", [](const fs::path&, const fs::path& path) {
+      REQUIRE(::mkfifo(path.c_str(), 0644) == 0);
+      return path;
+    });
+  }
+  SUBCASE("a symbolic link to a FIFO") {
+    const auto place = [](const fs::path& dir, const fs::path& path) {
+      const fs::path target = dir / "elsewhere.fifo";
+      REQUIRE(::mkfifo(target.c_str(), 0644) == 0);
+      fs::create_symlink(target, path);
+      return target;
+    };
+    checkNonRegularEntryIsReplaced("a symbolic link", place);
+  }
+  SUBCASE("a symbolic link to a valid entry") {
+    // Entries are only ever renamed into place: a link is not one, wherever it points.
+    const auto place = [](const fs::path& dir, const fs::path& path) {
+      KernelCache other(dir / "other");
+      other.get(kAddKernel, "add_one");
+      fs::create_symlink(other.pathFor(KernelCache::key(kAddKernel, {})), path);
+      return fs::path();
+    };
+    checkNonRegularEntryIsReplaced("a symbolic link", place);
+  }
+  SUBCASE("a socket") {
+    checkNonRegularEntryIsReplaced("a socket", [](const fs::path&, const fs::path& path) {
+      sockaddr_un address{};
+      address.sun_family = AF_UNIX;
+      REQUIRE(path.string().size() < sizeof address.sun_path);
+      path.string().copy(address.sun_path, sizeof address.sun_path - 1);
+      const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+      REQUIRE(fd >= 0);
+      CHECK(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+      ::close(fd);
+      return fs::path();
+    });
+  }
+}
+
 TEST_CASE("cache: concurrent threads with separate caches leave one valid entry") {
   TempDir temp;
   constexpr int kThreads = 4;
@@ -615,6 +710,9 @@ TEST_CASE("cache: an unusable directory falls back to memory with one warning") 
     CHECK(isElf(cache.get(kAddKernel, "add_one")));
     CHECK(countOf(capture.text(), "obsidian: cannot write kernel cache entry ") == 1);
     CHECK(countOf(capture.text(), "rename failed") == 1);
+    CHECK(countOf(capture.text(), " is corrupt (not a regular file: a directory); recompiling") ==
+          1);
+    CHECK(cache.stats().corrupt == 1);
     // The temp file was removed: only the blocking directory is there.
     CHECK(fileNames(temp.path() / "cache") ==
           std::vector<std::string>{KernelCache::key(kAddKernel, {}) + ".obsk"});
