@@ -15,7 +15,8 @@
 //   null buffer, read-only output           checks for the simulator and gpu::launch)
 //   launching with no device                unit/test_runtime.cpp
 //   NVRTC failure                           here (a user kernel, options, architecture)
-//   corrupt cache file                      unit/test_cache.cpp (truncated, flipped, garbage)
+//   corrupt cache file                      unit/test_cache.cpp (truncated, flipped, garbage,
+//                                           a header field out of range or edited)
 //   FIFO, socket, link or directory at a    unit/test_cache.cpp (reported as corrupt, never
 //   cache entry path                        waited on, replaced where it can be)
 //   exported header with bad arguments      unit/test_export.cpp (the launcher's checks);
