@@ -6,7 +6,9 @@
 #include <fstream>
 #include <obsidian/obsidian.hpp>
 
+#include "../../examples/reduce/fast_reduce.hpp"
 #include "../../examples/reduce/large_reduce.hpp"
+#include "../../examples/scan/scan.hpp"
 
 using namespace obsidian;
 
@@ -34,7 +36,7 @@ TEST_CASE("export: a header with a typed launcher that checks the launch") {
             "if ((unsigned long long)out0Count < (unsigned long long)(n0 / 512u)) return "
             "cudaErrorInvalidValue;"));
   CHECK(has(h, "if (in0 == nullptr && in0Count > 0) return cudaErrorInvalidValue;"));
-  CHECK(has(h, "red3<<<blocks, 256, 1536, stream>>>(in0, n0, out0);"));
+  CHECK(has(h, "::app::kernels::red3<<<blocks, 256, 1536, stream>>>(in0, n0, out0);"));
   CHECK_FALSE(has(h, "cudaFuncSetAttribute"));  // 1536 bytes need no opt-in
 }
 
@@ -47,8 +49,9 @@ TEST_CASE("export: more than 48 KB of shared memory raises the limit in the laun
         splitUp(16384, in)));
   });
   const std::string h = exportHeader({k}, ExportOptions{"big", ""});
-  CHECK(
-      has(h, "cudaFuncSetAttribute(bigBlock, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536)"));
+  CHECK(has(h,
+            "cudaFuncSetAttribute(::big::bigBlock, cudaFuncAttributeMaxDynamicSharedMemorySize, "
+            "65536)"));
 }
 
 TEST_CASE("export: the reduce pipeline is one host function") {
@@ -87,6 +90,45 @@ TEST_CASE("export: mistakes in the request") {
                        "export: two kernels are named red3; give them distinct names", Error);
   CHECK_THROWS_WITH_AS(exportHeader({}, ExportOptions{"a", ""}), "export: no kernel to export",
                        Error);
+  // Kernels named like another kernel's launcher or grid state would declare a name twice.
+  const Kernel launcherNamed =
+      capture("red3_launch", 32, [](DPull<EWord32> in) { return push<Grid>(in); });
+  CHECK_THROWS_WITH_AS(exportHeader({k, launcherNamed}, ExportOptions{"a", ""}),
+                       "export: kernel red3_launch is named like a declaration of kernel red3 "
+                       "(its launcher or grid state); give it another name",
+                       Error);
+  const Kernel withState = paper::reduceAllKernel<uint32_t>(
+      [](const EWord32& a, const EWord32& b) { return a + b; }, 0u, {4, 4, 4}, 64);
+  std::string state;
+  for (const ArrayDecl& a : withState.ir().arrays) {
+    if (a.space == MemorySpace::GridState) state = a.name;
+  }
+  REQUIRE(state.starts_with("reduceAll_state"));
+  const Kernel stateNamed = capture(state, 32, [](DPull<EWord32> in) { return push<Grid>(in); });
+  CHECK_THROWS_WITH_AS(exportHeader({stateNamed, withState}, ExportOptions{"a", ""}),
+                       ("export: kernel " + state +
+                        " is named like a declaration of kernel reduceAll (its launcher or grid "
+                        "state); give it another name")
+                           .c_str(),
+                       Error);
+  // A pipeline's function name follows the rule for kernel names.
+  const Kernel part = paper::partialSums(4096, 256, 8);
+  CHECK_THROWS_WITH_AS(exportReducePipeline(part, 4096, "int"),
+                       "exportReducePipeline: function name 'int' is a C++ keyword; choose "
+                       "another name",
+                       Error);
+  CHECK_THROWS_WITH_AS(exportReducePipeline(part, 4096, "sum-all"),
+                       "exportReducePipeline: function name 'sum-all' is not a C identifier "
+                       "(letters, digits, _)",
+                       Error);
+  const paper::LargeScan scan =
+      paper::largeScanKernels<uint32_t>(paper::ScanVariant::Sklansky2, 10, 256, paper::plus, 0u);
+  CHECK_THROWS_WITH_AS(
+      exportScanPipeline(scan.inclusive, scan.exclusive, scan.addBack, scan.chunk, "cudaScan"),
+      "exportScanPipeline: function name 'cudaScan' is a CUDA runtime name (cuda* and CU* names "
+      "are "
+      "CUDA's); choose another name",
+      Error);
 }
 
 TEST_CASE("export: PTX, CUBIN and a JSON sidecar") {
