@@ -14,7 +14,9 @@ namespace obsidian {
 
 struct ExportOptions {
   // The C++ namespace that holds everything exported ("app::kernels" for a nested one), so
-  // that two exported headers never collide. Required.
+  // that two exported headers never collide. Required. Each ::-separated part follows the rule
+  // for kernel names (no keyword, reserved or CUDA name); no leading ::, no empty part, and the
+  // outermost part is not std, stdN or posix.
   std::string ns;
   // Extra host code appended inside the namespace, after the launchers (a multi-kernel
   // pipeline's host function; see exportReducePipeline).

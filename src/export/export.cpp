@@ -1,7 +1,6 @@
 // Exporting kernels as CUDA headers and as PTX/CUBIN with a JSON sidecar (see export.hpp).
 #include "obsidian/export.hpp"
 
-#include <cctype>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -16,18 +15,37 @@
 namespace obsidian {
 namespace {
 
+// The namespace holds the kernels, launchers and pipelines, so each of its parts follows the
+// rule for kernel names (a part named like a function the kernels call, sqrtf say, would hide
+// it); the outermost part may not be std, stdN or posix, which the standard reserves.
 void checkNamespace(const std::string& ns) {
   if (ns.empty()) throw Error("export: ExportOptions::ns (the namespace) is required");
-  // Every part between "::" separators must be an identifier (so no empty part either).
+  auto refuse = [&](const std::string& why) {
+    throw Error("export: namespace '" + ns + "' is not usable: " + why);
+  };
+  if (ns.starts_with("::")) {
+    refuse(
+        "it starts with :: (give it without the global prefix: the header declares it at "
+        "global scope)");
+  }
   for (size_t i = 0;;) {
     const size_t end = ns.find("::", i);
-    const std::string id = ns.substr(i, end == std::string::npos ? std::string::npos : end - i);
-    const bool ok = !id.empty() &&
-                    (std::isalpha(static_cast<unsigned char>(id[0])) || id[0] == '_') &&
-                    id.find_first_not_of(
-                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                        "0123456789_") == std::string::npos;
-    if (!ok) throw Error("export: namespace '" + ns + "' is not a C++ namespace name");
+    const std::string part = ns.substr(i, end == std::string::npos ? std::string::npos : end - i);
+    if (part.empty()) refuse("it has an empty part (parts are separated by a single ::)");
+    if (!ir::isIdentifier(part)) {
+      refuse("'" + part + "' is not a C identifier (letters, digits, _)");
+    }
+    const bool standard = part == "std" || part == "posix" ||
+                          (part.size() > 3 && part.starts_with("std") &&
+                           part.find_first_not_of("0123456789", 3) == std::string::npos);
+    if (i == 0 && standard) {
+      refuse("'" + part +
+             "' is reserved for the C++ standard library (std, std followed by "
+             "digits, posix)");
+    }
+    if (const std::optional<std::string> why = ir::reservedIdentifierReason(part)) {
+      refuse("'" + part + "' is " + *why);
+    }
     if (end == std::string::npos) return;
     i = end + 2;
   }

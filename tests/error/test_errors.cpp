@@ -18,6 +18,9 @@
 //   kernel name that C++, C, CUDA or the    here (every keyword, each class with its reason);
 //   generated code reserves                 unit/test_identifiers.cpp (every identifier of
 //                                           generated CUDA and exported headers is refused)
+//   export namespace that is a keyword,     unit/test_export.cpp "namespaces that are not
+//   std/posix, ::-prefixed or has an empty  usable" (each part follows the kernel-name rule)
+//   or reserved part
 //   export: a kernel named like another's   unit/test_export.cpp "mistakes in the request"
 //   launcher or grid state; a pipeline
 //   function with a reserved name

@@ -78,14 +78,53 @@ TEST_CASE("export: the reduce pipeline is one host function") {
                        Error);
 }
 
+TEST_CASE("export: namespaces that are not usable") {
+  // Each part follows the rule for kernel names; the outermost may not be the standard's.
+  const Kernel k = paper::red3Kernel();
+  const std::pair<const char*, const char*> cases[] = {
+      {"int", "'int' is a C++ keyword"},
+      {"namespace", "'namespace' is a C++ keyword"},
+      {"app::int", "'int' is a C++ keyword"},
+      {"std",
+       "'std' is reserved for the C++ standard library (std, std followed by digits, posix)"},
+      {"std::kernels",
+       "'std' is reserved for the C++ standard library (std, std followed by digits, posix)"},
+      {"std2",
+       "'std2' is reserved for the C++ standard library (std, std followed by digits, "
+       "posix)"},
+      {"posix::app",
+       "'posix' is reserved for the C++ standard library (std, std followed by digits, posix)"},
+      {"a::", "it has an empty part (parts are separated by a single ::)"},
+      {"a::::b", "it has an empty part (parts are separated by a single ::)"},
+      {"::::b",
+       "it starts with :: (give it without the global prefix: the header declares it at "
+       "global scope)"},
+      {"::app",
+       "it starts with :: (give it without the global prefix: the header declares it at "
+       "global scope)"},
+      {"my-app", "'my-app' is not a C identifier (letters, digits, _)"},
+      {"app:kernels", "'app:kernels' is not a C identifier (letters, digits, _)"},
+      {"app::__impl", "'__impl' is reserved for the implementation (it contains __)"},
+      {"app::_Impl",
+       "'_Impl' is reserved for the implementation (it starts with _ and a capital "
+       "letter)"},
+      {"kernels::sqrtf", "'sqrtf' is a name the generated code uses"},
+      {"cuda::app", "'cuda' is a CUDA runtime name (cuda* and CU* names are CUDA's)"},
+  };
+  for (const auto& [ns, why] : cases) {
+    CHECK_THROWS_WITH_AS(
+        exportHeader({k}, ExportOptions{ns, ""}),
+        ("export: namespace '" + std::string(ns) + "' is not usable: " + why).c_str(), Error);
+  }
+  for (const char* ns : {"app", "app::kernels", "obs_1", "app::v2::detail", "standard"}) {
+    CHECK(has(exportHeader({k}, ExportOptions{ns, ""}), "namespace " + std::string(ns) + " {"));
+  }
+}
+
 TEST_CASE("export: mistakes in the request") {
   const Kernel k = paper::red3Kernel();
   CHECK_THROWS_WITH_AS(exportHeader({k}, ExportOptions{"", ""}),
                        "export: ExportOptions::ns (the namespace) is required", Error);
-  CHECK_THROWS_WITH_AS(exportHeader({k}, ExportOptions{"my-app", ""}),
-                       "export: namespace 'my-app' is not a C++ namespace name", Error);
-  CHECK_THROWS_WITH_AS(exportHeader({k}, ExportOptions{"a::", ""}),
-                       "export: namespace 'a::' is not a C++ namespace name", Error);
   CHECK_THROWS_WITH_AS(exportHeader({k, paper::red3Kernel(1024, 128)}, ExportOptions{"a", ""}),
                        "export: two kernels are named red3; give them distinct names", Error);
   CHECK_THROWS_WITH_AS(exportHeader({}, ExportOptions{"a", ""}), "export: no kernel to export",
