@@ -33,7 +33,8 @@ struct ExportOptions {
 // runtime headers: no obsidian at the application's run time.
 std::string exportHeader(const std::vector<Kernel>& kernels, const ExportOptions& options);
 
-// Writes exportHeader(...) to `path`; throws Error if it cannot.
+// Writes exportHeader(...) to `path`, creating its directory; throws Error if it cannot, with
+// the path and the system's reason ("Permission denied", "Is a directory", ...).
 void writeHeader(const std::filesystem::path& path, const std::vector<Kernel>& kernels,
                  const ExportOptions& options);
 
@@ -60,7 +61,8 @@ struct ExportedBinary {
 
 // Writes <directory>/<name>.ptx, .cubin and .json (kernel name as the entry point, parameters
 // in order with kinds and types, threads per block, dynamic shared bytes, the grid expression,
-// preconditions and the compile options). Throws Error if a file cannot be written.
+// preconditions and the compile options). Throws Error if the directory cannot be created or a
+// file cannot be written, with the path and the system's reason.
 ExportedBinary exportBinary(const Kernel& k, const std::filesystem::path& directory,
                             const CompileOptions& options = {});
 

@@ -1,7 +1,11 @@
 // Exporting kernels as CUDA headers and as PTX/CUBIN with a JSON sidecar (see export.hpp).
 #include "obsidian/export.hpp"
 
-#include <fstream>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -182,13 +186,53 @@ std::string exportHeader(const std::vector<Kernel>& kernels, const ExportOptions
   return out.str();
 }
 
+namespace {
+
+// Creates `dir` and its parents, or throws Error naming the directory and the reason (the
+// filesystem's own exceptions are not part of the documented interface).
+void createDirectories(const std::filesystem::path& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    throw Error("export: cannot create the directory " + dir.string() + ": " + error.message());
+  }
+  if (!std::filesystem::is_directory(dir, error)) {
+    throw Error("export: cannot create the directory " + dir.string() +
+                ": a file that is not a directory is in the way");
+  }
+}
+
+// Writes the file at `path` (its directory created first), or throws Error naming the path and
+// the reason from errno: the system's words (permission denied, is a directory, file name too
+// long...), which a stream would not give.
+void writeFile(const std::filesystem::path& path, const char* data, size_t size) {
+  if (path.has_parent_path()) createDirectories(path.parent_path());
+  auto fail = [&] {
+    throw Error("export: cannot write " + path.string() + ": " + std::strerror(errno));
+  };
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail();
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int why = errno;
+      ::close(fd);
+      errno = why;
+      fail();
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) fail();
+}
+
+}  // namespace
+
 void writeHeader(const std::filesystem::path& path, const std::vector<Kernel>& kernels,
                  const ExportOptions& options) {
   const std::string text = exportHeader(kernels, options);
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  if (!f) throw Error("export: cannot write " + path.string());
+  writeFile(path, text.data(), text.size());
 }
 
 namespace {
@@ -353,7 +397,7 @@ std::string exportScanPipeline(const Kernel& inclusive, const Kernel& exclusive,
 ExportedBinary exportBinary(const Kernel& k, const std::filesystem::path& directory,
                             const CompileOptions& options) {
   const CompileResult& r = k.compile(options);
-  std::filesystem::create_directories(directory);
+  createDirectories(directory);
   ExportedBinary b{directory / (k.name() + ".ptx"), directory / (k.name() + ".cubin"),
                    directory / (k.name() + ".json")};
   nlohmann::json j;
@@ -368,15 +412,10 @@ ExportedBinary exportBinary(const Kernel& k, const std::filesystem::path& direct
   j["gridBlocks"] = report["gridBlocks"];
   j["preconditions"] = report["preconditions"];
   j["registers"] = r.registers;
-  auto write = [](const std::filesystem::path& p, const char* data, size_t size) {
-    std::ofstream f(p, std::ios::binary);
-    f.write(data, static_cast<std::streamsize>(size));
-    if (!f) throw Error("export: cannot write " + p.string());
-  };
-  write(b.ptx, r.ptx.data(), r.ptx.size());
-  write(b.cubin, r.cubin.data(), r.cubin.size());
+  writeFile(b.ptx, r.ptx.data(), r.ptx.size());
+  writeFile(b.cubin, r.cubin.data(), r.cubin.size());
   const std::string js = j.dump(2) + "\n";
-  write(b.json, js.data(), js.size());
+  writeFile(b.json, js.data(), js.size());
   return b;
 }
 

@@ -24,6 +24,9 @@
 //   export: a kernel named like another's   unit/test_export.cpp "mistakes in the request"
 //   launcher or grid state; a pipeline
 //   function with a reserved name
+//   export to a path that cannot be         unit/test_export.cpp "files that cannot be written"
+//   written (read-only, a directory, under  (Error with the path and the system's reason)
+//   a file, a name too long)
 //   corrupt cache file                      unit/test_cache.cpp (truncated, flipped, garbage,
 //                                           a header field out of range or edited)
 //   FIFO, socket, link or directory at a    unit/test_cache.cpp (reported as corrupt, never

@@ -1,7 +1,11 @@
 // Export: the standalone header's launcher checks what obsidian's launch checks, the names
 // live in the chosen namespace, and mistakes in the export request are clear errors.
 #include <doctest/doctest.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <obsidian/obsidian.hpp>
@@ -9,6 +13,7 @@
 #include "../../examples/reduce/fast_reduce.hpp"
 #include "../../examples/reduce/large_reduce.hpp"
 #include "../../examples/scan/scan.hpp"
+#include "../support.hpp"
 
 using namespace obsidian;
 
@@ -185,4 +190,101 @@ TEST_CASE("export: PTX, CUBIN and a JSON sidecar") {
   const std::string text((std::istreambuf_iterator<char>(ptx)), std::istreambuf_iterator<char>());
   CHECK(has(text, ".entry red3"));
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// A fresh directory under the system temp directory, removed with its contents at the end.
+struct ScratchDir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("obsidian-export-errors-" + std::to_string(::getpid()));
+  ScratchDir() {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code error;
+    std::filesystem::permissions(path / "read-only", std::filesystem::perms::owner_all, error);
+    std::filesystem::remove_all(path, error);
+  }
+};
+
+// The message of the Error that f throws, run as an unprivileged user when this process is
+// root (root ignores permissions); "skipped: ..." when that cannot be arranged.
+std::string errorOfUnprivileged(const std::function<void()>& f) {
+  if (::geteuid() != 0) return ::testing::errorOf(f);
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // no doctest here: the message goes back through the pipe
+    ::close(fds[0]);
+    std::string message = "skipped: cannot drop root privileges";
+    if (::setgid(65534) == 0 && ::setuid(65534) == 0) message = ::testing::errorOf(f);
+    const ssize_t written = ::write(fds[1], message.data(), message.size());
+    ::_exit(written == static_cast<ssize_t>(message.size()) ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string message;
+  char buffer[512];
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) message.append(buffer, n);
+  ::close(fds[0]);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  return message;
+}
+
+}  // namespace
+
+TEST_CASE("export: files that cannot be written throw Error with the path and the reason") {
+  namespace fs = std::filesystem;
+  const ScratchDir scratch;
+  const Kernel k = paper::red3Kernel();
+  const ExportOptions options{"app", ""};
+  const fs::path file = scratch.path / "a-regular-file";
+  std::ofstream(file) << "not a directory\n";
+
+  SUBCASE("under a regular file") {
+    CHECK(::testing::errorOf([&] { writeHeader(file / "red3.cuh", {k}, options); }) ==
+          "export: cannot create the directory " + file.string() + ": Not a directory");
+    CHECK(::testing::errorOf([&] { writeHeader(file / "sub" / "red3.cuh", {k}, options); }) ==
+          "export: cannot create the directory " + (file / "sub").string() + ": Not a directory");
+    CHECK(::testing::errorOf([&] { exportBinary(k, file / "bin"); }) ==
+          "export: cannot create the directory " + (file / "bin").string() + ": Not a directory");
+  }
+  SUBCASE("an existing directory") {
+    CHECK(::testing::errorOf([&] { writeHeader(scratch.path, {k}, options); }) ==
+          "export: cannot write " + scratch.path.string() + ": Is a directory");
+    fs::create_directories(scratch.path / "bin" / "red3.ptx");
+    CHECK(::testing::errorOf([&] { exportBinary(k, scratch.path / "bin"); }) ==
+          "export: cannot write " + (scratch.path / "bin" / "red3.ptx").string() +
+              ": Is a directory");
+  }
+  SUBCASE("a name longer than NAME_MAX") {
+    const fs::path path = scratch.path / (std::string(NAME_MAX + 1, 'k') + ".cuh");
+    CHECK(::testing::errorOf([&] { writeHeader(path, {k}, options); }) ==
+          "export: cannot write " + path.string() + ": File name too long");
+  }
+  SUBCASE("a read-only directory") {
+    const fs::path dir = scratch.path / "read-only";
+    fs::create_directories(dir);
+    fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                             fs::perms::group_exec | fs::perms::others_read |
+                             fs::perms::others_exec);
+    const std::string message =
+        errorOfUnprivileged([&] { writeHeader(dir / "red3.cuh", {k}, options); });
+    if (message.starts_with("skipped: ")) {
+      MESSAGE("read-only directory case " << message);
+    } else {
+      CHECK(message ==
+            "export: cannot write " + (dir / "red3.cuh").string() + ": Permission denied");
+    }
+  }
+  SUBCASE("and where it can be written, it is") {
+    writeHeader(scratch.path / "new" / "red3.cuh", {k}, options);
+    std::ifstream in(scratch.path / "new" / "red3.cuh");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(text == exportHeader({k}, options));
+  }
 }
