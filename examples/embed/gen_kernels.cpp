@@ -46,6 +46,31 @@ int main(int argc, char** argv) {
           v, [](const EFloat& a, const EFloat& b) { return a + b; }, 4096, 256));
     }
     writeHeader(out / "reductions.cuh", reductions, {"embed::reductions", ""});
+    // Kernels named like the launchers' parameters and locals (e: over 48 KB of shared memory,
+    // so its launcher raises the limit) and a pipeline's kernel named like the pipeline's
+    // locals: host code names a kernel only as ::ns::k, so this compiles (a test runs nvcc).
+    auto plusOne = [](DPull<EWord32> in) {
+      return push<Grid>(fmap([](const EWord32& x) { return x + 1u; }, in));
+    };
+    std::vector<Kernel> names;
+    for (const char* name : {"blocks", "stream", "in0", "n0", "out0", "count"}) {
+      names.push_back(capture(name, 32, plusOne));
+    }
+    names.push_back(capture("e", 1024, [](DPull<EWord32> in) {
+      return pConcat(fmap(
+          [](const SPull<EWord32>& c) {
+            return exec<Block>(
+                [c](const Program<Block>& p) { return push<Block>(forcePull(p, c)); });
+          },
+          splitUp(16384, in)));
+    }));
+    const Kernel src = paper::partialReduceWith<uint32_t>(
+        [](const Program<Block>& p, auto f, const SPull<EWord32>& c) {
+          return paper::red5(p, f, c);
+        },
+        paper::plus, 0u, 512, 256, "src");
+    names.push_back(src);
+    writeHeader(out / "names.cuh", names, {"embed::names", exportReducePipeline(src, 512, "dst")});
     // The same kernel exported twice, into two namespaces: a translation unit includes both.
     writeHeader(out / "dup_a.cuh", {red5}, {"embed::a", ""});
     writeHeader(out / "dup_b.cuh", {red5}, {"embed::b", ""});

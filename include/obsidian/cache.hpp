@@ -2,14 +2,19 @@
 // kept in memory and, when a directory is given, on disk so later processes skip NVRTC.
 //
 // On-disk entry <dir>/<key>.obsk: one JSON header line, '\n', the CUBIN bytes, the PTX bytes.
-//   {"magic":"obsidian-kernel-cache","version":1,"key":"<16 hex>","kernel":"<name>",
+//   {"magic":"obsidian-kernel-cache","version":2,"key":"<16 hex>","kernel":"<name>",
 //    "arch":"sm_90","options":[...options used...],"registers":N,"spillStoreBytes":N,
 //    "spillLoadBytes":N,"stackBytes":N,"staticSharedBytes":N,"seconds":S,
-//    "cubinBytes":N,"ptxBytes":N,"checksum":"<16 hex: FNV-1a 64 of cubin bytes then ptx bytes>"}
-// An entry is accepted only when the magic, version, key, kernel name and arch match, the file
-// is exactly header + cubinBytes + ptxBytes long and the checksum matches. Entries are written
-// to a temp file in the same directory and renamed into place, so readers (threads or other
-// processes) see either no entry or a complete one.
+//    "cubinBytes":N,"ptxBytes":N,"checksum":"<16 hex>"}
+// written as compact JSON in this order. The checksum is FNV-1a 64 over the header line
+// without its "checksum" field (the same compact JSON), then the cubin bytes, then the ptx
+// bytes: it covers every header field as well as the payload.
+// An entry is accepted only when the magic, version, key, kernel name and arch match, every
+// field has its type and range (registers -1..255, where -1 means ptxas reported none; spill,
+// stack and static shared bytes 0..INT_MAX; seconds finite and >= 0; options strings), the
+// file is exactly header + cubinBytes + ptxBytes long and the checksum matches. Entries are
+// written to a temp file in the same directory and renamed into place, so readers (threads or
+// other processes) see either no entry or a complete one.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +40,7 @@ class KernelCache {
 
   // Stable across processes and machines: 16 lower-case hex digits of FNV-1a 64 over these
   // fields, each fed as a netstring "<decimal byte length>:<bytes>,":
-  //   "obsidian-kernel-cache/1" (format version), decimal nvrtcVersion(), options.arch,
+  //   "obsidian-kernel-cache/2" (format version), decimal nvrtcVersion(), options.arch,
   //   decimal options.extraOptions.size(), each extra option in order, the source.
   // The options compileCuda always adds (-arch, -std, --ptxas-options) follow from the arch and
   // the format version. The kernel name is not part of the key (see get()).
@@ -46,13 +51,18 @@ class KernelCache {
   //   spills, stack, static shared) of the original compile; its log is empty and its seconds
   //   is the original compile's wall time, not the time of the load.
   // - Threads of one process asking for the same kernel at once share one compile.
-  // - An entry that is corrupt or truncated (bad header, wrong sizes, checksum mismatch) is
-  //   reported once on std::cerr, counted in stats().corrupt, recompiled and rewritten.
+  // - An entry that is corrupt or truncated (bad header or header field, wrong sizes, checksum
+  //   mismatch) is reported once on std::cerr, counted in stats().corrupt, recompiled and
+  //   rewritten; it is never served, so no forged figure reaches a report.
+  //   So is anything but a regular file at the entry path (a FIFO, socket, device, directory
+  //   or symbolic link): it is never opened in a way that could block, and the rewrite
+  //   replaces it, except a directory, which cannot be replaced (a write failure, below).
   // - An entry for the same key but another kernelName (one source holding several kernels)
   //   counts as a miss: it is recompiled so the ptxas figures are those of kernelName, and the
   //   disk entry is replaced.
-  // - A disk write failure (read-only or unusable directory) prints one warning and turns disk
-  //   writes off for this cache (reads continue); it never throws.
+  // - A disk write failure (read-only or unusable directory, a directory at the entry path)
+  //   prints one warning and turns disk writes off for this cache (reads continue); it never
+  //   throws.
   // - CompileError from compileCuda propagates; nothing is cached then.
   CompileResult get(const std::string& source, const std::string& kernelName,
                     const CompileOptions& options = {});

@@ -14,7 +14,9 @@ namespace obsidian {
 
 struct ExportOptions {
   // The C++ namespace that holds everything exported ("app::kernels" for a nested one), so
-  // that two exported headers never collide. Required.
+  // that two exported headers never collide. Required. Each ::-separated part follows the rule
+  // for kernel names (no keyword, reserved or CUDA name); no leading ::, no empty part, and the
+  // outermost part is not std, stdN or posix.
   std::string ns;
   // Extra host code appended inside the namespace, after the launchers (a multi-kernel
   // pipeline's host function; see exportReducePipeline).
@@ -38,7 +40,8 @@ struct ExportOptions {
 // either mode.
 std::string exportHeader(const std::vector<Kernel>& kernels, const ExportOptions& options);
 
-// Writes exportHeader(...) to `path`; throws Error if it cannot.
+// Writes exportHeader(...) to `path`, creating its directory; throws Error if it cannot, with
+// the path and the system's reason ("Permission denied", "Is a directory", ...).
 void writeHeader(const std::filesystem::path& path, const std::vector<Kernel>& kernels,
                  const ExportOptions& options);
 
@@ -65,7 +68,8 @@ struct ExportedBinary {
 
 // Writes <directory>/<name>.ptx, .cubin and .json (kernel name as the entry point, parameters
 // in order with kinds and types, threads per block, dynamic shared bytes, the grid expression,
-// preconditions and the compile options). Throws Error if a file cannot be written.
+// preconditions and the compile options). Throws Error if the directory cannot be created or a
+// file cannot be written, with the path and the system's reason.
 ExportedBinary exportBinary(const Kernel& k, const std::filesystem::path& directory,
                             const CompileOptions& options = {});
 

@@ -8,6 +8,9 @@
 namespace obsidian {
 namespace {
 
+// Every identifier written here (and in print_exp.cpp and src/export/export.cpp) that a kernel
+// could be named is reserved in src/ir/identifiers.cpp: derived from the operator and type
+// tables, or listed there by hand. tests/unit/test_identifiers.cpp finds omissions.
 const char* kPrelude =
     "#if defined(__CUDACC_RTC__)\n"
     "typedef unsigned char uint8_t;\n"

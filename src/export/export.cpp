@@ -1,13 +1,18 @@
 // Exporting kernels as CUDA headers and as PTX/CUBIN with a JSON sidecar (see export.hpp).
 #include "obsidian/export.hpp"
 
-#include <cctype>
-#include <fstream>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "codegen/emit_cuda.hpp"
 #include "ir/deep_stack.hpp"
+#include "ir/identifiers.hpp"
 #include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
 #include "obsidian/arguments.hpp"
@@ -15,18 +20,37 @@
 namespace obsidian {
 namespace {
 
+// The namespace holds the kernels, launchers and pipelines, so each of its parts follows the
+// rule for kernel names (a part named like a function the kernels call, sqrtf say, would hide
+// it); the outermost part may not be std, stdN or posix, which the standard reserves.
 void checkNamespace(const std::string& ns) {
   if (ns.empty()) throw Error("export: ExportOptions::ns (the namespace) is required");
-  // Every part between "::" separators must be an identifier (so no empty part either).
+  auto refuse = [&](const std::string& why) {
+    throw Error("export: namespace '" + ns + "' is not usable: " + why);
+  };
+  if (ns.starts_with("::")) {
+    refuse(
+        "it starts with :: (give it without the global prefix: the header declares it at "
+        "global scope)");
+  }
   for (size_t i = 0;;) {
     const size_t end = ns.find("::", i);
-    const std::string id = ns.substr(i, end == std::string::npos ? std::string::npos : end - i);
-    const bool ok = !id.empty() &&
-                    (std::isalpha(static_cast<unsigned char>(id[0])) || id[0] == '_') &&
-                    id.find_first_not_of(
-                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                        "0123456789_") == std::string::npos;
-    if (!ok) throw Error("export: namespace '" + ns + "' is not a C++ namespace name");
+    const std::string part = ns.substr(i, end == std::string::npos ? std::string::npos : end - i);
+    if (part.empty()) refuse("it has an empty part (parts are separated by a single ::)");
+    if (!ir::isIdentifier(part)) {
+      refuse("'" + part + "' is not a C identifier (letters, digits, _)");
+    }
+    const bool standard = part == "std" || part == "posix" ||
+                          (part.size() > 3 && part.starts_with("std") &&
+                           part.find_first_not_of("0123456789", 3) == std::string::npos);
+    if (i == 0 && standard) {
+      refuse("'" + part +
+             "' is reserved for the C++ standard library (std, std followed by "
+             "digits, posix)");
+    }
+    if (const std::optional<std::string> why = ir::reservedIdentifierReason(part)) {
+      refuse("'" + part + "' is " + *why);
+    }
     if (end == std::string::npos) return;
     i = end + 2;
   }
@@ -36,9 +60,13 @@ std::string cType(ScalarType t) { return std::string(cudaTypeName(t)); }
 
 bool writes(const KernelIR& k, const Param& p) { return p.output || k.arrays[p.array].writable; }
 
-// The launcher of one kernel.
-std::string launcher(const KernelIR& k) {
+// The launcher of one kernel, in namespace `ns`. It names the kernel only by its qualified name
+// (::ns::k), so the kernel may share a name with the launcher's parameters and locals (in0,
+// stream, blocks, e): unqualified, those would hide it. Every other identifier written here is
+// reserved for kernels in src/ir/identifiers.cpp.
+std::string launcher(const KernelIR& k, const std::string& ns) {
   auto show = [&](const ExpPtr& e) { return ir::printExp(e, k.arrays); };
+  const std::string kernel = "::" + ns + "::" + k.name;
   std::ostringstream sig, body;
   bool first = true;
   auto arg = [&](const std::string& s) {
@@ -114,7 +142,7 @@ std::string launcher(const KernelIR& k) {
        << "u;  // virtual blocks loop over the real ones\n";
   if (k.sharedBytes > 48 * 1024) {
     body << "  {\n"
-         << "    const cudaError_t e = cudaFuncSetAttribute(" << k.name
+         << "    const cudaError_t e = cudaFuncSetAttribute(" << kernel
          << ", cudaFuncAttributeMaxDynamicSharedMemorySize, " << k.sharedBytes << ");\n"
          << "    if (e != cudaSuccess) return e;\n"
          << "  }\n";
@@ -130,7 +158,7 @@ std::string launcher(const KernelIR& k) {
        << "    if (e != cudaSuccess) return e;\n"
        << "  }\n"
        << "#endif\n";
-  body << "  " << k.name << "<<<blocks, " << k.threadsPerBlock << ", " << k.sharedBytes
+  body << "  " << kernel << "<<<blocks, " << k.threadsPerBlock << ", " << k.sharedBytes
        << ", stream>>>(";
   for (size_t i = 0; i < callArgs.size(); ++i) body << (i ? ", " : "") << callArgs[i];
   body << ");\n";
@@ -197,6 +225,19 @@ std::string headerText(const std::vector<Kernel>& kernels, const ExportOptions& 
       throw Error("export: two kernels are named " + k.name() + "; give them distinct names");
     }
   }
+  // What else each kernel declares in the namespace: its launcher and its grid state arrays.
+  for (const Kernel& k : kernels) {
+    std::vector<std::string> declared = {k.name() + "_launch"};
+    for (const ArrayDecl& a : k.ir().arrays) {
+      if (a.space == MemorySpace::GridState) declared.push_back(a.name);
+    }
+    for (const std::string& name : declared) {
+      if (names.count(name)) {
+        throw Error("export: kernel " + name + " is named like a declaration of kernel " +
+                    k.name() + " (its launcher or grid state); give it another name");
+      }
+    }
+  }
   std::ostringstream out;
   out << "// Generated by obsidian: ";
   for (size_t i = 0; i < kernels.size(); ++i) out << (i ? ", " : "") << kernels[i].name();
@@ -212,7 +253,8 @@ std::string headerText(const std::vector<Kernel>& kernels, const ExportOptions& 
          "<cuda_runtime.h>\n\n"
       << "namespace " << options.ns << " {\n\n";
   for (const Kernel& k : kernels) {
-    out << emitKernelFunction(k.ir(), false, Checks::IfDefined) << "\n" << launcher(k.ir()) << "\n";
+    out << emitKernelFunction(k.ir(), false, Checks::IfDefined) << "\n"
+        << launcher(k.ir(), options.ns) << "\n";
   }
   if (!options.extraHostCode.empty()) out << options.extraHostCode << "\n";
   out << "}  // namespace " << options.ns << "\n";
@@ -220,16 +262,68 @@ std::string headerText(const std::vector<Kernel>& kernels, const ExportOptions& 
 }
 }  // namespace
 
+namespace {
+
+// Creates `dir` and its parents, or throws Error naming the directory and the reason (the
+// filesystem's own exceptions are not part of the documented interface).
+void createDirectories(const std::filesystem::path& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    throw Error("export: cannot create the directory " + dir.string() + ": " + error.message());
+  }
+  if (!std::filesystem::is_directory(dir, error)) {
+    throw Error("export: cannot create the directory " + dir.string() +
+                ": a file that is not a directory is in the way");
+  }
+}
+
+// Writes the file at `path` (its directory created first), or throws Error naming the path and
+// the reason from errno: the system's words (permission denied, is a directory, file name too
+// long...), which a stream would not give.
+void writeFile(const std::filesystem::path& path, const char* data, size_t size) {
+  if (path.has_parent_path()) createDirectories(path.parent_path());
+  auto fail = [&] {
+    throw Error("export: cannot write " + path.string() + ": " + std::strerror(errno));
+  };
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail();
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int why = errno;
+      ::close(fd);
+      errno = why;
+      fail();
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) fail();
+}
+
+}  // namespace
+
 void writeHeader(const std::filesystem::path& path, const std::vector<Kernel>& kernels,
                  const ExportOptions& options) {
   const std::string text = exportHeader(kernels, options);
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  if (!f) throw Error("export: cannot write " + path.string());
+  writeFile(path, text.data(), text.size());
 }
 
 namespace {
+// The name of a pipeline's host function: the rule for kernel names (src/ir/identifiers.cpp).
+void checkFunctionName(const std::string& function, const char* what) {
+  if (!ir::isIdentifier(function)) {
+    throw Error(std::string(what) + ": function name '" + function +
+                "' is not a C identifier (letters, digits, _)");
+  }
+  if (const std::optional<std::string> why = ir::reservedIdentifierReason(function)) {
+    throw Error(std::string(what) + ": function name '" + function + "' is " + *why +
+                "; choose another name");
+  }
+}
+
 // The array parameters of k, checked to be `kinds` ("input", "mutable", "output") of one type.
 ScalarType checkShape(const Kernel& k, const std::vector<std::string>& kinds, const char* what) {
   std::vector<std::string> got;
@@ -276,9 +370,12 @@ void checkChunk(const Kernel& k, uint32_t chunk, const char* what) {
 }
 }  // namespace
 
+// The pipelines' host code calls launchers (k_launch), never a kernel, so a kernel may share a
+// name with its locals; the globals it calls are reserved in src/ir/identifiers.cpp.
 std::string exportReducePipeline(const Kernel& partial, uint32_t chunk,
                                  const std::string& function) {
   const KernelIR& k = partial.ir();
+  checkFunctionName(function, "exportReducePipeline");
   const ScalarType type = checkShape(partial, {"input", "output"}, "exportReducePipeline");
   checkChunk(partial, chunk, "exportReducePipeline");
   const std::string t = cType(type), c = std::to_string(chunk);
@@ -323,6 +420,7 @@ std::string exportReducePipeline(const Kernel& partial, uint32_t chunk,
 std::string exportScanPipeline(const Kernel& inclusive, const Kernel& exclusive,
                                const Kernel& addBack, uint32_t chunk, const std::string& function) {
   const char* what = "exportScanPipeline";
+  checkFunctionName(function, what);
   const ScalarType t1 = checkShape(inclusive, {"input", "mutable", "output"}, what);
   const ScalarType t2 = checkShape(exclusive, {"input", "mutable", "output"}, what);
   const ScalarType t3 = checkShape(addBack, {"input", "input", "output"}, what);
@@ -375,7 +473,7 @@ std::string exportScanPipeline(const Kernel& inclusive, const Kernel& exclusive,
 ExportedBinary exportBinary(const Kernel& k, const std::filesystem::path& directory,
                             const CompileOptions& options) {
   const CompileResult& r = k.compile(options);
-  std::filesystem::create_directories(directory);
+  createDirectories(directory);
   ExportedBinary b{directory / (k.name() + ".ptx"), directory / (k.name() + ".cubin"),
                    directory / (k.name() + ".json")};
   nlohmann::json j;
@@ -390,15 +488,10 @@ ExportedBinary exportBinary(const Kernel& k, const std::filesystem::path& direct
   j["gridBlocks"] = report["gridBlocks"];
   j["preconditions"] = report["preconditions"];
   j["registers"] = r.registers;
-  auto write = [](const std::filesystem::path& p, const char* data, size_t size) {
-    std::ofstream f(p, std::ios::binary);
-    f.write(data, static_cast<std::streamsize>(size));
-    if (!f) throw Error("export: cannot write " + p.string());
-  };
-  write(b.ptx, r.ptx.data(), r.ptx.size());
-  write(b.cubin, r.cubin.data(), r.cubin.size());
+  writeFile(b.ptx, r.ptx.data(), r.ptx.size());
+  writeFile(b.cubin, r.cubin.data(), r.cubin.size());
   const std::string js = j.dump(2) + "\n";
-  write(b.json, js.data(), js.size());
+  writeFile(b.json, js.data(), js.size());
   return b;
 }
 

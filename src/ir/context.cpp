@@ -1,11 +1,11 @@
 // The per-capture Context (names, arrays, preconditions) and the length checks that the
 // array library shares.
 #include <atomic>
-#include <cctype>
 #include <mutex>
-#include <set>
+#include <optional>
 #include <sstream>
 
+#include "ir/identifiers.hpp"
 #include "obsidian/kernel.hpp"
 #include "obsidian/library.hpp"
 
@@ -239,32 +239,12 @@ void addScalarParam(Context& ctx, const std::string& name, ScalarType type) {
 Context& newCaptureContext(std::unique_ptr<Context>& holder, const std::string& name,
                            uint32_t threadsPerBlock) {
   if (name.empty()) throw Error("capture: a kernel needs a name; got an empty string");
-  const bool identifier =
-      (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
-      name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-          std::string::npos;
-  if (!identifier) {
+  if (!ir::isIdentifier(name)) {
     throw Error("capture: a kernel name must be a C identifier (letters, digits, _); got '" + name +
                 "'");
   }
-  static const std::set<std::string> reserved = {
-      "alignas",  "alignof",   "and",      "asm",       "auto",     "bool",      "break",
-      "case",     "catch",     "char",     "class",     "const",    "constexpr", "continue",
-      "default",  "delete",    "do",       "double",    "else",     "enum",      "explicit",
-      "extern",   "false",     "float",    "for",       "friend",   "goto",      "if",
-      "inline",   "int",       "long",     "namespace", "new",      "not",       "nullptr",
-      "operator", "or",        "private",  "protected", "public",   "register",  "return",
-      "short",    "signed",    "sizeof",   "static",    "struct",   "switch",    "template",
-      "this",     "throw",     "true",     "try",       "typedef",  "typename",  "union",
-      "unsigned", "using",     "virtual",  "void",      "volatile", "while",     "xor",
-      "main",     "threadIdx", "blockIdx", "blockDim",  "gridDim",  "warpSize",  "smem"};
-  // The generated source's own typedefs (emit_cuda) and a macro every CUDA defines; and names
-  // with two leading underscores, reserved for the implementation (__global__, __syncthreads).
-  static const std::set<std::string> generated = {"uint8_t", "uint32_t", "int32_t", "uint64_t",
-                                                  "NULL"};
-  if (reserved.count(name) || generated.count(name) || name.starts_with("__")) {
-    throw Error("capture: a kernel name must not be a C++ keyword or CUDA built-in; got '" + name +
-                "'");
+  if (const std::optional<std::string> why = ir::reservedIdentifierReason(name)) {
+    throw Error("capture: kernel name '" + name + "' is " + *why + "; choose another name");
   }
   if (threadsPerBlock == 0 || threadsPerBlock > 1024) {
     throw Error("capture(" + name +

@@ -72,6 +72,8 @@ int precOf(const ExpNode& e) {
 
 bool isBitwiseOrShift(int prec) { return prec == 6 || prec == 7 || prec == 8 || prec == 11; }
 
+// Function names printed here are reserved as kernel names in src/ir/identifiers.cpp (from
+// unOpName/binOpName with their "f" variants, and fmin/fmax): add any new one there.
 std::string mathName(const char* base, ScalarType t) {
   return t == ScalarType::F32 ? std::string(base) + "f" : std::string(base);
 }

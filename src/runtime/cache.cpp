@@ -6,6 +6,9 @@
 //   writers of the same key race harmlessly (the last rename wins, both files are complete).
 // - Entries are not fsynced: after a power loss a file may be truncated or hold zeros, which the
 //   size and checksum checks catch, and the entry is rebuilt.
+// - An entry is opened with O_NONBLOCK | O_NOFOLLOW and fstat'ed before it is read, so a FIFO
+//   (whose blocking open waits for a writer), a device or a link at an entry path cannot hang
+//   or redirect a compile; rename(2) replaces any of them except a directory.
 // - One read() of an fstat-sized buffer loads an entry; parsing the one-line JSON header and
 //   hashing ~10-100 KB of payload stay far below the 1 ms budget for a disk hit.
 #include "obsidian/cache.hpp"
@@ -15,6 +18,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +26,7 @@
 #include <exception>
 #include <future>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -37,9 +42,11 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-constexpr int kFormatVersion = 1;
+// Version 2: the checksum covers the header too. The version is the key's first field, so
+// entries of another version live under other names and are never read.
+constexpr int kFormatVersion = 2;
 constexpr const char* kMagic = "obsidian-kernel-cache";
-constexpr const char* kKeyTag = "obsidian-kernel-cache/1";  // first hashed field of every key
+constexpr const char* kKeyTag = "obsidian-kernel-cache/2";  // first hashed field of every key
 constexpr const char* kExtension = ".obsk";
 
 constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
@@ -67,9 +74,23 @@ std::string hex16(uint64_t value) {
   return text;
 }
 
-// Checksum of the payload: the cubin bytes followed by the ptx bytes.
-std::string payloadChecksum(const char* cubin, size_t cubinSize, const char* ptx, size_t ptxSize) {
-  return hex16(fnv1a(fnv1a(kFnvOffset, cubin, cubinSize), ptx, ptxSize));
+// The header line as written: compact JSON, fields in the order written. Invalid UTF-8 (in a
+// kernel name or option) is replaced rather than thrown on; such an entry then simply fails
+// the kernel-name comparison when read back and is rebuilt.
+std::string headerText(const Json& header) {
+  return header.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// The entry's checksum: over the header line without its "checksum" field, then the cubin
+// bytes, then the ptx bytes, so that an edit of any header field is caught as well as damage
+// to the payload.
+std::string entryChecksum(const Json& header, const char* cubin, size_t cubinSize, const char* ptx,
+                          size_t ptxSize) {
+  Json covered = header;
+  covered.erase("checksum");
+  const std::string text = headerText(covered);
+  uint64_t hash = fnv1a(kFnvOffset, text.data(), text.size());
+  return hex16(fnv1a(fnv1a(hash, cubin, cubinSize), ptx, ptxSize));
 }
 
 int cachedNvrtcVersion() {
@@ -96,52 +117,153 @@ ReadOutcome corrupt(std::string why) {
   return outcome;
 }
 
-// The whole file in one buffer; false when it cannot be opened or read (treated as no entry).
-bool readWholeFile(const fs::path& path, std::string& data) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  struct stat info {};
-  bool ok = ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
-  if (ok) {
-    data.resize(static_cast<size_t>(info.st_size));
-    size_t got = 0;
-    while (got < data.size()) {  // one read() in practice; loops only on short reads
-      const ssize_t n = ::read(fd, data.data() + got, data.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        ok = false;
-        break;
-      }
-      if (n == 0) break;  // the file shrank under us: the size check reports it
-      got += static_cast<size_t>(n);
+// What kind of file `mode` is, for a path that should hold a regular file.
+const char* fileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+enum class FileStatus { Read, Absent, NotRegular };
+
+// The whole file in one buffer. Absent: nothing can be opened there (treated as no entry).
+// NotRegular: something other than a regular file sits at the path; `kind` says what. The
+// open neither blocks (a FIFO with no writer would otherwise hang the compile for good) nor
+// follows a final symbolic link (entries are only ever renamed into place, never linked), and
+// the type is checked on the open descriptor before anything is read.
+FileStatus readWholeFile(const fs::path& path, std::string& data, std::string& kind) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
+  if (fd < 0) {
+    // A link (ELOOP) or a socket (ENXIO) is not opened at all; a regular file that cannot be
+    // opened (no permission) is left alone as if absent.
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+      kind = fileKind(info.st_mode);
+      return FileStatus::NotRegular;
     }
-    data.resize(got);
+    return FileStatus::Absent;
   }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    ::close(fd);
+    return FileStatus::Absent;
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    kind = fileKind(info.st_mode);
+    return FileStatus::NotRegular;
+  }
+  bool ok = true;
+  data.resize(static_cast<size_t>(info.st_size));
+  size_t got = 0;
+  while (got < data.size()) {  // one read() in practice; loops only on short reads
+    const ssize_t n = ::read(fd, data.data() + got, data.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ok = false;
+      break;
+    }
+    if (n == 0) break;  // the file shrank under us: the size check reports it
+    got += static_cast<size_t>(n);
+  }
+  data.resize(got);
   ::close(fd);
-  return ok;
+  return ok ? FileStatus::Read : FileStatus::Absent;
+}
+
+// A header field that is missing, of the wrong type or out of range: the entry is corrupt.
+struct BadField {
+  std::string why;
+};
+
+const Json& field(const Json& header, const char* name) {
+  const auto it = header.find(name);
+  if (it == header.end()) throw BadField{std::string("bad header field: no ") + name};
+  return *it;
+}
+
+[[noreturn]] void badField(const char* name, const Json& value, const std::string& expected) {
+  std::string shown = headerText(value);
+  if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
+  throw BadField{std::string("bad header field: ") + name + " is " + shown + ", expected " +
+                 expected};
+}
+
+std::string stringField(const Json& header, const char* name) {
+  const Json& value = field(header, name);
+  if (!value.is_string()) badField(name, value, "a string");
+  return value.get<std::string>();
+}
+
+// An integer in low..high: a ptxas figure that the report shows as is, or a format number.
+int64_t intField(const Json& header, const char* name, int64_t low, int64_t high) {
+  const Json& value = field(header, name);
+  const std::string expected = "an integer in " + std::to_string(low) + ".." + std::to_string(high);
+  if (value.is_number_unsigned()) {
+    if (value.get<uint64_t>() > static_cast<uint64_t>(high)) badField(name, value, expected);
+    return static_cast<int64_t>(value.get<uint64_t>());
+  }
+  if (!value.is_number_integer()) badField(name, value, expected);
+  const int64_t n = value.get<int64_t>();
+  if (n < low || n > high) badField(name, value, expected);
+  return n;
+}
+
+uint64_t sizeField(const Json& header, const char* name) {
+  const Json& value = field(header, name);
+  if (!value.is_number_unsigned()) badField(name, value, "a byte count");
+  return value.get<uint64_t>();
 }
 
 ReadOutcome readEntry(const fs::path& path, const std::string& key, const std::string& kernelName,
                       const CompileOptions& options) {
-  std::string data;
-  if (!readWholeFile(path, data)) return {};
+  std::string data, kind;
+  switch (readWholeFile(path, data, kind)) {
+    case FileStatus::Read: break;
+    case FileStatus::Absent: return {};
+    case FileStatus::NotRegular: return corrupt("not a regular file: " + kind);
+  }
   const size_t newline = data.find('\n');
   if (newline == std::string::npos) return corrupt("no header line");
   const Json header = Json::parse(data.data(), data.data() + newline, nullptr, false);
   if (header.is_discarded()) return corrupt("header is not JSON");
   if (!header.is_object()) return corrupt("header is not a JSON object");
   try {
-    if (header.at("magic").get<std::string>() != kMagic) return corrupt("bad magic");
-    if (const int version = header.at("version").get<int>(); version != kFormatVersion) {
+    if (stringField(header, "magic") != kMagic) return corrupt("bad magic");
+    if (const int64_t version = intField(header, "version", 0, INT32_MAX);
+        version != kFormatVersion) {
       return corrupt("format version " + std::to_string(version) + ", expected " +
                      std::to_string(kFormatVersion));
     }
-    if (header.at("key").get<std::string>() != key) return corrupt("header holds another key");
-    if (header.at("arch").get<std::string>() != options.arch) {
-      return corrupt("header holds another arch");
+    if (stringField(header, "key") != key) return corrupt("header holds another key");
+    if (stringField(header, "arch") != options.arch) return corrupt("header holds another arch");
+    // Every field is checked before the entry is served: the figures go into reports as is.
+    const std::string kernel = stringField(header, "kernel");
+    const Json& usedOptions = field(header, "options");
+    if (!usedOptions.is_array()) badField("options", usedOptions, "an array of strings");
+    for (const Json& option : usedOptions) {
+      if (!option.is_string()) badField("options", usedOptions, "an array of strings");
     }
-    const uint64_t cubinBytes = header.at("cubinBytes").get<uint64_t>();
-    const uint64_t ptxBytes = header.at("ptxBytes").get<uint64_t>();
+    constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+    // -1: ptxas reported nothing (a compute_XX arch); 255 registers is the most a thread has.
+    const int registers = static_cast<int>(intField(header, "registers", -1, 255));
+    const int spillStoreBytes = static_cast<int>(intField(header, "spillStoreBytes", 0, kIntMax));
+    const int spillLoadBytes = static_cast<int>(intField(header, "spillLoadBytes", 0, kIntMax));
+    const int stackBytes = static_cast<int>(intField(header, "stackBytes", 0, kIntMax));
+    const int staticSharedBytes =
+        static_cast<int>(intField(header, "staticSharedBytes", 0, kIntMax));
+    const Json& secondsValue = field(header, "seconds");
+    if (!secondsValue.is_number() || !std::isfinite(secondsValue.get<double>()) ||
+        secondsValue.get<double>() < 0) {
+      badField("seconds", secondsValue, "a number of seconds >= 0");
+    }
+    const uint64_t cubinBytes = sizeField(header, "cubinBytes");
+    const uint64_t ptxBytes = sizeField(header, "ptxBytes");
+    const std::string checksum = stringField(header, "checksum");
     const uint64_t payloadBytes = data.size() - newline - 1;
     if (cubinBytes > payloadBytes || ptxBytes > payloadBytes - cubinBytes ||
         cubinBytes + ptxBytes != payloadBytes) {
@@ -150,27 +272,28 @@ ReadOutcome readEntry(const fs::path& path, const std::string& key, const std::s
     }
     const char* cubin = data.data() + newline + 1;
     const char* ptx = cubin + cubinBytes;
-    if (header.at("checksum").get<std::string>() !=
-        payloadChecksum(cubin, cubinBytes, ptx, ptxBytes)) {
+    if (checksum != entryChecksum(header, cubin, cubinBytes, ptx, ptxBytes)) {
       return corrupt("checksum mismatch");
     }
     ReadOutcome outcome;
-    if (header.at("kernel").get<std::string>() != kernelName) {
+    if (kernel != kernelName) {
       outcome.status = ReadStatus::OtherKernel;
       return outcome;
     }
     CompileResult& result = outcome.result;
     result.cubin.assign(cubin, cubin + cubinBytes);
     result.ptx.assign(ptx, ptxBytes);
-    result.options = header.at("options").get<std::vector<std::string>>();
-    result.registers = header.at("registers").get<int>();
-    result.spillStoreBytes = header.at("spillStoreBytes").get<int>();
-    result.spillLoadBytes = header.at("spillLoadBytes").get<int>();
-    result.stackBytes = header.at("stackBytes").get<int>();
-    result.staticSharedBytes = header.at("staticSharedBytes").get<int>();
-    result.seconds = header.at("seconds").get<double>();
+    result.options = usedOptions.get<std::vector<std::string>>();
+    result.registers = registers;
+    result.spillStoreBytes = spillStoreBytes;
+    result.spillLoadBytes = spillLoadBytes;
+    result.stackBytes = stackBytes;
+    result.staticSharedBytes = staticSharedBytes;
+    result.seconds = secondsValue.get<double>();
     outcome.status = ReadStatus::Hit;
     return outcome;
+  } catch (const BadField& bad) {
+    return corrupt(bad.why);
   } catch (const Json::exception& error) {
     return corrupt(std::string("bad header field: ") + error.what());
   }
@@ -195,11 +318,9 @@ std::string entryHeader(const std::string& key, const std::string& kernelName,
   header["seconds"] = result.seconds;
   header["cubinBytes"] = result.cubin.size();
   header["ptxBytes"] = result.ptx.size();
-  header["checksum"] = payloadChecksum(result.cubin.data(), result.cubin.size(), result.ptx.data(),
-                                       result.ptx.size());
-  // Invalid UTF-8 (in a kernel name or option) is replaced rather than thrown on; such an entry
-  // then simply fails the kernel-name comparison when read back and is rebuilt.
-  return header.dump(-1, ' ', false, Json::error_handler_t::replace);
+  header["checksum"] = entryChecksum(header, result.cubin.data(), result.cubin.size(),
+                                     result.ptx.data(), result.ptx.size());
+  return headerText(header);
 }
 
 bool writeAll(int fd, const char* data, size_t size) {

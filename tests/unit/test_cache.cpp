@@ -1,17 +1,23 @@
 // Tests for the kernel cache: keys, the memory and disk layers, corrupt entries, concurrent
 // writers (threads and processes) and unwritable directories. No GPU needed.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <iterator>
 #include <latch>
@@ -109,7 +115,7 @@ uint64_t referenceFnv(const std::string& bytes, uint64_t hash = 0xcbf29ce4842223
 // The documented key: FNV-1a 64 over netstrings of the format tag, NVRTC version, arch, option
 // count, options and source.
 std::string referenceKey(const std::string& source, const CompileOptions& options) {
-  std::vector<std::string> fields = {"obsidian-kernel-cache/1",
+  std::vector<std::string> fields = {"obsidian-kernel-cache/2",
                                      std::to_string(obsidian::nvrtcVersion()), options.arch,
                                      std::to_string(options.extraOptions.size())};
   fields.insert(fields.end(), options.extraOptions.begin(), options.extraOptions.end());
@@ -120,6 +126,17 @@ std::string referenceKey(const std::string& source, const CompileOptions& option
   char text[17];
   std::snprintf(text, sizeof text, "%016llx",
                 static_cast<unsigned long long>(referenceFnv(stream)));
+  return text;
+}
+
+// The documented checksum: FNV-1a 64 over the compact header line without its checksum field,
+// then the payload (cubin then ptx).
+std::string referenceChecksum(nlohmann::ordered_json header, const std::string& payload) {
+  header.erase("checksum");
+  char text[17];
+  std::snprintf(
+      text, sizeof text, "%016llx",
+      static_cast<unsigned long long>(referenceFnv(payload, referenceFnv(header.dump()))));
   return text;
 }
 
@@ -270,9 +287,9 @@ TEST_CASE("cache: miss, then memory hit, then disk hit with identical results") 
   const std::string bytes = readFile(cache.pathFor(key));
   const size_t newline = bytes.find('\n');
   REQUIRE(newline != std::string::npos);
-  const nlohmann::json header = nlohmann::json::parse(bytes.substr(0, newline));
+  const auto header = nlohmann::ordered_json::parse(bytes.substr(0, newline));
   CHECK(header.at("magic") == "obsidian-kernel-cache");
-  CHECK(header.at("version") == 1);
+  CHECK(header.at("version") == 2);
   CHECK(header.at("key") == key);
   CHECK(header.at("kernel") == "add_one");
   CHECK(header.at("arch") == "sm_90");
@@ -280,7 +297,7 @@ TEST_CASE("cache: miss, then memory hit, then disk hit with identical results") 
   CHECK(header.at("registers") == compiled.registers);
   CHECK(header.at("cubinBytes") == compiled.cubin.size());
   CHECK(header.at("ptxBytes") == compiled.ptx.size());
-  CHECK(header.at("checksum").get<std::string>().size() == 16);
+  CHECK(header.at("checksum") == referenceChecksum(header, bytes.substr(newline + 1)));
   CHECK(bytes.size() == newline + 1 + compiled.cubin.size() + compiled.ptx.size());
   CHECK(bytes.compare(newline + 1, compiled.cubin.size(),
                       std::string(compiled.cubin.begin(), compiled.cubin.end())) == 0);
@@ -468,7 +485,7 @@ TEST_CASE("cache: a garbage header is detected") {
   }
   SUBCASE("missing field") {
     checkCorruptEntryIsRebuilt("bad header field",
-                               replaceHeader(R"({"magic":"obsidian-kernel-cache","version":1})"));
+                               replaceHeader(R"({"magic":"obsidian-kernel-cache","version":2})"));
   }
   SUBCASE("wrong sizes") {
     checkCorruptEntryIsRebuilt("header says", [](const fs::path& path, const CompileResult&) {
@@ -477,6 +494,182 @@ TEST_CASE("cache: a garbage header is detected") {
       bytes.insert(at, "1");  // ten times as much ptx as there is
       writeFile(path, bytes);
     });
+  }
+}
+
+namespace {
+
+// cache.get(kAddKernel, "add_one") on another thread. If it has not returned within a minute
+// (a blocking open of a FIFO waits for a writer forever), the test fails and `fifo` is opened
+// as a writer so that the lookup can finish instead of hanging the test run.
+CompileResult getWithin(KernelCache& cache, const fs::path& fifo) {
+  auto pending =
+      std::async(std::launch::async, [&cache] { return cache.get(kAddKernel, "add_one"); });
+  if (pending.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    FAIL_CHECK("KernelCache::get did not return within 60 s: it waits on " << fifo.string());
+    const int fd = fifo.empty() ? -1 : ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+    CompileResult result = pending.get();
+    if (fd >= 0) ::close(fd);
+    return result;
+  }
+  return pending.get();
+}
+
+// Puts something other than a regular file at kAddKernel's entry path (`place` returns the
+// FIFO a blocking open would wait on, if any), then checks that get() returns the right kernel
+// at once, reports the entry as corrupt naming `kind`, and replaces it with a regular entry
+// that the next cache hits.
+template <typename Place>
+void checkNonRegularEntryIsReplaced(const std::string& kind, Place place) {
+  TempDir temp;
+  KernelCache cache(temp.path());
+  const fs::path path = cache.pathFor(KernelCache::key(kAddKernel, {}));
+  const fs::path fifo = place(temp.path(), path);
+  std::string messages;
+  CompileResult result;
+  {
+    CerrCapture capture;
+    result = getWithin(cache, fifo);
+    messages = capture.text();
+  }
+  INFO("stderr: " << messages);
+  checkSameKernel(result, obsidian::compileCuda(kAddKernel, "add_one"));
+  CHECK(cache.stats().corrupt == 1);
+  CHECK(cache.stats().misses == 1);
+  CHECK(countOf(messages, "obsidian: kernel cache entry " + path.string() +
+                              " is corrupt (not a regular file: " + kind + "); recompiling\n") ==
+        1);
+  CHECK(fs::is_regular_file(fs::symlink_status(path)));
+  checkDiskHit(temp.path(), kAddKernel, "add_one", result);
+}
+
+}  // namespace
+
+TEST_CASE("cache: a FIFO, socket or symbolic link at an entry path is replaced, never waited on") {
+  SUBCASE("a FIFO") {
+    checkNonRegularEntryIsReplaced("a FIFO", [](const fs::path&, const fs::path& path) {
+      REQUIRE(::mkfifo(path.c_str(), 0644) == 0);
+      return path;
+    });
+  }
+  SUBCASE("a symbolic link to a FIFO") {
+    const auto place = [](const fs::path& dir, const fs::path& path) {
+      const fs::path target = dir / "elsewhere.fifo";
+      REQUIRE(::mkfifo(target.c_str(), 0644) == 0);
+      fs::create_symlink(target, path);
+      return target;
+    };
+    checkNonRegularEntryIsReplaced("a symbolic link", place);
+  }
+  SUBCASE("a symbolic link to a valid entry") {
+    // Entries are only ever renamed into place: a link is not one, wherever it points.
+    const auto place = [](const fs::path& dir, const fs::path& path) {
+      KernelCache other(dir / "other");
+      other.get(kAddKernel, "add_one");
+      fs::create_symlink(other.pathFor(KernelCache::key(kAddKernel, {})), path);
+      return fs::path();
+    };
+    checkNonRegularEntryIsReplaced("a symbolic link", place);
+  }
+  SUBCASE("a socket") {
+    checkNonRegularEntryIsReplaced("a socket", [](const fs::path&, const fs::path& path) {
+      sockaddr_un address{};
+      address.sun_family = AF_UNIX;
+      REQUIRE(path.string().size() < sizeof address.sun_path);
+      path.string().copy(address.sun_path, sizeof address.sun_path - 1);
+      const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+      REQUIRE(fd >= 0);
+      CHECK(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+      ::close(fd);
+      return fs::path();
+    });
+  }
+}
+
+namespace {
+
+// Damage that sets the header field `name` to `value`. With fixChecksum the checksum is
+// recomputed, as a forger would, so that only the checks of the fields themselves can tell.
+auto setHeaderField(const std::string& name, const nlohmann::ordered_json& value,
+                    bool fixChecksum) {
+  return [=](const fs::path& path, const CompileResult&) {
+    const std::string bytes = readFile(path);
+    const size_t newline = bytes.find('\n');
+    auto header = nlohmann::ordered_json::parse(bytes.substr(0, newline));
+    REQUIRE(header.contains(name));
+    header[name] = value;
+    const std::string payload = bytes.substr(newline + 1);
+    if (fixChecksum) header["checksum"] = referenceChecksum(header, payload);
+    writeFile(path, header.dump() + "\n" + payload);
+  };
+}
+
+}  // namespace
+
+TEST_CASE("cache: a header field out of range or of the wrong type is never served") {
+  struct Forgery {
+    const char* field;
+    nlohmann::ordered_json value;
+    const char* why;
+  };
+  const std::vector<Forgery> forgeries = {
+      {"registers", -5, "registers is -5, expected an integer in -1..255"},
+      {"registers", 256, "registers is 256, expected an integer in -1..255"},
+      {"registers", 3.5, "registers is 3.5, expected an integer in -1..255"},
+      {"registers", "32", "registers is \"32\", expected an integer in -1..255"},
+      {"spillStoreBytes", -1, "spillStoreBytes is -1, expected an integer in 0..2147483647"},
+      {"spillLoadBytes", -8, "spillLoadBytes is -8, expected an integer in 0..2147483647"},
+      {"stackBytes", uint64_t{1} << 40,
+       "stackBytes is 1099511627776, expected an integer in 0..2147483647"},
+      {"staticSharedBytes", -4, "staticSharedBytes is -4, expected an integer in 0..2147483647"},
+      {"seconds", -1, "seconds is -1, expected a number of seconds >= 0"},
+      {"seconds", -0.5, "seconds is -0.5, expected a number of seconds >= 0"},
+      {"seconds", nullptr, "seconds is null, expected a number of seconds >= 0"},
+      {"seconds", "fast", "seconds is \"fast\", expected a number of seconds >= 0"},
+      {"options", "-O3", "options is \"-O3\", expected an array of strings"},
+      {"options", {1, 2}, "options is [1,2], expected an array of strings"},
+      {"kernel", 7, "kernel is 7, expected a string"},
+      {"cubinBytes", -1, "cubinBytes is -1, expected a byte count"},
+      {"version", "2", "version is \"2\", expected an integer in 0..2147483647"},
+  };
+  for (const Forgery& forgery : forgeries) {
+    INFO("header field " << forgery.field << " = " << forgery.value.dump());
+    checkCorruptEntryIsRebuilt(std::string("bad header field: ") + forgery.why,
+                               setHeaderField(forgery.field, forgery.value, true));
+  }
+  // The figures of an entry that ptxas did not see (compute_XX: no cubin, registers -1) are
+  // in range: such an entry is served.
+  TempDir temp;
+  CompileOptions ptxOnly;
+  ptxOnly.arch = "compute_90";
+  const CompileResult compiled = KernelCache(temp.path()).get(kAddKernel, "add_one", ptxOnly);
+  CHECK(compiled.registers == -1);
+  CHECK(compiled.cubin.empty());
+  KernelCache fresh(temp.path());
+  checkSameKernel(fresh.get(kAddKernel, "add_one", ptxOnly), compiled);
+  CHECK(fresh.stats().diskHits == 1);
+  CHECK(fresh.stats().corrupt == 0);
+}
+
+TEST_CASE("cache: the checksum covers every header field") {
+  // In-range edits that only the checksum can catch; each would otherwise be served as a hit
+  // with the edited figure.
+  const CompileResult reference = obsidian::compileCuda(kAddKernel, "add_one");
+  std::vector<std::string> moreOptions = reference.options;
+  moreOptions.push_back("-lineinfo");
+  const std::vector<std::pair<const char*, nlohmann::ordered_json>> edits = {
+      {"registers", reference.registers == 255 ? 254 : reference.registers + 1},
+      {"spillStoreBytes", reference.spillStoreBytes + 4},
+      {"spillLoadBytes", reference.spillLoadBytes + 4},
+      {"stackBytes", reference.stackBytes + 16},
+      {"staticSharedBytes", reference.staticSharedBytes + 4},
+      {"seconds", reference.seconds + 1},
+      {"options", moreOptions},
+      {"kernel", "add_two"},
+  };
+  for (const auto& [name, value] : edits) {
+    INFO("header field " << name << " = " << value.dump());
+    checkCorruptEntryIsRebuilt("checksum mismatch", setHeaderField(name, value, false));
   }
 }
 
@@ -615,6 +808,9 @@ TEST_CASE("cache: an unusable directory falls back to memory with one warning") 
     CHECK(isElf(cache.get(kAddKernel, "add_one")));
     CHECK(countOf(capture.text(), "obsidian: cannot write kernel cache entry ") == 1);
     CHECK(countOf(capture.text(), "rename failed") == 1);
+    CHECK(countOf(capture.text(), " is corrupt (not a regular file: a directory); recompiling") ==
+          1);
+    CHECK(cache.stats().corrupt == 1);
     // The temp file was removed: only the blocking directory is there.
     CHECK(fileNames(temp.path() / "cache") ==
           std::vector<std::string>{KernelCache::key(kAddKernel, {}) + ".obsk"});

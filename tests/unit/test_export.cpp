@@ -1,12 +1,19 @@
 // Export: the standalone header's launcher checks what obsidian's launch checks, the names
 // live in the chosen namespace, and mistakes in the export request are clear errors.
 #include <doctest/doctest.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <obsidian/obsidian.hpp>
 
+#include "../../examples/reduce/fast_reduce.hpp"
 #include "../../examples/reduce/large_reduce.hpp"
+#include "../../examples/scan/scan.hpp"
+#include "../support.hpp"
 
 using namespace obsidian;
 
@@ -34,7 +41,7 @@ TEST_CASE("export: a header with a typed launcher that checks the launch") {
             "if ((unsigned long long)out0Count < (unsigned long long)(n0 / 512u)) return "
             "cudaErrorInvalidValue;"));
   CHECK(has(h, "if (in0 == nullptr && in0Count > 0) return cudaErrorInvalidValue;"));
-  CHECK(has(h, "red3<<<blocks, 256, 1536, stream>>>(in0, n0, out0);"));
+  CHECK(has(h, "::app::kernels::red3<<<blocks, 256, 1536, stream>>>(in0, n0, out0);"));
   CHECK_FALSE(has(h, "cudaFuncSetAttribute"));  // 1536 bytes need no opt-in
 }
 
@@ -47,8 +54,9 @@ TEST_CASE("export: more than 48 KB of shared memory raises the limit in the laun
         splitUp(16384, in)));
   });
   const std::string h = exportHeader({k}, ExportOptions{"big", ""});
-  CHECK(
-      has(h, "cudaFuncSetAttribute(bigBlock, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536)"));
+  CHECK(has(h,
+            "cudaFuncSetAttribute(::big::bigBlock, cudaFuncAttributeMaxDynamicSharedMemorySize, "
+            "65536)"));
 }
 
 TEST_CASE("export: the reduce pipeline is one host function") {
@@ -75,18 +83,96 @@ TEST_CASE("export: the reduce pipeline is one host function") {
                        Error);
 }
 
+TEST_CASE("export: namespaces that are not usable") {
+  // Each part follows the rule for kernel names; the outermost may not be the standard's.
+  const Kernel k = paper::red3Kernel();
+  const std::pair<const char*, const char*> cases[] = {
+      {"int", "'int' is a C++ keyword"},
+      {"namespace", "'namespace' is a C++ keyword"},
+      {"app::int", "'int' is a C++ keyword"},
+      {"std",
+       "'std' is reserved for the C++ standard library (std, std followed by digits, posix)"},
+      {"std::kernels",
+       "'std' is reserved for the C++ standard library (std, std followed by digits, posix)"},
+      {"std2",
+       "'std2' is reserved for the C++ standard library (std, std followed by digits, "
+       "posix)"},
+      {"posix::app",
+       "'posix' is reserved for the C++ standard library (std, std followed by digits, posix)"},
+      {"a::", "it has an empty part (parts are separated by a single ::)"},
+      {"a::::b", "it has an empty part (parts are separated by a single ::)"},
+      {"::::b",
+       "it starts with :: (give it without the global prefix: the header declares it at "
+       "global scope)"},
+      {"::app",
+       "it starts with :: (give it without the global prefix: the header declares it at "
+       "global scope)"},
+      {"my-app", "'my-app' is not a C identifier (letters, digits, _)"},
+      {"app:kernels", "'app:kernels' is not a C identifier (letters, digits, _)"},
+      {"app::__impl", "'__impl' is reserved for the implementation (it contains __)"},
+      {"app::_Impl",
+       "'_Impl' is reserved for the implementation (it starts with _ and a capital "
+       "letter)"},
+      {"kernels::sqrtf", "'sqrtf' is a name the generated code uses"},
+      {"cuda::app", "'cuda' is a CUDA runtime name (cuda* and CU* names are CUDA's)"},
+  };
+  for (const auto& [ns, why] : cases) {
+    CHECK_THROWS_WITH_AS(
+        exportHeader({k}, ExportOptions{ns, ""}),
+        ("export: namespace '" + std::string(ns) + "' is not usable: " + why).c_str(), Error);
+  }
+  for (const char* ns : {"app", "app::kernels", "obs_1", "app::v2::detail", "standard"}) {
+    CHECK(has(exportHeader({k}, ExportOptions{ns, ""}), "namespace " + std::string(ns) + " {"));
+  }
+}
+
 TEST_CASE("export: mistakes in the request") {
   const Kernel k = paper::red3Kernel();
   CHECK_THROWS_WITH_AS(exportHeader({k}, ExportOptions{"", ""}),
                        "export: ExportOptions::ns (the namespace) is required", Error);
-  CHECK_THROWS_WITH_AS(exportHeader({k}, ExportOptions{"my-app", ""}),
-                       "export: namespace 'my-app' is not a C++ namespace name", Error);
-  CHECK_THROWS_WITH_AS(exportHeader({k}, ExportOptions{"a::", ""}),
-                       "export: namespace 'a::' is not a C++ namespace name", Error);
   CHECK_THROWS_WITH_AS(exportHeader({k, paper::red3Kernel(1024, 128)}, ExportOptions{"a", ""}),
                        "export: two kernels are named red3; give them distinct names", Error);
   CHECK_THROWS_WITH_AS(exportHeader({}, ExportOptions{"a", ""}), "export: no kernel to export",
                        Error);
+  // Kernels named like another kernel's launcher or grid state would declare a name twice.
+  const Kernel launcherNamed =
+      capture("red3_launch", 32, [](DPull<EWord32> in) { return push<Grid>(in); });
+  CHECK_THROWS_WITH_AS(exportHeader({k, launcherNamed}, ExportOptions{"a", ""}),
+                       "export: kernel red3_launch is named like a declaration of kernel red3 "
+                       "(its launcher or grid state); give it another name",
+                       Error);
+  const Kernel withState = paper::reduceAllKernel<uint32_t>(
+      [](const EWord32& a, const EWord32& b) { return a + b; }, 0u, {4, 4, 4}, 64);
+  std::string state;
+  for (const ArrayDecl& a : withState.ir().arrays) {
+    if (a.space == MemorySpace::GridState) state = a.name;
+  }
+  REQUIRE(state.starts_with("reduceAll_state"));
+  const Kernel stateNamed = capture(state, 32, [](DPull<EWord32> in) { return push<Grid>(in); });
+  CHECK_THROWS_WITH_AS(exportHeader({stateNamed, withState}, ExportOptions{"a", ""}),
+                       ("export: kernel " + state +
+                        " is named like a declaration of kernel reduceAll (its launcher or grid "
+                        "state); give it another name")
+                           .c_str(),
+                       Error);
+  // A pipeline's function name follows the rule for kernel names.
+  const Kernel part = paper::partialSums(4096, 256, 8);
+  CHECK_THROWS_WITH_AS(exportReducePipeline(part, 4096, "int"),
+                       "exportReducePipeline: function name 'int' is a C++ keyword; choose "
+                       "another name",
+                       Error);
+  CHECK_THROWS_WITH_AS(exportReducePipeline(part, 4096, "sum-all"),
+                       "exportReducePipeline: function name 'sum-all' is not a C identifier "
+                       "(letters, digits, _)",
+                       Error);
+  const paper::LargeScan scan =
+      paper::largeScanKernels<uint32_t>(paper::ScanVariant::Sklansky2, 10, 256, paper::plus, 0u);
+  CHECK_THROWS_WITH_AS(
+      exportScanPipeline(scan.inclusive, scan.exclusive, scan.addBack, scan.chunk, "cudaScan"),
+      "exportScanPipeline: function name 'cudaScan' is a CUDA runtime name (cuda* and CU* names "
+      "are "
+      "CUDA's); choose another name",
+      Error);
 }
 
 TEST_CASE("export: PTX, CUBIN and a JSON sidecar") {
@@ -104,4 +190,101 @@ TEST_CASE("export: PTX, CUBIN and a JSON sidecar") {
   const std::string text((std::istreambuf_iterator<char>(ptx)), std::istreambuf_iterator<char>());
   CHECK(has(text, ".entry red3"));
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// A fresh directory under the system temp directory, removed with its contents at the end.
+struct ScratchDir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("obsidian-export-errors-" + std::to_string(::getpid()));
+  ScratchDir() {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code error;
+    std::filesystem::permissions(path / "read-only", std::filesystem::perms::owner_all, error);
+    std::filesystem::remove_all(path, error);
+  }
+};
+
+// The message of the Error that f throws, run as an unprivileged user when this process is
+// root (root ignores permissions); "skipped: ..." when that cannot be arranged.
+std::string errorOfUnprivileged(const std::function<void()>& f) {
+  if (::geteuid() != 0) return ::testing::errorOf(f);
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // no doctest here: the message goes back through the pipe
+    ::close(fds[0]);
+    std::string message = "skipped: cannot drop root privileges";
+    if (::setgid(65534) == 0 && ::setuid(65534) == 0) message = ::testing::errorOf(f);
+    const ssize_t written = ::write(fds[1], message.data(), message.size());
+    ::_exit(written == static_cast<ssize_t>(message.size()) ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string message;
+  char buffer[512];
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) message.append(buffer, n);
+  ::close(fds[0]);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  return message;
+}
+
+}  // namespace
+
+TEST_CASE("export: files that cannot be written throw Error with the path and the reason") {
+  namespace fs = std::filesystem;
+  const ScratchDir scratch;
+  const Kernel k = paper::red3Kernel();
+  const ExportOptions options{"app", ""};
+  const fs::path file = scratch.path / "a-regular-file";
+  std::ofstream(file) << "not a directory\n";
+
+  SUBCASE("under a regular file") {
+    CHECK(::testing::errorOf([&] { writeHeader(file / "red3.cuh", {k}, options); }) ==
+          "export: cannot create the directory " + file.string() + ": Not a directory");
+    CHECK(::testing::errorOf([&] { writeHeader(file / "sub" / "red3.cuh", {k}, options); }) ==
+          "export: cannot create the directory " + (file / "sub").string() + ": Not a directory");
+    CHECK(::testing::errorOf([&] { exportBinary(k, file / "bin"); }) ==
+          "export: cannot create the directory " + (file / "bin").string() + ": Not a directory");
+  }
+  SUBCASE("an existing directory") {
+    CHECK(::testing::errorOf([&] { writeHeader(scratch.path, {k}, options); }) ==
+          "export: cannot write " + scratch.path.string() + ": Is a directory");
+    fs::create_directories(scratch.path / "bin" / "red3.ptx");
+    CHECK(::testing::errorOf([&] { exportBinary(k, scratch.path / "bin"); }) ==
+          "export: cannot write " + (scratch.path / "bin" / "red3.ptx").string() +
+              ": Is a directory");
+  }
+  SUBCASE("a name longer than NAME_MAX") {
+    const fs::path path = scratch.path / (std::string(NAME_MAX + 1, 'k') + ".cuh");
+    CHECK(::testing::errorOf([&] { writeHeader(path, {k}, options); }) ==
+          "export: cannot write " + path.string() + ": File name too long");
+  }
+  SUBCASE("a read-only directory") {
+    const fs::path dir = scratch.path / "read-only";
+    fs::create_directories(dir);
+    fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                             fs::perms::group_exec | fs::perms::others_read |
+                             fs::perms::others_exec);
+    const std::string message =
+        errorOfUnprivileged([&] { writeHeader(dir / "red3.cuh", {k}, options); });
+    if (message.starts_with("skipped: ")) {
+      MESSAGE("read-only directory case " << message);
+    } else {
+      CHECK(message ==
+            "export: cannot write " + (dir / "red3.cuh").string() + ": Permission denied");
+    }
+  }
+  SUBCASE("and where it can be written, it is") {
+    writeHeader(scratch.path / "new" / "red3.cuh", {k}, options);
+    std::ifstream in(scratch.path / "new" / "red3.cuh");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(text == exportHeader({k}, options));
+  }
 }
