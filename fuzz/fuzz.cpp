@@ -94,7 +94,7 @@ Outcome check(const Recipe& r, bool gpu) {
           return o;
         }
       }
-      if (gpu) {
+      if (gpu && !fuzz::isDeepFold(r)) {
         gpu::DeviceBuffer<uint32_t> din(in);
         std::vector<gpu::DeviceBuffer<uint32_t>> douts;
         for (const auto& e : expected) douts.emplace_back(std::vector<uint32_t>(e.size(), 0));

@@ -643,10 +643,12 @@ std::string cppSource(const Recipe& r, uint32_t threads, const std::string& func
   return pr.out;
 }
 
+bool isDeepFold(const Recipe& r) {
+  return r.body.size() == 1 && r.body[0].op == Op::SplitFold && r.body[0].b >= 4096;
+}
+
 void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
-  if (r.body.size() == 1 && r.body[0].op == Op::SplitFold && r.body[0].b >= 4096) {
-    ++counts["deep fold"];
-  }
+  if (isDeepFold(r)) ++counts["deep fold"];
   static const char* const names[] = {
       "Map",          "AddIndex",  "ZipHalves",  "ZipEvenOdds", "Rotate",   "SplitFold",
       "CoalesceFold", "BinSplit",  "Interleave", "Ends",        "FloatMap", "Force",

@@ -101,6 +101,9 @@ std::vector<std::vector<uint32_t>> reference(const Recipe& r, const std::vector<
 
 // A random well-typed recipe.
 Recipe generate(std::mt19937_64& rng);
+// A recipe of the deep-expression class: one thread folds a chunk of 4096 or more elements in
+// one expression (NVRTC takes tens of seconds on those, so --gpu runs them on the simulator only).
+bool isDeepFold(const Recipe& r);
 
 // C++ source (a function returning the obsidian::Kernel) that rebuilds the recipe's kernel
 // with the library's combinators.
