@@ -30,4 +30,22 @@ inline Kernel histogramKernel(const std::string& name, uint32_t threads, uint32_
   });
 }
 
+// Each element x of the input adds 1 to bins[x % 16] of the global `bins` (a data-dependent
+// index: with fewer than 16 bins, x % 16 can be out of bounds), one block per 64 elements; the
+// input is also copied to the output.
+inline Kernel scatterKernel(const std::string& name) {
+  return capture(name, 64, [](DPull<EWord32> in, DMutable<uint32_t> bins) {
+    return pConcat(fmap(
+        [bins](const SPull<EWord32>& c) {
+          return exec<Block>([bins, c](const Program<Block>& p) {
+            p.forAll(64u, [&](const Program<Thread>& t, const EWord32& i) {
+              atomicAdd(t, bins, c[i] % 16u, 1u);
+            });
+            return push<Block>(c);
+          });
+        },
+        splitUp(64, in)));
+  });
+}
+
 }  // namespace obsidian::testing

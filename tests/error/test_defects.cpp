@@ -10,13 +10,14 @@
 #include <optional>
 #include <string>
 
+#include "../kernels.hpp"
 #include "../support.hpp"
 #include "codegen/emit_cuda.hpp"
 #include "obsidian/export.hpp"
 #include "obsidian/obsidian.hpp"
 
 using namespace obsidian;
-using testing::errorOf;
+using ::testing::errorOf;
 
 namespace {
 
@@ -166,7 +167,7 @@ TEST_CASE("defect: an expression 2^15 deep captures, prints, exports and simulat
   CHECK(k.report()["name"] == "foldChunks");
   CHECK(exportHeader({k}, ExportOptions{"deep", ""}).find("foldChunks_launch") !=
         std::string::npos);
-  std::vector<uint32_t> in = testing::randomWords(2 * chunk, 7), out(2);
+  std::vector<uint32_t> in = ::testing::randomWords(2 * chunk, 7), out(2);
   simulate(k, {in, out});
   CHECK(out[0] == std::accumulate(in.begin(), in.begin() + chunk, 0u));
   CHECK(out[1] == std::accumulate(in.begin() + chunk, in.end(), 0u));
@@ -310,7 +311,7 @@ Kernel reverseKernel() {
 
 TEST_CASE("defect: an output that overlaps an input is refused") {
   const Kernel k = reverseKernel();
-  std::vector<uint32_t> v = testing::randomWords(100, 3);
+  std::vector<uint32_t> v = ::testing::randomWords(100, 3);
   // Before: the simulator returned a result no GPU run gives, with no hazard reported.
   CHECK(errorOf([&] {
           simulate(k, {std::span<const uint32_t>(v), v});
@@ -334,26 +335,9 @@ TEST_CASE("defect: an output that overlaps an input is refused") {
 }
 
 // ---------------------------------------------------------------- 11. checked writes
-namespace {
-// A histogram whose bins come from the data: bin x % 16 of `bins` (the DMutable) for each x.
-Kernel scatter() {
-  return capture("scatter", 64, [](DPull<EWord32> in, DMutable<uint32_t> bins) {
-    return pConcat(fmap(
-        [bins](const SPull<EWord32>& c) {
-          return exec<Block>([bins, c](const Program<Block>& p) {
-            p.forAll(64u, [&](const Program<Thread>& t, const EWord32& i) {
-              atomicAdd(t, bins, c[i] % 16u, 1u);
-            });
-            return push<Block>(c);
-          });
-        },
-        splitUp(64, in)));
-  });
-}
-}  // namespace
 
 TEST_CASE("defect: the checked variant guards every write to a global array") {
-  const Kernel k = scatter();
+  const Kernel k = obsidian::testing::scatterKernel("scatter");
   const std::string& c = k.checkedCuda();
   CHECK(k.cuda().find("violation") == std::string::npos);  // the plain kernel is unchanged
   CHECK(c.find("extern \"C\" __device__ unsigned long long obsidian_violation_scatter;") !=

@@ -8,6 +8,7 @@
 
 #include "../../examples/increment/increment.hpp"
 #include "../../examples/reduce/large_reduce.hpp"
+#include "../kernels.hpp"
 
 using namespace obsidian;
 
@@ -177,18 +178,7 @@ TEST_CASE("gpu: a kernel over the device's shared memory limit is refused before
 // Issue 14, defect 11: writes at data-dependent indices are checked on the GPU when asked.
 TEST_CASE("gpu: a checked launch reports the first out-of-bounds write and does not do it") {
   // bins[x % 16] += 1 for each x: with 8 bins, x % 16 >= 8 writes past the end.
-  const Kernel k = capture("checkedScatter", 64, [](DPull<EWord32> in, DMutable<uint32_t> bins) {
-    return pConcat(fmap(
-        [bins](const SPull<EWord32>& c) {
-          return exec<Block>([bins, c](const Program<Block>& p) {
-            p.forAll(64u, [&](const Program<Thread>& t, const EWord32& i) {
-              atomicAdd(t, bins, c[i] % 16u, 1u);
-            });
-            return push<Block>(c);
-          });
-        },
-        splitUp(64, in)));
-  });
+  const Kernel k = testing::scatterKernel("checkedScatter");
   std::vector<uint32_t> in(64 * 100);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint32_t>(i % 8);
   // In bounds: the checked variant computes what the plain one does.
