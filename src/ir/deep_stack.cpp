@@ -10,11 +10,16 @@
 namespace obsidian::ir {
 namespace {
 
-// Depths every thread's stack handles (a walk takes well under 1 KB a level even in a
-// sanitizer build, and threads have at least 1 MB)...
+// Depths every thread's stack handles (a walk takes well under 1 KB a level in a release
+// build, and threads have at least 1 MB)...
 constexpr uint32_t kInlineDepth = 512;
 // ...and the stack given per level beyond that: generous, since untouched pages cost nothing.
+// AddressSanitizer's redzones make the simulator's evaluator take over 4 KB a level.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kBytesPerLevel = 16384;
+#else
 constexpr size_t kBytesPerLevel = 4096;
+#endif
 constexpr size_t kBaseBytes = size_t{16} << 20;
 
 struct Job {
