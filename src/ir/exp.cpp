@@ -481,10 +481,7 @@ uint64_t upperBound(const ExpPtr& e) {
           const uint64_t x = upperBound(a), y = upperBound(b);
           return x > top - y ? top : x + y;  // a wrap-around could give anything
         }
-        case BinOp::Mul: {
-          const uint64_t x = upperBound(a), y = upperBound(b);
-          return (x != 0 && y > top / x) ? top : x * y;
-        }
+        case BinOp::Mul: return mulSat(upperBound(a), upperBound(b));
         case BinOp::Div: return bLit && lit > 0 ? upperBound(a) / lit : upperBound(a);
         case BinOp::Mod: return bLit && lit > 0 ? std::min(upperBound(a), lit - 1) : upperBound(a);
         case BinOp::Shr: return bLit ? upperBound(a) >> lit : upperBound(a);
