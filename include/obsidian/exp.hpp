@@ -93,6 +93,9 @@ struct ExpNode {
   // compiler merges with the other lanes of the same vector.
   uint8_t vecWidth = 1;
   uint8_t vecLane = 0;
+  // Index of a register array (forceReg) at the executing lane's own element: virtualize marks
+  // it, and the printer reads the lane's register instead of shuffling.
+  bool ownLane = false;
   std::array<ExpPtr, 3> args{};
   // Nodes on the longest path to a leaf (1 for a leaf), kept by the smart constructors.
   uint32_t depth = 1;
@@ -113,6 +116,8 @@ struct ExpNode {
 bool isComparison(BinOp op);
 const char* binOpName(BinOp op);
 const char* unOpName(UnOp op);
+// Printed as a prefix operator (-x, !x, ~x) rather than a call (sqrtf(x)).
+bool isPrefixOp(UnOp op);
 
 // Smart constructors: the only way nodes are made. They check operand types (internal errors:
 // the typed front end never builds ill-typed nodes), fold constants and drop trivial operations
@@ -135,6 +140,8 @@ ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin = 0);
 // width-element vector `vectorIx`.
 ExpPtr vectorIndex(ScalarType elem, ArrayId array, ExpPtr elementIx, ExpPtr vectorIx,
                    uint32_t width, uint32_t lane, uint32_t origin = 0);
+// array[ix] of a register array where ix is the executing lane (see ExpNode::ownLane).
+ExpPtr ownLaneIndex(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin = 0);
 // The largest power of two (up to 2^31) that e's value is known to be a multiple of, from its
 // shape alone (literals, +, *, <<); 1 when nothing is known.
 uint32_t knownMultiple(const ExpPtr& e);

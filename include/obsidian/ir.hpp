@@ -60,6 +60,32 @@ const char* atomicOpName(AtomicOp op);
 struct Stmt;
 using Body = std::vector<Stmt>;
 
+// How a parallel loop's n instances are laid onto the real threads, lanes, warps or blocks.
+// Decided once, by the virtualization plan (codegen/virtualize.hpp), before liveness; liveness,
+// the memory map and virtualize read it instead of working it out again.
+enum class Spread : uint8_t {
+  Unplanned,  // the plan has not run
+  Exact,      // n == real: instance i runs on real one i
+  Guard,      // n < real: `if (real index < n)`
+  Loop,       // n > real, or known only at launch: `for (i = real index; i < n; i += real)`
+};
+struct SpreadPlan {
+  Spread shape = Spread::Unplanned;
+  uint32_t real = 0;  // real threads, lanes or warps sharing the instances (0: the grid's)
+  uint32_t used = 0;  // of those, the ones that run at least one instance (0: the grid's)
+};
+
+// What virtualize made a loop or branch for; None for the program's own. The printer and the
+// simulator read it instead of recognising the shapes virtualize emits.
+enum class Virtual : uint8_t {
+  None,
+  Threads,      // a Block's ForAll over its threads
+  Lanes,        // a Warp's ForAll over its lanes
+  Warps,        // a Block's DistrPar over its warps
+  Blocks,       // the Grid's DistrPar over its blocks: each iteration is a new virtual block
+  GridThreads,  // the Grid's ForAll over all threads (a grid-stride loop)
+};
+
 // array[index] = value
 struct Assign {
   ArrayId array = 0;
@@ -84,6 +110,7 @@ struct ForAll {
   ExpPtr count;
   std::string var;
   Body body;
+  SpreadPlan plan = {};  // set by the virtualization plan
 };
 // `count` instances of a `level` program, in parallel over level Step<level>
 // (Warp programs over a block's warps, Block programs over the grid's blocks).
@@ -92,6 +119,7 @@ struct DistrPar {
   ExpPtr count;
   std::string var;
   Body body;
+  SpreadPlan plan = {};  // set by the virtualization plan
 };
 // for (var = start; var < bound; var += step) body   (every thread of `level` runs it)
 // The loop never wraps around: a step that would pass 2^32 - 1 ends it (the CUDA printed for a
@@ -104,6 +132,7 @@ struct SeqFor {
   ExpPtr bound;
   ExpPtr step;
   Body body;
+  Virtual made = Virtual::None;  // set by virtualize on the loops it makes
 };
 // while (cond) body
 struct SeqWhile {
@@ -117,6 +146,7 @@ struct Cond {
   ExpPtr cond;
   Body then;
   Body otherwise;
+  Virtual made = Virtual::None;  // set by virtualize on the guards it makes
 };
 // `array` comes into existence here (shared or local memory).
 struct Allocate {
@@ -186,7 +216,7 @@ struct KernelIR {
   std::vector<Precondition> preconditions;
   Body body;  // a Grid-level program
   // Blocks to launch so that every virtual block and thread has a real one (the host may
-  // launch fewer: the kernel is virtualized over gridDim).
+  // launch fewer: the kernel is virtualized over gridDim). Set by the virtualization plan.
   ExpPtr gridBlocks;
   uint32_t sharedBytes = 0;  // set by the memory map
   bool virtualized = false;  // set by virtualize: ForAll/DistrPar are gone

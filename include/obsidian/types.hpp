@@ -50,54 +50,46 @@ concept KernelScalar = requires {
 template <class T>
 inline constexpr ScalarType scalarTypeOf = ScalarTraits<T>::type;
 
-constexpr bool isFloat(ScalarType t) { return t == ScalarType::F32 || t == ScalarType::F64; }
-constexpr bool isSigned(ScalarType t) { return t == ScalarType::I32 || isFloat(t); }
+// Everything the compiler knows about a scalar type, in one place: a new ScalarType fails to
+// compile here (-Wswitch) until its row says what it is, and every predicate below derives
+// from the row, so a new signed type computes as signed everywhere.
+struct ScalarInfo {
+  std::string_view cudaName;    // its name in generated CUDA (and in reports)
+  uint32_t bytes;               // in memory
+  bool floating;                // IEEE binary floating point
+  bool isSigned;                // two's complement (integers) or a sign bit (floats)
+  std::string_view vectorBase;  // CUDA's vector types are vectorBase + width ("uint4"); empty
+                                // where CUDA has none
+};
+
+constexpr ScalarInfo scalarInfo(ScalarType t) {
+  switch (t) {
+    case ScalarType::U8: return {"uint8_t", 1, false, false, ""};
+    case ScalarType::U32: return {"uint32_t", 4, false, false, "uint"};
+    case ScalarType::I32: return {"int32_t", 4, false, true, "int"};
+    case ScalarType::U64: return {"uint64_t", 8, false, false, "ulonglong"};
+    case ScalarType::F32: return {"float", 4, true, true, "float"};
+    case ScalarType::F64: return {"double", 8, true, true, "double"};
+    case ScalarType::Bool: return {"bool", 1, false, false, ""};
+  }
+  return {"?", 0, false, false, ""};
+}
+
+constexpr bool isFloat(ScalarType t) { return scalarInfo(t).floating; }
+constexpr bool isSigned(ScalarType t) { return scalarInfo(t).isSigned; }
+constexpr bool isSignedInteger(ScalarType t) { return isSigned(t) && !isFloat(t); }
 constexpr bool isInteger(ScalarType t) { return !isFloat(t) && t != ScalarType::Bool; }
-
-constexpr uint32_t sizeOf(ScalarType t) {
-  switch (t) {
-    case ScalarType::U8:
-    case ScalarType::Bool: return 1;
-    case ScalarType::U32:
-    case ScalarType::I32:
-    case ScalarType::F32: return 4;
-    case ScalarType::U64:
-    case ScalarType::F64: return 8;
-  }
-  return 0;
-}
-
+constexpr uint32_t sizeOf(ScalarType t) { return scalarInfo(t).bytes; }
 constexpr uint32_t bitWidth(ScalarType t) { return t == ScalarType::Bool ? 1 : 8 * sizeOf(t); }
-
 // The type's name in generated CUDA (and in reports).
-constexpr std::string_view cudaTypeName(ScalarType t) {
-  switch (t) {
-    case ScalarType::U8: return "uint8_t";
-    case ScalarType::U32: return "uint32_t";
-    case ScalarType::I32: return "int32_t";
-    case ScalarType::U64: return "uint64_t";
-    case ScalarType::F32: return "float";
-    case ScalarType::F64: return "double";
-    case ScalarType::Bool: return "bool";
-  }
-  return "?";
-}
+constexpr std::string_view cudaTypeName(ScalarType t) { return scalarInfo(t).cudaName; }
 
 // CUDA's vector type of `width` elements of t (the type of a vector load), e.g. uint4; empty
 // where CUDA has none (u8 and bool, widths other than 2 and 4, more than 16 bytes).
 inline std::string vectorTypeName(ScalarType t, uint32_t width) {
-  const char* base = nullptr;
-  switch (t) {
-    case ScalarType::U32: base = "uint"; break;
-    case ScalarType::I32: base = "int"; break;
-    case ScalarType::F32: base = "float"; break;
-    case ScalarType::U64: base = "ulonglong"; break;
-    case ScalarType::F64: base = "double"; break;
-    case ScalarType::U8:
-    case ScalarType::Bool: return "";
-  }
-  if ((width != 2 && width != 4) || width * sizeOf(t) > 16) return "";
-  return std::string(base) + std::to_string(width);
+  const ScalarInfo info = scalarInfo(t);
+  if (info.vectorBase.empty() || (width != 2 && width != 4) || width * info.bytes > 16) return "";
+  return std::string(info.vectorBase) + std::to_string(width);
 }
 
 }  // namespace obsidian

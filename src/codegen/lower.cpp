@@ -91,6 +91,7 @@ LoweredKernel lowerKernel(KernelIR reified, const LowerOptions& options) {
   pass("verify ownership", [&] { verifyOwnership(k); });
   pass("materialize shuffles", [&] { materializeShuffles(k); });
   pass("verify", [&] { verify(k); });
+  pass("plan virtualization", [&] { planVirtualization(k); });
   pass("liveness", [&] { live = analyzeLiveness(k); });
   pass("reuse barriers", [&] {
     if (insertReuseBarriers(k, live)) live = analyzeLiveness(k);

@@ -1,6 +1,7 @@
-// Pass: virtualize (see virtualize.hpp).
+// Pass: virtualization (see virtualize.hpp): the plan, then the apply step.
 #include "codegen/virtualize.hpp"
 
+#include "codegen/shuffles.hpp"
 #include "ir/ir_walk.hpp"
 
 namespace obsidian {
@@ -8,20 +9,50 @@ namespace {
 
 using ir::u32;
 
-class Virtualizer {
+uint32_t staticCount(const ExpPtr& e) {
+  uint32_t n = 0;
+  OBSIDIAN_ASSERT(ir::literalU32(e, n), "verify has checked that this count is static");
+  return n;
+}
+
+// ------------------------------------------------------------------ the plan
+
+SpreadPlan spreadOver(uint32_t n, uint32_t real) {
+  const Spread shape = n == real ? Spread::Exact : n < real ? Spread::Guard : Spread::Loop;
+  return SpreadPlan{shape, real, std::min(n, real)};
+}
+
+const SpreadPlan kOverGrid{Spread::Loop, 0, 0};
+
+class Planner {
  public:
-  explicit Virtualizer(KernelIR& k) : k_(k), tpb_(k.threadsPerBlock) {}
+  explicit Planner(KernelIR& k) : k_(k), tpb_(k.threadsPerBlock) {}
 
   void run() {
+    plan(k_.body);
     k_.gridBlocks = gridBlocks(k_.body);
-    offsetWarpArrays(k_.body);
-    k_.body = lower(std::move(k_.body));
-    k_.virtualized = true;
+    if (!k_.gridBlocks) k_.gridBlocks = u32(1);
   }
 
  private:
-  ExpPtr warpId() const { return ir::binary(BinOp::Div, ir::threadIdx(), u32(32)); }
-  ExpPtr laneId() const { return ir::binary(BinOp::Mod, ir::threadIdx(), u32(32)); }
+  void plan(Body& b) const {
+    for (Stmt& s : b) {
+      if (auto* f = std::get_if<ForAll>(&s.node)) {
+        switch (f->level) {
+          case Level::Grid: f->plan = kOverGrid; break;
+          case Level::Block: f->plan = spreadOver(staticCount(f->count), tpb_); break;
+          case Level::Warp: f->plan = spreadOver(staticCount(f->count), 32); break;
+          case Level::Thread: OBSIDIAN_ASSERT(false, "no ForAll at Thread level");
+        }
+      } else if (auto* d = std::get_if<DistrPar>(&s.node)) {
+        OBSIDIAN_ASSERT(d->level == Level::Block || d->level == Level::Warp,
+                        "DistrPar of Warp or Block programs");
+        d->plan =
+            d->level == Level::Block ? kOverGrid : spreadOver(staticCount(d->count), tpb_ / 32);
+      }
+      for (Body* child : ir::childBodies(s)) plan(*child);
+    }
+  }
 
   ExpPtr gridBlocks(const Body& b) const {
     ExpPtr blocks;
@@ -41,8 +72,29 @@ class Virtualizer {
         }
       }
     }
-    return blocks ? blocks : (&b == &k_.body ? u32(1) : nullptr);
+    return blocks;
   }
+
+  KernelIR& k_;
+  uint32_t tpb_;
+};
+
+// ------------------------------------------------------------------ the apply step
+
+class Virtualizer {
+ public:
+  explicit Virtualizer(KernelIR& k) : k_(k), tpb_(k.threadsPerBlock) {}
+
+  void run() {
+    OBSIDIAN_ASSERT(k_.gridBlocks, "planVirtualization runs before virtualize");
+    offsetWarpArrays(k_.body);
+    k_.body = lower(std::move(k_.body));
+    k_.virtualized = true;
+  }
+
+ private:
+  ExpPtr warpId() const { return ir::binary(BinOp::Div, ir::threadIdx(), u32(32)); }
+  ExpPtr laneId() const { return ir::binary(BinOp::Mod, ir::threadIdx(), u32(32)); }
 
   bool isWarpSlice(ArrayId a) const {
     const ArrayDecl& d = k_.arrays[a];
@@ -73,63 +125,82 @@ class Virtualizer {
     }
   }
 
+  // Register reads of the lane loop `laneVar`'s own element (materializeShuffles made every
+  // other register read a shuffle of its own) become ownLane reads.
+  void markOwnLanes(Body& b, const std::string& laneVar) const {
+    ir::mapExpsDeep(b, [&](const ExpPtr& e) {
+      return ir::rewrite(e, [&](const ExpPtr& n) -> ExpPtr {
+        if (n->kind != ExpKind::Index || k_.arrays[n->array].space != MemorySpace::Register ||
+            isShuffle(k_, n, laneVar)) {
+          return nullptr;
+        }
+        return ir::ownLaneIndex(n->type, n->array, n->args[0], n->origin);
+      });
+    });
+  }
+
   static Body substituted(Body b, const std::string& var, const ExpPtr& value) {
     ir::mapExpsDeep(b, [&](const ExpPtr& e) { return ir::substitute(e, var, value); });
     return b;
   }
 
-  // n virtual instances over `real` real ones, the real index being `index`.
-  void spread(Body& out, Level level, uint32_t n, uint32_t real, const ExpPtr& index,
-              const std::string& var, Body inner) const {
-    if (n == real) {
-      for (Stmt& s : substituted(std::move(inner), var, index)) out.push_back(std::move(s));
-    } else if (n < real) {
-      out.push_back(Cond{level,
-                         ir::binary(BinOp::Lt, index, u32(n)),
-                         substituted(std::move(inner), var, index),
-                         {}});
-    } else {
-      out.push_back(SeqFor{level, var, index, u32(n), u32(real), std::move(inner)});
+  // The plan's n instances over its real ones, the real index being `index`.
+  void spread(Body& out, Level level, const SpreadPlan& plan, const ExpPtr& count,
+              const ExpPtr& index, const std::string& var, Body inner, Virtual made) const {
+    switch (plan.shape) {
+      case Spread::Exact:
+        for (Stmt& s : substituted(std::move(inner), var, index)) out.push_back(std::move(s));
+        return;
+      case Spread::Guard:
+        out.push_back(Cond{level,
+                           ir::binary(BinOp::Lt, index, count),
+                           substituted(std::move(inner), var, index),
+                           {},
+                           made});
+        return;
+      case Spread::Loop:
+        out.push_back(SeqFor{level, var, index, count, u32(plan.real), std::move(inner), made});
+        return;
+      case Spread::Unplanned: break;
     }
-  }
-
-  static uint32_t staticCount(const ExpPtr& e) {
-    uint32_t n = 0;
-    OBSIDIAN_ASSERT(ir::literalU32(e, n), "verify has checked that this count is static");
-    return n;
+    OBSIDIAN_ASSERT(false, "planVirtualization runs before virtualize");
   }
 
   Body lower(Body in) const {
     Body out;
     for (Stmt& s : in) {
       if (auto* f = std::get_if<ForAll>(&s.node)) {
+        if (f->level == Level::Warp) markOwnLanes(f->body, f->var);
         Body inner = lower(std::move(f->body));
         switch (f->level) {
           case Level::Grid: {
+            OBSIDIAN_ASSERT(f->plan.shape == Spread::Loop, "a grid's threads loop");
             const ExpPtr first = ir::binary(
                 BinOp::Add, ir::binary(BinOp::Mul, ir::blockIdx(), u32(tpb_)), ir::threadIdx());
             const ExpPtr stride = ir::binary(BinOp::Mul, ir::gridDim(), u32(tpb_));
-            out.push_back(SeqFor{Level::Grid, f->var, first, f->count, stride, std::move(inner)});
+            out.push_back(SeqFor{Level::Grid, f->var, first, f->count, stride, std::move(inner),
+                                 Virtual::GridThreads});
             break;
           }
           case Level::Block:
-            spread(out, Level::Block, staticCount(f->count), tpb_, ir::threadIdx(), f->var,
-                   std::move(inner));
+            spread(out, Level::Block, f->plan, f->count, ir::threadIdx(), f->var, std::move(inner),
+                   Virtual::Threads);
             break;
           case Level::Warp:
-            spread(out, Level::Warp, staticCount(f->count), 32, laneId(), f->var, std::move(inner));
+            spread(out, Level::Warp, f->plan, f->count, laneId(), f->var, std::move(inner),
+                   Virtual::Lanes);
             break;
           case Level::Thread: OBSIDIAN_ASSERT(false, "no ForAll at Thread level");
         }
       } else if (auto* d = std::get_if<DistrPar>(&s.node)) {
         Body inner = lower(std::move(d->body));
         if (d->level == Level::Block) {
+          OBSIDIAN_ASSERT(d->plan.shape == Spread::Loop, "a grid's blocks loop");
           out.push_back(SeqFor{Level::Grid, d->var, ir::blockIdx(), d->count, ir::gridDim(),
-                               std::move(inner)});
+                               std::move(inner), Virtual::Blocks});
         } else {
-          OBSIDIAN_ASSERT(d->level == Level::Warp, "DistrPar of Warp or Block programs");
-          spread(out, Level::Block, staticCount(d->count), tpb_ / 32, warpId(), d->var,
-                 std::move(inner));
+          spread(out, Level::Block, d->plan, d->count, warpId(), d->var, std::move(inner),
+                 Virtual::Warps);
         }
       } else {
         for (Body* child : ir::childBodies(s)) *child = lower(std::move(*child));
@@ -144,6 +215,8 @@ class Virtualizer {
 };
 
 }  // namespace
+
+void planVirtualization(KernelIR& k) { Planner(k).run(); }
 
 KernelIR virtualize(KernelIR k) {
   Virtualizer(k).run();

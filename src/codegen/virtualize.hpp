@@ -1,21 +1,35 @@
-// Pass: virtualize. Maps the program's virtual threads, warps and blocks onto the real ones.
+// Pass: virtualization. Maps the program's virtual threads, warps and blocks onto the real
+// ones, in two steps that live together so that changing virtualization touches one pass:
+// the plan decides, the apply step rewrites; every other pass reads their results.
 #pragma once
 
 #include "obsidian/ir.hpp"
 
 namespace obsidian {
 
-// virtualize(k): IR -> IR for k.threadsPerBlock real threads and any number of real blocks.
-// - ForAll over n threads of a Block (or lanes of a Warp) with T real ones: the body with the
-//   index replaced by the thread (lane) index when n == T, guarded by `index < n` when n < T,
-//   and a loop `for (i = index; i < n; i += T)` when n > T (the paper's q full passes plus a
-//   remainder, without duplicating the body).
-// - DistrPar of n warp programs over T/32 real warps: likewise with the warp index.
-// - DistrPar of block programs over the grid: `for (b = blockIdx.x; b < n; b += gridDim.x)`,
-//   so the kernel is correct for any number of launched blocks.
-// - ForAll over the threads of the grid: a grid-stride loop.
-// - Accesses to warp arrays get the real warp's slice added to their index.
+// planVirtualization(k): decides, for k.threadsPerBlock real threads and any number of real
+// blocks, how each parallel loop's n instances run, and records it in the loop's SpreadPlan
+// (read by liveness and the memory map before virtualize applies it):
+// - ForAll over n threads of a Block (lanes of a Warp) with T real ones (T = 32 for lanes):
+//   Exact when n == T, Guard when n < T, Loop when n > T (the paper's q full passes plus a
+//   remainder, without duplicating the body); used = min(n, T).
+// - DistrPar of n Warp programs over the T/32 real warps: likewise.
+// - DistrPar of Block programs, and ForAll over the threads of the grid: Loop over the grid
+//   (real and used 0: the grid is known at launch).
 // Also sets k.gridBlocks, the number of blocks that gives every virtual block a real one.
+void planVirtualization(KernelIR& k);
+
+// virtualize(k): IR -> IR, applying the plan.
+// - Exact: the body with the index replaced by the real thread (lane, warp) index.
+// - Guard: that body under `if (index < n)`.
+// - Loop: `for (i = index; i < n; i += T)`; over the grid, `for (b = blockIdx.x; b < n;
+//   b += gridDim.x)` for blocks and a grid-stride loop for threads, so the kernel is correct
+//   for any number of launched blocks.
+// - Accesses to warp arrays get the real warp's slice added to their index.
+// - A register array read at the executing lane's own element (the index is the lane loop's
+//   variable) is marked ownLane: the lane's register, not a shuffle.
+// Every loop and guard it makes carries `made` (what it virtualizes), so that the printer and
+// the simulator read marks instead of recognising shapes.
 KernelIR virtualize(KernelIR k);
 
 }  // namespace obsidian

@@ -76,6 +76,28 @@ const char* unOpName(UnOp op) {
   return "?";
 }
 
+bool isPrefixOp(UnOp op) {
+  switch (op) {
+    case UnOp::Neg:
+    case UnOp::Not:
+    case UnOp::BitNot: return true;
+    case UnOp::Sqrt:
+    case UnOp::Rsqrt:
+    case UnOp::Exp:
+    case UnOp::Exp2:
+    case UnOp::Log:
+    case UnOp::Log2:
+    case UnOp::Sin:
+    case UnOp::Cos:
+    case UnOp::Tan:
+    case UnOp::Fabs:
+    case UnOp::Floor:
+    case UnOp::Ceil:
+    case UnOp::Abs: return false;
+  }
+  return false;
+}
+
 ExpNode::~ExpNode() {
   if (depth <= 64) return;  // shallow: the ordinary recursive release is bounded
   std::vector<ExpPtr> pending;
@@ -129,8 +151,9 @@ std::string describe(BinOp op) { return std::string("operator") + binOpName(op);
 
 ExpPtr foldBinary(BinOp op, ScalarType t, const ExpPtr& a, const ExpPtr& b) {
   if (op == BinOp::Pow) return nullptr;  // host and device libm may differ
-  if ((op == BinOp::Div || op == BinOp::Mod) && t == ScalarType::I32 &&
-      signedOf(t, a->bits) == std::numeric_limits<int32_t>::min() && signedOf(t, b->bits) == -1) {
+  // The most negative value divided by -1 overflows a signed type.
+  if ((op == BinOp::Div || op == BinOp::Mod) && isSignedInteger(t) &&
+      a->bits == (typeMask(t) >> 1) + 1 && signedOf(t, b->bits) == -1) {
     return nullptr;  // overflows: left to run time
   }
   const Value r = evalBinary(op, t, literalValue(*a), literalValue(*b));
@@ -215,7 +238,7 @@ bool equal(const ExpPtr& a, const ExpPtr& b) {
       case ExpKind::Binary: same = x->binOp == y->binOp; break;
       case ExpKind::Index:
         same = x->array == y->array && x->origin == y->origin && x->vecWidth == y->vecWidth &&
-               x->vecLane == y->vecLane;
+               x->vecLane == y->vecLane && x->ownLane == y->ownLane;
         break;
     }
     if (!same) return false;
@@ -252,13 +275,24 @@ ExpPtr unary(UnOp op, ExpPtr a) {
       if (a->kind == ExpKind::Unary && a->unOp == UnOp::Neg) return a->args[0];
       break;
     case UnOp::Abs:
-      OBSIDIAN_ASSERT(t == ScalarType::I32, "abs takes int32");
+      OBSIDIAN_ASSERT(isSignedInteger(t), "abs takes a signed integer");
       if (a->isLiteral()) {
         const int64_t v = signedOf(t, a->bits);
         return literalInt(t, static_cast<uint64_t>(v < 0 ? -v : v));
       }
       break;
-    default:
+    case UnOp::Sqrt:
+    case UnOp::Rsqrt:
+    case UnOp::Exp:
+    case UnOp::Exp2:
+    case UnOp::Log:
+    case UnOp::Log2:
+    case UnOp::Sin:
+    case UnOp::Cos:
+    case UnOp::Tan:
+    case UnOp::Fabs:
+    case UnOp::Floor:
+    case UnOp::Ceil:
       OBSIDIAN_ASSERT(isFloat(t), std::string(unOpName(op)) + " takes a float");
       if (a->isLiteral()) {
         // Only operations that are exact in IEEE arithmetic are folded.
@@ -385,12 +419,8 @@ ExpPtr cast(ScalarType to, ExpPtr a) {
       return literalInt(to, v);
     }
     // float -> integer: folded only when the value is in range (CUDA saturates otherwise).
-    const double v = std::trunc(a->real);
-    if (to == ScalarType::I32 && v >= -2147483648.0 && v <= 2147483647.0) {
-      return literalInt(to, static_cast<uint64_t>(static_cast<int64_t>(v)));
-    }
-    if (!isSigned(to) && v >= 0 && v < std::ldexp(1.0, static_cast<int>(bitWidth(to)))) {
-      return literalInt(to, static_cast<uint64_t>(v));
+    if (const std::optional<uint64_t> bits = integerBits(to, std::trunc(a->real))) {
+      return literalInt(to, *bits);
     }
   }
   auto n = node(ExpKind::Cast, to);
@@ -403,6 +433,16 @@ ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin) {
   auto n = node(ExpKind::Index, elem);
   n->array = array;
   n->origin = origin;
+  n->args[0] = std::move(ix);
+  return withDepth(std::move(n));
+}
+
+ExpPtr ownLaneIndex(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin) {
+  OBSIDIAN_ASSERT(ix && ix->type == ScalarType::U32, "array indices are uint32");
+  auto n = node(ExpKind::Index, elem);
+  n->array = array;
+  n->origin = origin;
+  n->ownLane = true;
   n->args[0] = std::move(ix);
   return withDepth(std::move(n));
 }

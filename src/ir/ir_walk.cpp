@@ -40,7 +40,9 @@ ExpPtr rewrite(const ExpPtr& e, const std::function<ExpPtr(const ExpPtr&)>& leaf
                    ? e
                    : vectorIndex(e->type, e->array, i, v, e->vecWidth, e->vecLane);
       }
-      return i == e->args[0] ? e : index(e->type, e->array, i);
+      if (i == e->args[0]) return e;
+      return e->ownLane ? ownLaneIndex(e->type, e->array, i, e->origin)
+                        : index(e->type, e->array, i);
     }
   }
   return e;
@@ -118,6 +120,13 @@ std::vector<Body*> childBodies(Stmt& s) {
                              std::is_same_v<T, SeqFor> || std::is_same_v<T, SeqWhile>) {
           return {&n.body};
         } else {
+          // Every statement kind is listed: a new one fails to compile here until it says
+          // whether it has bodies (seven passes recurse through this function).
+          static_assert(std::is_same_v<T, Assign> || std::is_same_v<T, Declare> ||
+                            std::is_same_v<T, AssignVar> || std::is_same_v<T, Allocate> ||
+                            std::is_same_v<T, Sync> || std::is_same_v<T, Atomic> ||
+                            std::is_same_v<T, Fence>,
+                        "childBodies: a statement type is not handled");
           return {};
         }
       },

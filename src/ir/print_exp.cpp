@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ir/print.hpp"
+#include "ir/scalar_ops.hpp"
 
 namespace obsidian::ir {
 namespace {
@@ -43,7 +44,7 @@ int binPrec(BinOp op) {
 // u8 arithmetic is promoted to int in C++; the result is cast back so it wraps like uint8.
 bool wrapsU8(const ExpNode& e) {
   if (e.type != ScalarType::U8) return false;
-  if (e.kind == ExpKind::Unary) return e.unOp == UnOp::Neg || e.unOp == UnOp::BitNot;
+  if (e.kind == ExpKind::Unary) return isPrefixOp(e.unOp);  // - and ~ (! takes bool)
   if (e.kind == ExpKind::Binary) return binPrec(e.binOp) != kPrimary;
   return false;
 }
@@ -52,7 +53,7 @@ int precOf(const ExpNode& e) {
   switch (e.kind) {
     case ExpKind::Literal:
       if (isFloat(e.type)) return std::signbit(e.real) ? kUnary : kPrimary;
-      if (e.type == ScalarType::I32 && static_cast<int32_t>(e.bits) < 0) return kUnary;
+      if (isSignedInteger(e.type) && signedOf(e.type, e.bits) < 0) return kUnary;
       return e.type == ScalarType::U8 ? kUnary : kPrimary;
     case ExpKind::Var:
     case ExpKind::ThreadIdx:
@@ -61,8 +62,7 @@ int precOf(const ExpNode& e) {
     case ExpKind::Index: return kPrimary;
     case ExpKind::Unary:
       if (wrapsU8(e)) return kUnary;
-      return (e.unOp == UnOp::Neg || e.unOp == UnOp::Not || e.unOp == UnOp::BitNot) ? kUnary
-                                                                                    : kPrimary;
+      return isPrefixOp(e.unOp) ? kUnary : kPrimary;
     case ExpKind::Binary: return wrapsU8(e) ? kUnary : binPrec(e.binOp);
     case ExpKind::Select: return kSelect;
     case ExpKind::Cast: return kUnary;
@@ -131,8 +131,7 @@ class Printer {
         }
         if (a.space == MemorySpace::Register) {
           // The lane's own element is its register; another lane's is a shuffle.
-          static const ExpPtr lane = ir::binary(BinOp::Mod, ir::threadIdx(), ir::u32(32));
-          if (equal(n.args[0], lane)) {
+          if (n.ownLane) {
             out_ += a.name;
             return;
           }
@@ -195,7 +194,18 @@ class Printer {
         return;
       }
       case UnOp::Abs: call("abs", n.args[0]); return;
-      default: call(mathName(unOpName(n.unOp), t), n.args[0]); return;
+      case UnOp::Sqrt:
+      case UnOp::Rsqrt:
+      case UnOp::Exp:
+      case UnOp::Exp2:
+      case UnOp::Log:
+      case UnOp::Log2:
+      case UnOp::Sin:
+      case UnOp::Cos:
+      case UnOp::Tan:
+      case UnOp::Fabs:
+      case UnOp::Floor:
+      case UnOp::Ceil: call(mathName(unOpName(n.unOp), t), n.args[0]); return;
     }
   }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace obsidian::ir {
 
@@ -13,8 +14,33 @@ uint64_t typeMask(ScalarType t) {
 }
 
 int64_t signedOf(ScalarType t, uint64_t bits) {
-  if (t == ScalarType::I32) return static_cast<int32_t>(static_cast<uint32_t>(bits));
-  return static_cast<int64_t>(bits);
+  // Sign-extend from the type's width (two's complement); a 64-bit pattern converts as is.
+  const uint32_t w = bitWidth(t);
+  if (!isSignedInteger(t) || w >= 64) return static_cast<int64_t>(bits);
+  const uint64_t sign = uint64_t{1} << (w - 1);
+  const uint64_t v = bits & typeMask(t);
+  return static_cast<int64_t>((v ^ sign) - sign);
+}
+
+namespace {
+// The integer type t's range as doubles: [lo, top) with both ends powers of two (exact).
+void rangeOf(ScalarType t, double& lo, double& top) {
+  const int w = static_cast<int>(bitWidth(t));
+  lo = isSignedInteger(t) ? -std::ldexp(1.0, w - 1) : 0.0;
+  top = std::ldexp(1.0, isSignedInteger(t) ? w - 1 : w);
+}
+uint64_t bitsOf(ScalarType t, double integral) {
+  const uint64_t b = isSignedInteger(t) ? static_cast<uint64_t>(static_cast<int64_t>(integral))
+                                        : static_cast<uint64_t>(integral);
+  return b & typeMask(t);
+}
+}  // namespace
+
+std::optional<uint64_t> integerBits(ScalarType t, double v) {
+  double lo = 0, top = 0;
+  rangeOf(t, lo, top);
+  if (!(v >= lo && v < top) || v != std::trunc(v)) return std::nullopt;
+  return bitsOf(t, v);
 }
 
 double roundTo(ScalarType t, double v) {
@@ -120,7 +146,18 @@ Value evalUnary(UnOp op, ScalarType t, Value a) {
       const int64_t v = signedOf(t, a.u);
       return intValue(static_cast<uint64_t>(v < 0 ? -v : v) & typeMask(t));
     }
-    default: break;
+    case UnOp::Sqrt:
+    case UnOp::Rsqrt:
+    case UnOp::Exp:
+    case UnOp::Exp2:
+    case UnOp::Log:
+    case UnOp::Log2:
+    case UnOp::Sin:
+    case UnOp::Cos:
+    case UnOp::Tan:
+    case UnOp::Fabs:
+    case UnOp::Floor:
+    case UnOp::Ceil: break;
   }
   const bool single = t == ScalarType::F32;
   const float x32 = static_cast<float>(a.f);
@@ -138,7 +175,11 @@ Value evalUnary(UnOp op, ScalarType t, Value a) {
     case UnOp::Fabs: r = std::fabs(a.f); break;
     case UnOp::Floor: r = std::floor(a.f); break;
     case UnOp::Ceil: r = std::ceil(a.f); break;
-    default: OBSIDIAN_ASSERT(false, std::string("unary ") + unOpName(op));
+    case UnOp::Not:
+    case UnOp::BitNot:
+    case UnOp::Neg:
+    case UnOp::Abs:
+      OBSIDIAN_ASSERT(false, std::string("unary ") + unOpName(op) + " returned above");
   }
   return realValue(roundTo(t, r));
 }
@@ -159,14 +200,11 @@ Value evalCast(ScalarType to, ScalarType from, Value a) {
   // float -> integer: truncate, saturate at the type's range, NaN -> 0 (cvt.rzi.sat).
   if (std::isnan(a.f)) return intValue(0);
   const double v = std::trunc(a.f);
-  if (to == ScalarType::I32) {
-    const double c = std::clamp(v, -2147483648.0, 2147483647.0);
-    return intValue(static_cast<uint64_t>(static_cast<int64_t>(c)) & typeMask(to));
-  }
-  const double top = std::ldexp(1.0, static_cast<int>(bitWidth(to)));
-  if (v <= 0) return intValue(0);
-  if (v >= top) return intValue(typeMask(to));
-  return intValue(static_cast<uint64_t>(v));
+  double lo = 0, top = 0;
+  rangeOf(to, lo, top);
+  if (v <= lo) return intValue(bitsOf(to, lo));
+  if (v >= top) return intValue(isSignedInteger(to) ? typeMask(to) >> 1 : typeMask(to));
+  return intValue(bitsOf(to, v));
 }
 
 Value literalValue(const ExpNode& e) {

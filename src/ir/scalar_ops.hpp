@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "obsidian/exp.hpp"
 
@@ -30,7 +31,11 @@ inline Value realValue(double f) {
 uint64_t typeMask(ScalarType t);
 // v rounded to the precision of float type t (f32 values are doubles that are exact floats).
 double roundTo(ScalarType t, double v);
+// The bits of a value of integer type t as a signed number (sign-extended from t's width
+// where t is a signed integer).
 int64_t signedOf(ScalarType t, uint64_t bits);
+// The bits of integer type t that hold the integral value v, if t can hold it exactly.
+std::optional<uint64_t> integerBits(ScalarType t, double v);
 
 // op applied to operands of type t (comparisons yield a bool in `u`). Integer division or
 // remainder by zero throws Error; callers that can report better (the simulator) check first.

@@ -135,8 +135,9 @@ class Analysis {
       // Where a real warp runs several virtual warps, the next one reuses the slice: a
       // __syncwarp ends each. (Reuse by other arrays waits for a __syncthreads, below.)
       const auto& distr = std::get<DistrPar>((*w->parent->body)[w->indexInParent].node);
-      uint32_t warps = 0;
-      const bool loops = !ir::literalU32(distr.count, warps) || warps > k_.threadsPerBlock / 32;
+      OBSIDIAN_ASSERT(distr.plan.shape != Spread::Unplanned,
+                      "planVirtualization runs before liveness");
+      const bool loops = distr.plan.shape == Spread::Loop;
       if (loops) result_.needsTrailingSync[w->body] = Level::Warp;
       // Inside the warp program, a warp-level loop whose iterations reuse the slice needs a
       // __syncwarp at its end unless one follows the last use.

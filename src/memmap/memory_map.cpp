@@ -25,20 +25,22 @@ uint32_t sharedFootprint(const ArrayDecl& a, uint32_t threadsPerBlock) {
 
 namespace {
 
-// A Warp program spread over n warps runs on min(n, real warps) real ones (virtualize: a
-// guard below, a loop above), so its shared arrays need that many slices, not one per warp of
-// the block.
+// A Warp program runs on the real warps its plan uses (planVirtualization), so its shared
+// arrays need that many slices, not one per warp of the block.
 void assignWarpSlices(KernelIR& k, const Body& b, uint32_t slices) {
-  const uint32_t realWarps = (k.threadsPerBlock + 31) / 32;
   for (const Stmt& s : b) {
     if (const auto* a = std::get_if<Allocate>(&s.node)) {
       ArrayDecl& d = k.arrays[a->array];
-      if (d.space == MemorySpace::Shared && d.level == Level::Warp) d.warpSlices = slices;
+      if (d.space == MemorySpace::Shared && d.level == Level::Warp) {
+        OBSIDIAN_ASSERT(slices > 0, "warp arrays are allocated inside planned warp programs");
+        d.warpSlices = slices;
+      }
     }
     uint32_t inner = slices;
     if (const auto* d = std::get_if<DistrPar>(&s.node); d && d->level == Level::Warp) {
-      uint32_t n = realWarps;
-      inner = ir::literalU32(d->count, n) ? std::min(n, realWarps) : realWarps;
+      OBSIDIAN_ASSERT(d->plan.shape != Spread::Unplanned,
+                      "planVirtualization runs before the memory map");
+      inner = d->plan.used;
     }
     for (const Body* child : ir::childBodies(s)) assignWarpSlices(k, *child, inner);
   }
@@ -118,7 +120,7 @@ class Simulation {
 
 std::vector<ArrayPlacement> memoryMap(KernelIR& k, const Liveness& live, uint32_t limit,
                                       bool reuse) {
-  assignWarpSlices(k, k.body, (k.threadsPerBlock + 31) / 32);
+  assignWarpSlices(k, k.body, 0);
   return Simulation(k, live, limit, reuse).run();
 }
 

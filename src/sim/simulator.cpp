@@ -58,6 +58,7 @@ struct CStmt {
   int slot = -1;
   AtomicOp atomic = AtomicOp::Add;
   ScalarType type = ScalarType::U32;
+  Virtual made = Virtual::None;  // SeqFor: what virtualize made it for
   std::unique_ptr<CExp> e0, e1, e2, e3;
   std::vector<CStmt> body, otherwise;
   std::string text;  // the statement, for messages
@@ -151,6 +152,7 @@ class Compiler {
           } else if constexpr (std::is_same_v<T, SeqFor>) {
             c.op = Op::SeqFor;
             c.level = n.level;
+            c.made = n.made;
             c.slot = slot(n.var);
             c.e0 = exp(n.start);
             c.e1 = exp(n.bound);
@@ -734,8 +736,9 @@ class Machine {
           }
           active.swap(next);
           if (active.empty()) break;
-          // A grid-level loop starts a new virtual block: its shared memory is undefined again.
-          if (s.level == Level::Grid && options_.detectHazards) {
+          // Each iteration of the loop over virtual blocks starts a new virtual block: its
+          // shared memory is undefined again.
+          if (s.made == Virtual::Blocks && options_.detectHazards) {
             for (Shadow& sh : smemShadow_) sh.written = false;
           }
           exec(s.body, active);

@@ -5,6 +5,8 @@
 #include <obsidian/ir.hpp>
 #include <string>
 
+#include "codegen/virtualize.hpp"
+
 namespace obsidian::testing {
 
 inline ExpPtr V(const char* name) { return ir::var(ScalarType::U32, name); }
@@ -13,6 +15,12 @@ inline ExpPtr add(const ExpPtr& a, const ExpPtr& b) { return ir::binary(BinOp::A
 inline ExpPtr mul(const ExpPtr& a, const ExpPtr& b) { return ir::binary(BinOp::Mul, a, b); }
 inline ExpPtr sub(const ExpPtr& a, const ExpPtr& b) { return ir::binary(BinOp::Sub, a, b); }
 inline ExpPtr rd(ArrayId a, const ExpPtr& i) { return ir::index(ScalarType::U32, a, i); }
+
+// k after the virtualization plan, which liveness and the memory map read.
+inline KernelIR& planned(KernelIR& k) {
+  planVirtualization(k);
+  return k;
+}
 
 struct Ir {
   KernelIR k;

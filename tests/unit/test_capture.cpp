@@ -264,7 +264,7 @@ TEST_CASE("capture: the IR can be dumped after every pass") {
   }
   CHECK(k.irDump().find("forAll Grid i0 < n0") != std::string::npos);
   CHECK(k.timings().front().pass == "reify");
-  CHECK(k.timings().size() == 9);
+  CHECK(k.timings().size() == 10);
 }
 
 TEST_CASE("capture: the report holds what the issue asks for") {

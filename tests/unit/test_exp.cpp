@@ -5,10 +5,13 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ir/print.hpp"
+#include "ir/scalar_ops.hpp"
 #include "obsidian/exp.hpp"
 #include "obsidian/memory_ops.hpp"
 
@@ -378,4 +381,55 @@ TEST_CASE("exp casts: 2^64 as a float is out of range for uint64") {
     const bool saturated = n.kind == ExpKind::Literal && n.bits == ~uint64_t{0};
     CHECK((n.kind == ExpKind::Cast || saturated));
   }
+}
+
+// ---- scalar types: one table (scalarInfo) that every predicate derives from
+
+namespace {
+template <class T>
+void checkScalarRow() {
+  constexpr ScalarType t = scalarTypeOf<T>;
+  CAPTURE(cudaTypeName(t));
+  CHECK(sizeOf(t) == sizeof(T));
+  CHECK(isFloat(t) == std::is_floating_point_v<T>);
+  CHECK(isSigned(t) == std::is_signed_v<T>);
+  CHECK(isSignedInteger(t) == (std::is_signed_v<T> && std::is_integral_v<T>));
+  CHECK(isInteger(t) == (std::is_integral_v<T> && !std::is_same_v<T, bool>));
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // Sign extension and saturating conversion from the row alone, for every integer type.
+    const uint64_t mostNegative = std::is_signed_v<T> ? (ir::typeMask(t) >> 1) + 1 : 0;
+    CHECK(ir::signedOf(t, mostNegative) == static_cast<int64_t>(std::numeric_limits<T>::min()));
+    CHECK(ir::signedOf(t, ir::typeMask(t)) ==
+          (std::is_signed_v<T> && sizeof(T) < 8 ? -1 : static_cast<int64_t>(ir::typeMask(t))));
+    const ir::Value big = ir::evalCast(t, ScalarType::F64, ir::realValue(1e30));
+    CHECK(big.u == static_cast<uint64_t>(std::numeric_limits<T>::max()));
+    const ir::Value small = ir::evalCast(t, ScalarType::F64, ir::realValue(-1e30));
+    CHECK(small.u == (static_cast<uint64_t>(std::numeric_limits<T>::min()) & ir::typeMask(t)));
+    CHECK(ir::integerBits(t, -1.0).has_value() == std::is_signed_v<T>);
+    CHECK(!ir::integerBits(t, 1e30).has_value());
+    CHECK(ir::integerBits(t, 7.0).value() == 7);
+  }
+}
+}  // namespace
+
+TEST_CASE("scalar types: the table agrees with the C++ types they stand for") {
+  checkScalarRow<uint8_t>();
+  checkScalarRow<uint32_t>();
+  checkScalarRow<int32_t>();
+  checkScalarRow<uint64_t>();
+  checkScalarRow<float>();
+  checkScalarRow<double>();
+  checkScalarRow<bool>();
+  CHECK(vectorTypeName(ScalarType::U32, 4) == "uint4");
+  CHECK(vectorTypeName(ScalarType::F64, 2) == "double2");
+  CHECK(vectorTypeName(ScalarType::F64, 4).empty());  // 32 bytes: no CUDA vector type
+  CHECK(vectorTypeName(ScalarType::U8, 4).empty());
+}
+
+TEST_CASE("unary operators: each is a prefix operator or a call") {
+  CHECK(isPrefixOp(UnOp::Neg));
+  CHECK(isPrefixOp(UnOp::Not));
+  CHECK(isPrefixOp(UnOp::BitNot));
+  CHECK_FALSE(isPrefixOp(UnOp::Abs));
+  CHECK_FALSE(isPrefixOp(UnOp::Sqrt));
 }

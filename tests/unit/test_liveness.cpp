@@ -79,7 +79,7 @@ TEST_CASE("liveness: an array allocated before a loop stays live for the whole l
   blk.push_back(Sync{Level::Block});                                            // 19
   t.blocks(blk);
 
-  const Liveness live = analyzeLiveness(t.k);
+  const Liveness live = analyzeLiveness(planned(t.k));
   CHECK(live.statements == 20);
   const ArrayLiveness& la = of(live, a);
   CHECK(la.allocPos == 1);
@@ -116,7 +116,7 @@ TEST_CASE("liveness: an array of a loop body with no barrier after its last use"
   t.blocks(blk);
   const Body* loopBody = &std::get<SeqFor>(t.blockBody().at(0).node).body;
 
-  Liveness live = analyzeLiveness(t.k);
+  Liveness live = analyzeLiveness(planned(t.k));
   // The next iteration writes tmp again while slow threads may still read it.
   REQUIRE(live.needsTrailingSync.count(loopBody) == 1);
   CHECK(live.needsTrailingSync.at(loopBody) == Level::Block);
@@ -130,7 +130,7 @@ TEST_CASE("liveness: an array of a loop body with no barrier after its last use"
   REQUIRE(after.size() == 5);
   REQUIRE(std::holds_alternative<Sync>(after.back().node));
   CHECK(std::get<Sync>(after.back().node).level == Level::Block);
-  live = analyzeLiveness(t.k);
+  live = analyzeLiveness(planned(t.k));
   CHECK(live.needsTrailingSync.empty());
   CHECK(of(live, tmp).freePos == 8);
   CHECK_FALSE(insertReuseBarriers(t.k, live));
@@ -148,7 +148,7 @@ TEST_CASE("liveness: a loop body that already ends with a barrier needs none") {
   Body blk;
   blk.push_back(SeqFor{Level::Block, "s", lit(0), lit(3), lit(1), loop});
   t.blocks(blk);
-  const Liveness live = analyzeLiveness(t.k);
+  const Liveness live = analyzeLiveness(planned(t.k));
   CHECK(live.needsTrailingSync.empty());
   CHECK(of(live, tmp).freePos == 8);
 }
@@ -176,7 +176,7 @@ TEST_CASE("liveness: arrays are freed at the next barrier after their last use")
   blk.push_back(Sync{Level::Block});                                                    // 20
   t.blocks(blk);
 
-  const Liveness live = analyzeLiveness(t.k);
+  const Liveness live = analyzeLiveness(planned(t.k));
   CHECK(of(live, a).lastUsePos == 7);
   CHECK(of(live, a).freePos == 10);  // not 7 or 9: the barrier at 10 is the first after
   CHECK(of(live, b).lastUsePos == 19);
@@ -267,14 +267,14 @@ TEST_CASE("liveness: warp arrays are freed at the first __syncthreads after thei
   blk.push_back(Ir::par(Level::Block, 256, "k", t.out, V("k"), rd(t.in, V("k"))));  // 8, 9
   blk.push_back(Sync{Level::Block});                                                // 10
   t.blocks(blk);
-  Liveness live = analyzeLiveness(t.k);
+  Liveness live = analyzeLiveness(planned(t.k));
   CHECK(of(live, y).freePos == 10);
   // As many virtual warps as real ones: no slice is reused within the block program.
   CHECK(live.needsTrailingSync.empty());
 
   // 16 virtual warps on 8 real ones: each real warp runs two, reusing its slice.
   std::get<DistrPar>(t.blockBody().at(0).node).count = lit(16);
-  live = analyzeLiveness(t.k);
+  live = analyzeLiveness(planned(t.k));
   const Body* warpBody = &std::get<DistrPar>(t.blockBody().at(0).node).body;
   REQUIRE(live.needsTrailingSync.count(warpBody) == 1);
   CHECK(live.needsTrailingSync.at(warpBody) == Level::Warp);
@@ -303,7 +303,7 @@ TEST_CASE(
   blk.push_back(phase(x, 64, "w2", "k", "l"));  // 9..15
   t.blocks(blk);
 
-  const Liveness live = analyzeLiveness(t.k);
+  const Liveness live = analyzeLiveness(planned(t.k));
   CHECK(of(live, y).freePos == 8);
   CHECK(of(live, x).freePos == 15);
   const LoweredKernel lowered = lowerKernel(t.k, LowerOptions{});

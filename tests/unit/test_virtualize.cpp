@@ -22,6 +22,12 @@ using namespace obsidian::testing;
 
 namespace {
 
+// The pass as lowerKernel runs it: the plan, then the apply step.
+KernelIR planAndVirtualize(KernelIR k) {
+  planVirtualization(k);
+  return virtualize(std::move(k));
+}
+
 // ---- the lock-step interpreter of virtualized IR
 struct Run {
   std::map<uint32_t, uint32_t> out;     // out0 index -> value
@@ -238,7 +244,7 @@ KernelIR warpForAll(uint32_t threads, uint32_t warps, uint32_t lanes) {
 }  // namespace
 
 TEST_CASE("virtualize: block ForAll with fewer instances than threads is guarded") {
-  KernelIR k = virtualize(blockForAll(256, 100));
+  KernelIR k = planAndVirtualize(blockForAll(256, 100));
   CHECK(k.virtualized);
   CHECK(noParallelLoops(k.body));
   const SeqFor& loop = blockLoop(k);
@@ -257,7 +263,7 @@ TEST_CASE("virtualize: block ForAll with fewer instances than threads is guarded
 }
 
 TEST_CASE("virtualize: block ForAll with as many instances as threads is the body itself") {
-  KernelIR k = virtualize(blockForAll(256, 256));
+  KernelIR k = planAndVirtualize(blockForAll(256, 256));
   const SeqFor& loop = blockLoop(k);
   REQUIRE(loop.body.size() == 1);
   const auto* a = std::get_if<Assign>(&loop.body[0].node);
@@ -269,7 +275,7 @@ TEST_CASE("virtualize: block ForAll with as many instances as threads is the bod
 }
 
 TEST_CASE("virtualize: block ForAll with more instances than threads loops") {
-  KernelIR k = virtualize(blockForAll(256, 600));  // 2 * 256 + 88
+  KernelIR k = planAndVirtualize(blockForAll(256, 600));  // 2 * 256 + 88
   const SeqFor& loop = blockLoop(k);
   REQUIRE(loop.body.size() == 1);
   const auto* inner = std::get_if<SeqFor>(&loop.body[0].node);
@@ -290,7 +296,7 @@ TEST_CASE("virtualize: block ForAll covers every virtual thread exactly once") {
     for (uint32_t n : {1u, 5u, 31u, 32u, 33u, 64u, 100u, 129u, 200u}) {
       CAPTURE(threads);
       CAPTURE(n);
-      const KernelIR k = virtualize(blockForAll(threads, n));
+      const KernelIR k = planAndVirtualize(blockForAll(threads, n));
       for (uint32_t grid : {1u, 2u}) {
         CAPTURE(grid);
         checkCoverage(execute(k, grid, 3, 1), 3 * n, [](uint32_t i) { return 1000 + i; });
@@ -301,7 +307,7 @@ TEST_CASE("virtualize: block ForAll covers every virtual thread exactly once") {
 
 TEST_CASE("virtualize: warp programs use lanes and warp indices") {
   // 2 warps of 32 lanes on 64 threads: both substituted, no loop, no guard.
-  KernelIR k = virtualize(warpForAll(64, 2, 32));
+  KernelIR k = planAndVirtualize(warpForAll(64, 2, 32));
   CHECK(noParallelLoops(k.body));
   {
     const SeqFor& loop = blockLoop(k);
@@ -313,7 +319,7 @@ TEST_CASE("virtualize: warp programs use lanes and warp indices") {
     CHECK(ix.find("threadIdx.x % 32u") != std::string::npos);  // the lane
   }
   // 16 lanes: guarded by the lane index.
-  k = virtualize(warpForAll(64, 2, 16));
+  k = planAndVirtualize(warpForAll(64, 2, 16));
   {
     const SeqFor& loop = blockLoop(k);
     REQUIRE(loop.body.size() == 1);
@@ -322,7 +328,7 @@ TEST_CASE("virtualize: warp programs use lanes and warp indices") {
     CHECK(show(k, guard->cond) == "threadIdx.x % 32u < 16u");
   }
   // One warp program on two real warps: guarded by the warp index.
-  k = virtualize(warpForAll(64, 1, 32));
+  k = planAndVirtualize(warpForAll(64, 1, 32));
   {
     const SeqFor& loop = blockLoop(k);
     REQUIRE(loop.body.size() == 1);
@@ -333,7 +339,7 @@ TEST_CASE("virtualize: warp programs use lanes and warp indices") {
 }
 
 TEST_CASE("virtualize: more virtual warps than real ones loop over the warp index") {
-  KernelIR k = virtualize(warpForAll(64, 5, 40));
+  KernelIR k = planAndVirtualize(warpForAll(64, 5, 40));
   const SeqFor& loop = blockLoop(k);
   REQUIRE(loop.body.size() == 1);
   const auto* warps = std::get_if<SeqFor>(&loop.body[0].node);
@@ -362,7 +368,7 @@ TEST_CASE("virtualize: warp programs cover every virtual lane exactly once") {
     CAPTURE(s.threads);
     CAPTURE(s.warps);
     CAPTURE(s.lanes);
-    const KernelIR k = virtualize(warpForAll(s.threads, s.warps, s.lanes));
+    const KernelIR k = planAndVirtualize(warpForAll(s.threads, s.warps, s.lanes));
     checkCoverage(execute(k, 1, 2, 1), 2 * s.warps * s.lanes, [](uint32_t i) { return 1000 + i; });
   }
 }
@@ -381,7 +387,7 @@ TEST_CASE("virtualize: accesses to warp arrays move into the real warp's slice")
       Level::Warp, lit(16), "j", {Assign{t.out, add(base, V("j")), rd(y, sub(lit(15), V("j")))}}});
   Body blk{DistrPar{Level::Warp, lit(4), "w", warp}};  // 4 virtual warps on 2 real ones
   t.k.body.push_back(DistrPar{Level::Block, V("n0"), "bid", blk});
-  const KernelIR k = virtualize(t.k);
+  const KernelIR k = planAndVirtualize(t.k);
   const std::string cuda = emitCuda(k);
   CHECK(cuda.find("y[threadIdx.x / 32u * 16u + threadIdx.x % 32u] = ") != std::string::npos);
   CHECK(cuda.find("y[threadIdx.x / 32u * 16u + (15u - threadIdx.x % 32u)]") != std::string::npos);
@@ -394,7 +400,7 @@ TEST_CASE("virtualize: virtual blocks loop over the grid, for any number of real
   const ExpPtr ix = add(mul(V("bid"), lit(4)), V("i"));
   Body blk{ForAll{Level::Block, lit(4), "i", {Assign{t.out, ix, V("bid")}}}};
   t.k.body.push_back(DistrPar{Level::Block, V("n0"), "bid", blk});
-  const KernelIR k = virtualize(t.k);
+  const KernelIR k = planAndVirtualize(t.k);
   const SeqFor& loop = blockLoop(k);
   CHECK(loop.level == Level::Grid);
   CHECK(loop.var == "bid");
@@ -427,7 +433,7 @@ TEST_CASE("virtualize: gridBlocks of the paper's kernels") {
 TEST_CASE("virtualize: a grid-level ForAll becomes a grid-stride loop") {
   Ir t(4);
   t.k.body.push_back(ForAll{Level::Grid, V("n0"), "g", {Assign{t.out, V("g"), rd(t.in, V("g"))}}});
-  const KernelIR k = virtualize(t.k);
+  const KernelIR k = planAndVirtualize(t.k);
   REQUIRE(k.body.size() == 1);
   const auto* loop = std::get_if<SeqFor>(&k.body[0].node);
   REQUIRE(loop != nullptr);
@@ -450,12 +456,12 @@ TEST_CASE("virtualize: gridBlocks is the largest need of the top-level statement
   Body blk{ForAll{Level::Block, lit(4), "i", {Assign{t.out, V("i"), V("bid")}}}};
   t.k.body.push_back(DistrPar{Level::Block, ir::binary(BinOp::Div, V("n0"), lit(8)), "bid", blk});
   t.k.body.push_back(ForAll{Level::Grid, V("n0"), "g", {Assign{t.out, V("g"), V("g")}}});
-  const KernelIR k = virtualize(t.k);
+  const KernelIR k = planAndVirtualize(t.k);
   CHECK(show(k, k.gridBlocks) == "max(n0 / 8u, n0 / 4u + (uint32_t)(n0 % 4u != 0u))");
   // A kernel with no parallel loop at all still launches one block.
   Ir s(4);
   s.k.body.push_back(Assign{s.out, lit(0), lit(7)});
-  CHECK(ir::isLiteralValue(virtualize(s.k).gridBlocks, 1));
+  CHECK(ir::isLiteralValue(planAndVirtualize(s.k).gridBlocks, 1));
 }
 
 TEST_CASE("virtualize: gridBlocks of a grid ForAll does not wrap for large lengths") {
@@ -463,7 +469,7 @@ TEST_CASE("virtualize: gridBlocks of a grid ForAll does not wrap for large lengt
   // for no block at all; n0 = 2^32 - 1 needs 2^24 blocks.
   Ir t(256);
   t.k.body.push_back(ForAll{Level::Grid, V("n0"), "g", {Assign{t.out, V("g"), lit(1)}}});
-  const KernelIR k = virtualize(t.k);
+  const KernelIR k = planAndVirtualize(t.k);
   uint32_t blocks = 0;
   REQUIRE(ir::literalU32(ir::substitute(k.gridBlocks, "n0", lit(0xFFFFFFFFu)), blocks));
   CHECK(blocks == (1u << 24));
@@ -475,7 +481,7 @@ TEST_CASE("virtualize: gridBlocks of a grid ForAll does not wrap for large lengt
 
 TEST_CASE("virtualize: the interpreter notices a wrong mapping") {
   // Guards the coverage checks above against passing vacuously.
-  KernelIR k = virtualize(blockForAll(64, 100));
+  KernelIR k = planAndVirtualize(blockForAll(64, 100));
   auto& inner = std::get<SeqFor>(std::get<SeqFor>(k.body.at(0).node).body.at(0).node);
   inner.step = lit(32);  // overlapping passes: indices 32..99 are written twice
   const Run twice = execute(k, 1, 1, 1);
@@ -494,4 +500,107 @@ TEST_CASE("virtualize: the interpreter notices a wrong mapping") {
   REQUIRE(dup.ok);
   CHECK(dup.writes.at(0) == 1);    // bid 0: only real block 0
   CHECK(dup.writes.at(100) == 2);  // bid 1: real blocks 0 and 1
+}
+
+// ---- the plan and the marks: decided once, read by the other passes
+
+namespace {
+const SpreadPlan& planOf(const Stmt& s) {
+  if (const auto* f = std::get_if<ForAll>(&s.node)) return f->plan;
+  return std::get<DistrPar>(s.node).plan;
+}
+}  // namespace
+
+TEST_CASE("virtualization plan: each parallel loop's shape, real and used counts") {
+  struct Case {
+    uint32_t threads, warps, lanes;
+    Spread warpShape;
+    uint32_t warpsUsed;
+    Spread laneShape;
+  };
+  for (const Case c : {Case{64, 2, 32, Spread::Exact, 2, Spread::Exact},
+                       Case{64, 1, 16, Spread::Guard, 1, Spread::Guard},
+                       Case{64, 5, 40, Spread::Loop, 2, Spread::Loop}}) {
+    CAPTURE(c.warps);
+    KernelIR k = warpForAll(c.threads, c.warps, c.lanes);
+    planVirtualization(k);
+    const Stmt& blocks = k.body.at(0);
+    CHECK(planOf(blocks).shape == Spread::Loop);  // over the grid
+    CHECK(planOf(blocks).real == 0);
+    const Stmt& warps = std::get<DistrPar>(blocks.node).body.at(0);
+    CHECK(planOf(warps).shape == c.warpShape);
+    CHECK(planOf(warps).real == c.threads / 32);
+    CHECK(planOf(warps).used == c.warpsUsed);
+    const Stmt& lanes = std::get<DistrPar>(warps.node).body.at(0);
+    CHECK(planOf(lanes).shape == c.laneShape);
+    CHECK(planOf(lanes).real == 32);
+    CHECK(planOf(lanes).used == std::min(c.lanes, 32u));
+  }
+  KernelIR g = blockForAll(256, 600);
+  planVirtualization(g);
+  const Stmt& threads = std::get<DistrPar>(g.body.at(0).node).body.at(0);
+  CHECK(planOf(threads).shape == Spread::Loop);
+  CHECK(planOf(threads).real == 256);
+  CHECK(planOf(threads).used == 256);
+}
+
+TEST_CASE("virtualization plan: the apply step follows the plan, not the counts") {
+  // A plan changed by hand (as a future plan might decide differently) is what virtualize
+  // applies: 2 warps on 2 real warps, planned as a loop, become a loop.
+  KernelIR k = warpForAll(64, 2, 32);
+  planVirtualization(k);
+  auto& warps = std::get<DistrPar>(std::get<DistrPar>(k.body.at(0).node).body.at(0).node);
+  warps.plan.shape = Spread::Loop;
+  const KernelIR v = virtualize(std::move(k));
+  const SeqFor& loop = blockLoop(v);
+  const auto* warpLoop = std::get_if<SeqFor>(&loop.body.at(0).node);
+  REQUIRE(warpLoop != nullptr);
+  CHECK(warpLoop->made == Virtual::Warps);
+  CHECK(ir::isLiteralValue(warpLoop->step, 2));
+  checkCoverage(execute(v, 1, 2, 1), 2 * 2 * 32, [](uint32_t i) { return 1000 + i; });
+}
+
+TEST_CASE("virtualize: the loops and guards it makes say what they virtualize") {
+  const KernelIR blocks = planAndVirtualize(blockForAll(64, 100));
+  const SeqFor& grid = blockLoop(blocks);
+  CHECK(grid.made == Virtual::Blocks);
+  const auto& threads = std::get<SeqFor>(grid.body.at(0).node);
+  CHECK(threads.made == Virtual::Threads);
+  const KernelIR guarded = planAndVirtualize(warpForAll(64, 1, 16));
+  const auto& warpGuard = std::get<Cond>(blockLoop(guarded).body.at(0).node);
+  CHECK(warpGuard.made == Virtual::Warps);
+  const auto& laneGuard = std::get<Cond>(warpGuard.then.at(0).node);
+  CHECK(laneGuard.made == Virtual::Lanes);
+  // The program's own loops and branches stay unmarked.
+  Ir t(4);
+  Body own{SeqFor{Level::Thread, "s", lit(0), lit(3), lit(1), {Assign{t.out, V("s"), V("g")}}}};
+  t.k.body.push_back(ForAll{Level::Grid, V("n0"), "g", own});
+  const KernelIR g = planAndVirtualize(t.k);
+  const auto& gridThreads = std::get<SeqFor>(g.body.at(0).node);
+  CHECK(gridThreads.made == Virtual::GridThreads);
+  CHECK(std::get<SeqFor>(gridThreads.body.at(0).node).made == Virtual::None);
+}
+
+TEST_CASE("virtualize: a register read of the lane's own element is marked, a shuffle is not") {
+  Ir t(32);
+  const ArrayId r = t.array("reg0", MemorySpace::Register, Level::Warp, 32);
+  Body lanes{Assign{t.out, V("i"), ir::binary(BinOp::Add, rd(r, V("i")), V("sh0"))}};
+  Body warp{Allocate{r}, ForAll{Level::Warp, lit(32), "j", {Assign{r, V("j"), rd(t.in, V("j"))}}},
+            Declare{"sh0", ScalarType::U32, rd(r, lit(3))},
+            ForAll{Level::Warp, lit(32), "i", lanes}};
+  t.blocks({DistrPar{Level::Warp, lit(1), "w", warp}});
+  const KernelIR k = planAndVirtualize(t.k);
+  bool own = false, other = false;
+  ir::mapExpsDeep(const_cast<Body&>(k.body), [&](const ExpPtr& e) {
+    ir::anyNode(e, [&](const ExpNode& n) {
+      if (n.kind == ExpKind::Index && n.array == r) (n.ownLane ? own : other) = true;
+      return false;
+    });
+    return e;
+  });
+  CHECK(own);    // reg0[i] in the lane loop over i
+  CHECK(other);  // reg0[3]: another lane's element
+  const std::string cuda = emitCuda(k);
+  CHECK(cuda.find("__shfl_sync(0xffffffffu, reg0, 3u)") != std::string::npos);
+  CHECK(cuda.find("reg0 + sh0") != std::string::npos);
 }
