@@ -3,6 +3,8 @@
 
 #include <optional>
 
+#include "kernel/kernel_access.hpp"
+
 namespace fuzz {
 
 using namespace obsidian;
@@ -74,7 +76,6 @@ Kernel captureAs(uint32_t threads, const CaptureOptions& options, const R& resul
 Kernel buildKernel(const Recipe& r, uint32_t threads, bool reuseSharedMemory, int dropBarrier) {
   CaptureOptions options;
   options.reuseSharedMemory = reuseSharedMemory;
-  options.faults.dropBarrier = dropBarrier;
   // Two roundings for a * b + c on the GPU too, as in the reference (see floatOp).
   options.nvrtcOptions = {"--fmad=false"};
   if (r.staticInput) options.staticLengths = {static_cast<uint32_t>(inputLength(r))};
@@ -123,8 +124,12 @@ Kernel buildKernel(const Recipe& r, uint32_t threads, bool reuseSharedMemory, in
     return r.globalBins ? captureAs<In, true>(threads, options, one)
                         : captureAs<In, false>(threads, options, one);
   };
-  return r.staticInput ? withInput.template operator()<SPull<EWord32>>()
-                       : withInput.template operator()<DPull<EWord32>>();
+  const Kernel k = r.staticInput ? withInput.template operator()<SPull<EWord32>>()
+                                 : withInput.template operator()<DPull<EWord32>>();
+  if (dropBarrier < 0) return k;
+  Faults faults;
+  faults.dropBarrier = dropBarrier;
+  return obsidian::testing::withFaults(k, faults);
 }
 
 }  // namespace fuzz

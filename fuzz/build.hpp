@@ -151,7 +151,7 @@ SPull<EWord32> steps(const Program<L>& p, const std::vector<Node>& ops, SPull<EW
 }
 
 // The kernel of recipe r with `threads` real threads per block.
-// dropBarrier >= 0 plants a fault (CaptureOptions::faults.dropBarrier): the fuzzer's own test
+// dropBarrier >= 0 plants a fault (testing::withFaults, Faults::dropBarrier): the fuzzer's own test
 // that a missing barrier is caught.
 obsidian::Kernel buildKernel(const Recipe& r, uint32_t threads, bool reuseSharedMemory,
                              int dropBarrier = -1);

@@ -11,6 +11,7 @@
 // after the family's canonical form (e.g. `seq` for variants that ignore it) appear once.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

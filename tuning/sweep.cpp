@@ -14,6 +14,7 @@
 #include <iostream>
 #include <map>
 #include <obsidian/cache.hpp>
+#include <obsidian/report_json.hpp>
 #include <obsidian/sim.hpp>
 #include <set>
 #include <sstream>
@@ -65,7 +66,7 @@ std::string groupOf(const Family& f, const Params& p, const std::string& except 
 }
 
 nlohmann::json kernelSummary(const Kernel& k) {
-  const nlohmann::json r = k.report();
+  const nlohmann::json r = toJson(k.report());
   nlohmann::json j;
   for (const char* key : {"name", "threadsPerBlock", "sharedBytes", "gridBlocks", "barriers",
                           "registers", "spillStoreBytes", "spillLoadBytes", "stackBytes"}) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <obsidian/cache.hpp>
 #include <obsidian/runtime.hpp>
 

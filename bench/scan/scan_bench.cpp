@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <obsidian/obsidian.hpp>
 
 #include "../../examples/scan/fast_scan.hpp"

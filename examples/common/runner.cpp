@@ -102,7 +102,7 @@ double run(const Kernel& k, Args& args, const Options& o) {
 void Table::add(const std::string& variant, const Kernel& k, uint32_t elementsPerBlock, uint64_t n,
                 bool pass, double ms, double bytesMoved) {
   allPassed_ = allPassed_ && pass;
-  const nlohmann::json r = (k.compile(), k.report());
+  const KernelReport r = (k.compile(), k.report());
   auto fmt = [](double v, int digits) {
     if (std::isnan(v)) return std::string("-");
     std::ostringstream s;
@@ -111,9 +111,8 @@ void Table::add(const std::string& variant, const Kernel& k, uint32_t elementsPe
   };
   rows_.push_back({variant, std::to_string(n), std::to_string(k.threadsPerBlock()),
                    std::to_string(elementsPerBlock), std::to_string(k.sharedBytes()),
-                   std::to_string(r["barriers"]["block"].get<uint32_t>()) + "/" +
-                       std::to_string(r["barriers"]["warp"].get<uint32_t>()),
-                   std::to_string(r["registers"].get<int>()), fmt(ms * 1000, 1),
+                   std::to_string(r.barriers.block) + "/" + std::to_string(r.barriers.warp),
+                   std::to_string(r.compiled->registers), fmt(ms * 1000, 1),
                    fmt(bytesMoved / (ms * 1e-3) / 1e9, 1), pass ? "PASS" : "FAIL"});
 }
 

@@ -4,6 +4,7 @@
 // simulator. It says which it used.
 #include <iostream>
 #include <numeric>
+#include <obsidian/report_json.hpp>
 #include <obsidian/runtime.hpp>
 #include <obsidian/sim.hpp>
 #include <random>
@@ -47,7 +48,7 @@ int main() {
       std::cout << "==================== " << k.name() << " ====================\n"
                 << k.cuda() << "\n";
       k.compile();  // NVRTC, for the default target (sm_90)
-      std::cout << "report: " << k.report().dump(2) << "\n\n";
+      std::cout << "report: " << toJson(k.report()).dump(2) << "\n\n";
     }
 
     const std::vector<uint32_t> in = randomWords(8192 * 5);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <deque>
+#include <obsidian/capture.hpp>
 #include <obsidian/runtime.hpp>
 #include <obsidian/sim.hpp>
 

@@ -4,6 +4,7 @@
 #include "obsidian/arguments.hpp"
 #include "obsidian/atomic.hpp"
 #include "obsidian/cache.hpp"
+#include "obsidian/capture.hpp"
 #include "obsidian/error.hpp"
 #include "obsidian/exp.hpp"
 #include "obsidian/export.hpp"

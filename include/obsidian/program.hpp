@@ -62,6 +62,8 @@ class ContextScope {
 // The error for kernel `kernel` using something (`what`: "variable n0", "an atomic uses an
 // array") that capture `origin` made; names that capture's kernel while it is remembered.
 Error foreignValue(const std::string& kernel, const std::string& what, uint32_t origin);
+// Remembers capture `serial`'s kernel name for foreignValue's messages.
+void rememberCaptureName(uint32_t serial, const std::string& name);
 // Records a precondition in the current capture; outside a capture only literal conditions
 // can be checked.
 void requireLength(const Exp<bool>& holds, const std::string& message);

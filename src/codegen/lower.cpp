@@ -1,5 +1,7 @@
 // The pass pipeline, in order. This file is the readable list of what happens to a kernel
 // between reification (capture) and the CUDA text; each pass is documented in its header.
+#include "codegen/lower.hpp"
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -14,7 +16,6 @@
 #include "memmap/liveness.hpp"
 #include "memmap/memory_map.hpp"
 #include "memmap/reuse_barriers.hpp"
-#include "obsidian/kernel.hpp"
 
 namespace obsidian {
 namespace {
@@ -28,7 +29,7 @@ void countBarriers(const Body& b, BarrierCounts& c) {
   }
 }
 
-// Test-only: break the lowered kernel the way CaptureOptions::Faults asks.
+// Test-only: break the lowered kernel the way Faults asks.
 bool dropNthSync(Body& b, int& n) {
   for (auto it = b.begin(); it != b.end(); ++it) {
     if (std::holds_alternative<Sync>(it->node) && n-- == 0) {
@@ -42,7 +43,7 @@ bool dropNthSync(Body& b, int& n) {
   return false;
 }
 
-void injectFaults(KernelIR& k, const CaptureOptions::Faults& f) {
+void injectFaults(KernelIR& k, const Faults& f) {
   if (f.dropBarrier >= 0) {
     int n = f.dropBarrier;
     if (!dropNthSync(k.body, n)) {
@@ -71,6 +72,7 @@ bool dumpToStderr() {
 LoweredKernel lowerKernel(KernelIR reified, const LowerOptions& options) {
   LoweredKernel out;
   out.reified = reified;
+  out.options = options;
   const bool dump = options.dumpIr || dumpToStderr();
   KernelIR k = std::move(reified);
   if (dump) {

@@ -16,6 +16,7 @@
 #include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
 #include "obsidian/arguments.hpp"
+#include "obsidian/report_json.hpp"
 
 namespace obsidian {
 namespace {
@@ -244,9 +245,9 @@ std::string headerText(const std::vector<Kernel>& kernels, const ExportOptions& 
   out << ". Do not edit.\n"
       << "// Needs only the CUDA runtime: compile with nvcc (-arch=sm_90 or another).\n";
   for (const Kernel& k : kernels) {
-    if (k.lowered().nvrtcOptions.empty()) continue;
+    if (k.nvrtcOptions().empty()) continue;
     out << "// " << k.name() << " was captured with NVRTC options";
-    for (const std::string& o : k.lowered().nvrtcOptions) out << " " << o;
+    for (const std::string& o : k.nvrtcOptions()) out << " " << o;
     out << ": give nvcc the same.\n";
   }
   out << "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n#include <cstdio>\n#include "
@@ -483,7 +484,7 @@ ExportedBinary exportBinary(const Kernel& k, const std::filesystem::path& direct
   j["options"] = r.options;
   j["threadsPerBlock"] = k.threadsPerBlock();
   j["sharedBytes"] = k.sharedBytes();
-  const nlohmann::json report = k.report();
+  const nlohmann::json report = toJson(k.report());
   j["params"] = report["params"];
   j["gridBlocks"] = report["gridBlocks"];
   j["preconditions"] = report["preconditions"];

@@ -1,13 +1,12 @@
-// The per-capture Context (names, arrays, preconditions) and the length checks that the
-// array library shares.
+// The per-capture Context: fresh names, the array table, preconditions, and which capture
+// made a value (so a value used in another capture is an error that names both).
 #include <atomic>
 #include <mutex>
 #include <optional>
 #include <sstream>
 
-#include "ir/identifiers.hpp"
-#include "obsidian/kernel.hpp"
-#include "obsidian/library.hpp"
+#include "obsidian/memory_ops.hpp"
+#include "obsidian/program.hpp"
 
 namespace obsidian {
 
@@ -75,89 +74,17 @@ Error foreignValue(const std::string& kernel, const std::string& what, uint32_t 
 }
 ContextScope::~ContextScope() { current = previous_; }
 
+void rememberCaptureName(uint32_t serial, const std::string& name) {
+  std::lock_guard<std::mutex> lock(namesMutex);
+  names[serial % kNamesKept] = {serial, name};
+}
+
 void requireLength(const Exp<bool>& holds, const std::string& message) {
   if (Context* ctx = currentContext()) {
     ctx->require(holds, message);
   } else if (holds.node()->isLiteral() && holds.node()->bits == 0) {
     throw Error(message);
   }
-}
-
-void checkDivisible(const char* what, uint32_t n, uint32_t length) {
-  const std::string call = std::string(what) + "(" + std::to_string(n) + ")";
-  if (n == 0) throw Error(call + " needs a chunk size of at least 1");
-  if (length % n != 0) {
-    throw Error(call + " needs a length divisible by " + std::to_string(n) + "; got " +
-                std::to_string(length));
-  }
-}
-
-void checkDivisible(const char* what, uint32_t n, const EWord32& length) {
-  const std::string call = std::string(what) + "(" + std::to_string(n) + ")";
-  if (n == 0) throw Error(call + " needs a chunk size of at least 1");
-  requireLength(length % n == 0u, call + " needs a length divisible by " + std::to_string(n));
-}
-
-namespace {
-constexpr uint64_t kMaxLength = 0xffffffffu;
-std::string tooLong(const char* what) {
-  return std::string(what) +
-         ": the result's length must be at most 4294967295 (lengths are "
-         "32-bit)";
-}
-}  // namespace
-
-uint32_t lenMul(const char* what, uint32_t a, uint32_t b) {
-  const uint64_t r = uint64_t{a} * b;
-  if (r > kMaxLength) {
-    throw Error(tooLong(what) + "; got " + std::to_string(a) + " x " + std::to_string(b) + " = " +
-                std::to_string(r));
-  }
-  return static_cast<uint32_t>(r);
-}
-
-EWord32 lenMul(const char* what, const EWord32& a, const EWord32& b) {
-  // Known to fit from the lengths' shapes (e.g. (n / 512) * 512): no precondition.
-  if (ir::upperBound(a.node()) * ir::upperBound(b.node()) > kMaxLength) {
-    requireLength(cast<uint64_t>(a) * cast<uint64_t>(b) <= EWord64(kMaxLength), tooLong(what));
-  }
-  return a * b;
-}
-
-uint32_t lenAdd(const char* what, uint32_t a, uint32_t b) {
-  const uint64_t r = uint64_t{a} + b;
-  if (r > kMaxLength) {
-    throw Error(tooLong(what) + "; got " + std::to_string(a) + " + " + std::to_string(b) + " = " +
-                std::to_string(r));
-  }
-  return static_cast<uint32_t>(r);
-}
-
-EWord32 lenAdd(const char* what, const EWord32& a, const EWord32& b) {
-  if (ir::upperBound(a.node()) + ir::upperBound(b.node()) > kMaxLength) {
-    requireLength(cast<uint64_t>(a) + cast<uint64_t>(b) <= EWord64(kMaxLength), tooLong(what));
-  }
-  return a + b;
-}
-
-void checkAtMost(const char* what, uint32_t k, uint32_t length) {
-  if (k > length) {
-    throw Error(std::string(what) + "(" + std::to_string(k) + ") needs a length of at least " +
-                std::to_string(k) + "; got " + std::to_string(length));
-  }
-}
-
-void checkAtMost(const char* what, uint32_t k, const EWord32& length) {
-  requireLength(EWord32(k) <= length, std::string(what) + "(" + std::to_string(k) +
-                                          ") needs a length of at least " + std::to_string(k));
-}
-
-void checkNonEmpty(const char* what, uint32_t length) {
-  if (length == 0) throw Error(std::string(what) + " needs a non-empty array; got length 0");
-}
-
-void checkNonEmpty(const char* what, const EWord32& length) {
-  requireLength(length != 0u, std::string(what) + " needs a non-empty array");
 }
 
 ArrayId allocateArray(const Program<Thread>*, Context& ctx, Body& body, MemorySpace space,
@@ -196,69 +123,6 @@ ArrayId addGridState(Context& ctx, ScalarType type, uint32_t n) {
   d.length = n;
   d.writable = true;
   return ctx.addArray(std::move(d));
-}
-
-uint32_t nextStaticLength(CaptureState& s, size_t position) {
-  if (s.staticUsed >= s.options.staticLengths.size()) {
-    throw Error("capture(" + s.ctx.kernel().name + "): parameter " + std::to_string(position) +
-                " is an SPull (static length) but CaptureOptions::staticLengths has only " +
-                std::to_string(s.options.staticLengths.size()) + " length(s)");
-  }
-  const uint32_t n = s.options.staticLengths[s.staticUsed++];
-  if (n == 0) {
-    throw Error("capture(" + s.ctx.kernel().name + "): parameter " + std::to_string(position) +
-                " needs a static length of at least 1; got 0");
-  }
-  return n;
-}
-
-void checkAllStaticLengthsUsed(const CaptureState& s) {
-  if (s.staticUsed != s.options.staticLengths.size()) {
-    throw Error("capture(" + s.ctx.kernel().name + "): CaptureOptions::staticLengths has " +
-                std::to_string(s.options.staticLengths.size()) + " length(s) but the kernel has " +
-                std::to_string(s.staticUsed) + " SPull parameter(s)");
-  }
-}
-
-void addLengthParam(Context& ctx, const std::string& name) {
-  ctx.kernel().params.push_back(Param{ParamKind::Length, name, ScalarType::U32, 0, false, nullptr});
-}
-
-void addArrayParam(Context& ctx, const std::vector<ArrayId>& ids, const ExpPtr& length,
-                   bool output) {
-  for (ArrayId id : ids) {
-    const ArrayDecl& a = ctx.array(id);
-    ctx.kernel().params.push_back(Param{ParamKind::Array, a.name, a.type, id, output, length});
-  }
-}
-
-void addScalarParam(Context& ctx, const std::string& name, ScalarType type) {
-  ctx.kernel().params.push_back(Param{ParamKind::Scalar, name, type, 0, false, nullptr});
-}
-
-Context& newCaptureContext(std::unique_ptr<Context>& holder, const std::string& name,
-                           uint32_t threadsPerBlock) {
-  if (name.empty()) throw Error("capture: a kernel needs a name; got an empty string");
-  if (!ir::isIdentifier(name)) {
-    throw Error("capture: a kernel name must be a C identifier (letters, digits, _); got '" + name +
-                "'");
-  }
-  if (const std::optional<std::string> why = ir::reservedIdentifierReason(name)) {
-    throw Error("capture: kernel name '" + name + "' is " + *why + "; choose another name");
-  }
-  if (threadsPerBlock == 0 || threadsPerBlock > 1024) {
-    throw Error("capture(" + name +
-                "): threadsPerBlock must be in 1..1024 (CUDA's limit; "
-                "larger blocks are virtualized); got " +
-                std::to_string(threadsPerBlock));
-  }
-  holder = std::make_unique<Context>(threadsPerBlock);
-  holder->kernel().name = name;
-  {
-    std::lock_guard<std::mutex> lock(namesMutex);
-    names[holder->serial() % kNamesKept] = {holder->serial(), name};
-  }
-  return *holder;
 }
 
 }  // namespace detail

@@ -2,13 +2,12 @@
 #include "obsidian/kernel.hpp"
 
 #include <atomic>
-#include <iostream>
 
 #include "codegen/emit_cuda.hpp"
 #include "ir/deep_stack.hpp"
 #include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
-#include "memmap/memory_map.hpp"
+#include "kernel/kernel_access.hpp"
 #include "obsidian/cache.hpp"
 
 namespace obsidian {
@@ -17,8 +16,19 @@ namespace {
 std::atomic<uint64_t> nextKernelId{1};
 }
 
-Kernel::Kernel(LoweredKernel lowered)
-    : data_(std::make_shared<const LoweredKernel>(std::move(lowered))), id_(nextKernelId++) {}
+Kernel::Kernel(std::shared_ptr<const LoweredKernel> lowered)
+    : data_(std::move(lowered)), id_(nextKernelId++) {}
+
+const std::string& Kernel::name() const { return data_->lowered.name; }
+const std::string& Kernel::cuda() const { return data_->cuda; }
+uint32_t Kernel::threadsPerBlock() const { return data_->lowered.threadsPerBlock; }
+uint32_t Kernel::sharedBytes() const { return data_->lowered.sharedBytes; }
+const std::vector<Param>& Kernel::params() const { return data_->lowered.params; }
+const KernelIR& Kernel::ir() const { return data_->lowered; }
+const KernelIR& Kernel::reifiedIr() const { return data_->reified; }
+const std::vector<PassTiming>& Kernel::timings() const { return data_->timings; }
+const std::vector<std::string>& Kernel::nvrtcOptions() const { return data_->nvrtcOptions; }
+const std::string& Kernel::irDump() const { return data_->irDump; }
 
 const std::string& Kernel::checkedCuda() const {
   if (!checkedCuda_) {
@@ -48,105 +58,76 @@ const CompileResult& Kernel::compile(const CompileOptions& requested) const {
   return *compiled_;
 }
 
-nlohmann::json Kernel::report() const {
-  return ir::withStackFor(ir::maxDepth(data_->lowered), [this] { return reportJson(); });
+KernelReport Kernel::report() const {
+  return ir::withStackFor(ir::maxDepth(data_->lowered), [this] { return makeReport(); });
 }
 
-nlohmann::json Kernel::reportJson() const {
-  using nlohmann::json;
+KernelReport Kernel::makeReport() const {
   const KernelIR& k = data_->lowered;
   auto show = [&](const ExpPtr& e) { return e ? ir::printExp(e, k.arrays) : std::string(); };
-  json r;
-  r["name"] = k.name;
-  r["threadsPerBlock"] = k.threadsPerBlock;
-  r["sharedBytes"] = k.sharedBytes;
-  r["gridBlocks"] = show(k.gridBlocks);
-
-  json params = json::array();
+  auto typeName = [](ScalarType t) { return std::string(cudaTypeName(t)); };
+  KernelReport r;
+  r.name = k.name;
+  r.threadsPerBlock = k.threadsPerBlock;
+  r.sharedBytes = k.sharedBytes;
+  r.gridBlocks = show(k.gridBlocks);
   for (const Param& p : k.params) {
-    json j{{"name", p.name}, {"type", std::string(cudaTypeName(p.type))}};
+    ReportParam q{p.name, typeName(p.type), "", ""};
     switch (p.kind) {
       case ParamKind::Array:
-        j["kind"] = p.output ? "output" : (k.arrays[p.array].writable ? "mutable" : "input");
-        j["length"] = show(p.length);
+        q.kind = p.output ? "output" : (k.arrays[p.array].writable ? "mutable" : "input");
+        q.length = show(p.length);
         break;
-      case ParamKind::Length: j["kind"] = "length"; break;
-      case ParamKind::Scalar: j["kind"] = "scalar"; break;
+      case ParamKind::Length: q.kind = "length"; break;
+      case ParamKind::Scalar: q.kind = "scalar"; break;
     }
-    params.push_back(j);
+    r.params.push_back(std::move(q));
   }
-  r["params"] = params;
-
-  json pre = json::array();
   for (const Precondition& p : k.preconditions) {
-    pre.push_back({{"condition", show(p.holds)}, {"message", p.message}});
+    r.preconditions.push_back(ReportPrecondition{show(p.holds), p.message});
   }
-  r["preconditions"] = pre;
-
-  json shared = json::array();
   for (const ArrayPlacement& p : data_->placements) {
     const ArrayDecl& a = k.arrays[p.array];
-    shared.push_back({{"name", a.name},
-                      {"type", std::string(cudaTypeName(a.type))},
-                      {"level", std::string(levelName(a.level))},
-                      {"elements", a.length},
-                      {"bytes", p.bytes},
-                      {"offset", p.offset},
-                      {"liveFrom", p.liveFrom},
-                      {"liveTo", p.liveTo}});
+    r.sharedArrays.push_back(ReportSharedArray{a.name, typeName(a.type),
+                                               std::string(levelName(a.level)), a.length, p.bytes,
+                                               p.offset, p.liveFrom, p.liveTo});
   }
-  r["sharedArrays"] = shared;
-  json local = json::array();
   for (const ArrayDecl& a : k.arrays) {
     if (a.space == MemorySpace::Local) {
-      local.push_back(
-          {{"name", a.name}, {"type", std::string(cudaTypeName(a.type))}, {"elements", a.length}});
+      r.localArrays.push_back(ReportLocalArray{a.name, typeName(a.type), a.length});
     }
   }
-  r["localArrays"] = local;
-  r["barriers"] = {{"block", data_->barriers.block}, {"warp", data_->barriers.warp}};
-
-  json timings = json::object();
-  for (const PassTiming& t : data_->timings) timings[t.pass] = t.milliseconds;
-  r["nvrtcOptions"] = data_->nvrtcOptions;
+  r.barriers = data_->barriers;
+  r.nvrtcOptions = data_->nvrtcOptions;
+  r.timings = data_->timings;
   if (compiled_) {
-    r["arch"] = compiledOptions_.front();
-    r["registers"] = compiled_->registers;
-    r["spillStoreBytes"] = compiled_->spillStoreBytes;
-    r["spillLoadBytes"] = compiled_->spillLoadBytes;
-    r["stackBytes"] = compiled_->stackBytes;
-    timings["compile"] = compiled_->seconds * 1000.0;
-  } else {
-    r["registers"] = nullptr;
-    r["spillStoreBytes"] = nullptr;
-    r["spillLoadBytes"] = nullptr;
-    r["stackBytes"] = nullptr;
+    r.compiled = ReportCompiled{compiledOptions_.front(),   compiled_->registers,
+                                compiled_->spillStoreBytes, compiled_->spillLoadBytes,
+                                compiled_->stackBytes,      compiled_->seconds * 1000.0};
   }
-  r["timingsMs"] = timings;
   return r;
 }
 
 namespace detail {
 
-Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options,
-                     double reifyMilliseconds) {
-  KernelIR& k = ctx->kernel();
-  if (k.body.empty()) {
-    throw Error("capture(" + k.name +
-                "): the kernel computes nothing (its result writes no "
-                "element)");
-  }
-  LowerOptions lo;
-  lo.sharedMemoryLimit = options.sharedMemoryLimit;
-  lo.dumpIr = options.dumpIr;
-  lo.reuseSharedMemory = options.reuseSharedMemory;
-  lo.faults = options.faults;
-  LoweredKernel lowered =
-      ir::withStackFor(ir::maxDepth(k), [&] { return lowerKernel(std::move(k), lo); });
-  lowered.timings.insert(lowered.timings.begin(), PassTiming{"reify", reifyMilliseconds});
-  lowered.nvrtcOptions = options.nvrtcOptions;
-  return Kernel(std::move(lowered));
+Kernel KernelAccess::make(LoweredKernel lowered) {
+  return Kernel(std::make_shared<const LoweredKernel>(std::move(lowered)));
 }
 
 }  // namespace detail
+
+namespace testing {
+
+Kernel withFaults(const Kernel& k, const Faults& faults) {
+  const LoweredKernel& original = detail::KernelAccess::lowered(k);
+  LowerOptions options = original.options;
+  options.faults = faults;
+  LoweredKernel lowered = ir::withStackFor(ir::maxDepth(original.reified),
+                                           [&] { return lowerKernel(original.reified, options); });
+  lowered.timings.insert(lowered.timings.begin(), original.timings.front());  // reify
+  lowered.nvrtcOptions = original.nvrtcOptions;
+  return detail::KernelAccess::make(std::move(lowered));
+}
+
+}  // namespace testing
 }  // namespace obsidian

@@ -4,9 +4,18 @@
 #include <vector>
 
 #include "memmap/liveness.hpp"
-#include "obsidian/kernel.hpp"
 
 namespace obsidian {
+
+// Where the memory map put a shared array, and when it is live (positions are pre-order
+// statement numbers of the program the memory map saw: the reified IR plus reuse barriers).
+struct ArrayPlacement {
+  ArrayId array = 0;
+  uint32_t offset = 0;
+  uint32_t bytes = 0;
+  uint32_t liveFrom = 0;
+  uint32_t liveTo = 0;
+};
 
 // memoryMap(k, live, limit): simulate the program against the first-fit Allocator, allocating
 // each shared array at its Allocate and freeing it where `live` says; set every shared array's

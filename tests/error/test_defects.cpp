@@ -13,6 +13,7 @@
 #include "../kernels.hpp"
 #include "../support.hpp"
 #include "codegen/emit_cuda.hpp"
+#include "kernel/kernel_access.hpp"
 #include "obsidian/export.hpp"
 #include "obsidian/obsidian.hpp"
 
@@ -164,7 +165,7 @@ TEST_CASE("defect: an expression 2^15 deep captures, prints, exports and simulat
   const uint32_t chunk = 1u << 15;
   const Kernel k = foldChunks(chunk);
   CHECK(k.cuda().find(" + 32767u]") != std::string::npos);
-  CHECK(k.report()["name"] == "foldChunks");
+  CHECK(k.report().name == "foldChunks");
   CHECK(exportHeader({k}, ExportOptions{"deep", ""}).find("foldChunks_launch") !=
         std::string::npos);
   std::vector<uint32_t> in = ::testing::randomWords(2 * chunk, 7), out(2);
@@ -214,7 +215,7 @@ TEST_CASE("defect: the simulator ends a loop whose step would wrap, as the print
   // A loop from 2^32 - 16 to 2^32 - 1 in steps of 8 runs twice (before: the third step wrapped
   // to 0 and the loop went on).
   const Kernel base = capture("count", 1, [](DPull<EWord32> in) { return push<Grid>(in); });
-  LoweredKernel l = base.lowered();
+  LoweredKernel l = detail::KernelAccess::lowered(base);
   KernelIR& k = l.lowered;
   const ArrayId out = k.params[2].array;
   Body body{
@@ -229,7 +230,7 @@ TEST_CASE("defect: the simulator ends a loop whose step would wrap, as the print
   const std::string cuda = emitCuda(k);
   CHECK(cuda.find("w += min(4294967295u - w, 8u)") != std::string::npos);
   l.cuda = cuda;
-  const Kernel wraps{l};
+  const Kernel wraps = detail::KernelAccess::make(l);
   std::vector<uint32_t> in{0}, result{0};
   simulate(wraps, {in, result});
   CHECK(result[0] == 2);

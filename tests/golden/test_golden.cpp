@@ -62,7 +62,7 @@ TEST_CASE("golden: increment2 (paper Figure 13), a sequential loop inside each t
 TEST_CASE("golden: sumUp' in three forced stages") {
   const Kernel k = paper::sumUpKernel();
   checkGolden(k);
-  CHECK(k.report()["sharedArrays"].size() == 3);
+  CHECK(k.report().sharedArrays.size() == 3);
   CHECK(count(k.cuda(), "__syncthreads();") == 4);  // three stages + reuse across blocks
 }
 
@@ -78,7 +78,7 @@ TEST_CASE("golden: agnostic at Warp level uses __syncwarp, never __syncthreads")
   checkGolden(k);
   CHECK(count(k.cuda(), "__syncwarp();") >= 3);
   CHECK(count(k.cuda(), "__syncthreads") == 0);
-  CHECK(k.report()["barriers"]["block"] == 0);
+  CHECK(k.report().barriers.block == 0);
 }
 
 TEST_CASE("golden: red3 reduction reuses shared memory between stages") {

@@ -75,7 +75,7 @@ TEST_CASE("fuzz found: one Warp program per block, 1024 threads, fits in shared 
   for (uint32_t i = 0; i < in.size(); ++i) in[i] = (i * 2654435761u) >> 7;
   std::vector<uint32_t> out(737);
   const Kernel k = oneWarpProgram(1024);
-  CHECK(k.report()["sharedBytes"] == oneWarpProgram(32).report()["sharedBytes"]);
+  CHECK(k.report().sharedBytes == oneWarpProgram(32).report().sharedBytes);
   simulate(k, {in, out});
   CHECK(out == expected(in));
 }

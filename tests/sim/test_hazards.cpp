@@ -1,5 +1,5 @@
 // One planted hazard of each kind is reported with the kernel, array, index, both threads and
-// both statements. Faults are planted with CaptureOptions::Faults (drop a barrier, shrink an
+// both statements. Faults are planted with testing::withFaults (drop a barrier, shrink an
 // array) or by editing a kernel's lowered IR.
 #include <doctest/doctest.h>
 
@@ -7,6 +7,7 @@
 
 #include "../../examples/increment/increment.hpp"
 #include "../../examples/reduce/reduce.hpp"
+#include "kernel/kernel_access.hpp"
 
 using namespace obsidian;
 
@@ -15,20 +16,16 @@ namespace {
 std::vector<uint32_t> ones(size_t n) { return std::vector<uint32_t>(n, 1); }
 
 // red3 over 512 elements with 256 threads; `faults` break it.
-Kernel red3With(const CaptureOptions::Faults& faults) {
-  CaptureOptions o;
-  o.faults = faults;
-  return capture(
-      "red3", 256,
-      [](DPull<EWord32> in) {
-        return paper::mapRed(
-            512,
-            [](const Program<Block>& p, const SPull<EWord32>& c) {
-              return paper::red3(p, 2, paper::plus, c);
-            },
-            in);
-      },
-      o);
+Kernel red3With(const Faults& faults) {
+  const Kernel k = capture("red3", 256, [](DPull<EWord32> in) {
+    return paper::mapRed(
+        512,
+        [](const Program<Block>& p, const SPull<EWord32>& c) {
+          return paper::red3(p, 2, paper::plus, c);
+        },
+        in);
+  });
+  return testing::withFaults(k, faults);
 }
 
 std::string hazardOf(const Kernel& k, const std::vector<KernelArg>& args, SimOptions o = {}) {
@@ -49,7 +46,7 @@ TEST_CASE("hazard: the intact kernels are clean") {
 }
 
 TEST_CASE("hazard: a dropped __syncthreads is a shared-memory race") {
-  CaptureOptions::Faults f;
+  Faults f;
   f.dropBarrier = 0;  // between the first and the second stage
   std::vector<uint32_t> out(2);
   CHECK(hazardOf(red3With(f), {ones(1024), out}) ==
@@ -62,8 +59,8 @@ TEST_CASE("hazard: a dropped __syncthreads is a shared-memory race") {
 TEST_CASE("hazard: dropping the barrier between virtual blocks races across iterations") {
   // The last barrier of red3 separates one virtual block from the next on a real block.
   const Kernel intact = red3With({});
-  const uint32_t barriers = intact.report()["barriers"]["block"];
-  CaptureOptions::Faults f;
+  const uint32_t barriers = intact.report().barriers.block;
+  Faults f;
   f.dropBarrier = static_cast<int>(barriers) - 1;
   std::vector<uint32_t> out(4);
   // With one block per chunk there is no reuse and no race...
@@ -75,7 +72,7 @@ TEST_CASE("hazard: dropping the barrier between virtual blocks races across iter
 }
 
 TEST_CASE("hazard: a shrunk allocation is an out-of-bounds access") {
-  CaptureOptions::Faults f;
+  Faults f;
   f.shrinkArray = "arr1";
   f.shrinkTo = 100;
   std::vector<uint32_t> out(2);
@@ -116,28 +113,28 @@ TEST_CASE("hazard: a read of shared memory that nothing wrote") {
 
 TEST_CASE("hazard: a dropped __syncwarp is a race inside a warp") {
   auto warpKernel = [](int drop) {
-    CaptureOptions o;
-    o.faults.dropBarrier = drop;
-    return capture(
-        "warpRev", 64,
-        [](DPull<EWord32> in) {
-          auto warps =
-              fmap([](const SPull<EWord32>& c) { return splitUp(32, c); }, splitUp(64, in));
-          return pConcat(fmap(
-              [](const SPull<SPull<EWord32>>& block) {
-                return pConcat(fmap(
-                    [](const SPull<EWord32>& w) {
-                      return exec<Warp>([w](const Program<Warp>& p) {
-                        auto a = forcePull(p, w);
-                        return push<Warp>(
-                            mkPull(32u, [a](const EWord32& i) { return a[31u - i]; }));
-                      });
-                    },
-                    block));
-              },
-              warps));
-        },
-        o);
+    Faults f;
+    f.dropBarrier = drop;
+    return testing::withFaults(
+        capture("warpRev", 64,
+                [](DPull<EWord32> in) {
+                  auto warps =
+                      fmap([](const SPull<EWord32>& c) { return splitUp(32, c); }, splitUp(64, in));
+                  return pConcat(fmap(
+                      [](const SPull<SPull<EWord32>>& block) {
+                        return pConcat(fmap(
+                            [](const SPull<EWord32>& w) {
+                              return exec<Warp>([w](const Program<Warp>& p) {
+                                auto a = forcePull(p, w);
+                                return push<Warp>(
+                                    mkPull(32u, [a](const EWord32& i) { return a[31u - i]; }));
+                              });
+                            },
+                            block));
+                      },
+                      warps));
+                }),
+        f);
   };
   std::vector<uint32_t> in(128), out(128);
   for (uint32_t i = 0; i < 128; ++i) in[i] = i + 1;
@@ -171,14 +168,14 @@ TEST_CASE("hazard: two blocks write one global address without atomics") {
 TEST_CASE("hazard: a barrier reached by only part of a block") {
   // verify rejects this in a capture, so the lowered IR of a correct kernel is edited: the
   // first stage's barrier is moved under `if (threadIdx.x < 128u)`.
-  LoweredKernel l = red3With({}).lowered();
+  LoweredKernel l = detail::KernelAccess::lowered(red3With({}));
   Body& grid = std::get<SeqFor>(l.lowered.body.at(0).node).body;
   auto sync = std::find_if(grid.begin(), grid.end(),
                            [](const Stmt& s) { return std::holds_alternative<Sync>(s.node); });
   REQUIRE(sync != grid.end());
   *sync = Cond{
       Level::Block, ir::binary(BinOp::Lt, ir::threadIdx(), ir::u32(128)), {Sync{Level::Block}}, {}};
-  const Kernel broken(std::move(l));
+  const Kernel broken = detail::KernelAccess::make(std::move(l));
   std::vector<uint32_t> out(2);
   CHECK(hazardOf(broken, {ones(1024), out}) ==
         "simulate(kernel red3): __syncthreads() reached by only part of block 0: 128 of 256 "

@@ -52,7 +52,7 @@ TEST_CASE("warpReduce: butterfly shuffles, no shared memory and no barrier") {
     const std::string cuda = k.cuda();
     if (m > 1) CHECK(cuda.find("__shfl_sync(0xffffffffu, reg") != std::string::npos);
     CHECK(cuda.find("__syncwarp") == std::string::npos);
-    CHECK(k.report()["sharedBytes"] == 0);
+    CHECK(k.report().sharedBytes == 0);
     const std::vector<uint32_t> in = randomWords(m * 2 * 3, m);
     std::vector<uint32_t> out(6);
     simulate(k, {in, out});
@@ -68,7 +68,7 @@ TEST_CASE("blockReduce: two barriers whatever the block size") {
   for (uint32_t threads : {32u, 64u, 256u, 1024u}) {
     const Kernel k = blockSums(threads);
     // ... and one more that ends each virtual block (its shared memory is reused by the next).
-    CHECK(k.report()["barriers"]["block"] == (threads == 32 ? 2 : 3));
+    CHECK(k.report().barriers.block == (threads == 32 ? 2 : 3));
     const std::vector<uint32_t> in = randomWords(threads * 3, threads);
     std::vector<uint32_t> out(3);
     simulate(k, {in, out});

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <obsidian/obsidian.hpp>
+#include <obsidian/report_json.hpp>
 
 #include "../kernels.hpp"
 
@@ -38,7 +39,7 @@ TEST_CASE("capture: parameters follow the callable's types and order") {
             "params(const float* in0, uint32_t n0, float s1, const uint32_t* in2, uint32_t n2, "
             "float* out0)"));
   CHECK(has(k, "s1 * in0[i0] + (float)in2[i0]"));
-  const auto params = k.report()["params"];
+  const auto params = toJson(k.report())["params"];
   REQUIRE(params.size() == 6);
   CHECK(params[2]["kind"] == "scalar");
   CHECK(params[5]["kind"] == "output");
@@ -59,7 +60,7 @@ TEST_CASE("capture: static-length inputs take their length from CaptureOptions")
   CHECK(has(k, "staticIn(const uint32_t* in0, uint32_t* out0)"));
   // 1000 virtual threads on 256 real ones: a strided loop.
   CHECK(has(k, "for (uint32_t i0 = threadIdx.x; i0 < 1000u; i0 += 256u)"));
-  CHECK(k.report()["params"][0]["length"] == "1000u");
+  CHECK(toJson(k.report())["params"][0]["length"] == "1000u");
   compiles(k);
 }
 
@@ -90,7 +91,7 @@ TEST_CASE("capture: arrays of tuples are forced as one shared array per componen
         },
         splitUp(256, zip(a, b))));
   });
-  const auto shared = k.report()["sharedArrays"];
+  const auto shared = toJson(k.report())["sharedArrays"];
   REQUIRE(shared.size() == 2);
   CHECK(shared[0]["type"] == "uint32_t");
   CHECK(shared[1]["type"] == "float");
@@ -189,7 +190,7 @@ TEST_CASE("capture: force at Thread level makes a per-thread array") {
   });
   CHECK(has(k, "uint32_t loc0[4];"));
   CHECK(k.sharedBytes() == 0);
-  CHECK(k.report()["localArrays"].size() == 1);
+  CHECK(toJson(k.report())["localArrays"].size() == 1);
   compiles(k);
 }
 
@@ -279,7 +280,7 @@ TEST_CASE("capture: the report holds what the issue asks for") {
         },
         splitUp(512, in)));
   });
-  nlohmann::json r = k.report();
+  nlohmann::json r = toJson(k.report());
   CHECK(r["name"] == "reported");
   CHECK(r["threadsPerBlock"] == 256);
   CHECK(r["sharedBytes"] == 1024);
@@ -290,7 +291,7 @@ TEST_CASE("capture: the report holds what the issue asks for") {
   CHECK(r["registers"].is_null());
   CHECK(r["timingsMs"].contains("memory map"));
   k.compile();
-  r = k.report();
+  r = toJson(k.report());
   CHECK(r["registers"].get<int>() > 0);
   CHECK(r["spillStoreBytes"] == 0);
   CHECK(r["stackBytes"] == 0);
@@ -309,7 +310,7 @@ TEST_CASE("capture: a kernel's own NVRTC options go wherever it is compiled") {
   const CompileResult& r = k.compile();
   CHECK(std::find(r.options.begin(), r.options.end(), "--fmad=false") != r.options.end());
   CHECK(k.compileOptions().extraOptions == std::vector<std::string>{"--fmad=false"});
-  CHECK(k.report()["nvrtcOptions"][0] == "--fmad=false");
+  CHECK(toJson(k.report())["nvrtcOptions"][0] == "--fmad=false");
   // Without the option, NVRTC contracts v * v + 1 into an FMA.
   const Kernel fused = capture("withFma", 64, [](DPull<EFloat> x) {
     return push<Grid>(fmap([](const EFloat& v) { return v * v + 1.0f; }, x));

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <obsidian/obsidian.hpp>
+#include <obsidian/report_json.hpp>
 
 #include "../../examples/reduce/fast_reduce.hpp"
 #include "../../examples/reduce/large_reduce.hpp"

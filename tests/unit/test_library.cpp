@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <obsidian/report_json.hpp>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,7 @@ SPull<EWord32> fan(const SPull<EWord32>& arr) {
 
 std::vector<std::string> preconditionMessages(const Kernel& k) {
   std::vector<std::string> out;
-  const nlohmann::json report = k.report();
+  const nlohmann::json report = toJson(k.report());
   for (const auto& p : report["preconditions"]) out.push_back(p["message"].get<std::string>());
   return out;
 }
@@ -319,7 +320,7 @@ TEST_CASE("library: dynamic lengths become launch preconditions of the capture")
   const Kernel k = capture("chunks", 32, [](DPull<EWord32> in) {
     return pConcat(fmap([](const SPull<EWord32>& c) { return push<Block>(c); }, splitUp(32, in)));
   });
-  const auto pre = k.report()["preconditions"];
+  const auto pre = toJson(k.report())["preconditions"];
   REQUIRE(pre.size() == 1);
   CHECK(pre[0]["message"].get<std::string>() == "splitUp(32) needs a length divisible by 32");
   CHECK(pre[0]["condition"].get<std::string>() == "n0 % 32u == 0u");
@@ -340,7 +341,7 @@ TEST_CASE("library: dynamic lengths become launch preconditions of the capture")
   const Kernel one = capture("ones", 32, [](DPull<EWord32> in) {
     return pConcat(fmap([](const SPull<EWord32>& c) { return push<Block>(c); }, splitUp(1, in)));
   });
-  CHECK(one.report()["preconditions"].empty());
+  CHECK(toJson(one.report())["preconditions"].empty());
   CHECK_THROWS_WITH_AS(
       capture("bad", 32,
               [](DPull<EWord32> in) {

@@ -3,12 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <obsidian/report_json.hpp>
 #include <string>
 #include <vector>
 
 #include "../../examples/increment/increment.hpp"
 #include "../../examples/reduce/reduce.hpp"
 #include "ir_builder.hpp"
+#include "kernel/kernel_access.hpp"
 #include "memmap/liveness.hpp"
 #include "memmap/memory_map.hpp"
 #include "memmap/reuse_barriers.hpp"
@@ -43,7 +45,7 @@ bool liveOverlap(const ArrayPlacement& a, const ArrayPlacement& b) {
 
 // No two arrays that are live at the same time share a byte.
 void checkNoLiveSharing(const Kernel& kernel) {
-  const auto& ps = kernel.lowered().placements;
+  const auto& ps = detail::KernelAccess::lowered(kernel).placements;
   for (size_t i = 0; i < ps.size(); ++i) {
     CHECK(ps[i].offset % 16 == 0);
     CHECK(ps[i].offset + ps[i].bytes <= kernel.sharedBytes());
@@ -196,7 +198,7 @@ TEST_CASE("liveness: arrays are freed at the next barrier after their last use")
 
 TEST_CASE("memory map: red3 reuses memory and never shares bytes between live arrays") {
   const Kernel kernel = paper::red3Kernel();
-  const auto& ps = kernel.lowered().placements;
+  const auto& ps = detail::KernelAccess::lowered(kernel).placements;
   REQUIRE(ps.size() == 8);
   uint32_t sum = 0;
   for (const ArrayPlacement& p : ps) sum += p.bytes;
@@ -207,20 +209,20 @@ TEST_CASE("memory map: red3 reuses memory and never shares bytes between live ar
   // Consecutive arrays are both live (one is read to write the other).
   for (size_t i = 0; i + 1 < ps.size(); ++i) CHECK(liveOverlap(ps[i], ps[i + 1]));
   // The report shows the same placements.
-  const auto report = kernel.report();
+  const auto report = toJson(kernel.report());
   REQUIRE(report["sharedArrays"].size() == 8);
   CHECK(report["sharedArrays"][1]["offset"].get<uint32_t>() == ps[1].offset);
   CHECK(report["sharedBytes"].get<uint32_t>() == 1536);
 
   // On the reified IR: the last array is read by the final one-thread write, with no barrier
   // after it in the virtual-block loop body, which therefore needs a trailing __syncthreads.
-  const KernelIR& reified = kernel.lowered().reified;
+  const KernelIR& reified = detail::KernelAccess::lowered(kernel).reified;
   const Liveness live = analyzeLiveness(reified);
   CHECK(live.arrays.size() == 8);
   const Body* blockBody = &std::get<DistrPar>(reified.body.at(0).node).body;
   REQUIRE(live.needsTrailingSync.count(blockBody) == 1);
   CHECK(live.needsTrailingSync.at(blockBody) == Level::Block);
-  CHECK(kernel.lowered().barriers.block == 9);  // 8 forces + the trailing one
+  CHECK(detail::KernelAccess::lowered(kernel).barriers.block == 9);  // 8 forces + the trailing one
 }
 
 TEST_CASE("memory map: the paper's kernels never share bytes between live arrays") {
@@ -232,7 +234,7 @@ TEST_CASE("memory map: the paper's kernels never share bytes between live arrays
 
 TEST_CASE("memory map: warp arrays take one slice per real warp") {
   const Kernel kernel = paper::agnosticWarpKernel();  // 256 threads: 8 warps
-  const auto& ps = kernel.lowered().placements;
+  const auto& ps = detail::KernelAccess::lowered(kernel).placements;
   REQUIRE(ps.size() == 3);
   for (const ArrayPlacement& p : ps) {
     CHECK(kernel.ir().arrays[p.array].level == Level::Warp);

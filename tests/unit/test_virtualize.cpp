@@ -423,11 +423,11 @@ TEST_CASE("virtualize: virtual blocks loop over the grid, for any number of real
 }
 
 TEST_CASE("virtualize: gridBlocks of the paper's kernels") {
-  CHECK(paper::incrementKernel().report()["gridBlocks"].get<std::string>() == "n0 / 256u");
+  CHECK(paper::incrementKernel().report().gridBlocks == "n0 / 256u");
   CHECK(show(paper::incrementKernel().ir(), paper::incrementKernel().ir().gridBlocks) ==
         "n0 / 256u");
-  CHECK(paper::red3Kernel().report()["gridBlocks"].get<std::string>() == "n0 / 512u");
-  CHECK(paper::increment2Kernel().report()["gridBlocks"].get<std::string>() == "n0 / 8192u");
+  CHECK(paper::red3Kernel().report().gridBlocks == "n0 / 512u");
+  CHECK(paper::increment2Kernel().report().gridBlocks == "n0 / 8192u");
 }
 
 TEST_CASE("virtualize: a grid-level ForAll becomes a grid-stride loop") {

@@ -1,0 +1,175 @@
+// Kernel capture: reify a C++ callable from input arrays to Push<Grid> results into a Kernel,
+// its parameters derived from the callable's types (DPull<EWord32> becomes `const uint32_t*
+// in0, uint32_t n0`). The parts that need no template live in src/kernel/capture.cpp.
+#pragma once
+
+#include <boost/hana/for_each.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "obsidian/atomic.hpp"
+#include "obsidian/force.hpp"
+#include "obsidian/kernel.hpp"
+
+namespace obsidian {
+
+// ------------------------------------------------------------------ parameters of a capture
+namespace detail {
+
+struct CaptureState {
+  Context& ctx;
+  const CaptureOptions& options;
+  size_t staticUsed = 0;
+};
+
+uint32_t nextStaticLength(CaptureState& s, size_t position);
+void checkAllStaticLengthsUsed(const CaptureState& s);
+void addLengthParam(Context& ctx, const std::string& name);
+void addArrayParam(Context& ctx, const std::vector<ArrayId>& ids, const ExpPtr& length,
+                   bool output);
+void addScalarParam(Context& ctx, const std::string& name, ScalarType type);
+
+template <class P>
+struct KernelParam {
+  static_assert(alwaysFalse<P>,
+                "capture: a kernel parameter must be DPull<T>, SPull<T> (with its length in "
+                "CaptureOptions::staticLengths), DMutable<X> or a scalar Exp<X>");
+};
+
+template <class T>
+struct KernelParam<Pull<EWord32, T>> {
+  static Pull<EWord32, T> make(CaptureState& s, size_t k) {
+    const auto h = MemoryOps<T>::global(s.ctx, "in" + std::to_string(k), false);
+    std::vector<ArrayId> ids;
+    MemoryOps<T>::ids(h, ids);
+    const EWord32 n = variable<uint32_t>("n" + std::to_string(k));
+    addArrayParam(s.ctx, ids, n.node(), false);
+    addLengthParam(s.ctx, "n" + std::to_string(k));  // after the pointers
+    return Pull<EWord32, T>(n, [h](const EWord32& i) { return MemoryOps<T>::read(h, i); });
+  }
+};
+
+template <class T>
+struct KernelParam<Pull<uint32_t, T>> {
+  static Pull<uint32_t, T> make(CaptureState& s, size_t k) {
+    const uint32_t n = nextStaticLength(s, k);
+    const auto h = MemoryOps<T>::global(s.ctx, "in" + std::to_string(k), false);
+    std::vector<ArrayId> ids;
+    MemoryOps<T>::ids(h, ids);
+    addArrayParam(s.ctx, ids, ir::u32(n), false);
+    return Pull<uint32_t, T>(n, [h](const EWord32& i) { return MemoryOps<T>::read(h, i); });
+  }
+};
+
+template <KernelScalar X>
+struct KernelParam<Mutable<EWord32, X>> {
+  static DMutable<X> make(CaptureState& s, size_t k) {
+    const ArrayRef id = MemoryOps<Exp<X>>::global(s.ctx, "m" + std::to_string(k), true);
+    const EWord32 n = variable<uint32_t>("n" + std::to_string(k));
+    addArrayParam(s.ctx, {id.id}, n.node(), false);  // writable, but not a result of the kernel
+    addLengthParam(s.ctx, "n" + std::to_string(k));
+    return DMutable<X>(id, n);
+  }
+};
+
+template <KernelScalar X>
+struct KernelParam<Exp<X>> {
+  static Exp<X> make(CaptureState& s, size_t k) {
+    const std::string name = "s" + std::to_string(k);
+    addScalarParam(s.ctx, name, scalarTypeOf<X>);
+    return variable<X>(name);
+  }
+};
+
+template <class F>
+struct CallableArgs : CallableArgs<decltype(&F::operator())> {};
+template <class R, class... A>
+struct CallableArgs<R (*)(A...)> {
+  using Args = std::tuple<std::remove_cvref_t<A>...>;
+};
+template <class R, class... A>
+struct CallableArgs<R(A...)> {
+  using Args = std::tuple<std::remove_cvref_t<A>...>;
+};
+template <class C, class R, class... A>
+struct CallableArgs<R (C::*)(A...) const> {
+  using Args = std::tuple<std::remove_cvref_t<A>...>;
+};
+template <class C, class R, class... A>
+struct CallableArgs<R (C::*)(A...)> {
+  using Args = std::tuple<std::remove_cvref_t<A>...>;
+};
+
+template <class R>
+void bindOutput(Context& ctx, const R& result, size_t j) {
+  static_assert(isPush<R>,
+                "capture: a kernel's result must be a Push<Grid> array or a tuple of them");
+  using L = typename R::Level;
+  static_assert(!std::is_same_v<L, Warp>,
+                "warp-level programs only inside blocks: pConcat the Push<Warp> arrays into a "
+                "Push<Block> first");
+  static_assert(std::is_same_v<L, Grid> || std::is_same_v<L, Warp>,
+                "capture: a kernel's result must be Push<Grid>: pConcat block programs over the "
+                "grid");
+  using T = typename R::Element;
+  static_assert(Storable<T>, "capture: output elements must be Exp<X> or hana::tuple of them");
+  const auto h = MemoryOps<T>::global(ctx, "out" + std::to_string(j), true);
+  std::vector<ArrayId> ids;
+  MemoryOps<T>::ids(h, ids);
+  const ExpPtr length = sizeConv(result.len()).node();
+  addArrayParam(ctx, ids, length, true);
+  ctx.kernel().outputs.push_back(OutputInfo{ids, length});
+  Program<Grid> p(ctx, ctx.kernel().body);
+  result(p, [h](const Program<Thread>& t, const typename R::Element& v, const EWord32& i) {
+    MemoryOps<T>::write(t, h, i, v);
+  });
+}
+
+template <class R>
+void bindOutputs(Context& ctx, const R& result) {
+  if constexpr (isPush<R>) {
+    bindOutput(ctx, result, 0);
+  } else {
+    size_t j = 0;
+    hana::for_each(result, [&](const auto& r) { bindOutput(ctx, r, j++); });
+  }
+}
+
+Context& newCaptureContext(std::unique_ptr<Context>& holder, const std::string& name,
+                           uint32_t threadsPerBlock);
+Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options,
+                     double reifyMilliseconds);
+
+}  // namespace detail
+
+// capture(name, threadsPerBlock, f): reify f into a kernel run by `threadsPerBlock` real
+// threads per block. f takes DPull/SPull/DMutable arrays and scalar Exps and returns a
+// Push<Grid> (or a hana::tuple of them, one output each).
+template <class F>
+Kernel capture(const std::string& name, uint32_t threadsPerBlock, F f,
+               const CaptureOptions& options = {}) {
+  std::unique_ptr<Context> holder;
+  Context& ctx = detail::newCaptureContext(holder, name, threadsPerBlock);
+  const auto start = std::chrono::steady_clock::now();
+  {
+    detail::ContextScope scope(ctx);
+    detail::CaptureState state{ctx, options};
+    using Args = typename detail::CallableArgs<F>::Args;
+    auto args = [&]<size_t... K>(std::index_sequence<K...>) {
+      // Braces keep parameters in declaration order.
+      return std::tuple<std::tuple_element_t<K, Args>...>{
+          detail::KernelParam<std::tuple_element_t<K, Args>>::make(state, K)...};
+    }
+    (std::make_index_sequence<std::tuple_size_v<Args>>{});
+    detail::checkAllStaticLengthsUsed(state);
+    auto result = std::apply(f, args);
+    detail::bindOutputs(ctx, result);
+  }
+  const std::chrono::duration<double, std::milli> reify = std::chrono::steady_clock::now() - start;
+  return detail::finishCapture(std::move(holder), options, reify.count());
+}
+
+}  // namespace obsidian

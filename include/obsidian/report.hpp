@@ -1,0 +1,80 @@
+// What a captured kernel needs and costs, as plain data (Kernel::report()): parameters, shared
+// memory with each array's place and live range, barriers, preconditions, pass timings, and the
+// compiler's registers and spills once compiled. JSON is separate (obsidian/report_json.hpp),
+// so a program that does not ask for it does not compile nlohmann/json.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace obsidian {
+
+struct PassTiming {
+  std::string pass;
+  double milliseconds = 0;
+};
+
+struct BarrierCounts {
+  uint32_t block = 0;  // __syncthreads() in the generated code
+  uint32_t warp = 0;   // __syncwarp()
+};
+
+struct ReportParam {
+  std::string name;
+  std::string type;    // the element type for arrays, in CUDA ("uint32_t")
+  std::string kind;    // "input", "output", "mutable", "length" or "scalar"
+  std::string length;  // arrays: the elements the kernel may touch, in CUDA; empty otherwise
+};
+
+struct ReportPrecondition {
+  std::string condition;  // in CUDA, over the scalar parameters
+  std::string message;
+};
+
+// A shared array where the memory map put it; positions are pre-order statement numbers of
+// the program the memory map saw.
+struct ReportSharedArray {
+  std::string name;
+  std::string type;
+  std::string level;  // of the program that allocated it: "Warp" or "Block"
+  uint32_t elements = 0;
+  uint32_t bytes = 0;  // all warp slices for a warp array
+  uint32_t offset = 0;
+  uint32_t liveFrom = 0;
+  uint32_t liveTo = 0;
+};
+
+struct ReportLocalArray {
+  std::string name;
+  std::string type;
+  uint32_t elements = 0;
+};
+
+// What ptxas said, once the kernel is compiled.
+struct ReportCompiled {
+  std::string arch;
+  int registers = -1;
+  int spillStoreBytes = 0;
+  int spillLoadBytes = 0;
+  int stackBytes = 0;
+  double compileMilliseconds = 0;
+};
+
+struct KernelReport {
+  std::string name;
+  uint32_t threadsPerBlock = 0;
+  uint32_t sharedBytes = 0;
+  std::string gridBlocks;  // blocks to launch, in CUDA over the parameters
+  std::vector<ReportParam> params;
+  std::vector<ReportPrecondition> preconditions;
+  std::vector<ReportSharedArray> sharedArrays;
+  std::vector<ReportLocalArray> localArrays;
+  BarrierCounts barriers;
+  std::vector<std::string> nvrtcOptions;  // CaptureOptions::nvrtcOptions
+  std::vector<PassTiming> timings;        // reify first, then each pass
+  std::optional<ReportCompiled> compiled;
+};
+
+}  // namespace obsidian
