@@ -47,6 +47,24 @@ enum class UnOp : uint8_t {
   Abs,
 };
 
+// The case labels of the float math operators: each takes and gives a float and prints as a
+// math call (sqrtf, expf, ...). Switches that treat them alike use this one list, so a new one
+// is added here and to UnOp, and every exhaustive switch over UnOp still compiles only once it
+// is handled.
+#define OBSIDIAN_FLOAT_MATH_UNOPS \
+  case UnOp::Sqrt:                \
+  case UnOp::Rsqrt:               \
+  case UnOp::Exp:                 \
+  case UnOp::Exp2:                \
+  case UnOp::Log:                 \
+  case UnOp::Log2:                \
+  case UnOp::Sin:                 \
+  case UnOp::Cos:                 \
+  case UnOp::Tan:                 \
+  case UnOp::Fabs:                \
+  case UnOp::Floor:               \
+  case UnOp::Ceil
+
 enum class BinOp : uint8_t {
   Add,
   Sub,

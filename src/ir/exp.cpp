@@ -81,18 +81,7 @@ bool isPrefixOp(UnOp op) {
     case UnOp::Neg:
     case UnOp::Not:
     case UnOp::BitNot: return true;
-    case UnOp::Sqrt:
-    case UnOp::Rsqrt:
-    case UnOp::Exp:
-    case UnOp::Exp2:
-    case UnOp::Log:
-    case UnOp::Log2:
-    case UnOp::Sin:
-    case UnOp::Cos:
-    case UnOp::Tan:
-    case UnOp::Fabs:
-    case UnOp::Floor:
-    case UnOp::Ceil:
+        OBSIDIAN_FLOAT_MATH_UNOPS:
     case UnOp::Abs: return false;
   }
   return false;
@@ -281,18 +270,7 @@ ExpPtr unary(UnOp op, ExpPtr a) {
         return literalInt(t, static_cast<uint64_t>(v < 0 ? -v : v));
       }
       break;
-    case UnOp::Sqrt:
-    case UnOp::Rsqrt:
-    case UnOp::Exp:
-    case UnOp::Exp2:
-    case UnOp::Log:
-    case UnOp::Log2:
-    case UnOp::Sin:
-    case UnOp::Cos:
-    case UnOp::Tan:
-    case UnOp::Fabs:
-    case UnOp::Floor:
-    case UnOp::Ceil:
+    OBSIDIAN_FLOAT_MATH_UNOPS:
       OBSIDIAN_ASSERT(isFloat(t), std::string(unOpName(op)) + " takes a float");
       if (a->isLiteral()) {
         // Only operations that are exact in IEEE arithmetic are folded.

@@ -193,19 +193,12 @@ class Printer {
         }
         return;
       }
-      case UnOp::Abs: call("abs", n.args[0]); return;
-      case UnOp::Sqrt:
-      case UnOp::Rsqrt:
-      case UnOp::Exp:
-      case UnOp::Exp2:
-      case UnOp::Log:
-      case UnOp::Log2:
-      case UnOp::Sin:
-      case UnOp::Cos:
-      case UnOp::Tan:
-      case UnOp::Fabs:
-      case UnOp::Floor:
-      case UnOp::Ceil: call(mathName(unOpName(n.unOp), t), n.args[0]); return;
+      case UnOp::Abs:
+        call("abs", n.args[0]);
+        return;
+      OBSIDIAN_FLOAT_MATH_UNOPS:
+        call(mathName(unOpName(n.unOp), t), n.args[0]);
+        return;
     }
   }
 

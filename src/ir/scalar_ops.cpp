@@ -146,18 +146,8 @@ Value evalUnary(UnOp op, ScalarType t, Value a) {
       const int64_t v = signedOf(t, a.u);
       return intValue(static_cast<uint64_t>(v < 0 ? -v : v) & typeMask(t));
     }
-    case UnOp::Sqrt:
-    case UnOp::Rsqrt:
-    case UnOp::Exp:
-    case UnOp::Exp2:
-    case UnOp::Log:
-    case UnOp::Log2:
-    case UnOp::Sin:
-    case UnOp::Cos:
-    case UnOp::Tan:
-    case UnOp::Fabs:
-    case UnOp::Floor:
-    case UnOp::Ceil: break;
+    OBSIDIAN_FLOAT_MATH_UNOPS:
+      break;
   }
   const bool single = t == ScalarType::F32;
   const float x32 = static_cast<float>(a.f);
