@@ -1,26 +1,20 @@
 # External dependencies of obsidian. Every missing one stops configuration with the
 # package to install, so a fresh machine tells you what to do instead of failing later.
 
-# --- CUDA toolkit: only NVRTC (header + library) is needed; no CUDA language, no GPU.
+# --- CUDA toolkit: only the headers of NVRTC and the driver (nvrtc.h, cuda.h) are needed to
+# build; both libraries are loaded with dlopen at run time. No CUDA language, no GPU.
 if(NOT DEFINED CUDAToolkit_ROOT AND NOT DEFINED ENV{CUDAToolkit_ROOT})
   set(CUDAToolkit_ROOT "/usr/local/cuda" CACHE PATH "CUDA toolkit that provides NVRTC")
 endif()
 find_package(CUDAToolkit QUIET)
-if(NOT CUDAToolkit_FOUND OR NOT TARGET CUDA::nvrtc)
+if(CUDAToolkit_FOUND)
+  find_path(OBSIDIAN_NVRTC_INCLUDE_DIR nvrtc.h HINTS ${CUDAToolkit_INCLUDE_DIRS} NO_DEFAULT_PATH)
+endif()
+if(NOT CUDAToolkit_FOUND OR NOT OBSIDIAN_NVRTC_INCLUDE_DIR)
   message(FATAL_ERROR
     "obsidian needs the CUDA toolkit's NVRTC at /usr/local/cuda "
     "(set CUDAToolkit_ROOT to use another); looked in CUDAToolkit_ROOT='${CUDAToolkit_ROOT}'")
 endif()
-# FindCUDAToolkit makes CUDA::nvrtc link CUDA::cuda_driver. On a GPU-less machine that is
-# only the toolkit's stub, and binaries that record libcuda.so.1 as needed fail to start.
-# obsidian dlopens the driver at run time (CMAKE_DL_LIBS), so drop the link-time dependency.
-# (The installed obsidianConfig.cmake does the same for consumers.)
-get_target_property(_obsidian_nvrtc_deps CUDA::nvrtc INTERFACE_LINK_LIBRARIES)
-if(_obsidian_nvrtc_deps)
-  list(REMOVE_ITEM _obsidian_nvrtc_deps CUDA::cuda_driver)
-  set_property(TARGET CUDA::nvrtc PROPERTY INTERFACE_LINK_LIBRARIES "${_obsidian_nvrtc_deps}")
-endif()
-unset(_obsidian_nvrtc_deps)
 # Recorded in obsidianConfig.cmake so consumers find the same toolkit by default.
 get_filename_component(OBSIDIAN_CUDA_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
 

@@ -291,215 +291,213 @@ std::vector<nlohmann::json> readResults(const std::string& path, const std::stri
   return lines;
 }
 
-}  // namespace
-
-SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& options) {
-  const auto wallStart = Clock::now();
-  SweepSummary s;
-  s.points = points.size();
-  const std::string m = mode(options.simulate);
-
-  if (!options.simulate && !gpu::available()) {
-    throw Error("no CUDA device (" + gpu::unavailableReason() +
-                "); use --simulate to verify the points on the CPU simulator");
-  }
-
-  // ---- resume: points already in the results file are not run again
+// ------------------------------------------------------------------ resuming
+// What a previous run left in the results file: the points not to run again (all but those
+// that ended in an error, which may have been transient) and the best time of every group
+// (for pruning).
+struct Resumed {
   std::set<std::string> done;
   std::map<std::string, GroupBest> best;  // by family + group
-  for (const nlohmann::json& j : readResults(options.output, m)) {
+};
+
+Resumed resume(const std::string& path, const std::string& wantMode) {
+  Resumed r;
+  for (const nlohmann::json& j : readResults(path, wantMode)) {
     if (j["status"] == "error") continue;  // run again: an error may have been transient
-    done.insert(j["key"].get<std::string>());
+    r.done.insert(j["key"].get<std::string>());
     if (j["status"] == "ok" && j.contains("time_ms")) {
       const std::string g = j["family"].get<std::string>() + " " + j["group"].get<std::string>();
       const double ms = j["time_ms"]["median"];
-      if (!best.count(g) || ms < best[g].ms) {
-        best[g] = {ms, j.value("residentThreadsPerSm", 0.0), j["label"].get<std::string>()};
+      if (!r.best.count(g) || ms < r.best[g].ms) {
+        r.best[g] = {ms, j.value("residentThreadsPerSm", 0.0), j["label"].get<std::string>()};
       }
     }
   }
-  std::vector<const Point*> todo;
-  for (const Point& p : points) {
-    if (done.count(p.key)) {
-      ++s.resumed;
-    } else if (options.maxPoints == 0 || todo.size() < options.maxPoints) {
-      todo.push_back(&p);
-    }
-  }
+  return r;
+}
 
-  // Append after whatever is there, on a line of its own.
+// The results file opened for appending after whatever is there, on a line of its own.
+std::ofstream openResults(const std::string& path) {
   {
-    const std::filesystem::path parent = std::filesystem::path(options.output).parent_path();
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
     std::error_code ignored;  // a failure shows when the file is opened
     if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
-    std::ifstream in(options.output, std::ios::binary | std::ios::ate);
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (in && in.tellg() > 0) {
       in.seekg(-1, std::ios::end);
       char last = '\n';
       in.get(last);
-      if (last != '\n') std::ofstream(options.output, std::ios::app) << "\n";
+      if (last != '\n') std::ofstream(path, std::ios::app) << "\n";
     }
   }
-  std::ofstream out(options.output, std::ios::app);
-  if (!out) throw Error("cannot write the results file " + options.output);
+  std::ofstream out(path, std::ios::app);
+  if (!out) throw Error("cannot write the results file " + path);
+  return out;
+}
 
-  const bool bar = options.progress < 0 ? isatty(STDERR_FILENO) != 0 : options.progress > 0;
-  Progress progress(bar, todo.size());
-  if (s.resumed) {
-    std::cerr << "resuming " << options.output << ": " << s.resumed << " of " << points.size()
-              << " points already done\n";
-  }
-  if (options.prune && options.simulate) {
-    std::cerr << "--prune needs GPU timings: ignored with --simulate\n";
-  }
+// ------------------------------------------------------------------ running one point
+// How a point ended; its name is the line's "status".
+enum class Status {
+  Ok,           // verified (and timed, on the GPU)
+  Wrong,        // a result differs from the reference, or the simulator found a hazard
+  Skipped,      // cannot be generated, instantiated or launched here (a user-level Error)
+  Pruned,       // predicted not to beat its group's best (SweepOptions::prune)
+  Error,        // generating or compiling the kernels failed: a bug
+  DeviceError,  // a CUDA error that may leave the context unusable: the sweep stops
+};
 
-  std::string arch = "sm_90", device = "simulator";
-  if (!options.simulate) {
-    const auto t0 = Clock::now();
-    arch = gpu::Device::get().info().arch();  // creates the context
-    device = gpu::Device::get().info().name;
-    s.deviceInitSeconds = secondsSince(t0);
+const char* statusName(Status s) {
+  switch (s) {
+    case Status::Ok: return "ok";
+    case Status::Wrong: return "wrong";
+    case Status::Skipped: return "skipped";
+    case Status::Pruned: return "pruned";
+    case Status::Error:
+    case Status::DeviceError: return "error";
   }
-  const obsidian::KernelCache::Stats before = obsidian::KernelCache::global().stats();
-  // Every core compiles; on the GPU one is left to the thread that launches and times, so that
-  // it is not descheduled between a run's start event and its launch.
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const unsigned jobs =
-      options.jobs ? options.jobs : (options.simulate ? cores : std::max(1u, cores - 1));
-  Builder builder(todo, jobs, options.compile, arch);
-  s.jobs = builder.threads();
-  DataCache cache;
-  Timer timer;
-  bool aborted = false;
+  return "error";
+}
 
-  for (size_t i = 0; i < todo.size() && !aborted; ++i) {
-    const Point& p = *todo[i];
+// The line of a point before it runs: what it is and how its kernels were built.
+nlohmann::json describePoint(const Point& p, const Built& b, const std::string& m,
+                             const std::string& device) {
+  const Family& f = *p.family;
+  nlohmann::json line;
+  line["family"] = f.name;
+  line["mode"] = m;
+  line["key"] = p.key;
+  line["params"] = p.params;
+  line["label"] = f.variantLabel(p.params);
+  line["threads"] = p.params.at(f.threadsParam);
+  line["size"] = p.params.at(f.sizeParam);
+  line["sizeParam"] = f.sizeParam;
+  line["group"] = groupOf(f, p.params);
+  if (f.naturalThreads) {
+    const uint32_t natural = f.naturalThreads(p.params);
+    line["naturalThreads"] = natural;
+    line["virtualized"] = p.params.at(f.threadsParam).get<uint32_t>() < natural;
+  }
+  line["device"] = device;
+  line["captureMs"] = b.captureMs;
+  line["compileMs"] = b.compileMs;
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const Kernel& k : b.kernels) kernels.push_back(kernelSummary(k));
+  line["kernels"] = kernels;
+  return line;
+}
+
+// Runs points one after the other: instantiates the family's inputs, runs on the simulator
+// or the GPU (checked first, then timed), and keeps the best time of every group.
+class PointRunner {
+ public:
+  PointRunner(const SweepOptions& options, std::map<std::string, GroupBest> best, SweepSummary& s)
+      : options_(options), best_(std::move(best)), s_(s) {}
+
+  // Runs point p with its built kernels b; adds its results (times, bandwidth, resident
+  // threads) to `line` and says why it is not ok in `reason`.
+  Status run(const Point& p, const Built& b, nlohmann::json& line, std::string& reason) {
     const Family& f = *p.family;
-    auto t0 = Clock::now();
-    Built b = builder.get(i);
-    s.waitSeconds += secondsSince(t0);
-    nlohmann::json line;
-    line["family"] = f.name;
-    line["mode"] = m;
-    line["key"] = p.key;
-    line["params"] = p.params;
-    line["label"] = f.variantLabel(p.params);
-    line["threads"] = p.params.at(f.threadsParam);
-    line["size"] = p.params.at(f.sizeParam);
-    line["sizeParam"] = f.sizeParam;
-    line["group"] = groupOf(f, p.params);
-    if (f.naturalThreads) {
-      const uint32_t natural = f.naturalThreads(p.params);
-      line["naturalThreads"] = natural;
-      line["virtualized"] = p.params.at(f.threadsParam).get<uint32_t>() < natural;
-    }
-    line["device"] = device;
-    line["captureMs"] = b.captureMs;
-    line["compileMs"] = b.compileMs;
-    nlohmann::json kernels = nlohmann::json::array();
-    for (const Kernel& k : b.kernels) kernels.push_back(kernelSummary(k));
-    line["kernels"] = kernels;
-
-    std::string status = "ok", reason;
     if (!b.error.empty()) {
-      status = b.compileFailed ? "error" : "skipped";
       reason = b.error;
+      return b.compileFailed ? Status::Error : Status::Skipped;
     }
     std::unique_ptr<Instance> inst;
-    if (status == "ok") {
-      try {
-        t0 = Clock::now();
-        inst = f.instantiate(p.params, b.kernels, cache);
-        s.dataSeconds += secondsSince(t0);
-      } catch (const Error& e) {
-        status = "skipped";
-        reason = e.what();
-      }
+    try {
+      const auto t0 = Clock::now();
+      inst = f.instantiate(p.params, b.kernels, cache_);
+      s_.dataSeconds += secondsSince(t0);
+    } catch (const Error& e) {
+      reason = e.what();
+      return Status::Skipped;
     }
     const std::string groupKey = f.name + " " + line["group"].get<std::string>();
-    if (status == "ok" && options.simulate) {
-      try {
-        inst->simulate();
-        reason = inst->check();
-        if (!reason.empty()) status = "wrong";
-      } catch (const obsidian::HazardError& e) {
-        status = "wrong";
-        reason = e.what();
-      } catch (const Error& e) {
-        status = "skipped";
-        reason = e.what();
-      }
-    } else if (status == "ok") {
-      try {
-        const double resident = residentThreadsPerSm(b.kernels.at(0));
-        line["residentThreadsPerSm"] = resident;
-        const auto it = best.find(groupKey);
-        if (options.prune && it != best.end() && it->second.residentThreads > 0 &&
-            resident * options.pruneFactor < it->second.residentThreads) {
-          status = "pruned";
-          reason = "predicted slower than the group's best (" + it->second.label + ", " +
-                   fixed(it->second.ms * 1e3, 1) + " us) by more than " +
-                   fixed(options.pruneFactor, 1) + "x: " + fixed(resident, 0) +
-                   " resident threads per SM against " + fixed(it->second.residentThreads, 0);
-        } else {
-          t0 = Clock::now();
-          inst->prepareGpu(cache);
-          s.dataSeconds += secondsSince(t0);
-          t0 = Clock::now();
-          inst->launch(0, {});
-          inst->download();
-          reason = inst->check();
-          s.checkSeconds += secondsSince(t0);
-          if (!reason.empty()) {
-            status = "wrong";  // never timed: a wrong result is no win
-          } else {
-            t0 = Clock::now();
-            const Timing t = timer.time(*inst, options);
-            s.gpuRunSeconds += secondsSince(t0);
-            line["time_ms"] = {
-                {"median", t.median}, {"min", t.min}, {"max", t.max}, {"runs", t.runs}};
-            line["bytes"] = inst->bytesMoved();
-            line["gbps"] = inst->bytesMoved() / (t.median * 1e-3) / 1e9;
-            if (!best.count(groupKey) || t.median < best[groupKey].ms) {
-              best[groupKey] = {t.median, resident,
-                                line["label"].get<std::string>() + " " +
-                                    std::to_string(b.kernels[0].threadsPerBlock()) + " threads"};
-            }
-          }
-        }
-      } catch (const obsidian::CudaError& e) {
-        status = cannotLaunch(e.code()) ? "skipped" : "error";
-        reason = e.what();
-        aborted = status == "error";  // the context may be unusable: stop here
-      } catch (const Error& e) {
-        status = "skipped";
-        reason = e.what();
-      }
-    }
-    line["status"] = status;
-    if (!reason.empty()) line["reason"] = reason;
-    out << line.dump() << "\n" << std::flush;
-
-    ++s.ran;
-    if (status == "ok") ++s.ok;
-    if (status == "wrong") ++s.wrong;
-    if (status == "skipped") ++s.skipped;
-    if (status == "pruned") ++s.pruned;
-    if (status == "error") ++s.errors;
-    if (status == "wrong" || status == "error") {
-      progress.say(status + ": " + p.key + ": " + reason);
-    }
-    progress.update(i + 1, s);
+    if (options_.simulate) return simulate(*inst, reason);
+    return onGpu(*inst, b, groupKey, line, reason);
   }
-  progress.finish();
-  if (aborted) std::cerr << "sweep stopped after a CUDA error (see the last line of the file)\n";
 
-  const obsidian::KernelCache::Stats after = obsidian::KernelCache::global().stats();
-  s.kernels = builder.kernels();
-  s.nvrtcCompiles = after.misses - before.misses;
-  s.compileWallSeconds = builder.wallSeconds();
-  s.wallSeconds = secondsSince(wallStart);
+ private:
+  Status simulate(Instance& inst, std::string& reason) {
+    try {
+      inst.simulate();
+      reason = inst.check();
+      return reason.empty() ? Status::Ok : Status::Wrong;
+    } catch (const obsidian::HazardError& e) {
+      reason = e.what();
+      return Status::Wrong;
+    } catch (const Error& e) {
+      reason = e.what();
+      return Status::Skipped;
+    }
+  }
 
+  Status onGpu(Instance& inst, const Built& b, const std::string& groupKey, nlohmann::json& line,
+               std::string& reason) {
+    try {
+      const double resident = residentThreadsPerSm(b.kernels.at(0));
+      line["residentThreadsPerSm"] = resident;
+      const auto it = best_.find(groupKey);
+      if (options_.prune && it != best_.end() && it->second.residentThreads > 0 &&
+          resident * options_.pruneFactor < it->second.residentThreads) {
+        reason = "predicted slower than the group's best (" + it->second.label + ", " +
+                 fixed(it->second.ms * 1e3, 1) + " us) by more than " +
+                 fixed(options_.pruneFactor, 1) + "x: " + fixed(resident, 0) +
+                 " resident threads per SM against " + fixed(it->second.residentThreads, 0);
+        return Status::Pruned;
+      }
+      auto t0 = Clock::now();
+      inst.prepareGpu(cache_);
+      s_.dataSeconds += secondsSince(t0);
+      t0 = Clock::now();
+      inst.launch(0, {});
+      inst.download();
+      reason = inst.check();
+      s_.checkSeconds += secondsSince(t0);
+      if (!reason.empty()) return Status::Wrong;  // never timed: a wrong result is no win
+      t0 = Clock::now();
+      const Timing t = timer_.time(inst, options_);
+      s_.gpuRunSeconds += secondsSince(t0);
+      line["time_ms"] = {{"median", t.median}, {"min", t.min}, {"max", t.max}, {"runs", t.runs}};
+      line["bytes"] = inst.bytesMoved();
+      line["gbps"] = inst.bytesMoved() / (t.median * 1e-3) / 1e9;
+      if (!best_.count(groupKey) || t.median < best_[groupKey].ms) {
+        best_[groupKey] = {t.median, resident,
+                           line["label"].get<std::string>() + " " +
+                               std::to_string(b.kernels[0].threadsPerBlock()) + " threads"};
+      }
+      return Status::Ok;
+    } catch (const obsidian::CudaError& e) {
+      reason = e.what();
+      // Otherwise the context may be unusable: stop here.
+      return cannotLaunch(e.code()) ? Status::Skipped : Status::DeviceError;
+    } catch (const Error& e) {
+      reason = e.what();
+      return Status::Skipped;
+    }
+  }
+
+  const SweepOptions& options_;
+  std::map<std::string, GroupBest> best_;
+  SweepSummary& s_;
+  DataCache cache_;
+  Timer timer_;
+};
+
+void count(SweepSummary& s, Status status) {
+  ++s.ran;
+  switch (status) {
+    case Status::Ok: ++s.ok; break;
+    case Status::Wrong: ++s.wrong; break;
+    case Status::Skipped: ++s.skipped; break;
+    case Status::Pruned: ++s.pruned; break;
+    case Status::Error:
+    case Status::DeviceError: ++s.errors; break;
+  }
+}
+
+// ------------------------------------------------------------------ summarizing
+// Prints the sweep's summary and writes it as JSON where options.summary says.
+void summarize(const SweepSummary& s, const SweepOptions& options, const std::string& m,
+               const std::string& device) {
   std::cout << "\n"
             << m << " sweep of " << s.points << " points into " << options.output << ": " << s.ran
             << " run now, " << s.resumed << " done before\n"
@@ -554,6 +552,89 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
                      {"device", device}};
     std::ofstream(options.summary) << j.dump(2) << "\n";
   }
+}
+
+}  // namespace
+
+SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& options) {
+  const auto wallStart = Clock::now();
+  SweepSummary s;
+  s.points = points.size();
+  const std::string m = mode(options.simulate);
+
+  if (!options.simulate && !gpu::available()) {
+    throw Error("no CUDA device (" + gpu::unavailableReason() +
+                "); use --simulate to verify the points on the CPU simulator");
+  }
+
+  // Points already in the results file are not run again.
+  Resumed resumed = resume(options.output, m);
+  std::vector<const Point*> todo;
+  for (const Point& p : points) {
+    if (resumed.done.count(p.key)) {
+      ++s.resumed;
+    } else if (options.maxPoints == 0 || todo.size() < options.maxPoints) {
+      todo.push_back(&p);
+    }
+  }
+  std::ofstream out = openResults(options.output);
+
+  const bool bar = options.progress < 0 ? isatty(STDERR_FILENO) != 0 : options.progress > 0;
+  Progress progress(bar, todo.size());
+  if (s.resumed) {
+    std::cerr << "resuming " << options.output << ": " << s.resumed << " of " << points.size()
+              << " points already done\n";
+  }
+  if (options.prune && options.simulate) {
+    std::cerr << "--prune needs GPU timings: ignored with --simulate\n";
+  }
+
+  std::string arch = "sm_90", device = "simulator";
+  if (!options.simulate) {
+    const auto t0 = Clock::now();
+    arch = gpu::Device::get().info().arch();  // creates the context
+    device = gpu::Device::get().info().name;
+    s.deviceInitSeconds = secondsSince(t0);
+  }
+  const obsidian::KernelCache::Stats before = obsidian::KernelCache::global().stats();
+  // Every core compiles; on the GPU one is left to the thread that launches and times, so that
+  // it is not descheduled between a run's start event and its launch.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned jobs =
+      options.jobs ? options.jobs : (options.simulate ? cores : std::max(1u, cores - 1));
+  Builder builder(todo, jobs, options.compile, arch);
+  s.jobs = builder.threads();
+  PointRunner runner(options, std::move(resumed.best), s);
+  bool aborted = false;
+
+  for (size_t i = 0; i < todo.size() && !aborted; ++i) {
+    const Point& p = *todo[i];
+    const auto t0 = Clock::now();
+    Built b = builder.get(i);
+    s.waitSeconds += secondsSince(t0);
+    nlohmann::json line = describePoint(p, b, m, device);
+    std::string reason;
+    const Status status = runner.run(p, b, line, reason);
+    aborted = status == Status::DeviceError;
+    line["status"] = statusName(status);
+    if (!reason.empty()) line["reason"] = reason;
+    out << line.dump() << "\n" << std::flush;
+
+    count(s, status);
+    if (status == Status::Wrong || status == Status::Error || status == Status::DeviceError) {
+      progress.say(std::string(statusName(status)) + ": " + p.key + ": " + reason);
+    }
+    progress.update(i + 1, s);
+  }
+  progress.finish();
+  if (aborted) std::cerr << "sweep stopped after a CUDA error (see the last line of the file)\n";
+
+  const obsidian::KernelCache::Stats after = obsidian::KernelCache::global().stats();
+  s.kernels = builder.kernels();
+  s.nvrtcCompiles = after.misses - before.misses;
+  s.compileWallSeconds = builder.wallSeconds();
+  s.wallSeconds = secondsSince(wallStart);
+  summarize(s, options, m, device);
   return s;
 }
 

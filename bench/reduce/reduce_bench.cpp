@@ -7,17 +7,13 @@
 //
 // Usage: obsidian-bench-reduce [--quick] [--sweep] [--runs N] [--json FILE]
 //        [--threads T --unroll U --seg-threads S --seg-fill]
-#include <CLI/CLI.hpp>
-#include <cmath>
-#include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <obsidian/obsidian.hpp>
-#include <random>
 
 #include "../../examples/reduce/fast_reduce.hpp"
 #include "../common/bench_data.hpp"
+#include "../common/comparison.hpp"
 #include "../common/gpu_timer.hpp"
 #include "cub_reduce.hpp"
 
@@ -29,6 +25,7 @@ using bench::gbps;
 using bench::matches;
 using bench::ptr;
 using bench::reference;
+using bench::Row;
 using bench::slice;
 using bench::slices;
 using bench::typeName;
@@ -41,14 +38,6 @@ struct Config {
   uint32_t segThreads = 256;           // redVec
   bool segFill = false;                // redVec with an occupancy-sized grid
   int runs = 30;
-};
-
-struct Row {
-  std::string kind, type;
-  size_t n = 0;
-  bench::Timing ours, cub, read;
-  bool oursOk = true, cubOk = true;
-  std::string config;
 };
 
 // The read roofline at this size: the 16-byte read kernel over the same slices.
@@ -115,7 +104,7 @@ Row runReduce(const Data<T>& d, size_t n, const Config& c, const Kernel& k) {
                             std::is_same_v<T, float>, temp, tempBytes);
       },
       c.runs);
-  row.read = readTime(d, from, n, c.runs);
+  row.roof = readTime(d, from, n, c.runs);
   bench::deviceFree(temp);
   bench::deviceFree(cubOut);
   return row;
@@ -169,54 +158,28 @@ Row runSegmented(const Data<T>& d, size_t n, const Config& c, const Kernel& k) {
                                tempBytes);
       },
       c.runs);
-  row.read = readTime(d, from, n, c.runs);
+  row.roof = readTime(d, from, n, c.runs);
   bench::deviceFree(temp);
   bench::deviceFree(cubOut);
   return row;
 }
 
-void print(const Row& r, double roofline) {
-  const size_t bytes = r.n * 4;
-  std::printf("%-15s %-4s %11zu %10.2f %10.2f %7.3f %8.0f %8.0f %6.1f%%  %s%s  [%s]\n",
-              r.kind.c_str(), r.type.c_str(), r.n, r.ours.medianMs * 1e3, r.cub.medianMs * 1e3,
-              r.ours.medianMs / r.cub.medianMs, gbps(bytes, r.ours.medianMs),
-              gbps(bytes, r.read.medianMs), 100 * gbps(bytes, r.ours.medianMs) / roofline,
-              r.oursOk ? "ok" : "WRONG", r.cubOk ? "" : " (CUB WRONG)", r.config.c_str());
-  std::fflush(stdout);
-}
-
-json toJson(const Row& r) {
-  const auto t = bench::timingJson;
-  return json{{"kind", r.kind},
-              {"type", r.type},
-              {"n", r.n},
-              {"ours", t(r.ours)},
-              {"cub", t(r.cub)},
-              {"read", t(r.read)},
-              {"ours_over_cub", r.ours.medianMs / r.cub.medianMs},
-              {"ours_gbps", gbps(r.n * 4, r.ours.medianMs)},
-              {"ours_ok", r.oursOk},
-              {"cub_ok", r.cubOk},
-              {"config", r.config}};
-}
-
-const char* kHeader =
+// Bytes read per element; the roofline is the read kernel.
+const bench::Table kTable{
     "kind            type           n   ours us    CUB us ours/CUB  ours GB/s read GB/s %roof  "
-    "check\n";
+    "check\n",
+    15, 4, "read"};
+
+void print(const Row& r, double roofline) { bench::print(kTable, r, roofline); }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"obsidian reductions against CUB on the GPU"};
   Config c;
-  bool quick = false, sweep = false;
-  std::string jsonPath;
-  app.add_flag("--quick", quick, "small sizes only");
-  size_t only = 0;
-  app.add_option("--only", only, "this size alone (e.g. for a profiler)");
-  app.add_flag("--sweep", sweep, "time configurations of both kernels at 2^24 and 2^28 first");
-  app.add_option("--runs", c.runs, "timed runs per measurement (median)")
-      ->check(CLI::Range(20, 1000));
+  bench::CommonOptions common;
+  bench::addCommonOptions(app, common,
+                          "time configurations of both kernels at 2^24 and 2^28 first");
   app.add_option("--threads", c.threads, "reduceAll: threads per block");
   app.add_option("--unroll", c.unroll, "reduceAll: vectors in flight per thread");
   app.add_option("--min-vectors", c.minVectors,
@@ -225,15 +188,12 @@ int main(int argc, char** argv) {
   app.add_flag("--grid-strided", c.gridStrided, "reduceAll: a grid-strided sweep, not tiles");
   app.add_option("--seg-threads", c.segThreads, "redVec: threads per block");
   app.add_flag("--seg-fill", c.segFill, "redVec: an occupancy-sized grid (virtual blocks loop)");
-  app.add_option("--json", jsonPath, "write the rows as JSON here");
+  bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
+  c.runs = common.runs;
 
-  if (!gpu::available()) {
-    std::cout << "no CUDA device (" << gpu::unavailableReason() << "): nothing to measure\n";
-    return 77;
-  }
-  const size_t total = size_t{1} << 28;
-  std::cout << "device: " << bench::deviceName() << " (" << bench::multiprocessors() << " SMs)\n";
+  if (!bench::deviceOrSkip()) return bench::kSkipped;
+  const size_t total = bench::kTotal;
   Data<uint32_t> words(total, 1);
   Data<float> floats(total, 2);
 
@@ -248,8 +208,8 @@ int main(int argc, char** argv) {
   auto plusU = [](const EWord32& a, const EWord32& b) { return a + b; };
   auto plusF = [](const EFloat& a, const EFloat& b) { return a + b; };
 
-  if (sweep) {
-    std::cout << "\nsweep (u32)\n" << kHeader;
+  if (common.sweep) {
+    std::cout << "\nsweep (u32)\n" << kTable.header;
     for (bool strided : {false, true}) {
       for (uint32_t threads : {256u, 512u}) {
         for (uint32_t unroll : {2u, 4u, 8u}) {
@@ -266,37 +226,24 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::vector<size_t> sizes = {size_t{1} << 20, size_t{1} << 22, size_t{1} << 24, size_t{1} << 26,
-                               size_t{1} << 28, 30000001,        100000007};
-  if (quick) sizes = {size_t{1} << 20, 1000003};
-  if (only) sizes = {only};
   std::cout << "\nreduce: " << c.threads << " threads, unroll " << c.unroll
             << "; segmented: " << c.segThreads << " threads"
             << (c.segFill ? ", occupancy grid" : "") << "\n"
-            << kHeader;
+            << kTable.header;
   const Kernel ku = reduceAllFor<uint32_t>(c), kf = reduceAllFor<float>(c);
-  for (size_t n : sizes) {
+  for (size_t n : bench::tableSizes(common)) {
     for (const Row& r : {runReduce(words, n, c, ku), runReduce(floats, n, c, kf)}) {
       print(r, roofline);
-      rows.push_back(toJson(r));
+      rows.push_back(bench::toJson(kTable, r));
     }
   }
   const Kernel su = paper::segmentedReduceKernel<uint32_t>(plusU, 4096, c.segThreads);
   const Kernel sf = paper::segmentedReduceKernel<float>(plusF, 4096, c.segThreads);
-  for (size_t n : quick ? std::vector<size_t>{size_t{1} << 20}
-                        : std::vector<size_t>{size_t{1} << 24, size_t{1} << 28}) {
+  for (size_t n : bench::largeSizes(common.quick)) {
     for (const Row& r : {runSegmented(words, n, c, su), runSegmented(floats, n, c, sf)}) {
       print(r, roofline);
-      rows.push_back(toJson(r));
+      rows.push_back(bench::toJson(kTable, r));
     }
   }
-  if (!jsonPath.empty()) {
-    std::ofstream(jsonPath)
-        << json{{"device", bench::deviceName()}, {"roofline_gbps", roofline}, {"rows", rows}}.dump(
-               2)
-        << "\n";
-  }
-  bool ok = true;
-  for (const json& r : rows) ok = ok && r["ours_ok"].get<bool>() && r["cub_ok"].get<bool>();
-  return ok ? 0 : 1;
+  return bench::finish(common, roofline, rows);
 }

@@ -74,8 +74,9 @@ int main(int argc, char** argv) {
   gpu::DeviceBuffer<uint32_t> din(host), dout(256);
   gpu::LaunchOptions noSync;
   noSync.synchronize = false;
-  gpu::launch(k, {din, dout});  // load and warm up
-  CUfunction f = static_cast<CUfunction>(device.function(k));
+  gpu::launch(k, {din, dout});                        // load and warm up
+  const gpu::Function function = device.function(k);  // held: its module stays loaded
+  CUfunction f = static_cast<CUfunction>(function.handle());
   CUdeviceptr a = din.address(), b = dout.address();
   uint32_t n = 256;
   void* params[] = {&a, &n, &b};

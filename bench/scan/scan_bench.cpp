@@ -5,15 +5,13 @@
 // rotated over disjoint slices of 1 GiB buffers; every slice's output is checked first.
 //
 // Usage: obsidian-bench-scan [--quick] [--sweep] [--runs N] [--json FILE] [--threads T --seq S]
-#include <CLI/CLI.hpp>
-#include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <obsidian/obsidian.hpp>
 
 #include "../../examples/scan/fast_scan.hpp"
 #include "../common/bench_data.hpp"
+#include "../common/comparison.hpp"
 #include "../common/gpu_timer.hpp"
 #include "cub_scan.hpp"
 
@@ -24,6 +22,7 @@ using bench::Data;
 using bench::gbps;
 using bench::mutablePtr;
 using bench::ptr;
+using bench::Row;
 using bench::slice;
 using bench::slices;
 using bench::typeName;
@@ -56,14 +55,6 @@ bool checkScan(const std::vector<T>& host, size_t from, size_t n, const std::vec
   }
   return true;
 }
-
-struct Row {
-  std::string kind, type;
-  size_t n = 0;
-  bench::Timing ours, cub, copy;
-  bool oursOk = true, cubOk = true;
-  std::string config;
-};
 
 template <class T>
 Row runScan(const Data<T>& d, gpu::DeviceBuffer<T>& out, size_t n, bool exclusive, const Config& c,
@@ -108,7 +99,7 @@ Row runScan(const Data<T>& d, gpu::DeviceBuffer<T>& out, size_t n, bool exclusiv
                           temp, tempBytes);
       },
       c.runs);
-  row.copy = bench::timeGpu(
+  row.roof = bench::timeGpu(
       [&](int r) {
         const size_t f = from[r % from.size()];
         bench::copyKernel(ptr(d.device.address() + f * sizeof(T)), outAt(f), n * sizeof(T));
@@ -140,65 +131,36 @@ Row runLargeScan(const Data<uint32_t>& d, size_t n, int runs) {
                           tempBytes);
       },
       runs);
-  row.copy = bench::timeGpu(
+  row.roof = bench::timeGpu(
       [&](int) { bench::copyKernel(ptr(in.address()), mutablePtr(out.address()), n * 4); }, runs);
   bench::deviceFree(temp);
   return row;
 }
 
-void print(const Row& r, double roofline) {
-  const size_t bytes = r.n * 8;  // read and written
-  std::printf("%-14s %-4s %11zu %10.2f %10.2f %7.3f %8.0f %8.0f %6.1f%%  %s%s  [%s]\n",
-              r.kind.c_str(), r.type.c_str(), r.n, r.ours.medianMs * 1e3, r.cub.medianMs * 1e3,
-              r.ours.medianMs / r.cub.medianMs, gbps(bytes, r.ours.medianMs),
-              gbps(bytes, r.copy.medianMs), 100 * gbps(bytes, r.ours.medianMs) / roofline,
-              r.oursOk ? "ok" : "WRONG", r.cubOk ? "" : " (CUB WRONG)", r.config.c_str());
-  std::fflush(stdout);
-}
-
-json toJson(const Row& r) {
-  return json{{"kind", r.kind},
-              {"type", r.type},
-              {"n", r.n},
-              {"ours", bench::timingJson(r.ours)},
-              {"cub", bench::timingJson(r.cub)},
-              {"copy", bench::timingJson(r.copy)},
-              {"ours_over_cub", r.ours.medianMs / r.cub.medianMs},
-              {"ours_gbps", gbps(r.n * 8, r.ours.medianMs)},
-              {"ours_ok", r.oursOk},
-              {"cub_ok", r.cubOk},
-              {"config", r.config}};
-}
-
-const char* kHeader =
+// Bytes read and written per element; the roofline is the copy kernel.
+const bench::Table kTable{
     "kind           type           n   ours us    CUB us ours/CUB ours GB/s copy GB/s %copy  "
-    "check\n";
+    "check\n",
+    14, 8, "copy"};
+
+void print(const Row& r, double roofline) { bench::print(kTable, r, roofline); }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"obsidian scans against CUB on the GPU"};
   Config c;
-  bool quick = false, sweep = false;
-  std::string jsonPath;
-  app.add_flag("--quick", quick, "small sizes only");
-  size_t only = 0;
-  app.add_option("--only", only, "this size alone (e.g. for a profiler)");
-  app.add_flag("--sweep", sweep, "time tile shapes at 2^24 and 2^28 first");
-  app.add_option("--runs", c.runs, "timed runs per measurement (median)")
-      ->check(CLI::Range(20, 1000));
+  bench::CommonOptions common;
+  bench::addCommonOptions(app, common, "time tile shapes at 2^24 and 2^28 first");
   app.add_option("--threads", c.threads, "scanAll: threads per block");
   app.add_option("--seq", c.seq, "scanAll: elements per thread (odd avoids bank conflicts)");
   app.add_flag("--stage", c.stage, "scanAll: load each tile through shared memory");
-  app.add_option("--json", jsonPath, "write the rows as JSON here");
+  bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
+  c.runs = common.runs;
 
-  if (!gpu::available()) {
-    std::cout << "no CUDA device (" << gpu::unavailableReason() << "): nothing to measure\n";
-    return 77;
-  }
-  const size_t total = size_t{1} << 28;
-  std::cout << "device: " << bench::deviceName() << " (" << bench::multiprocessors() << " SMs)\n";
+  if (!bench::deviceOrSkip()) return bench::kSkipped;
+  const size_t total = bench::kTotal;
   Data<uint32_t> words(total, 1);
   Data<float> floats(total, 2);
   gpu::DeviceBuffer<uint32_t> outWords(total);
@@ -215,8 +177,8 @@ int main(int argc, char** argv) {
   const auto plusF = [](const EFloat& a, const EFloat& b) { return a + b; };
   json rows = json::array();
 
-  if (sweep) {
-    std::cout << "\nsweep (u32, inclusive)\n" << kHeader;
+  if (common.sweep) {
+    std::cout << "\nsweep (u32, inclusive)\n" << kTable.header;
     const std::pair<uint32_t, uint32_t> shapes[] = {{256, 15}, {256, 19}, {512, 15},  {512, 17},
                                                     {512, 19}, {512, 21}, {1024, 11}, {1024, 13}};
     for (const auto& [threads, seq] : shapes) {
@@ -234,37 +196,24 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::vector<size_t> sizes = {size_t{1} << 20, size_t{1} << 22, size_t{1} << 24, size_t{1} << 26,
-                               size_t{1} << 28, 30000001,        100000007};
-  if (quick) sizes = {size_t{1} << 20, 1000003};
-  if (only) sizes = {only};
   std::cout << "\nscanAll: " << c.threads << " threads x " << c.seq << " elements per tile\n"
-            << kHeader;
+            << kTable.header;
   const Kernel ku = paper::fastScanKernel<uint32_t>(plusW, c.threads, c.seq);
   const Kernel kf = paper::fastScanKernel<float>(plusF, c.threads, c.seq);
   const Kernel ke =
       paper::fastScanKernel<uint32_t>(plusW, c.threads, c.seq, ScanKind::Exclusive, 0u);
-  for (size_t n : sizes) {
+  for (size_t n : bench::tableSizes(common)) {
     for (const Row& r :
          {runScan(words, outWords, n, false, c, ku), runScan(floats, outFloats, n, false, c, kf),
           runScan(words, outWords, n, true, c, ke)}) {
       print(r, roofline);
-      rows.push_back(toJson(r));
+      rows.push_back(bench::toJson(kTable, r));
     }
   }
-  for (size_t n : quick ? std::vector<size_t>{size_t{1} << 20}
-                        : std::vector<size_t>{size_t{1} << 24, size_t{1} << 28}) {
+  for (size_t n : bench::largeSizes(common.quick)) {
     const Row r = runLargeScan(words, n, c.runs);
     print(r, roofline);
-    rows.push_back(toJson(r));
+    rows.push_back(bench::toJson(kTable, r));
   }
-  if (!jsonPath.empty()) {
-    std::ofstream(jsonPath)
-        << json{{"device", bench::deviceName()}, {"roofline_gbps", roofline}, {"rows", rows}}.dump(
-               2)
-        << "\n";
-  }
-  bool ok = true;
-  for (const json& r : rows) ok = ok && r["ours_ok"].get<bool>() && r["cub_ok"].get<bool>();
-  return ok ? 0 : 1;
+  return bench::finish(common, roofline, rows);
 }

@@ -9,7 +9,6 @@
 #include <mutex>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -50,8 +49,44 @@ struct DeviceInfo {
   std::string arch() const { return "sm_" + std::to_string(major) + std::to_string(minor); }
 };
 
+namespace detail {
+// A kernel's function in a loaded module (CUmodule, CUfunction as void*).
+struct LoadedFunction {
+  void* module = nullptr;
+  void* function = nullptr;
+  uint64_t violation = 0;  // checked variants: the device address of the violation record
+};
+}  // namespace detail
+
+// A loaded kernel function (Device::function). While any copy of it lives, its module stays
+// loaded, even when the device's module cache would evict it: a held Function never dangles.
+class Function {
+ public:
+  Function() = default;
+  explicit operator bool() const { return loaded_ != nullptr; }
+  void* handle() const { return loaded_ ? loaded_->function : nullptr; }  // the CUfunction
+  // Checked variants (Device::checkedFunction): the device address of the violation record
+  // (one unsigned long long); 0 otherwise.
+  uint64_t violationRecord() const { return loaded_ ? loaded_->violation : 0; }
+
+ private:
+  friend class Device;
+  explicit Function(std::shared_ptr<const detail::LoadedFunction> loaded)
+      : loaded_(std::move(loaded)) {}
+  std::shared_ptr<const detail::LoadedFunction> loaded_;
+};
+
 // A device and its primary context (retained for the device's lifetime, made current on the
-// calling thread by every operation that needs it). Kernels are loaded once per device.
+// calling thread by every operation that needs it).
+//
+// Kernels are loaded once per device and kept in a cache of loaded modules with a capacity
+// (moduleCapacity(), kDefaultModuleCapacity unless set): loading a module beyond it unloads
+// the least recently used one that no Function handle holds, so a long sweep over thousands of
+// kernels keeps a bounded number loaded. Modules that handles hold are never unloaded; the
+// cache then stays above its capacity until they are released. An evicted kernel is loaded
+// again when it is next launched (its binary from the kernel cache, normally without
+// compiling). Before unloading, the device's context is synchronized: a kernel of the module
+// may still be running.
 class Device {
  public:
   // Device `ordinal`; throws Error("no CUDA device: <why>") when there is none.
@@ -66,26 +101,29 @@ class Device {
 
   // The loaded function of kernel k (compiled through the kernel cache for this device's arch,
   // loaded once, with the dynamic shared memory limit raised where k needs more than 48 KB).
-  void* function(const Kernel& k);
-  // The bounds-checked variant of k (LaunchOptions::checked; Kernel::checkedCuda), and the
-  // device address of its violation record (one unsigned long long).
-  void* checkedFunction(const Kernel& k, uint64_t& violationRecord);
+  Function function(const Kernel& k);
+  // The bounds-checked variant of k (LaunchOptions::checked; Kernel::checkedCuda), with the
+  // device address of its violation record (Function::violationRecord).
+  Function checkedFunction(const Kernel& k);
+
+  static constexpr size_t kDefaultModuleCapacity = 256;
+  // At most this many modules stay loaded but for those Function handles hold (at least 1;
+  // else Error). Lowering it unloads the excess now.
+  void setModuleCapacity(size_t modules);
+  size_t moduleCapacity() const;
+  // Modules loaded now.
+  size_t loadedModules() const;
 
  private:
   explicit Device(int ordinal);
-  struct Loaded {
-    void* module = nullptr;
-    void* function = nullptr;
-    uint64_t violation = 0;  // checked variants: the record's address
-  };
-  const Loaded& load(const Kernel& k, bool checked);
+  struct Modules;  // the cache of loaded modules (runtime/device.cpp)
+  Function load(const Kernel& k, bool checked);
+  void unload(const detail::LoadedFunction& f);
   DeviceInfo info_;
   int handle_ = 0;
   void* context_ = nullptr;
-  std::mutex mutex_;
-  std::unordered_map<std::string, Loaded> byKey_;  // by kernel cache key
-  // By 2 * Kernel::id() + checked: no hashing of the source per launch.
-  std::unordered_map<uint64_t, Loaded> byKernel_;
+  mutable std::mutex mutex_;
+  std::unique_ptr<Modules> modules_;
 };
 
 class Stream {

@@ -1,10 +1,12 @@
 // Devices, contexts, streams, events and device memory (see include/obsidian/runtime.hpp).
 #include <map>
+#include <unordered_map>
 
 #include "codegen/emit_cuda.hpp"
 #include "obsidian/cache.hpp"
 #include "obsidian/runtime.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/lru.hpp"
 
 namespace obsidian::gpu {
 
@@ -47,7 +49,33 @@ Device& Device::get(int ordinal) {
   return *d;
 }
 
-Device::Device(int ordinal) {
+// The loaded modules of a device: an LRU by load number (one per module), and the two ways a
+// kernel finds its module without loading it again.
+struct Device::Modules {
+  struct Entry {
+    std::shared_ptr<detail::LoadedFunction> loaded;  // Function handles share it
+    std::string key;                                 // in byKey
+    std::vector<uint64_t> kernels;                   // in byKernel
+  };
+  explicit Modules(Device& d)
+      : lru(
+            kDefaultModuleCapacity,
+            // Only the cache holds it: no handle can be launched with it any more. (A new
+            // handle is only made under the device's mutex, from the cache.)
+            [](const Entry& e) { return e.loaded.use_count() > 1; },
+            [this, &d](const uint64_t&, Entry& e) {
+              byKey.erase(e.key);
+              for (uint64_t id : e.kernels) byKernel.erase(id);
+              d.unload(*e.loaded);
+            }) {}
+  Lru<uint64_t, Entry> lru;
+  uint64_t loads = 0;
+  std::unordered_map<std::string, uint64_t> byKey;  // kernel cache key -> load number
+  // 2 * Kernel::id() + checked -> load number: no hashing of the source per launch.
+  std::unordered_map<uint64_t, uint64_t> byKernel;
+};
+
+Device::Device(int ordinal) : modules_(std::make_unique<Modules>(*this)) {
   CUdevice d = 0;
   OBSIDIAN_CU(cuDeviceGet, &d, ordinal);
   handle_ = static_cast<int>(d);
@@ -72,8 +100,9 @@ Device::Device(int ordinal) {
 }
 
 Device::~Device() {
-  for (auto& [key, l] : byKey_) {
-    driver::api()->cuModuleUnload(static_cast<CUmodule>(l.module));
+  try {
+    modules_->lru.clear();
+  } catch (...) {  // leaving anyway: the context is released below
   }
   driver::api()->cuDevicePrimaryCtxRelease(deviceHandle(handle_));
 }
@@ -85,27 +114,59 @@ void Device::synchronize() const {
   OBSIDIAN_CU(cuCtxSynchronize);
 }
 
-void* Device::function(const Kernel& k) {
+Function Device::function(const Kernel& k) {
   const std::lock_guard lock(mutex_);
-  return load(k, false).function;
+  return load(k, false);
 }
 
-void* Device::checkedFunction(const Kernel& k, uint64_t& violationRecord) {
+Function Device::checkedFunction(const Kernel& k) {
   const std::lock_guard lock(mutex_);
-  const Loaded& l = load(k, true);
-  violationRecord = l.violation;
-  return l.function;
+  return load(k, true);
 }
 
-const Device::Loaded& Device::load(const Kernel& k, bool checked) {
+void Device::setModuleCapacity(size_t modules) {
+  if (modules == 0) {
+    throw Error("Device::setModuleCapacity(0): at least one module must stay loaded");
+  }
+  const std::lock_guard lock(mutex_);
+  modules_->lru.setCapacity(modules);
+}
+
+size_t Device::moduleCapacity() const {
+  const std::lock_guard lock(mutex_);
+  return modules_->lru.capacity();
+}
+
+size_t Device::loadedModules() const {
+  const std::lock_guard lock(mutex_);
+  return modules_->lru.size();
+}
+
+void Device::unload(const detail::LoadedFunction& f) {
+  makeCurrent();
+  // Launches are asynchronous: a kernel of the module may still be running.
+  OBSIDIAN_CU(cuCtxSynchronize);
+  OBSIDIAN_CU(cuModuleUnload, static_cast<CUmodule>(f.module));
+}
+
+Function Device::load(const Kernel& k, bool checked) {
+  Modules& m = *modules_;
   const uint64_t id = 2 * k.id() + (checked ? 1 : 0);
-  if (const auto it = byKernel_.find(id); it != byKernel_.end()) return it->second;
+  if (const auto it = m.byKernel.find(id); it != m.byKernel.end()) {
+    if (Modules::Entry* e = m.lru.find(it->second)) return Function(e->loaded);
+  }
   CompileOptions arch;
   arch.arch = info_.arch();
   const CompileOptions options = k.compileOptions(arch);
   const std::string& source = checked ? k.checkedCuda() : k.cuda();
-  const std::string key = KernelCache::key(source, options);
-  if (const auto it = byKey_.find(key); it != byKey_.end()) return byKernel_[id] = it->second;
+  std::string key = KernelCache::key(source, options);
+  if (const auto it = m.byKey.find(key); it != m.byKey.end()) {
+    if (Modules::Entry* e = m.lru.find(it->second)) {
+      e->kernels.push_back(id);
+      m.byKernel[id] = it->second;
+      return Function(e->loaded);
+    }
+  }
   const CompileResult binary = KernelCache::global().get(source, k.name(), options);
   makeCurrent();
   CUmodule module = nullptr;
@@ -128,8 +189,17 @@ const Device::Loaded& Device::load(const Kernel& k, bool checked) {
     driver::api()->cuModuleUnload(module);
     throw;
   }
-  byKey_[key] = Loaded{module, f, violation};
-  return byKernel_[id] = byKey_[key];
+  const uint64_t number = m.loads++;
+  m.byKey[key] = number;
+  m.byKernel[id] = number;
+  Modules::Entry entry{std::make_shared<detail::LoadedFunction>(
+                           detail::LoadedFunction{module, f, static_cast<uint64_t>(violation)}),
+                       std::move(key),
+                       {id}};
+  // The handle is taken before the insert trims, so that this module counts as in use.
+  Function handle(entry.loaded);
+  m.lru.insert(number, std::move(entry));
+  return handle;
 }
 
 Stream::Stream(Device& d) : device_(d) {

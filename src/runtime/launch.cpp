@@ -43,8 +43,8 @@ uint32_t occupancyBlocks(const Kernel& k) {
   d.makeCurrent();
   int perSm = 0;
   OBSIDIAN_CU_KERNEL(k.name(), cuOccupancyMaxActiveBlocksPerMultiprocessor, &perSm,
-                     static_cast<CUfunction>(d.function(k)), static_cast<int>(k.threadsPerBlock()),
-                     k.sharedBytes());
+                     static_cast<CUfunction>(d.function(k).handle()),
+                     static_cast<int>(k.threadsPerBlock()), k.sharedBytes());
   return static_cast<uint32_t>(std::max(perSm, 1) * d.info().smCount);
 }
 
@@ -102,9 +102,10 @@ void launch(const Kernel& k, const std::vector<KernelArg>& args, const LaunchOpt
     }
     pointers[i] = &values[i];
   }
-  uint64_t record = 0;
-  CUfunction f =
-      static_cast<CUfunction>(options.checked ? d.checkedFunction(k, record) : d.function(k));
+  // Held until the launch is queued: the module cannot be unloaded under it.
+  const Function function = options.checked ? d.checkedFunction(k) : d.function(k);
+  const CUfunction f = static_cast<CUfunction>(function.handle());
+  const uint64_t record = function.violationRecord();
   d.makeCurrent();
   CUstream stream = options.stream ? static_cast<CUstream>(options.stream->handle()) : nullptr;
   if (options.checked) {

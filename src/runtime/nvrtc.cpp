@@ -14,9 +14,9 @@
 //   the log, so they are reported like compile errors.
 // - No standard headers are found without -I ("no directories in search list"); generated
 //   sources are self-contained, so none is given.
+//
+// NVRTC itself is loaded with dlopen at the first compile (runtime/nvrtc_loader.hpp).
 #include "obsidian/nvrtc.hpp"
-
-#include <nvrtc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "obsidian/error.hpp"
+#include "runtime/nvrtc_loader.hpp"
 
 namespace obsidian {
 namespace {
@@ -35,7 +36,7 @@ void check(nvrtcResult result, const char* call, const std::string& kernelName) 
   if (result != NVRTC_SUCCESS) {
     const std::string where = kernelName.empty() ? "" : " for kernel '" + kernelName + "'";
     throw CompileError(std::string("NVRTC call ") + call + " failed" + where + ": " +
-                       nvrtcGetErrorString(result));
+                       nvrtc::api().nvrtcGetErrorString(result));
   }
 }
 
@@ -45,11 +46,13 @@ class NvrtcProgram {
   NvrtcProgram(const std::string& source, const std::string& kernelName) {
     // The file name shows in diagnostics ("k.cu(3): error: ..."), so name it after the kernel.
     const std::string fileName = kernelName + ".cu";
-    check(nvrtcCreateProgram(&program_, source.c_str(), fileName.c_str(), 0, nullptr, nullptr),
+    check(nvrtc::api().nvrtcCreateProgram(&program_, source.c_str(), fileName.c_str(), 0, nullptr,
+                                          nullptr),
           "nvrtcCreateProgram", kernelName);
   }
   ~NvrtcProgram() {
-    if (program_ != nullptr) nvrtcDestroyProgram(&program_);  // nothing useful to do on failure
+    if (program_ != nullptr)
+      nvrtc::api().nvrtcDestroyProgram(&program_);  // nothing useful to do on failure
   }
   NvrtcProgram(const NvrtcProgram&) = delete;
   NvrtcProgram& operator=(const NvrtcProgram&) = delete;
@@ -62,9 +65,10 @@ class NvrtcProgram {
 
 std::string programLog(nvrtcProgram program, const std::string& kernelName) {
   size_t size = 0;
-  check(nvrtcGetProgramLogSize(program, &size), "nvrtcGetProgramLogSize", kernelName);
+  check(nvrtc::api().nvrtcGetProgramLogSize(program, &size), "nvrtcGetProgramLogSize", kernelName);
   std::string log(size, '\0');
-  if (size > 0) check(nvrtcGetProgramLog(program, log.data()), "nvrtcGetProgramLog", kernelName);
+  if (size > 0)
+    check(nvrtc::api().nvrtcGetProgramLog(program, log.data()), "nvrtcGetProgramLog", kernelName);
   while (!log.empty() && log.back() == '\0') log.pop_back();  // size counts the terminator
   return log;
 }
@@ -180,7 +184,7 @@ CompileResult compileCuda(const std::string& source, const std::string& kernelNa
   for (const std::string& option : result.options) optionPointers.push_back(option.c_str());
 
   NvrtcProgram program(source, kernelName);
-  const nvrtcResult compiled = nvrtcCompileProgram(
+  const nvrtcResult compiled = nvrtc::api().nvrtcCompileProgram(
       program.get(), static_cast<int>(optionPointers.size()), optionPointers.data());
   result.log = programLog(program.get(), kernelName);
   if (compiled != NVRTC_SUCCESS) {
@@ -188,23 +192,25 @@ CompileResult compileCuda(const std::string& source, const std::string& kernelNa
     // Compilation errors explain themselves in the log; other failures may leave it empty.
     if (compiled != NVRTC_ERROR_COMPILATION) {
       reason += std::string(reason.empty() ? "" : "\n") +
-                "(nvrtcCompileProgram: " + nvrtcGetErrorString(compiled) + ")";
+                "(nvrtcCompileProgram: " + nvrtc::api().nvrtcGetErrorString(compiled) + ")";
     }
     throw CompileError("NVRTC failed to compile kernel '" + kernelName + "' for " + options.arch +
                        ":\n" + reason + "\n--- source ---\n" + numberedSource(source));
   }
 
   size_t ptxSize = 0;
-  check(nvrtcGetPTXSize(program.get(), &ptxSize), "nvrtcGetPTXSize", kernelName);
+  check(nvrtc::api().nvrtcGetPTXSize(program.get(), &ptxSize), "nvrtcGetPTXSize", kernelName);
   result.ptx.assign(ptxSize, '\0');
-  if (ptxSize > 0) check(nvrtcGetPTX(program.get(), result.ptx.data()), "nvrtcGetPTX", kernelName);
+  if (ptxSize > 0)
+    check(nvrtc::api().nvrtcGetPTX(program.get(), result.ptx.data()), "nvrtcGetPTX", kernelName);
   while (!result.ptx.empty() && result.ptx.back() == '\0') result.ptx.pop_back();
 
   size_t cubinSize = 0;
-  check(nvrtcGetCUBINSize(program.get(), &cubinSize), "nvrtcGetCUBINSize", kernelName);
+  check(nvrtc::api().nvrtcGetCUBINSize(program.get(), &cubinSize), "nvrtcGetCUBINSize", kernelName);
   result.cubin.resize(cubinSize);
   if (cubinSize > 0) {
-    check(nvrtcGetCUBIN(program.get(), result.cubin.data()), "nvrtcGetCUBIN", kernelName);
+    check(nvrtc::api().nvrtcGetCUBIN(program.get(), result.cubin.data()), "nvrtcGetCUBIN",
+          kernelName);
   }
 
   const auto reports = parsePtxasReport(result.log);
@@ -239,7 +245,7 @@ std::string numberedSource(const std::string& source) {
 int nvrtcVersion() {
   int major = 0;
   int minor = 0;
-  check(::nvrtcVersion(&major, &minor), "nvrtcVersion", "");
+  check(nvrtc::api().nvrtcVersion(&major, &minor), "nvrtcVersion", "");
   return major * 1000 + minor * 10;
 }
 

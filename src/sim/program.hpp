@@ -1,0 +1,75 @@
+// The simulator's executable form of a lowered kernel: expressions and statements as flat
+// records (variables numbered into register slots, each statement with its text for
+// messages), so the machine (sim/machine.hpp) never looks names up while it runs.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/scalar_ops.hpp"
+#include "obsidian/kernel.hpp"
+
+namespace obsidian::sim {
+
+struct CExp {
+  ExpKind kind;
+  ScalarType type;
+  ScalarType argType = ScalarType::U32;  // operand type (Binary, Unary, Cast)
+  UnOp un = UnOp::Neg;
+  BinOp bin = BinOp::Add;
+  ir::Value lit{};
+  int slot = -1;
+  ArrayId array = 0;
+  std::unique_ptr<CExp> a, b, c;
+};
+
+enum class Op : uint8_t {
+  Assign,
+  Declare,
+  AssignVar,
+  SeqFor,
+  SeqWhile,
+  Cond,
+  Allocate,
+  Sync,
+  Atomic,
+  Fence
+};
+
+struct CStmt {
+  Op op;
+  Level level = Level::Thread;
+  ArrayId array = 0;
+  int slot = -1;
+  AtomicOp atomic = AtomicOp::Add;
+  ScalarType type = ScalarType::U32;
+  Virtual made = Virtual::None;  // SeqFor: what virtualize made it for
+  std::unique_ptr<CExp> e0, e1, e2, e3;
+  std::vector<CStmt> body, otherwise;
+  std::string text;  // the statement, for messages
+};
+
+// Compiles a lowered kernel's body (parallel loops already removed by virtualize) into CStmts,
+// numbering every variable it meets into a register slot.
+class Compiler {
+ public:
+  explicit Compiler(const KernelIR& k) : k_(k) {}
+
+  // The slot of variable `name` (a new one the first time it is seen).
+  int slot(const std::string& name);
+  size_t slotCount() const { return slots_.size(); }
+
+  std::vector<CStmt> body(const Body& b);
+
+ private:
+  std::unique_ptr<CExp> exp(const ExpPtr& e);
+  CStmt stmt(const Stmt& s);
+  std::string show(const ExpPtr& e) const;
+
+  const KernelIR& k_;
+  std::map<std::string, int> slots_;
+};
+
+}  // namespace obsidian::sim
