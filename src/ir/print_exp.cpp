@@ -41,9 +41,12 @@ int binPrec(BinOp op) {
   return kPrimary;
 }
 
-// u8 arithmetic is promoted to int in C++; the result is cast back so it wraps like uint8.
-bool wrapsU8(const ExpNode& e) {
-  if (e.type != ScalarType::U8) return false;
+// Integers narrower than int (u8) are promoted to int by C++ arithmetic.
+bool promoted(ScalarType t) { return isInteger(t) && sizeOf(t) < sizeOf(ScalarType::I32); }
+
+// Arithmetic on a promoted type: the result is cast back so it wraps like the type.
+bool wrapsNarrow(const ExpNode& e) {
+  if (!promoted(e.type)) return false;
   if (e.kind == ExpKind::Unary) return isPrefixOp(e.unOp);  // - and ~ (! takes bool)
   if (e.kind == ExpKind::Binary) return binPrec(e.binOp) != kPrimary;
   return false;
@@ -54,16 +57,16 @@ int precOf(const ExpNode& e) {
     case ExpKind::Literal:
       if (isFloat(e.type)) return std::signbit(e.real) ? kUnary : kPrimary;
       if (isSignedInteger(e.type) && signedOf(e.type, e.bits) < 0) return kUnary;
-      return e.type == ScalarType::U8 ? kUnary : kPrimary;
+      return promoted(e.type) ? kUnary : kPrimary;  // printed with a cast
     case ExpKind::Var:
     case ExpKind::ThreadIdx:
     case ExpKind::BlockIdx:
     case ExpKind::GridDim:
     case ExpKind::Index: return kPrimary;
     case ExpKind::Unary:
-      if (wrapsU8(e)) return kUnary;
+      if (wrapsNarrow(e)) return kUnary;
       return isPrefixOp(e.unOp) ? kUnary : kPrimary;
-    case ExpKind::Binary: return wrapsU8(e) ? kUnary : binPrec(e.binOp);
+    case ExpKind::Binary: return wrapsNarrow(e) ? kUnary : binPrec(e.binOp);
     case ExpKind::Select: return kSelect;
     case ExpKind::Cast: return kUnary;
   }
@@ -86,8 +89,8 @@ class Printer {
 
   void print(const ExpPtr& e) {
     const ExpNode& n = *e;
-    if (wrapsU8(n)) {
-      out_ += "(uint8_t)(";
+    if (wrapsNarrow(n)) {
+      out_ += "(" + std::string(cudaTypeName(n.type)) + ")(";
       printRaw(n);
       out_ += ")";
     } else {
@@ -100,7 +103,7 @@ class Printer {
     const int p = precOf(*child);
     bool parens = p < minPrec;
     // Clarity: a bitwise/shift operator next to another class of binary operator.
-    if (!parens && child->kind == ExpKind::Binary && p != kPrimary && !wrapsU8(*child)) {
+    if (!parens && child->kind == ExpKind::Binary && p != kPrimary && !wrapsNarrow(*child)) {
       if ((isBitwiseOrShift(parentPrec) || isBitwiseOrShift(p)) && p != parentPrec) parens = true;
       if (parentPrec == 4 && p == 5) parens = true;  // a || (b && c)
     }
@@ -211,10 +214,12 @@ class Printer {
           call(mathName(n.binOp == BinOp::Min ? "fmin" : "fmax", t), n.args[0], n.args[1]);
           return;
         }
-        if (t == ScalarType::U8) {
-          out_ += std::string(binOpName(n.binOp)) + "((unsigned int)";
+        if (promoted(t)) {
+          // CUDA's min/max have no overloads for narrow types: compare them as int's width.
+          const std::string wide = isSigned(t) ? "(int)" : "(unsigned int)";
+          out_ += std::string(binOpName(n.binOp)) + "(" + wide;
           operand(n.args[0], kUnary, kUnary);
-          out_ += ", (unsigned int)";
+          out_ += ", " + wide;
           operand(n.args[1], kUnary, kUnary);
           out_ += ")";
           return;

@@ -333,6 +333,9 @@ TEST_CASE("exp printing: uint8 arithmetic is cast back to uint8_t") {
   CHECK(show((p + q) * p) == "(uint8_t)((uint8_t)(p + q) * p)");
   CHECK(show(-p) == "(uint8_t)(-p)");
   CHECK(show(~p) == "(uint8_t)(~p)");
+  // CUDA has no min/max for uint8_t: the operands are widened to int's width, unsigned.
+  CHECK(show(min(p, q)) == "min((unsigned int)p, (unsigned int)q)");
+  CHECK(show(max(p, EWord8(3))) == "max((unsigned int)p, (unsigned int)(uint8_t)3)");
   // Comparisons are bool, not wrapped.
   CHECK(show(p < q) == "p < q");
   CHECK(show(min(p, q)) == "min((unsigned int)p, (unsigned int)q)");
