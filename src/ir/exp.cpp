@@ -406,23 +406,24 @@ ExpPtr cast(ScalarType to, ExpPtr a) {
   return withDepth(std::move(n));
 }
 
-ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin) {
+namespace {
+ExpPtr scalarIndex(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin, bool ownLane) {
   OBSIDIAN_ASSERT(ix && ix->type == ScalarType::U32, "array indices are uint32");
   auto n = node(ExpKind::Index, elem);
   n->array = array;
   n->origin = origin;
+  n->ownLane = ownLane;
   n->args[0] = std::move(ix);
   return withDepth(std::move(n));
 }
+}  // namespace
+
+ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin) {
+  return scalarIndex(elem, array, std::move(ix), origin, false);
+}
 
 ExpPtr ownLaneIndex(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin) {
-  OBSIDIAN_ASSERT(ix && ix->type == ScalarType::U32, "array indices are uint32");
-  auto n = node(ExpKind::Index, elem);
-  n->array = array;
-  n->origin = origin;
-  n->ownLane = true;
-  n->args[0] = std::move(ix);
-  return withDepth(std::move(n));
+  return scalarIndex(elem, array, std::move(ix), origin, true);
 }
 
 ExpPtr vectorIndex(ScalarType elem, ArrayId array, ExpPtr elementIx, ExpPtr vectorIx,
