@@ -1,16 +1,17 @@
 // The registered kernel families: the paper's block reductions (reduce), the whole-array
 // reduction of Figure 10 (reduce_whole), the Sklansky and Kogge-Stone block scans (scan), the
-// Mandelbrot image (mandelbrot), and a test-only family whose reference is deliberately wrong.
-// The kernels are the examples' (examples/*/...hpp), included, not copied.
+// Mandelbrot image (mandelbrot), the device layer's tuned algorithms (device_reduce,
+// device_segmented_reduce, device_scan: the sweeps that chose their policy tables), and a
+// test-only family whose reference is deliberately wrong. The reductions and scans are the
+// library's (obsidian/block, obsidian/device); Mandelbrot is the example's program, which its
+// example and this family share.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <obsidian/obsidian.hpp>
 #include <sstream>
 
 #include "../examples/mandelbrot/mandelbrot.hpp"
-#include "../examples/reduce/large_reduce.hpp"
-#include "../examples/reduce/reduce.hpp"
-#include "../examples/scan/scan.hpp"
 #include "family.hpp"
 
 namespace tuning {
@@ -215,9 +216,9 @@ struct BlockReducer {
   uint32_t seq = 8;
   template <class T, class Op>
   T operator()(const Program<Block>& p, Op f, const SPull<T>& c) const {
-    if (variant == "red5p") return paper::red5p(p, seq, f, c);
+    if (variant == "red5p") return red5p(p, seq, f, c);
     const auto it = std::find(reduceVariants.begin(), reduceVariants.end(), variant);
-    return paper::reduceBlock(static_cast<paper::Variant>(it - reduceVariants.begin()), p, f, c);
+    return blockReduce(static_cast<BlockReduceAlgorithm>(it - reduceVariants.begin()), p, f, c);
   }
 };
 
@@ -249,7 +250,7 @@ Kernel reduceKernel(const Params& p) {
   const BlockReducer red = reducerOf(p);
   auto plus = [](const Exp<T>& a, const Exp<T>& b) { return a + b; };
   return capture(red.variant, u32(p, "threads"), [chunk, red, plus](DPull<Exp<T>> in) {
-    return paper::mapRed<Exp<T>>(
+    return mapRed<Exp<T>>(
         chunk,
         [red, plus](const Program<Block>& pr, const SPull<Exp<T>>& c) { return red(pr, plus, c); },
         in);
@@ -326,7 +327,7 @@ class WholeReduceInstance : public Instance {
   WholeReduceInstance(Kernel k, uint32_t chunk, std::shared_ptr<const std::vector<T>> in,
                       T expected)
       : k_(std::move(k)), chunk_(chunk), in_(std::move(in)), expected_(expected) {
-    for (size_t m = paper::partialCount(in_->size(), chunk_);; m = paper::partialCount(m, chunk_)) {
+    for (size_t m = partialCount(in_->size(), chunk_);; m = partialCount(m, chunk_)) {
       sizes_.push_back(m);
       if (m == 1) break;
     }
@@ -381,10 +382,10 @@ template <class T>
 Kernel wholeKernel(const Params& p) {
   const BlockReducer red = reducerOf(p);
   auto plus = [](const Exp<T>& a, const Exp<T>& b) { return a + b; };
-  return paper::partialReduceWith<T>([red](const Program<Block>& pr, decltype(plus) f,
-                                           const SPull<Exp<T>>& c) { return red(pr, f, c); },
-                                     plus, T{0}, u32(p, "chunk"), u32(p, "threads"),
-                                     red.variant + "Whole");
+  return partialReduceWith<T>([red](const Program<Block>& pr, decltype(plus) f,
+                                    const SPull<Exp<T>>& c) { return red(pr, f, c); },
+                              plus, T{0}, u32(p, "chunk"), u32(p, "threads"),
+                              red.variant + "Whole");
 }
 
 template <class T>
@@ -438,16 +439,12 @@ Family wholeFamily() {
 // ------------------------------------------------------------------ scan (Figure 9)
 std::vector<std::string> scanVariantNames() {
   std::vector<std::string> v;
-  for (paper::ScanVariant s : paper::scanVariants) v.push_back(paper::name(s));
+  for (BlockScanAlgorithm s : kBlockScanAlgorithms) v.push_back(name(s));
   return v;
 }
 
-paper::ScanVariant scanVariantOf(const Params& p) {
-  const std::string v = str(p, "variant");
-  for (paper::ScanVariant s : paper::scanVariants) {
-    if (paper::name(s) == v) return s;
-  }
-  throw Error("scan: unknown variant " + v);
+BlockScanAlgorithm scanVariantOf(const Params& p) {
+  return parseBlockScanAlgorithm(str(p, "variant"));
 }
 
 template <class T>
@@ -483,8 +480,9 @@ Family scanFamily() {
   Family f;
   f.name = "scan";
   f.description =
-      "the paper's block scans sklansky, sklansky2, sklansky3 (and Kogge-Stone): the inclusive "
-      "prefixes of every chunk of the input (Figure 9)";
+      "the paper's block scans sklansky, sklansky2, sklansky3 (and Kogge-Stone, and the "
+      "library's threadSequential): the inclusive prefixes of every chunk of the input "
+      "(Figure 9)";
   f.params = {typeParam(),
               intParam("n", "input elements (a multiple of chunk; capped on the simulator)", 1,
                        int64_t{1} << 31, int64_t{1} << 24),
@@ -497,15 +495,13 @@ Family scanFamily() {
     return p;
   };
   f.build = [](const Params& p) {
-    const uint32_t log = log2Exact(u32(p, "chunk"), "scan: chunk");
-    const paper::ScanVariant v = scanVariantOf(p);
+    const uint32_t chunk = u32(p, "chunk");
+    log2Exact(chunk, "scan: chunk");
+    const BlockScanAlgorithm v = scanVariantOf(p);
     const uint32_t threads = u32(p, "threads");
-    if (str(p, "type") == "f32") {
-      return std::vector<Kernel>{paper::scanKernel<float>(
-          v, log, threads, [](const EFloat& a, const EFloat& b) { return a + b; })};
-    }
-    return std::vector<Kernel>{paper::scanKernel<uint32_t>(
-        v, log, threads, [](const EWord32& a, const EWord32& b) { return a + b; })};
+    if (str(p, "type") == "f32")
+      return std::vector<Kernel>{tileScanKernel<float>(v, Sum{}, chunk, threads)};
+    return std::vector<Kernel>{tileScanKernel<uint32_t>(v, Sum{}, chunk, threads)};
   };
   f.instantiate = [](const Params& p, const std::vector<Kernel>& k, DataCache& cache) {
     return str(p, "type") == "f32" ? scanInstance<float>(p, k, cache)
@@ -514,7 +510,7 @@ Family scanFamily() {
   f.variantLabel = [](const Params& p) { return str(p, "variant"); };
   f.naturalThreads = [](const Params& p) {
     const uint32_t chunk = u32(p, "chunk");
-    return std::max(1u, chunk / paper::elementsPerThread(scanVariantOf(p)));
+    return std::max(1u, chunk / elementsPerThread(scanVariantOf(p)));
   };
   return f;
 }
@@ -581,11 +577,196 @@ Family mandelbrotFamily() {
   return f;
 }
 
+// ------------------------------------------------------------------ the device layer's algorithms
+// The sweeps that choose the policy tables of obsidian/device/*.hpp: each point is one policy of
+// a device algorithm on one input, its output checked against C++.
+template <class T>
+std::shared_ptr<const std::vector<T>> inputOf(DataCache& cache, const Params& p) {
+  return hostInput<T>(cache, p.at("n").get<size_t>(), "device");
+}
+
+// On the GPU, the grid the library's call would use (what the device holds at once); on the
+// simulator, kSimulatedReduceBlocks.
+template <class T>
+Kernel deviceReduceKernel(const ReducePolicy& policy) {
+  const uint32_t blocks =
+      gpu::available() ? reduceBlocksOnGpu<T>(Sum{}, T{0}, policy) : kSimulatedReduceBlocks;
+  return reduceKernel<T>(Sum{}, T{0}, policy, blocks);
+}
+
+ReducePolicy reducePolicyOf(const Params& p) {
+  return ReducePolicy{u32(p, "threads"), u32(p, "unroll"), u32(p, "min_vectors"),
+                      str(p, "sweep") == "tiles"};
+}
+
+template <class T>
+std::unique_ptr<Instance> deviceReduceInstance(const Params& p, const std::vector<Kernel>& k,
+                                               DataCache& cache) {
+  auto in = inputOf<T>(cache, p);
+  auto expected = cache.get<const std::vector<T>>(
+      "device-reduce-ref:" + typeName<T>() + ":" + std::to_string(in->size()), [&] {
+        int64_t sum = 0;
+        for (T x : *in) sum += static_cast<int64_t>(x);
+        return std::make_shared<const std::vector<T>>(
+            std::vector<T>{static_cast<T>(std::is_same_v<T, float> ? sum : sum & 0xffffffffll)});
+      });
+  return std::make_unique<ArrayInstance<T>>(k.at(0), in, expected, "device");
+}
+
+Family deviceReduceFamily() {
+  Family f;
+  f.name = "device_reduce";
+  f.description =
+      "the device layer's one-launch reduction (reduceAll, obsidian/device/reduce.hpp) by policy: "
+      "the sweep behind kReducePolicies";
+  f.params = {typeParam(),
+              intParam("n", "input elements (capped on the simulator)", 1, int64_t{1} << 31,
+                       int64_t{1} << 28),
+              intParam("threads", "threads per block (a power-of-two number of warps)", 32, 1024),
+              intParam("unroll", "16-byte vectors in flight per thread", 1, 16, 4),
+              intParam("min_vectors", "fewer blocks for short inputs (0: always all)", 0, 64, 4),
+              choiceParam("sweep", "how blocks share the input", {"tiles", "strided"}, "tiles")};
+  f.labelParams = {"unroll", "sweep"};
+  f.sizeParam = "n";
+  f.canonical = [](Params p, bool simulate) {
+    if (simulate) p["n"] = std::min<uint64_t>(p.at("n").get<uint64_t>(), 20000);
+    return p;
+  };
+  f.build = [](const Params& p) {
+    const ReducePolicy policy = reducePolicyOf(p);
+    return std::vector<Kernel>{str(p, "type") == "f32" ? deviceReduceKernel<float>(policy)
+                                                       : deviceReduceKernel<uint32_t>(policy)};
+  };
+  f.instantiate = [](const Params& p, const std::vector<Kernel>& k, DataCache& cache) {
+    return str(p, "type") == "f32" ? deviceReduceInstance<float>(p, k, cache)
+                                   : deviceReduceInstance<uint32_t>(p, k, cache);
+  };
+  f.variantLabel = [](const Params& p) {
+    return "unroll " + std::to_string(u32(p, "unroll")) + " " + str(p, "sweep");
+  };
+  return f;
+}
+
+template <class T>
+std::unique_ptr<Instance> segmentedInstance(const Params& p, const std::vector<Kernel>& k,
+                                            DataCache& cache) {
+  auto in = inputOf<T>(cache, p);
+  const uint32_t segment = u32(p, "segment");
+  auto expected = cache.get<const std::vector<T>>(
+      "segmented-ref:" + typeName<T>() + ":" + std::to_string(in->size()) + ":" +
+          std::to_string(segment),
+      [&] {
+        auto r = std::make_shared<std::vector<T>>(partialCount(in->size(), segment));
+        for (size_t s = 0; s < r->size(); ++s) {
+          int64_t sum = 0;
+          for (size_t i = s * segment; i < std::min(in->size(), (s + 1) * size_t{segment}); ++i) {
+            sum += static_cast<int64_t>((*in)[i]);
+          }
+          (*r)[s] = static_cast<T>(std::is_same_v<T, float> ? sum : sum & 0xffffffffll);
+        }
+        return std::shared_ptr<const std::vector<T>>(std::move(r));
+      });
+  return std::make_unique<ArrayInstance<T>>(k.at(0), in, expected, "device");
+}
+
+Family deviceSegmentedReduceFamily() {
+  Family f;
+  f.name = "device_segmented_reduce";
+  f.description =
+      "the device layer's segmented reduction (segmentedReduce, obsidian/device/reduce.hpp): one "
+      "sum per segment, one block each; the sweep behind kSegmentedReducePolicies";
+  f.params = {typeParam(),
+              intParam("n", "input elements (capped on the simulator)", 1, int64_t{1} << 31,
+                       int64_t{1} << 28),
+              intParam("segment", "elements per segment", 1, 1 << 24, 4096),
+              intParam("threads", "threads per block (a power-of-two number of warps)", 32, 1024)};
+  f.labelParams = {"segment"};
+  f.sizeParam = "n";
+  f.canonical = [](Params p, bool simulate) {
+    if (simulate) {
+      p["n"] = std::min<uint64_t>(p.at("n").get<uint64_t>(), 3ull * u32(p, "segment") + 7);
+    }
+    return p;
+  };
+  f.build = [](const Params& p) {
+    const SegmentedReducePolicy policy{u32(p, "threads")};
+    const uint32_t segment = u32(p, "segment");
+    return std::vector<Kernel>{str(p, "type") == "f32"
+                                   ? segmentedReduceKernel<float>(Sum{}, 0.0f, segment, policy)
+                                   : segmentedReduceKernel<uint32_t>(Sum{}, 0u, segment, policy)};
+  };
+  f.instantiate = [](const Params& p, const std::vector<Kernel>& k, DataCache& cache) {
+    return str(p, "type") == "f32" ? segmentedInstance<float>(p, k, cache)
+                                   : segmentedInstance<uint32_t>(p, k, cache);
+  };
+  f.variantLabel = [](const Params& p) { return "segment " + std::to_string(u32(p, "segment")); };
+  return f;
+}
+
+template <class T>
+std::unique_ptr<Instance> deviceScanInstance(const Params& p, const std::vector<Kernel>& k,
+                                             DataCache& cache) {
+  auto in = inputOf<T>(cache, p);
+  const bool exclusive = str(p, "kind") == "exclusive";
+  auto expected = cache.get<const std::vector<T>>(
+      "device-scan-ref:" + typeName<T>() + ":" + std::to_string(in->size()) + ":" + str(p, "kind"),
+      [&] {
+        auto r = std::make_shared<std::vector<T>>(in->size());
+        T acc = 0;
+        for (size_t i = 0; i < in->size(); ++i) {
+          if (!exclusive) acc = acc + (*in)[i];
+          (*r)[i] = acc;
+          if (exclusive) acc = acc + (*in)[i];
+        }
+        return std::shared_ptr<const std::vector<T>>(std::move(r));
+      });
+  return std::make_unique<ArrayInstance<T>>(k.at(0), in, expected, "device");
+}
+
+Family deviceScanFamily() {
+  Family f;
+  f.name = "device_scan";
+  f.description =
+      "the device layer's one-launch scan (decoupled look-back over thread-sequential tiles, "
+      "obsidian/device/scan.hpp) by policy: the sweep behind kScanPolicies";
+  f.params = {
+      typeParam(),
+      choiceParam("kind", "inclusive or exclusive", {"inclusive", "exclusive"}, "inclusive"),
+      intParam("n", "input elements (capped on the simulator)", 1, int64_t{1} << 31,
+               int64_t{1} << 28),
+      intParam("threads", "threads per block (a multiple of 32)", 32, 1024),
+      intParam("items", "elements each thread scans (odd: no bank conflicts)", 1, 64, 15),
+      choiceParam("stage", "load the tile through shared memory first", {"no", "yes"}, "no")};
+  f.labelParams = {"items", "stage"};
+  f.sizeParam = "n";
+  f.canonical = [](Params p, bool simulate) {
+    if (simulate) p["n"] = std::min<uint64_t>(p.at("n").get<uint64_t>(), 20000);
+    return p;
+  };
+  f.build = [](const Params& p) {
+    const ScanPolicy policy{u32(p, "threads"), u32(p, "items"), str(p, "stage") == "yes"};
+    const ScanKind kind = str(p, "kind") == "exclusive" ? ScanKind::Exclusive : ScanKind::Inclusive;
+    return std::vector<Kernel>{str(p, "type") == "f32"
+                                   ? scanKernel<float>(Sum{}, policy, kind, 0.0f)
+                                   : scanKernel<uint32_t>(Sum{}, policy, kind, 0u)};
+  };
+  f.instantiate = [](const Params& p, const std::vector<Kernel>& k, DataCache& cache) {
+    return str(p, "type") == "f32" ? deviceScanInstance<float>(p, k, cache)
+                                   : deviceScanInstance<uint32_t>(p, k, cache);
+  };
+  f.variantLabel = [](const Params& p) {
+    return "x" + std::to_string(u32(p, "items")) + (str(p, "stage") == "yes" ? " staged" : "");
+  };
+  return f;
+}
+
 }  // namespace
 
 const std::vector<Family>& families() {
-  static const std::vector<Family> all = {reduceFamily(false), wholeFamily(), scanFamily(),
-                                          mandelbrotFamily(), reduceFamily(true)};
+  static const std::vector<Family> all = {reduceFamily(false),  wholeFamily(),
+                                          scanFamily(),         mandelbrotFamily(),
+                                          deviceReduceFamily(), deviceSegmentedReduceFamily(),
+                                          deviceScanFamily(),   reduceFamily(true)};
   return all;
 }
 

@@ -193,54 +193,21 @@ struct Timing {
   size_t runs = 0;
 };
 
-class Timer {
- public:
-  // Warm-up, then batches of runs timed by CUDA events (each run between its own pair of
-  // events, the whole batch queued before waiting), until at least options.runs runs and
-  // options.minTimeMs of timed GPU time.
-  Timing time(Instance& inst, const SweepOptions& options) {
-    gpu::LaunchOptions async;
-    async.synchronize = false;
-    for (int w = 0; w < options.warmup; ++w) inst.launch(static_cast<size_t>(w), async);
-    std::vector<double> ms;
-    double total = 0;
-    size_t batch = static_cast<size_t>(std::max(options.runs, 1));
-    for (;;) {
-      batch = std::min(batch, kMaxBatch);
-      while (start_.size() < batch) {
-        start_.push_back(std::make_unique<gpu::Event>());
-        stop_.push_back(std::make_unique<gpu::Event>());
-      }
-      for (size_t b = 0; b < batch; ++b) {
-        start_[b]->record();
-        inst.launch(ms.size() + b, async);
-        stop_[b]->record();
-      }
-      for (size_t b = 0; b < batch; ++b) {
-        const double t = stop_[b]->millisecondsSince(*start_[b]);
-        ms.push_back(t);
-        total += t;
-      }
-      if ((ms.size() >= static_cast<size_t>(options.runs) && total >= options.minTimeMs) ||
-          ms.size() >= kMaxRuns) {
-        break;
-      }
-      const double mean = total / static_cast<double>(ms.size());
-      const double forTime = std::max(options.minTimeMs - total, 0.0) / std::max(mean, 1e-6);
-      const size_t forRuns =
-          static_cast<size_t>(options.runs) - std::min<size_t>(ms.size(), options.runs);
-      batch = std::clamp<size_t>(std::max(static_cast<size_t>(std::ceil(forTime)), forRuns), 1,
-                                 kMaxRuns - ms.size());
-    }
-    std::sort(ms.begin(), ms.end());
-    return Timing{ms[ms.size() / 2], ms.front(), ms.back(), ms.size()};
-  }
-
- private:
-  static constexpr size_t kMaxBatch = 1000;
-  static constexpr size_t kMaxRuns = 10000;
-  std::vector<std::unique_ptr<gpu::Event>> start_, stop_;
-};
+// Warm-up, then batches of runs timed by CUDA events (obsidian/timing.hpp, batched: each run
+// between its own pair of events, the whole batch queued before waiting), until at least
+// options.runs runs and options.minTimeMs of timed GPU time.
+Timing timeOnGpu(Instance& inst, const SweepOptions& options) {
+  gpu::LaunchOptions async;
+  async.synchronize = false;
+  gpu::TimingOptions timing;
+  timing.warmup = options.warmup;
+  timing.runs = std::max(options.runs, 1);
+  timing.minTimeMs = options.minTimeMs;
+  timing.batched = true;
+  const gpu::Timing t =
+      gpu::time([&](int run) { inst.launch(static_cast<size_t>(run), async); }, timing);
+  return Timing{t.medianMs, t.minMs, t.maxMs, t.samplesMs.size()};
+}
 
 // CUDA driver errors (CUresult) that mean "this point cannot run here" rather than "the GPU
 // is broken": the context stays usable after them.
@@ -454,7 +421,7 @@ class PointRunner {
       s_.checkSeconds += secondsSince(t0);
       if (!reason.empty()) return Status::Wrong;  // never timed: a wrong result is no win
       t0 = Clock::now();
-      const Timing t = timer_.time(inst, options_);
+      const Timing t = timeOnGpu(inst, options_);
       s_.gpuRunSeconds += secondsSince(t0);
       line["time_ms"] = {{"median", t.median}, {"min", t.min}, {"max", t.max}, {"runs", t.runs}};
       line["bytes"] = inst.bytesMoved();
@@ -479,7 +446,6 @@ class PointRunner {
   std::map<std::string, GroupBest> best_;
   SweepSummary& s_;
   DataCache cache_;
-  Timer timer_;
 };
 
 void count(SweepSummary& s, Status status) {

@@ -7,9 +7,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
-
-#include "../../examples/increment/increment.hpp"
-#include "../../examples/reduce/reduce.hpp"
+#include <obsidian/obsidian.hpp>
 
 namespace {
 
@@ -26,13 +24,15 @@ int main(int argc, char** argv) {
   std::map<std::string, std::vector<double>> passes;
   for (int r = 0; r < kWarmup + kRuns; ++r) {
     const auto start = std::chrono::steady_clock::now();
-    const obsidian::Kernel k = paper::red5Kernel(4096, 512);
+    const obsidian::Kernel k = obsidian::tileReduceKernel<uint32_t>(
+        obsidian::BlockReduceAlgorithm::Red5, obsidian::Sum{}, 4096, 512);
     const std::chrono::duration<double, std::milli> t = std::chrono::steady_clock::now() - start;
     if (r < kWarmup) continue;
     total.push_back(t.count());
     for (const obsidian::PassTiming& p : k.timings()) passes[p.pass].push_back(p.milliseconds);
   }
-  const obsidian::Kernel k = paper::red5Kernel(4096, 512);
+  const obsidian::Kernel k = obsidian::tileReduceKernel<uint32_t>(
+      obsidian::BlockReduceAlgorithm::Red5, obsidian::Sum{}, 4096, 512);
   const double compileMs = k.compile().seconds * 1000;
 
   nlohmann::json out;

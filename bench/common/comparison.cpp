@@ -5,15 +5,24 @@
 #include <fstream>
 #include <iostream>
 #include <obsidian/runtime.hpp>
+#include <obsidian/timing.hpp>
 
 #include "bench_data.hpp"
 
 namespace bench {
 
-void addCommonOptions(CLI::App& app, CommonOptions& options, const std::string& sweepHelp) {
+Timing timeGpu(const std::function<void(int)>& work, int runs, int warmup) {
+  gpu::TimingOptions options;
+  options.runs = runs;
+  options.warmup = warmup;
+  const gpu::Timing t = gpu::time(work, options);
+  checkCuda("timed runs");
+  return Timing{t.medianMs, t.minMs, t.maxMs, t.runs()};
+}
+
+void addCommonOptions(CLI::App& app, CommonOptions& options) {
   app.add_flag("--quick", options.quick, "small sizes only");
   app.add_option("--only", options.only, "this size alone (e.g. for a profiler)");
-  app.add_flag("--sweep", options.sweep, sweepHelp);
   app.add_option("--runs", options.runs, "timed runs per measurement (median)")
       ->check(CLI::Range(20, 1000));
 }

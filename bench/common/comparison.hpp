@@ -21,14 +21,14 @@ constexpr int kSkipped = 77;
 
 struct CommonOptions {
   bool quick = false;  // small sizes only
-  bool sweep = false;  // time configurations first
   size_t only = 0;     // this size alone
   int runs = 30;       // timed runs per measurement
   std::string jsonPath;
 };
 
-// --quick, --only, --sweep (described by sweepHelp) and --runs, in that order.
-void addCommonOptions(CLI::App& app, CommonOptions& options, const std::string& sweepHelp);
+// --quick, --only and --runs, in that order. (Configurations are swept by obsidian-tune's
+// device_* families, not here.)
+void addCommonOptions(CLI::App& app, CommonOptions& options);
 // --json, after the benchmark's own options (so --help lists it last).
 void addJsonOption(CLI::App& app, CommonOptions& options);
 

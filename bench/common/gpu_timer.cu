@@ -1,19 +1,12 @@
-// Timing and helper kernels for the CUB comparisons (see gpu_timer.hpp).
+// Helper kernels and CUDA runtime calls for the CUB comparisons (see gpu_timer.hpp).
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "gpu_timer.hpp"
 
 namespace bench {
 namespace {
-
-__global__ void spin(long long cycles) {
-  const long long start = clock64();
-  while (clock64() - start < cycles) {
-  }
-}
 
 __global__ void readAll(const uint4* data, size_t vectors, uint32_t* sink) {
   uint32_t acc = 0;
@@ -47,30 +40,6 @@ int gridFor(const void* kernel, int threads) {
 void checkCuda(const std::string& what) {
   check(cudaGetLastError(), what);
   check(cudaDeviceSynchronize(), what);
-}
-
-Timing timeGpu(const std::function<void(int)>& work, int runs, int warmup) {
-  for (int i = 0; i < warmup; ++i) work(i);
-  checkCuda("warm-up");
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
-  std::vector<double> ms;
-  for (int r = 0; r < runs; ++r) {
-    spin<<<1, 1>>>(100000);  // ~50 us at 2 GHz: longer than enqueuing what follows
-    check(cudaEventRecord(start, 0), "cudaEventRecord");
-    work(warmup + r);
-    check(cudaEventRecord(stop, 0), "cudaEventRecord");
-    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float t = 0;
-    check(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime");
-    ms.push_back(t);
-  }
-  checkCuda("timed runs");
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return Timing{ms[ms.size() / 2], ms.front(), ms.back(), runs};
 }
 
 void* deviceAlloc(size_t bytes) {

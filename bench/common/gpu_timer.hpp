@@ -1,8 +1,7 @@
-// Timing GPU work for the CUB comparisons (bench/reduce, bench/scan), with the CUDA runtime on
-// the legacy default stream, which obsidian's launches (no stream given) share. Each run is
-// queued behind a kernel that spins for a while, so that the host has enqueued the start
-// event, the work and the stop event before the GPU reaches them: the time is the GPU's alone
-// (kernels and the gaps between them), not the host's launch latency.
+// The CUDA runtime side of the CUB comparisons (bench/reduce, bench/scan, ...): device memory
+// for CUB's temporary storage, the read and copy roofline kernels, and timing, which is the
+// library's (obsidian/timing.hpp: events behind a busy kernel, median of N) on the legacy
+// default stream that CUB's calls and obsidian's launches without a stream share.
 #pragma once
 
 #include <cstddef>
@@ -18,8 +17,8 @@ struct Timing {
   int runs = 0;
 };
 
-// Runs `work` `warmup` times, then `runs` times, each timed with events behind a spinning
-// kernel. `work` only enqueues on the default stream. Throws std::runtime_error on CUDA errors.
+// gpu::time(work, {runs, warmup}) (obsidian/timing.hpp); work only enqueues on the default
+// stream. Throws on CUDA errors (the runtime's too).
 Timing timeGpu(const std::function<void(int run)>& work, int runs = 30, int warmup = 3);
 
 // Throws std::runtime_error naming `what` if a CUDA runtime call failed or a kernel faulted.

@@ -5,13 +5,16 @@
 // Small inputs are rotated over disjoint slices of a 1 GiB buffer so that no run finds its
 // input in the 50 MB L2; every slice's result is checked against a CPU reference first.
 //
-// Usage: obsidian-bench-reduce [--quick] [--sweep] [--runs N] [--json FILE]
+// Both kernels are the library's device layer (obsidian/device/reduce.hpp) with the tuned
+// policy for the device (kReducePolicies, kSegmentedReducePolicies); the options override it
+// for experiments. Configurations are swept by obsidian-tune (tuning/spaces/device_reduce.json).
+//
+// Usage: obsidian-bench-reduce [--quick] [--runs N] [--json FILE]
 //        [--threads T --unroll U --seg-threads S --seg-fill]
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <obsidian/obsidian.hpp>
 
-#include "../../examples/reduce/fast_reduce.hpp"
 #include "../common/bench_data.hpp"
 #include "../common/comparison.hpp"
 #include "../common/gpu_timer.hpp"
@@ -32,11 +35,9 @@ using bench::typeName;
 using nlohmann::json;
 
 struct Config {
-  uint32_t threads = 512, unroll = 4;  // reduceAll (the best of --sweep on the H100)
-  uint32_t minVectors = 4;             // reduceAll: fewer blocks for short inputs
-  bool gridStrided = false;            // reduceAll: a grid-strided sweep instead of tiles
-  uint32_t segThreads = 256;           // redVec
-  bool segFill = false;                // redVec with an occupancy-sized grid
+  ReducePolicy reduce = reducePolicy();                       // reduceAll
+  SegmentedReducePolicy segmented = segmentedReducePolicy();  // segmentedReduce
+  bool segFill = false;  // segmentedReduce with an occupancy-sized grid
   int runs = 30;
 };
 
@@ -56,11 +57,7 @@ bench::Timing readTime(const Data<T>& d, const std::vector<size_t>& from, size_t
 
 template <class T>
 Kernel reduceAllFor(const Config& c) {
-  const auto plusT = [](const Exp<T>& a, const Exp<T>& b) { return a + b; };
-  // The grid is what the device holds at once: measure the occupancy of a first capture.
-  paper::ReduceAllShape shape{1, c.unroll, c.minVectors, !c.gridStrided};
-  shape.blocks = gpu::occupancyBlocks(paper::reduceAllKernel<T>(plusT, T{0}, shape, c.threads));
-  return paper::reduceAllKernel<T>(plusT, T{0}, shape, c.threads);
+  return reduceKernel<T>(Sum{}, T{0}, c.reduce, reduceBlocksOnGpu<T>(Sum{}, T{0}, c.reduce));
 }
 
 template <class T>
@@ -73,9 +70,10 @@ Row runReduce(const Data<T>& d, size_t n, const Config& c, const Kernel& k) {
           {},
           true,
           true,
-          "threads " + std::to_string(c.threads) + ", unroll " + std::to_string(c.unroll) +
-              ", min vectors per thread " + std::to_string(c.minVectors) +
-              (c.gridStrided ? ", grid-strided" : ", tiles")};
+          "threads " + std::to_string(c.reduce.threads) + ", unroll " +
+              std::to_string(c.reduce.unroll) + ", min vectors per thread " +
+              std::to_string(c.reduce.minVectorsPerThread) +
+              (c.reduce.tiles ? ", tiles" : ", grid-strided")};
   const std::vector<size_t> from = slices(n, d.host.size());
   gpu::DeviceBuffer<T> out(1);
   void* cubOut = bench::deviceAlloc(sizeof(T));
@@ -122,7 +120,7 @@ Row runSegmented(const Data<T>& d, size_t n, const Config& c, const Kernel& k) {
           {},
           true,
           true,
-          "threads " + std::to_string(c.segThreads) +
+          "threads " + std::to_string(c.segmented.threads) +
               (c.segFill ? ", occupancy grid" : ", one block per segment")};
   const std::vector<size_t> from = slices(n, d.host.size());
   gpu::DeviceBuffer<T> out(segments);
@@ -178,19 +176,21 @@ int main(int argc, char** argv) {
   CLI::App app{"obsidian reductions against CUB on the GPU"};
   Config c;
   bench::CommonOptions common;
-  bench::addCommonOptions(app, common,
-                          "time configurations of both kernels at 2^24 and 2^28 first");
-  app.add_option("--threads", c.threads, "reduceAll: threads per block");
-  app.add_option("--unroll", c.unroll, "reduceAll: vectors in flight per thread");
-  app.add_option("--min-vectors", c.minVectors,
+  bench::addCommonOptions(app, common);
+  bool gridStrided = false;
+  app.add_option("--threads", c.reduce.threads, "reduceAll: threads per block (default: policy)");
+  app.add_option("--unroll", c.reduce.unroll, "reduceAll: vectors in flight per thread");
+  app.add_option("--min-vectors", c.reduce.minVectorsPerThread,
                  "reduceAll: fewer blocks for short inputs, at least this many vectors per thread "
                  "(0: always an occupancy-sized grid)");
-  app.add_flag("--grid-strided", c.gridStrided, "reduceAll: a grid-strided sweep, not tiles");
-  app.add_option("--seg-threads", c.segThreads, "redVec: threads per block");
-  app.add_flag("--seg-fill", c.segFill, "redVec: an occupancy-sized grid (virtual blocks loop)");
+  app.add_flag("--grid-strided", gridStrided, "reduceAll: a grid-strided sweep, not tiles");
+  app.add_option("--seg-threads", c.segmented.threads, "segmentedReduce: threads per block");
+  app.add_flag("--seg-fill", c.segFill,
+               "segmentedReduce: an occupancy-sized grid (virtual blocks loop)");
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
   c.runs = common.runs;
+  if (gridStrided) c.reduce.tiles = false;
 
   if (!bench::deviceOrSkip()) return bench::kSkipped;
   const size_t total = bench::kTotal;
@@ -205,29 +205,9 @@ int main(int argc, char** argv) {
   std::cout << "read roofline (16-byte loads, 1 GiB): " << roofline << " GB/s\n";
 
   json rows = json::array();
-  auto plusU = [](const EWord32& a, const EWord32& b) { return a + b; };
-  auto plusF = [](const EFloat& a, const EFloat& b) { return a + b; };
 
-  if (common.sweep) {
-    std::cout << "\nsweep (u32)\n" << kTable.header;
-    for (bool strided : {false, true}) {
-      for (uint32_t threads : {256u, 512u}) {
-        for (uint32_t unroll : {2u, 4u, 8u}) {
-          Config s = c;
-          s.threads = threads;
-          s.unroll = unroll;
-          s.gridStrided = strided;
-          const Kernel k = reduceAllFor<uint32_t>(s);
-          for (size_t n : {size_t{1} << 20, size_t{1} << 24, size_t{1} << 28}) {
-            print(runReduce(words, n, s, k), roofline);
-          }
-        }
-      }
-    }
-  }
-
-  std::cout << "\nreduce: " << c.threads << " threads, unroll " << c.unroll
-            << "; segmented: " << c.segThreads << " threads"
+  std::cout << "\nreduce: " << c.reduce.threads << " threads, unroll " << c.reduce.unroll
+            << "; segmented: " << c.segmented.threads << " threads"
             << (c.segFill ? ", occupancy grid" : "") << "\n"
             << kTable.header;
   const Kernel ku = reduceAllFor<uint32_t>(c), kf = reduceAllFor<float>(c);
@@ -237,8 +217,8 @@ int main(int argc, char** argv) {
       rows.push_back(bench::toJson(kTable, r));
     }
   }
-  const Kernel su = paper::segmentedReduceKernel<uint32_t>(plusU, 4096, c.segThreads);
-  const Kernel sf = paper::segmentedReduceKernel<float>(plusF, 4096, c.segThreads);
+  const Kernel su = segmentedReduceKernel<uint32_t>(Sum{}, 0u, 4096, c.segmented);
+  const Kernel sf = segmentedReduceKernel<float>(Sum{}, 0.0f, 4096, c.segmented);
   for (size_t n : bench::largeSizes(common.quick)) {
     for (const Row& r : {runSegmented(words, n, c, su), runSegmented(floats, n, c, sf)}) {
       print(r, roofline);

@@ -14,7 +14,6 @@
 #include <obsidian/runtime.hpp>
 
 #include "../../examples/increment/increment.hpp"
-#include "../../examples/reduce/reduce.hpp"
 #include "runtime/driver.hpp"
 
 namespace {
@@ -46,7 +45,9 @@ int main(int argc, char** argv) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("obsidian-bench-cache-" + std::to_string(getpid()));
 
-  for (const Kernel& k : {paper::incrementKernel(), paper::red5Kernel()}) {
+  for (const Kernel& k : {paper::incrementKernel(),
+                          obsidian::tileReduceKernel<uint32_t>(obsidian::BlockReduceAlgorithm::Red5,
+                                                               obsidian::Sum{}, 4096, 512)}) {
     std::vector<double> nvrtc, disk;
     for (int r = 0; r < 5; ++r) {
       std::filesystem::remove_all(dir);

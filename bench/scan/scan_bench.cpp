@@ -1,15 +1,17 @@
 // The scan benchmark (issue: scans as fast as CUB). In one run, on the same random data: our
-// single-pass scan (scanGrid with the thread-sequential block scan, examples/scan/fast_scan.hpp)
+// single-pass scan (the library's device scan, obsidian/device/scan.hpp, with the tuned policy
+// for the device: kScanPolicies; --threads/--seq/--stage override it)
 // against cub::DeviceScan::InclusiveSum / ExclusiveSum, the three-kernel large scan of the case
 // studies, and a 16-byte copy kernel as the roofline (bytes read + written). Small inputs are
 // rotated over disjoint slices of 1 GiB buffers; every slice's output is checked first.
 //
-// Usage: obsidian-bench-scan [--quick] [--sweep] [--runs N] [--json FILE] [--threads T --seq S]
+// Tile shapes are swept by obsidian-tune (tuning/spaces/device_scan.json).
+//
+// Usage: obsidian-bench-scan [--quick] [--runs N] [--json FILE] [--threads T --seq S --stage]
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <obsidian/obsidian.hpp>
 
-#include "../../examples/scan/fast_scan.hpp"
 #include "../common/bench_data.hpp"
 #include "../common/comparison.hpp"
 #include "../common/gpu_timer.hpp"
@@ -29,8 +31,7 @@ using bench::typeName;
 using nlohmann::json;
 
 struct Config {
-  uint32_t threads = 512, seq = 19;  // scanAll: tiles of threads x seq elements (--sweep's best)
-  bool stage = false;                // scanAll: load the tile through shared memory
+  ScanPolicy policy = scanPolicy();  // scanAll: tiles of threads x itemsPerThread elements
   int runs = 30;
 };
 
@@ -67,8 +68,8 @@ Row runScan(const Data<T>& d, gpu::DeviceBuffer<T>& out, size_t n, bool exclusiv
           {},
           true,
           true,
-          "threads " + std::to_string(c.threads) + ", seq " + std::to_string(c.seq) +
-              (c.stage ? ", staged" : "")};
+          "threads " + std::to_string(c.policy.threads) + ", seq " +
+              std::to_string(c.policy.itemsPerThread) + (c.policy.stage ? ", staged" : "")};
   const std::vector<size_t> from = slices(n, d.host.size());
   const bool isFloat = std::is_same_v<T, float>;
   const size_t tempBytes = bench::cubScanTempBytes(n, isFloat, exclusive);
@@ -112,12 +113,11 @@ Row runScan(const Data<T>& d, gpu::DeviceBuffer<T>& out, size_t n, bool exclusiv
 // The case studies' three-kernel scan (block scans, scan of the block sums, add-back).
 Row runLargeScan(const Data<uint32_t>& d, size_t n, int runs) {
   Row row{"3-kernel scan", "u32", n, {}, {}, {}, true, true, "sklansky3, 2048-element chunks"};
-  const auto plusW = [](const EWord32& a, const EWord32& b) { return a + b; };
-  const paper::LargeScan kernels =
-      paper::largeScanKernels<uint32_t>(paper::ScanVariant::Sklansky3, 11, 1024, plusW, 0u);
+  const LargeScan kernels =
+      largeScanKernels<uint32_t>(BlockScanAlgorithm::Sklansky3, 1u << 11, 1024, Sum{}, 0u);
   std::vector<uint32_t> host(d.host.begin(), d.host.begin() + static_cast<std::ptrdiff_t>(n));
   gpu::DeviceBuffer<uint32_t> in(host), out(n);
-  paper::ScanPlan<gpu::DeviceBuffer<uint32_t>> plan(kernels, n);
+  ScanPlan<gpu::DeviceBuffer<uint32_t>> plan(kernels, n);
   plan.run(in, out, false);
   row.oursOk = checkScan(d.host, 0, n, out.download(), false);
   gpu::LaunchOptions async;
@@ -151,10 +151,11 @@ int main(int argc, char** argv) {
   CLI::App app{"obsidian scans against CUB on the GPU"};
   Config c;
   bench::CommonOptions common;
-  bench::addCommonOptions(app, common, "time tile shapes at 2^24 and 2^28 first");
-  app.add_option("--threads", c.threads, "scanAll: threads per block");
-  app.add_option("--seq", c.seq, "scanAll: elements per thread (odd avoids bank conflicts)");
-  app.add_flag("--stage", c.stage, "scanAll: load each tile through shared memory");
+  bench::addCommonOptions(app, common);
+  app.add_option("--threads", c.policy.threads, "scanAll: threads per block (default: policy)");
+  app.add_option("--seq", c.policy.itemsPerThread,
+                 "scanAll: elements per thread (odd avoids bank conflicts)");
+  app.add_flag("--stage", c.policy.stage, "scanAll: load each tile through shared memory");
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
   c.runs = common.runs;
@@ -173,35 +174,14 @@ int main(int argc, char** argv) {
   const double roofline = gbps(total * 8, roof.medianMs);
   std::cout << "copy roofline (16-byte loads and stores, 1 GiB each way): " << roofline
             << " GB/s\n";
-  const auto plusW = [](const EWord32& a, const EWord32& b) { return a + b; };
-  const auto plusF = [](const EFloat& a, const EFloat& b) { return a + b; };
   json rows = json::array();
 
-  if (common.sweep) {
-    std::cout << "\nsweep (u32, inclusive)\n" << kTable.header;
-    const std::pair<uint32_t, uint32_t> shapes[] = {{256, 15}, {256, 19}, {512, 15},  {512, 17},
-                                                    {512, 19}, {512, 21}, {1024, 11}, {1024, 13}};
-    for (const auto& [threads, seq] : shapes) {
-      for (bool stage : {false, true}) {
-        Config s = c;
-        s.threads = threads;
-        s.seq = seq;
-        s.stage = stage;
-        const Kernel k =
-            paper::fastScanKernel<uint32_t>(plusW, threads, seq, ScanKind::Inclusive, 0u, stage);
-        for (size_t n : {size_t{1} << 24, size_t{1} << 28}) {
-          print(runScan(words, outWords, n, false, s, k), roofline);
-        }
-      }
-    }
-  }
-
-  std::cout << "\nscanAll: " << c.threads << " threads x " << c.seq << " elements per tile\n"
+  std::cout << "\nscanAll: " << c.policy.threads << " threads x " << c.policy.itemsPerThread
+            << " elements per tile" << (c.policy.stage ? ", staged" : "") << "\n"
             << kTable.header;
-  const Kernel ku = paper::fastScanKernel<uint32_t>(plusW, c.threads, c.seq);
-  const Kernel kf = paper::fastScanKernel<float>(plusF, c.threads, c.seq);
-  const Kernel ke =
-      paper::fastScanKernel<uint32_t>(plusW, c.threads, c.seq, ScanKind::Exclusive, 0u);
+  const Kernel ku = scanKernel<uint32_t>(Sum{}, c.policy);
+  const Kernel kf = scanKernel<float>(Sum{}, c.policy);
+  const Kernel ke = scanKernel<uint32_t>(Sum{}, c.policy, ScanKind::Exclusive, 0u);
   for (size_t n : bench::tableSizes(common)) {
     for (const Row& r :
          {runScan(words, outWords, n, false, c, ku), runScan(floats, outFloats, n, false, c, kf),

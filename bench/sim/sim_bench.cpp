@@ -6,11 +6,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <obsidian/obsidian.hpp>
 #include <obsidian/sim.hpp>
 #include <random>
-
-#include "../../examples/increment/increment.hpp"
-#include "../../examples/reduce/reduce.hpp"
 
 int main(int argc, char** argv) {
   const size_t n = size_t{1} << 20, chunk = 4096;
@@ -22,7 +20,8 @@ int main(int argc, char** argv) {
     expected[b] = std::accumulate(in.begin() + static_cast<long>(b * chunk),
                                   in.begin() + static_cast<long>((b + 1) * chunk), 0u);
   }
-  const obsidian::Kernel k = paper::red5Kernel(chunk, 512);
+  const obsidian::Kernel k = obsidian::tileReduceKernel<uint32_t>(
+      obsidian::BlockReduceAlgorithm::Red5, obsidian::Sum{}, chunk, 512);
   nlohmann::json out;
   out["kernel"] = "red5, 2^20 elements, 4096 per block, 512 threads";
   for (bool hazards : {true, false}) {

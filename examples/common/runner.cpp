@@ -72,18 +72,9 @@ void Args::download() {
 }
 
 double timeOnGpu(const std::function<void()>& launches, const Options& o) {
-  for (int i = 0; i < 3; ++i) launches();  // warm-up
-  gpu::Device::get().synchronize();
-  std::vector<double> ms;
-  gpu::Event start, stop;
-  for (int r = 0; r < o.runs; ++r) {
-    start.record();
-    launches();
-    stop.record();
-    ms.push_back(stop.millisecondsSince(start));
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  gpu::TimingOptions timing;
+  timing.runs = o.runs;
+  return gpu::time([&](int) { launches(); }, timing).medianMs;
 }
 
 double run(const Kernel& k, Args& args, const Options& o) {

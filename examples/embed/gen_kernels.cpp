@@ -6,7 +6,7 @@
 
 #include "../increment/increment.hpp"
 #include "../mandelbrot/mandelbrot.hpp"
-#include "../reduce/large_reduce.hpp"
+#include "../reduce/reduce.hpp"
 #include "../scan/scan.hpp"
 
 int main(int argc, char** argv) {
@@ -26,8 +26,8 @@ int main(int argc, char** argv) {
     writeHeader(out / "blocksums.cuh", {red5}, {"embed::blocksums", ""});
     exportBinary(red5, out);
     // The large scan (sklansky2 over chunks of 1024, 256 threads): three kernels, one function.
-    const paper::LargeScan scan =
-        paper::largeScanKernels<uint32_t>(paper::ScanVariant::Sklansky2, 10, 256, paper::plus, 0u);
+    const LargeScan scan =
+        largeScanKernels<uint32_t>(paper::ScanVariant::Sklansky2, 1u << 10, 256, paper::plus, 0u);
     writeHeader(out / "scan.cuh", {scan.inclusive, scan.exclusive, scan.addBack},
                 {"embed::scan", exportScanPipeline(scan.inclusive, scan.exclusive, scan.addBack,
                                                    scan.chunk, "scan")});
@@ -64,11 +64,10 @@ int main(int argc, char** argv) {
           },
           splitUp(16384, in)));
     }));
-    const Kernel src = paper::partialReduceWith<uint32_t>(
-        [](const Program<Block>& p, auto f, const SPull<EWord32>& c) {
-          return paper::red5(p, f, c);
-        },
-        paper::plus, 0u, 512, 256, "src");
+    const Kernel src =
+        partialReduceWith<uint32_t>([](const Program<Block>& p, auto f,
+                                       const SPull<EWord32>& c) { return obsidian::red5(p, f, c); },
+                                    paper::plus, 0u, 512, 256, "src");
     names.push_back(src);
     writeHeader(out / "names.cuh", names, {"embed::names", exportReducePipeline(src, 512, "dst")});
     // The same kernel exported twice, into two namespaces: a translation unit includes both.

@@ -1,10 +1,11 @@
 // The reduction case study (paper Section 5.2 and 6.1): red1..red7 over u32 and f32, several
 // chunk sizes and threads per block (virtualized where a block has fewer threads than the
 // first stage), then the large reduction of any length. Every result is checked against C++.
+#include "reduce.hpp"
+
 #include <numeric>
 
 #include "../common/runner.hpp"
-#include "large_reduce.hpp"
 
 namespace {
 
@@ -86,10 +87,10 @@ void largeReductions(Table& table, const Options& o) {
     double ms = std::nan("");
     if (o.gpu()) {
       const gpu::DeviceBuffer<uint32_t> d(in);
-      got = paper::reduceOnGpu(k, chunk, d);
-      ms = timeOnGpu([&] { paper::reduceOnGpu(k, chunk, d); }, o);
+      got = reduceOnGpu(k, chunk, d);
+      ms = timeOnGpu([&] { reduceOnGpu(k, chunk, d); }, o);
     } else {
-      got = paper::reduceOnSimulator(k, chunk, in);
+      got = reduceOnSimulator(k, chunk, in);
     }
     table.add("large reduce u32", k, chunk, n, got == expected, ms, static_cast<double>(n * 4));
   }

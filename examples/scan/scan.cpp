@@ -15,7 +15,6 @@
 namespace {
 
 using namespace examples;
-using paper::LargeScan;
 using paper::ScanVariant;
 
 // An associative operator on X: the kernels' (on Exp<X>), the reference's (on X), its identity,
@@ -73,7 +72,7 @@ std::vector<X> reference(const Monoid<X>& m, const std::vector<X>& in, size_t ch
 }
 
 std::string label(ScanVariant v, bool exclusive) {
-  return paper::name(v) + (exclusive ? " exclusive" : "");
+  return name(v) + (exclusive ? " exclusive" : "");
 }
 
 struct Config {
@@ -101,8 +100,8 @@ bool blockScans(const Monoid<X>& m, const Options& o, bool fewConfigs) {
     for (const Config& c : configs(v, o, fewConfigs)) {
       for (bool exclusive : {false, true}) {
         const Kernel k = exclusive
-                             ? paper::exclusiveScanKernel<X>(v, c.log, c.threads, m.op, m.identity)
-                             : paper::scanKernel<X>(v, c.log, c.threads, m.op);
+                             ? tileScanKernel<X>(v, m.op, 1u << c.log, c.threads, true, m.identity)
+                             : tileScanKernel<X>(v, m.op, 1u << c.log, c.threads);
         if (o.cuda) std::cout << k.cuda() << "\n";
         std::vector<X> out(n);
         Args args;
@@ -129,7 +128,7 @@ bool largeScans(const Monoid<X>& m, const Options& o) {
   const uint32_t log = o.quick ? 8 : 11;
   for (ScanVariant v : paper::scanVariants) {
     const LargeScan k =
-        paper::largeScanKernels<X>(v, log, paper::naturalThreads(v, log), m.op, m.identity);
+        largeScanKernels<X>(v, 1u << log, paper::naturalThreads(v, log), m.op, m.identity);
     if (o.cuda) {
       std::cout << k.inclusive.cuda() << "\n"
                 << k.exclusive.cuda() << "\n"
@@ -143,14 +142,14 @@ bool largeScans(const Monoid<X>& m, const Options& o) {
         if (o.gpu()) {
           const gpu::DeviceBuffer<X> din(in);
           gpu::DeviceBuffer<X> dout(n);
-          paper::ScanPlan<gpu::DeviceBuffer<X>> plan(k, n);  // scratch allocated once
+          ScanPlan<gpu::DeviceBuffer<X>> plan(k, n);  // scratch allocated once
           plan.run(din, dout, exclusive);
           out = dout.download();
           gpu::LaunchOptions async;
           async.synchronize = false;
           ms = timeOnGpu([&] { plan.run(din, dout, exclusive, async); }, o);
         } else {
-          out = paper::scanOnSimulator(k, in, exclusive);
+          out = scanOnSimulator(k, in, exclusive);
         }
         const bool pass = out == reference(m, in, n, exclusive);
         table.add(label(v, exclusive), exclusive ? k.exclusive : k.inclusive, k.chunk, n, pass, ms,

@@ -187,7 +187,11 @@ auto exec(F f) {
   using T = typename R::Element;
   Context* outer = detail::currentContext();
   Context scratch(outer ? outer->threadsPerBlock() : 1, outer ? outer->serial() : 0);
-  if (outer) scratch.kernel().name = outer->kernel().name;
+  if (outer) {
+    scratch.kernel().name = outer->kernel().name;
+    // What f may look up about the arrays it reads (vectors<W> checks that one is global).
+    scratch.kernel().arrays = outer->kernel().arrays;
+  }
   Len n = [&] {
     detail::ContextScope scope(scratch);
     Body ignored;
@@ -471,72 +475,6 @@ SPush<L, T> compose(const Program<L>& p,
   if (fs.empty()) throw Error("compose needs at least one function; got none");
   for (size_t k = 0; k + 1 < fs.size(); ++k) arr = force(p, fs[k](arr));
   return fs.back()(arr);
-}
-
-// ---------------------------------------------------------------- warp and block reductions
-// warpReduce(p, f, arr): the f-fold of arr (a power of two of at most 32 elements) by a warp,
-// in registers: lane i starts with arr[i % len], then log2(len) butterfly steps combine it with
-// the lane `i ^ k` apart (one shuffle each), after which every lane holds the result. No shared
-// memory, no barrier. f must be associative and commutative.
-template <class T, class Op>
-T warpReduce(const Program<Warp>& p, Op f, const SPull<T>& arr) {
-  const uint32_t m = arr.len();
-  if (m == 0 || m > 32 || (m & (m - 1)) != 0) {
-    throw Error("warpReduce needs a power of two of at most 32 elements; got " + detail::str(m));
-  }
-  auto r = forceReg(p, push<Warp>(mkPull(32u, [arr, m](const EWord32& i) {
-                      return m == 32 ? arr[i] : arr[i % m];
-                    })));
-  for (uint32_t k = m / 2; k >= 1; k /= 2) {
-    r = forceReg(p, push<Warp>(zipWith(f, r, ixMap([k](const EWord32& i) { return i ^ k; }, r))));
-  }
-  return r[0u];
-}
-
-// warpScan(p, f, arr): the inclusive f-scan of a warp's 32 elements in registers (Kogge-Stone
-// with shuffles: in step k, lane i combines with lane i - k when there is one), as a register
-// array. f must be associative; the order of the elements is kept.
-template <class T, class Op>
-SPull<T> warpScan(const Program<Warp>& p, Op f, const SPull<T>& arr) {
-  auto r = forceReg(p, push<Warp>(arr));
-  for (uint32_t k = 1; k < 32; k *= 2) {
-    const auto from = ixMap([k](const EWord32& i) { return ifThenElse(i >= k, i - k, i); }, r);
-    r = forceReg(p, push<Warp>(mkPull(32u, [r, from, f, k](const EWord32& i) {
-                   return ifThenElse(i >= k, f(from[i], r[i]), r[i]);
-                 })));
-  }
-  return r;
-}
-
-// blockReduce(p, f, arr): the f-fold of arr, one element per thread of the block (a multiple of
-// 32 of at most 1024): each warp folds its 32 elements with warpReduce, the warps' results go
-// through shared memory (one barrier), and the first warp folds them. f must be associative and
-// commutative.
-template <class T, class Op>
-T blockReduce(const Program<Block>& p, Op f, const SPull<T>& arr) {
-  const uint32_t n = arr.len();
-  if (n == 0 || n % 32 != 0 || n > 1024 || ((n / 32) & (n / 32 - 1)) != 0) {
-    throw Error(
-        "blockReduce needs 32, 64, 128, 256, 512 or 1024 elements (a power-of-two "
-        "number of warps); got " +
-        detail::str(n));
-  }
-  auto warpResults = force(p, pConcat(fmap(
-                                  [f](const SPull<T>& w) {
-                                    return singletonPush<Warp>([f, w](const Program<Warp>& q) {
-                                      return warpReduce(q, f, w);
-                                    });
-                                  },
-                                  splitUp(32, arr))));
-  if (n == 32) return warpResults[0u];
-  auto total = force(p, pConcat(fmap(
-                            [f, warpResults](const EWord32&) {
-                              return singletonPush<Warp>([f, warpResults](const Program<Warp>& q) {
-                                return warpReduce(q, f, warpResults);
-                              });
-                            },
-                            mkPull(1u, [](const EWord32& i) { return i; }))));
-  return total[0u];
 }
 
 // ---------------------------------------------------------------- bit helpers (sklansky2)

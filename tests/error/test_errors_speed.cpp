@@ -3,8 +3,8 @@
 // features (tests/sim/test_fast_reduce.cpp, test_shuffles.cpp, test_scan_grid.cpp).
 #include <doctest/doctest.h>
 
-#include "../../examples/reduce/fast_reduce.hpp"
-#include "../../examples/scan/fast_scan.hpp"
+#include "../../examples/reduce/reduce.hpp"
+#include "../../examples/scan/scan.hpp"
 #include "../support.hpp"
 
 using namespace obsidian;
@@ -51,20 +51,24 @@ TEST_CASE("errors: newGlobal needs at least one element") {
 
 TEST_CASE("errors: the one-launch reductions and scans check their shapes") {
   CHECK(errorOf([] {
-          paper::reduceAllKernel<uint32_t>(plusW, 0u, {0, 4, 4}, 64);
+          reduceKernel<uint32_t>(plusW, 0u, ReducePolicy{64, 4, 4}, 0);
         }) == "reduceAll needs at least one block; got 0");
-  CHECK(errorOf([] { paper::segmentedReduceKernel<uint32_t>(plusW, 1000, 64); }) ==
-        "segmentedReduceKernel: the chunk (1000) must be a multiple of 4 x threads (256)");
+  CHECK(errorOf([] { segmentedReduceKernel<uint32_t>(plusW, 0u, 0, SegmentedReducePolicy{64}); }) ==
+        "segmentedReduce needs segments of at least one element; got 0");
+  CHECK(errorOf(
+            [] { segmentedReduceKernel<uint32_t>(plusW, 0u, 1000, SegmentedReducePolicy{96}); }) ==
+        "blockReduce needs 32, 64, 128, 256, 512 or 1024 elements (a power-of-two number of "
+        "warps); got 96");
   CHECK(errorOf([] {
           capture("k", 32, [](DPull<EWord32> in) {
-            const auto ks = paper::blockScan<EWord32>(paper::ScanVariant::KoggeStone, 5, plusW);
+            const auto ks = blockScanOf(BlockScanAlgorithm::KoggeStone, plusW);
             return scanGrid<uint32_t>(plusW, ks, in, ScanShape{0});
           });
         }) == "scanGrid needs a tile of at least one element; got 0");
   CHECK(errorOf([] {
           capture("k", 48, [](DPull<EWord32> in) {
             const auto scan = [](const Program<Block>& p, const SPull<EWord32>& arr) {
-              return paper::seqScanBlock(p, 3, plusW, arr);
+              return seqScanBlock(p, 3, plusW, arr);
             };
             return scanGrid<uint32_t>(plusW, scan, in, ScanShape{144});
           });

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "../../examples/increment/increment.hpp"
-#include "../../examples/reduce/large_reduce.hpp"
+#include "../../examples/reduce/reduce.hpp"
 #include "../kernels.hpp"
 
 using namespace obsidian;
@@ -146,7 +146,7 @@ TEST_CASE("gpu: the large reduction pipeline for sizes 1, 1000, 2^20+3, 2^26") {
     const auto in = randomWords(n, static_cast<uint32_t>(n));
     const uint32_t expected = std::accumulate(in.begin(), in.end(), 0u);
     gpu::DeviceBuffer<uint32_t> d(in);
-    CHECK_MESSAGE(paper::reduceOnGpu(k, 4096, d) == expected, "n = " << n);
+    CHECK_MESSAGE(reduceOnGpu(k, 4096, d) == expected, "n = " << n);
   }
 }
 

@@ -1,11 +1,11 @@
 // GPU tests of wide loads, warp shuffles and grid state (label gpu): the fast reductions of
-// examples/reduce/fast_reduce.hpp match C++ and the simulator on the device, the one-launch
+// the library's device reductions (obsidian/device/reduce.hpp) match C++ and the simulator on the device, the one-launch
 // reduction leaves its ticket ready for the next launch, and a misaligned array is refused.
 #include <doctest/doctest.h>
 
 #include <random>
 
-#include "../../examples/reduce/fast_reduce.hpp"
+#include "../../examples/reduce/reduce.hpp"
 
 using namespace obsidian;
 
@@ -29,9 +29,9 @@ uint32_t sum(const std::vector<uint32_t>& v, size_t from, size_t n) {
 }  // namespace
 
 TEST_CASE("gpu: reduceAll in one launch, for awkward sizes, launch after launch") {
-  paper::ReduceAllShape shape{1, 4, 4};
-  shape.blocks = gpu::occupancyBlocks(paper::reduceAllKernel<uint32_t>(plusW, 0u, shape, 256));
-  const Kernel k = paper::reduceAllKernel<uint32_t>(plusW, 0u, shape, 256);
+  const ReducePolicy policy{256, 4, 4};
+  const Kernel k =
+      reduceKernel<uint32_t>(plusW, 0u, policy, reduceBlocksOnGpu<uint32_t>(plusW, 0u, policy));
   gpu::DeviceBuffer<uint32_t> out(1);
   for (size_t n :
        {size_t{0}, size_t{1}, size_t{3}, size_t{4099}, size_t{1} << 20, (size_t{1} << 24) + 7}) {
@@ -51,7 +51,7 @@ TEST_CASE("gpu: reduceAll in one launch, for awkward sizes, launch after launch"
 }
 
 TEST_CASE("gpu: reduceAll with fewer real blocks than virtual ones (fillDevice off, 3 blocks)") {
-  const Kernel k = paper::reduceAllKernel<uint32_t>(plusW, 0u, {64, 2, 0}, 128);
+  const Kernel k = reduceKernel<uint32_t>(plusW, 0u, ReducePolicy{128, 2, 0}, 64);
   const std::vector<uint32_t> in = words(1000003, 5);
   gpu::DeviceBuffer<uint32_t> din(in), out(1);
   gpu::LaunchOptions o;
@@ -62,7 +62,8 @@ TEST_CASE("gpu: reduceAll with fewer real blocks than virtual ones (fillDevice o
 
 TEST_CASE("gpu: redVec (16-byte loads, shuffles) matches C++ and the simulator") {
   for (uint32_t threads : {128u, 256u, 512u}) {
-    const Kernel k = paper::segmentedReduceKernel<uint32_t>(plusW, 4096, threads);
+    const Kernel k =
+        segmentedReduceKernel<uint32_t>(plusW, uint32_t{0}, 4096, SegmentedReducePolicy{threads});
     CHECK(k.cuda().find("((const uint4*)in0)") != std::string::npos);
     CHECK(k.cuda().find("__shfl_sync") != std::string::npos);
     const std::vector<uint32_t> in = words(4096 * 37, threads);
@@ -77,7 +78,8 @@ TEST_CASE("gpu: redVec (16-byte loads, shuffles) matches C++ and the simulator")
 }
 
 TEST_CASE("gpu: an array read with 16-byte vectors must be 16-byte aligned") {
-  const Kernel k = paper::segmentedReduceKernel<uint32_t>(plusW, 1024, 256);
+  const Kernel k =
+      segmentedReduceKernel<uint32_t>(plusW, uint32_t{0}, 1024, SegmentedReducePolicy{256});
   gpu::DeviceBuffer<uint32_t> din(2049), out(2);
   const KernelArg shifted = KernelArg::deviceArray(ScalarType::U32, din.address() + 4, 2048, false);
   CHECK_THROWS_WITH(gpu::launch(k, {shifted, out}),

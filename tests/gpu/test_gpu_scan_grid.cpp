@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "../../examples/scan/fast_scan.hpp"
+#include "../../examples/scan/scan.hpp"
 
 using namespace obsidian;
 
@@ -29,7 +29,7 @@ std::vector<uint32_t> scanned(const std::vector<uint32_t>& in, bool exclusive) {
 
 TEST_CASE("gpu: scanGrid in one launch, any length, launch after launch") {
   for (ScanKind kind : {ScanKind::Inclusive, ScanKind::Exclusive}) {
-    const Kernel k = paper::fastScanKernel<uint32_t>(plusW, 256, 15, kind, 0u);
+    const Kernel k = scanKernel<uint32_t>(plusW, ScanPolicy{256, 15}, kind, 0u);
     const bool exclusive = kind == ScanKind::Exclusive;
     for (size_t n : {size_t{1}, size_t{1000}, (size_t{1} << 20) + 3, (size_t{1} << 24) + 7}) {
       std::mt19937 rng(static_cast<uint32_t>(n));
@@ -52,8 +52,8 @@ TEST_CASE("gpu: scanGrid in one launch, any length, launch after launch") {
 
 TEST_CASE("gpu: scanGrid with a paper block scan (sklansky3) and f32") {
   const auto plusF = [](const EFloat& a, const EFloat& b) { return a + b; };
-  const auto scan = paper::blockScan<EFloat>(paper::ScanVariant::Sklansky3, 11, plusF);
-  const Kernel k = paper::scanAllKernel<float>("scanSklansky3", plusF, scan, 2048, 1024);
+  const auto scan = blockScanOf(BlockScanAlgorithm::Sklansky3, plusF);
+  const Kernel k = scanGridKernel<float>("scanSklansky3", plusF, scan, 2048, 1024);
   std::vector<float> in(300001);
   for (size_t i = 0; i < in.size(); ++i) in[i] = 0.25f * static_cast<float>(i % 3);  // exact
   gpu::DeviceBuffer<float> din(in), out(in.size());

@@ -6,7 +6,7 @@
 #include <numeric>
 #include <obsidian/sim.hpp>
 
-#include "../../examples/reduce/fast_reduce.hpp"
+#include "../../examples/reduce/reduce.hpp"
 #include "../support.hpp"
 
 using namespace obsidian;
@@ -40,7 +40,7 @@ Kernel copyVectors(uint32_t threads) {
 }  // namespace
 
 TEST_CASE("vectors<4>: one 16-byte load per vector, read by lane") {
-  const Kernel k = paper::segmentedReduceKernel<uint32_t>(plusW, 1024, 64);
+  const Kernel k = segmentedReduceKernel<uint32_t>(plusW, uint32_t{0}, 1024, SegmentedReducePolicy{64});
   const std::string cuda = k.cuda();
   CHECK(cuda.find("((const uint4*)in0)[bid0 * 1024u / 4u + threadIdx.x].x") != std::string::npos);
   CHECK(cuda.find("].w") != std::string::npos);
@@ -101,7 +101,7 @@ TEST_CASE("reduceAll: one launch, any length, any grid") {
   for (uint32_t blocks : {1u, 3u, 8u}) {
     // minVectorsPerThread 1: inputs under 8 x 64 vectors run fewer blocks than `blocks`.
     const Kernel k =
-        paper::reduceAllKernel<uint32_t>(plusW, 0u, {blocks, 4, blocks == 8 ? 1u : 0u}, 64);
+        reduceKernel<uint32_t>(plusW, 0u, ReducePolicy{64, 4, blocks == 8 ? 1u : 0u}, blocks);
     for (size_t n : {0u, 1u, 3u, 5u, 255u, 256u, 4099u, 70001u}) {
       const std::vector<uint32_t> in = randomWords(n, static_cast<uint32_t>(n + blocks));
       std::vector<uint32_t> out(1, 12345);
@@ -118,7 +118,7 @@ TEST_CASE("reduceAll: one launch, any length, any grid") {
 
 TEST_CASE("reduceAll: f32, with grid state and a ticket in the CUDA") {
   const auto plusF = [](const EFloat& a, const EFloat& b) { return a + b; };
-  const Kernel k = paper::reduceAllKernel<float>(plusF, 0.0f, {4, 2, 0}, 32);
+  const Kernel k = reduceKernel<float>(plusF, 0.0f, ReducePolicy{32, 2, 0}, 4);
   const std::string cuda = k.cuda();
   CHECK(cuda.find("__device__ float reduceAll_state0[4];") != std::string::npos);
   CHECK(cuda.find("__device__ uint32_t reduceAll_state1[1];") != std::string::npos);

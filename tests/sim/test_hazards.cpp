@@ -18,10 +18,10 @@ std::vector<uint32_t> ones(size_t n) { return std::vector<uint32_t>(n, 1); }
 // red3 over 512 elements with 256 threads; `faults` break it.
 Kernel red3With(const Faults& faults) {
   const Kernel k = capture("red3", 256, [](DPull<EWord32> in) {
-    return paper::mapRed(
+    return mapRed(
         512,
         [](const Program<Block>& p, const SPull<EWord32>& c) {
-          return paper::red3(p, 2, paper::plus, c);
+          return red3(p, 2, paper::plus, c);
         },
         in);
   });

@@ -76,8 +76,8 @@ std::vector<X> reference(const std::function<X(X, X)>& op, X identity, const std
 }
 
 std::string describe(ScanVariant v, uint32_t log, uint32_t threads, bool exclusive) {
-  return paper::name(v) + (exclusive ? " exclusive" : "") + ", chunk 2^" + std::to_string(log) +
-         ", " + std::to_string(threads) + " threads";
+  return name(v) + (exclusive ? " exclusive" : "") + ", chunk 2^" + std::to_string(log) + ", " +
+         std::to_string(threads) + " threads";
 }
 
 struct Config {
@@ -92,13 +92,13 @@ void checkBlockScans(const Monoid<X>& m, const std::vector<Config>& configs,
                      const SimOptions& options = {}) {
   for (ScanVariant v : paper::scanVariants) {
     for (const Config& c : configs) {
-      if (c.log == 0 && paper::elementsPerThread(v) == 2) continue;
+      if (c.log == 0 && elementsPerThread(v) == 2) continue;
       const uint32_t threads = c.threads ? c.threads : paper::naturalThreads(v, c.log);
       const std::vector<X> in = data(chunks << c.log);
       for (bool exclusive : {false, true}) {
         const Kernel k = exclusive
-                             ? paper::exclusiveScanKernel<X>(v, c.log, threads, m.op, m.identity)
-                             : paper::scanKernel<X>(v, c.log, threads, m.op);
+                             ? tileScanKernel<X>(v, m.op, 1u << c.log, threads, true, m.identity)
+                             : tileScanKernel<X>(v, m.op, 1u << c.log, threads);
         std::vector<X> out(in.size());
         simulate(k, {in, out}, options);
         CHECK_MESSAGE(out == reference(m.host, m.identity, in, size_t{1} << c.log, exclusive),
@@ -113,13 +113,13 @@ template <class X>
 void checkLargeScans(const Monoid<X>& m, ScanVariant v, uint32_t log, uint32_t threads,
                      const std::vector<size_t>& sizes,
                      const std::function<std::vector<X>(size_t)>& data) {
-  const paper::LargeScan k = paper::largeScanKernels<X>(v, log, threads, m.op, m.identity);
+  const LargeScan k = largeScanKernels<X>(v, 1u << log, threads, m.op, m.identity);
   for (size_t n : sizes) {
     const std::vector<X> in = data(n);
     for (bool exclusive : {false, true}) {
-      CHECK_MESSAGE(paper::scanOnSimulator(k, in, exclusive) ==
-                        reference(m.host, m.identity, in, n, exclusive),
-                    "large scan of " << n << " elements: " << describe(v, log, threads, exclusive));
+      CHECK_MESSAGE(
+          scanOnSimulator(k, in, exclusive) == reference(m.host, m.identity, in, n, exclusive),
+          "large scan of " << n << " elements: " << describe(v, log, threads, exclusive));
     }
   }
 }
@@ -167,11 +167,12 @@ TEST_CASE("scan: tuple elements (affine maps as pairs), inclusive and exclusive"
                               b = randomWords(chunk * chunks, 2, UINT32_MAX);
   for (ScanVariant v : paper::scanVariants) {
     for (bool exclusive : {false, true}) {
-      const paper::BlockScan<Pair> scan =
-          exclusive ? paper::exclusiveBlockScan<Pair>(v, log, compose, Pair(1u, 0u))
-                    : paper::blockScan<Pair>(v, log, compose);
+      const auto scan = [v, exclusive, compose](const Program<Block>& p, const SPull<Pair>& c) {
+        return exclusive ? blockExclusiveScan(v, p, compose, Pair(1u, 0u), c)
+                         : blockScan(v, p, compose, c);
+      };
       const Kernel k = capture("affinePairs", paper::naturalThreads(v, log),
-                               [scan](DPull<Pair> in) { return paper::mapScan(chunk, scan, in); });
+                               [scan](DPull<Pair> in) { return mapScan(chunk, scan, in); });
       std::vector<uint32_t> outA(a.size()), outB(a.size());
       simulate(k, {a, b, outA, outB});
       bool ok = true;
@@ -194,10 +195,10 @@ TEST_CASE("scan: large scans of any length, u32 +, every variant (three levels a
     checkLargeScans<uint32_t>(plusU32, v, 8, paper::naturalThreads(v, 8), largeSizes,
                               [](size_t n) { return randomWords(n, static_cast<uint32_t>(n)); });
   }
-  const paper::LargeScan k =
-      paper::largeScanKernels<uint32_t>(ScanVariant::Sklansky, 8, 256, plusU32.op, 0u);
-  CHECK(paper::ScanPlan<std::vector<uint32_t>>(k, 70000).levels() == 3);  // 70000, 274, 2
-  CHECK(paper::ScanPlan<std::vector<uint32_t>>(k, 256).levels() == 1);
+  const LargeScan k =
+      largeScanKernels<uint32_t>(ScanVariant::Sklansky, 1u << 8, 256, plusU32.op, 0u);
+  CHECK(ScanPlan<std::vector<uint32_t>>(k, 70000).levels() == 3);  // 70000, 274, 2
+  CHECK(ScanPlan<std::vector<uint32_t>>(k, 256).levels() == 1);
 }
 
 TEST_CASE("scan: large scans, f32 +, u32 max, and a non-commutative operator") {
@@ -215,14 +216,23 @@ TEST_CASE("scan: large scans, f32 +, u32 max, and a non-commutative operator") {
 }
 
 TEST_CASE("scan: mistakes are reported") {
-  const paper::LargeScan k =
-      paper::largeScanKernels<uint32_t>(ScanVariant::Sklansky, 4, 16, plusU32.op, 0u);
+  const LargeScan k =
+      largeScanKernels<uint32_t>(ScanVariant::Sklansky, 1u << 4, 16, plusU32.op, 0u);
   std::vector<uint32_t> in(100, 1), sums(6), out(100);
   CHECK_THROWS_WITH_AS(simulate(k.inclusive, {in, sums, out}),
                        doctest::Contains("sums needs one element per chunk of 16 input elements"),
                        Error);
-  CHECK_THROWS_WITH_AS(paper::scanOnSimulator(k, std::vector<uint32_t>{}),
-                       "a large scan needs at least one element; got 0", Error);
-  CHECK_THROWS_WITH_AS(paper::blockScan<EWord32>(ScanVariant::Sklansky2, 0, plusU32.op),
-                       doctest::Contains("needs chunks of at least 2 elements"), Error);
+  CHECK_THROWS_WITH_AS(scanOnSimulator(k, std::vector<uint32_t>{}),
+                       "a pipelined scan needs at least one element; got 0", Error);
+  CHECK_THROWS_WITH_AS(capture("s2", 1,
+                               [](DPull<EWord32> in) {
+                                 return mapScan(1, blockScanOf(ScanVariant::Sklansky2, Sum{}), in);
+                               }),
+                       doctest::Contains("needs a tile of at least 2 elements; got 1"), Error);
+  CHECK_THROWS_WITH_AS(capture("ks", 4,
+                               [](DPull<EWord32> in) {
+                                 return mapScan(12, blockScanOf(ScanVariant::KoggeStone, Sum{}),
+                                                in);
+                               }),
+                       "blockScan(koggeStone) needs a power-of-two tile; got 12", Error);
 }

@@ -6,7 +6,7 @@
 
 #include <obsidian/sim.hpp>
 
-#include "../../examples/scan/fast_scan.hpp"
+#include "../../examples/scan/scan.hpp"
 #include "../support.hpp"
 
 using namespace obsidian;
@@ -35,9 +35,9 @@ std::vector<uint32_t> scanOf(const std::vector<uint32_t>& in, F f, bool inclusiv
 }  // namespace
 
 TEST_CASE("scanGrid: inclusive and exclusive, any length, blocks in any order") {
-  const auto koggeStone = paper::blockScan<EWord32>(paper::ScanVariant::KoggeStone, 6, plusW);
+  const auto koggeStone = blockScanOf(BlockScanAlgorithm::KoggeStone, plusW);
   for (ScanKind kind : {ScanKind::Inclusive, ScanKind::Exclusive}) {
-    const Kernel k = paper::scanAllKernel<uint32_t>("scanKS", plusW, koggeStone, 64, 32, kind, 0u);
+    const Kernel k = scanGridKernel<uint32_t>("scanKS", plusW, koggeStone, 64, 32, kind, 0u);
     const bool inclusive = kind == ScanKind::Inclusive;
     for (size_t n : {1u, 5u, 64u, 65u, 1000u}) {
       const std::vector<uint32_t> in = randomWords(n, static_cast<uint32_t>(n), 1000);
@@ -56,8 +56,8 @@ TEST_CASE("scanGrid: inclusive and exclusive, any length, blocks in any order") 
 }
 
 TEST_CASE("scanGrid: a non-commutative operator keeps the order of the tiles") {
-  const auto sklansky3 = paper::blockScan<EWord32>(paper::ScanVariant::Sklansky3, 6, lastNonZero);
-  const Kernel k = paper::scanAllKernel<uint32_t>("scanLast", lastNonZero, sklansky3, 64, 32);
+  const auto sklansky3 = blockScanOf(BlockScanAlgorithm::Sklansky3, lastNonZero);
+  const Kernel k = scanGridKernel<uint32_t>("scanLast", lastNonZero, sklansky3, 64, 32);
   CHECK(k.cuda().find("__shfl_sync") != std::string::npos);  // the look-back's window
   std::vector<uint32_t> in = randomWords(5000, 3, 4);        // many zeros; windows of 32 tiles
   const std::vector<uint32_t> want = scanOf(
@@ -70,7 +70,7 @@ TEST_CASE("scanGrid: a non-commutative operator keeps the order of the tiles") {
 }
 
 TEST_CASE("scanGrid: the thread-sequential block scan, f32 and u32") {
-  const Kernel k = paper::fastScanKernel<uint32_t>(plusW, 64, 3);
+  const Kernel k = scanKernel<uint32_t>(plusW, ScanPolicy{64, 3});
   for (size_t n : {1u, 191u, 192u, 193u, 2000u}) {
     const std::vector<uint32_t> in = randomWords(n, 9, 1u << 20);
     std::vector<uint32_t> out(n);
@@ -79,7 +79,7 @@ TEST_CASE("scanGrid: the thread-sequential block scan, f32 and u32") {
                      in, [](uint32_t a, uint32_t b) { return a + b; }, true, 0));
   }
   const auto plusF = [](const EFloat& a, const EFloat& b) { return a + b; };
-  const Kernel kf = paper::fastScanKernel<float>(plusF, 32, 5, ScanKind::Exclusive, 0.0f);
+  const Kernel kf = scanKernel<float>(plusF, ScanPolicy{32, 5}, ScanKind::Exclusive, 0.0f);
   std::vector<float> in(500), out(500);
   for (size_t i = 0; i < in.size(); ++i) in[i] = 0.5f * static_cast<float>(i % 5);
   simulate(kf, {in, out});
@@ -91,7 +91,7 @@ TEST_CASE("scanGrid: the thread-sequential block scan, f32 and u32") {
 }
 
 TEST_CASE("scanGrid: status for a bounded number of tiles, checked at launch") {
-  const auto ks = paper::blockScan<EWord32>(paper::ScanVariant::KoggeStone, 5, plusW);
+  const auto ks = blockScanOf(BlockScanAlgorithm::KoggeStone, plusW);
   const Kernel k = capture("small", 32, [ks](DPull<EWord32> in) {
     return scanGrid<uint32_t>(plusW, ks, in, ScanShape{32, 4});
   });

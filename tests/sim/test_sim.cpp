@@ -90,10 +90,10 @@ TEST_CASE("sim: sumUp', red3 and red5 compute block sums") {
 TEST_CASE("sim: red1 and red2 with other operators and element types") {
   auto maxOp = [](const EWord32& a, const EWord32& b) { return max(a, b); };
   const Kernel k1 = capture("red1max", 128, [maxOp](DPull<EWord32> in) {
-    return paper::mapRed(
+    return mapRed(
         256,
         [maxOp](const Program<Block>& p, const SPull<EWord32>& c) {
-          return paper::red1(p, maxOp, c);
+          return red1(p, maxOp, c);
         },
         in);
   });
@@ -108,7 +108,7 @@ TEST_CASE("sim: red1 and red2 with other operators and element types") {
     return pConcat(fmap(
         [](const SPull<EFloat>& c) {
           return singletonPush<Block>([c](const Program<Block>& p) {
-            return paper::red2(
+            return red2(
                 p, [](const EFloat& a, const EFloat& b) { return a + b; }, c);
           });
         },
@@ -148,10 +148,10 @@ TEST_CASE("sim: differential — shared-memory reuse, thread counts and block co
     return capture(
         "red3d", threads,
         [](DPull<EWord32> x) {
-          return paper::mapRed(
+          return mapRed(
               2048,
               [](const Program<Block>& p, const SPull<EWord32>& c) {
-                return paper::red3(p, 2, paper::plus, c);
+                return red3(p, 2, paper::plus, c);
               },
               x);
         },

@@ -11,8 +11,7 @@
 #include <obsidian/obsidian.hpp>
 #include <obsidian/report_json.hpp>
 
-#include "../../examples/reduce/fast_reduce.hpp"
-#include "../../examples/reduce/large_reduce.hpp"
+#include "../../examples/reduce/reduce.hpp"
 #include "../../examples/scan/scan.hpp"
 #include "../support.hpp"
 
@@ -142,8 +141,8 @@ TEST_CASE("export: mistakes in the request") {
                        "export: kernel red3_launch is named like a declaration of kernel red3 "
                        "(its launcher or grid state); give it another name",
                        Error);
-  const Kernel withState = paper::reduceAllKernel<uint32_t>(
-      [](const EWord32& a, const EWord32& b) { return a + b; }, 0u, {4, 4, 4}, 64);
+  const Kernel withState = reduceKernel<uint32_t>(
+      [](const EWord32& a, const EWord32& b) { return a + b; }, 0u, ReducePolicy{64, 4, 4}, 4);
   std::string state;
   for (const ArrayDecl& a : withState.ir().arrays) {
     if (a.space == MemorySpace::GridState) state = a.name;
@@ -166,8 +165,8 @@ TEST_CASE("export: mistakes in the request") {
                        "exportReducePipeline: function name 'sum-all' is not a C identifier "
                        "(letters, digits, _)",
                        Error);
-  const paper::LargeScan scan =
-      paper::largeScanKernels<uint32_t>(paper::ScanVariant::Sklansky2, 10, 256, paper::plus, 0u);
+  const LargeScan scan =
+      largeScanKernels<uint32_t>(BlockScanAlgorithm::Sklansky2, 1u << 10, 256, paper::plus, 0u);
   CHECK_THROWS_WITH_AS(
       exportScanPipeline(scan.inclusive, scan.exclusive, scan.addBack, scan.chunk, "cudaScan"),
       "exportScanPipeline: function name 'cudaScan' is a CUDA runtime name (cuda* and CU* names "

@@ -7,9 +7,7 @@
 #include <set>
 #include <string>
 
-#include "../../examples/reduce/fast_reduce.hpp"
-#include "../../examples/reduce/large_reduce.hpp"
-#include "../../examples/scan/fast_scan.hpp"
+#include "../../examples/reduce/reduce.hpp"
 #include "../../examples/scan/scan.hpp"
 #include "../kernels.hpp"
 #include "../support.hpp"
@@ -172,8 +170,8 @@ bool isDerived(const std::string& id) {
 
 TEST_CASE("capture: no kernel may be named like an identifier of the code generated for it") {
   const Kernel partial = paper::partialSums(4096, 256, 8);
-  const paper::LargeScan scan =
-      paper::largeScanKernels<uint32_t>(paper::ScanVariant::Sklansky2, 10, 256, paper::plus, 0u);
+  const LargeScan scan =
+      largeScanKernels<uint32_t>(BlockScanAlgorithm::Sklansky2, 1u << 10, 256, paper::plus, 0u);
   const Kernel big = capture("bigShared", 1024, [](DPull<EWord32> in) {
     return pConcat(fmap(
         [](const SPull<EWord32>& c) {
@@ -185,10 +183,10 @@ TEST_CASE("capture: no kernel may be named like an identifier of the code genera
       mathKernel(),
       warpKernel(),
       obsidian::testing::histogramKernel("histogram", 256, 256),
-      paper::reduceAllKernel<uint32_t>(plusW, 0u, {4, 4, 4}, 64),
-      paper::fastScanKernel<uint32_t>(plusW, 64, 3),
-      paper::fastScanKernel<float>([](const EFloat& a, const EFloat& b) { return a + b; }, 32, 5,
-                                   ScanKind::Exclusive, 0.0f),
+      reduceKernel<uint32_t>(plusW, 0u, ReducePolicy{64, 4, 4}, 4),
+      scanKernel<uint32_t>(plusW, ScanPolicy{64, 3}),
+      scanKernel<float>([](const EFloat& a, const EFloat& b) { return a + b; }, ScanPolicy{32, 5},
+                        ScanKind::Exclusive, 0.0f),
       partial,
       scan.inclusive,
       scan.exclusive,

@@ -48,7 +48,7 @@ SPull<T> reverse(const SPull<T>& a) {
 }
 
 // The paper's fan (Section 5.3): the last element of the first half added to the second half.
-SPull<EWord32> fan(const SPull<EWord32>& arr) {
+SPull<EWord32> fanPlus(const SPull<EWord32>& arr) {
   auto [a1, a2] = halve(arr);
   const EWord32 c = a1[EWord32(a1.len() - 1)];
   return conc(a1, fmap([c](const EWord32& x) { return c + x; }, a2));
@@ -235,7 +235,7 @@ TEST_CASE("library: sklansky from binSplit, fan and conc computes prefix sums") 
   // sklansky n = binSplit (n-1) fan, then sklansky (n-1): here without forcing in between.
   const SPull<EWord32> in = mkPull(16u, [](EWord32 i) { return (i * 7u) % 5u + 1u; });
   SPull<EWord32> arr = in;
-  for (uint32_t k = 4; k >= 1; --k) arr = binSplit(k - 1, fan, arr);
+  for (uint32_t k = 4; k >= 1; --k) arr = binSplit(k - 1, fanPlus, arr);
   std::vector<uint32_t> expected;
   uint32_t acc = 0;
   for (uint32_t i = 0; i < 16; ++i) expected.push_back(acc += (i * 7) % 5 + 1);

@@ -326,10 +326,10 @@ TEST_CASE("memory map: over the limit names the arrays live at the peak") {
   CaptureOptions options;
   options.sharedMemoryLimit = 1000;
   auto reduce = [](DPull<EWord32> in) {
-    return paper::mapRed(
+    return mapRed(
         512,
         [](const Program<Block>& p, const SPull<EWord32>& c) {
-          return paper::red3(p, 2, paper::plus, c);
+          return red3(p, 2, paper::plus, c);
         },
         in);
   };

@@ -129,7 +129,7 @@ elseif(MODE STREQUAL "skipped")
   tune(0 "${SPACE}" --simulate -o "${results}" --summary "${WORK}/summary.json")
   check_lines(skipped 3)
   file(READ "${results}" text)
-  foreach(reason "coalesce\\(32\\) needs a length divisible by 32"
+  foreach(reason "red5'\\(32\\) needs a tile of 32 x a power of two elements; got 16"
                  "chunk must be a power of two. got 48"
                  "needs 393216 bytes of shared memory at its peak, over the limit")
     if(NOT text MATCHES "${reason}")

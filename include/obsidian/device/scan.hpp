@@ -1,5 +1,6 @@
-// scanGrid: a scan of a whole array in one launch, with decoupled look-back (Merrill and
-// Garland's single-pass scan, as CUB's DeviceScan), built from grid state, fences and atomics.
+// The device layer, scans: a scan of a whole array in one launch (scanGrid: decoupled
+// look-back, Merrill and Garland's single-pass scan, as CUB's DeviceScan), built from grid
+// state, fences and atomics on the block layer's scans (block/scan.hpp) and the warp scan.
 // Blocks take their tile from an atomic ticket, so a block only ever waits on tiles whose
 // blocks have started; each publishes its tile's aggregate, looks back over its predecessors'
 // flags (an aggregate lets it step further back, an inclusive prefix ends the walk), then
@@ -8,7 +9,10 @@
 #pragma once
 
 #include "obsidian/atomic.hpp"
-#include "obsidian/library.hpp"
+#include "obsidian/block/scan.hpp"
+#include "obsidian/capture.hpp"
+#include "obsidian/device/dispatch.hpp"
+#include "obsidian/operators.hpp"
 
 namespace obsidian {
 
@@ -186,4 +190,117 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
   });
 }
 
+// ---------------------------------------------------------------- the tuned scan
+// The device scan's tiles: threads x itemsPerThread elements scanned by seqScanBlock (each
+// thread scans consecutive elements in registers; an odd count keeps shared memory free of
+// bank conflicts).
+struct ScanPolicy {
+  uint32_t threads = 256;
+  uint32_t itemsPerThread = 15;
+  bool stage = false;  // seqScanBlock's coalesced staging of the tile through shared memory
+};
+inline constexpr Tuned<ScanPolicy> kScanPolicies[] = {
+    {0,
+     {256, 15, false},
+     "(fallback)",
+     "not measured: a smaller tile than sm_90's, within 48 KB of shared memory"},
+    {90,
+     {512, 19, false},
+     "obsidian-tune --gpu --space tuning/spaces/device_scan.json",
+     "H100: 512 x 19 fastest at 2^28 u32 inclusive: 1046.8 us (1.195x cub::DeviceScan), "
+     "tuning/RESULTS.md 'device_scan'"},
+};
+inline ScanPolicy scanPolicy(SmVersion sm = currentSm()) {
+  return tunedFor(kScanPolicies, sm).policy;
+}
+
+// scanAll<X>(f, in, policy, kind, identity): the f-scan of the whole of `in` with the policy's
+// tiles (scanGrid over seqScanBlock), as a Push<Grid>.
+template <class X, class Op>
+DPush<Grid, Exp<X>> scanAll(Op f, const DPull<Exp<X>>& in, const ScanPolicy& policy,
+                            ScanKind kind = ScanKind::Inclusive, X identity = X{}) {
+  const auto scan = [policy, f](const Program<Block>& p, const SPull<Exp<X>>& tile) {
+    return seqScanBlock(p, policy.itemsPerThread, f, tile, policy.stage);
+  };
+  return scanGrid<X>(f, scan, in, ScanShape{policy.threads * policy.itemsPerThread}, kind,
+                     identity);
+}
+
+// A kernel of scanGrid with any block scan (see scanGrid) over tiles of `tile` elements.
+template <class X, class Op, class BlockScan>
+Kernel scanGridKernel(const std::string& name, Op f, const BlockScan& blockScan, uint32_t tile,
+                      uint32_t threads, ScanKind kind = ScanKind::Inclusive, X identity = X{}) {
+  return capture(name, threads, [=](DPull<Exp<X>> in) {
+    return scanGrid<X>(f, blockScan, in, ScanShape{tile}, kind, identity);
+  });
+}
+
+template <class X, class Op>
+Kernel scanKernel(Op f, const ScanPolicy& policy, ScanKind kind = ScanKind::Inclusive,
+                  X identity = X{}) {
+  return capture(kind == ScanKind::Inclusive ? "scanAll" : "scanAllExclusive", policy.threads,
+                 [=](DPull<Exp<X>> in) { return scanAll<X>(f, in, policy, kind, identity); });
+}
+
+// ---------------------------------------------------------------- ready calls
+namespace device {
+
+namespace detail {
+template <class X, class Op>
+Kernel scanKernelFor(Op f, ScanKind kind, X identity, SmVersion sm, const std::string& where) {
+  return memoKernel(
+      joinKey(operatorKey<Op>(),
+              {"scan", typeKey<X>(), kind == ScanKind::Inclusive ? "inclusive" : "exclusive",
+               valueKey(identity), where, std::to_string(sm)}),
+      [&] { return scanKernel<X>(f, scanPolicy(sm), kind, identity); });
+}
+}  // namespace detail
+
+// inclusiveScan(in, out, f, options): out[i] = in[0] f ... f in[i] on the GPU (device 0), in
+// one launch with the tuned policy; exclusiveScan: out[0] = identity (f's identity: it is not
+// folded into the others), out[i] = in[0] f ... f in[i-1].
+// f must be associative. Launches of one scan kernel must not overlap (its look-back state is
+// one per kernel). The kernel is captured once per operator type, element type and device.
+template <KernelScalar X, class Op = Sum>
+void inclusiveScan(const gpu::DeviceBuffer<X>& in, gpu::DeviceBuffer<X>& out, Op f = {},
+                   const gpu::LaunchOptions& options = {}) {
+  gpu::launch(detail::scanKernelFor<X>(f, ScanKind::Inclusive, X{}, currentSm(), "gpu"), {in, out},
+              options);
+}
+template <KernelScalar X, class Op>
+void exclusiveScan(const gpu::DeviceBuffer<X>& in, gpu::DeviceBuffer<X>& out, Op f, X identity,
+                   const gpu::LaunchOptions& options = {}) {
+  gpu::launch(detail::scanKernelFor<X>(f, ScanKind::Exclusive, identity, currentSm(), "gpu"),
+              {in, out}, options);
+}
+template <KernelScalar X, class Op = Sum>
+requires detail::HasIdentity<Op, X>
+void exclusiveScan(const gpu::DeviceBuffer<X>& in, gpu::DeviceBuffer<X>& out, Op f = {},
+                   const gpu::LaunchOptions& options = {}) {
+  exclusiveScan(in, out, f, Op::template identity<X>(), options);
+}
+
+// The same on the simulator (kSimulatedSm's policy): the scan of `in`.
+template <KernelScalar X, class Op = Sum>
+std::vector<X> inclusiveScan(const std::vector<X>& in, Op f = {}, const SimOptions& options = {}) {
+  std::vector<X> out(in.size());
+  simulate(detail::scanKernelFor<X>(f, ScanKind::Inclusive, X{}, kSimulatedSm, "sim"), {in, out},
+           options);
+  return out;
+}
+template <KernelScalar X, class Op>
+std::vector<X> exclusiveScan(const std::vector<X>& in, Op f, X identity,
+                             const SimOptions& options = {}) {
+  std::vector<X> out(in.size());
+  simulate(detail::scanKernelFor<X>(f, ScanKind::Exclusive, identity, kSimulatedSm, "sim"),
+           {in, out}, options);
+  return out;
+}
+template <KernelScalar X, class Op = Sum>
+requires detail::HasIdentity<Op, X> std::vector<X> exclusiveScan(const std::vector<X>& in,
+                                                                 Op f = {}) {
+  return exclusiveScan(in, f, Op::template identity<X>());
+}
+
+}  // namespace device
 }  // namespace obsidian

@@ -1,0 +1,217 @@
+// The block layer, scans: the inclusive prefixes of a block's tile. The paper's variants
+// (Section 5.3: Sklansky with one thread per element, sklansky2/3 with two, Kogge-Stone) and
+// the thread-sequential scan built on the warp layer (each thread scans consecutive elements in
+// registers, warp scans of the threads' totals), named by BlockScanAlgorithm. Each runs inside
+// any block program: a user's own kernel, or the device scans (obsidian/device/scan.hpp).
+#pragma once
+
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "obsidian/warp/scan.hpp"
+
+namespace obsidian {
+
+// ---------------------------------------------------------------- the paper's variants
+// fan op arr = conc a1 (fmap (op c) a2)
+//   where (a1, a2) = halve arr
+//         c = a1 ! (len a1 - 1)
+template <class T, class Op>
+SPull<T> fan(Op op, const SPull<T>& arr) {
+  auto [a1, a2] = halve(arr);
+  const T c = last(a1);
+  return conc(a1, fmap([op, c](const T& x) { return op(c, x); }, a2));
+}
+
+// sklansky(p, n, op, arr): 2^n elements with one thread per element (virtualized where the
+// block has fewer), each of the n steps a binSplit of fans, forced. Cost: n barriers, 2^n
+// elements of shared memory (two arrays alive at once: 2 x 2^n).
+template <class T, class Op>
+SPush<Block, T> sklansky(const Program<Block>& p, uint32_t n, Op op, const SPull<T>& arr) {
+  if (n == 0) return push<Block>(arr);
+  const auto fanOp = [op](const SPull<T>& a) { return fan(op, a); };  // (fan op)
+  const SPull<T> arr1 = binSplit(n - 1, fanOp, arr);
+  const SPull<T> arr2 = forcePull(p, arr1);
+  return sklansky(p, n - 1, op, arr2);
+}
+
+// phase i f arr: len/2 threads, each writing one element unchanged (ix1) and one combined with
+// the last element of the preceding 2^i-element group (ix3) (paper: mkPush l (\wf -> forAll ...))
+template <class T, class Op>
+SPush<Block, T> phase(uint32_t i, Op f, const SPull<T>& arr) {
+  const uint32_t l = len(arr);
+  return mkPush<Block, T>(l, [i, f, arr, l](const Program<Block>& p, const Writer<T>& wf) {
+    p.forAll(l / 2, [&](const Program<Thread>& t, const EWord32& tid) {
+      const EWord32 ix1 = insertZero(i, tid);
+      const EWord32 ix2 = flipBit(i, ix1);
+      const EWord32 ix3 = zeroBits(i, ix2) - 1u;
+      wf(t, arr[ix1], ix1);
+      wf(t, f(arr[ix3], arr[ix2]), ix2);
+    });
+  });
+}
+
+// [phase i f | i <- [0..(l-1)]]
+template <class T, class Op>
+std::vector<std::function<SPush<Block, T>(const SPull<T>&)>> phases(uint32_t l, Op f) {
+  std::vector<std::function<SPush<Block, T>(const SPull<T>&)>> fs;
+  for (uint32_t i = 0; i < l; ++i) {
+    fs.push_back([i, f](const SPull<T>& arr) { return phase(i, f, arr); });
+  }
+  return fs;
+}
+
+// sklansky2 l f = compose [phase i f | i <- [0..(l-1)]]
+// Scans 2^l elements (l >= 1) with two elements per thread and no conditionals.
+// Cost: l - 1 barriers, 2^l elements of shared memory per live stage.
+template <class T, class Op>
+SPush<Block, T> sklansky2(const Program<Block>& p, uint32_t l, Op f, const SPull<T>& arr) {
+  return compose(p, phases<T>(l, f), arr);
+}
+
+// sklansky3 l f arr = do im <- force (load 2 arr)
+//                        compose [phase i f | i <- [0..(l-1)]] im
+// sklansky2 after a coalescing strided load of two elements per thread into shared memory.
+// Cost: one barrier more than sklansky2.
+template <class T, class Op>
+SPush<Block, T> sklansky3(const Program<Block>& p, uint32_t l, Op f, const SPull<T>& arr) {
+  const SPull<T> im = force(p, load(2, arr));
+  return compose(p, phases<T>(l, f), im);
+}
+
+// koggeStone: l steps over 2^l elements; in step k, element i becomes a[i - 2^k] op a[i] from
+// i = 2^k on (and stays a[i] below), each step forced. Cost: l barriers.
+template <class T, class Op>
+SPush<Block, T> koggeStone(const Program<Block>& p, uint32_t l, Op op, SPull<T> arr) {
+  for (uint32_t k = 0; k < l; ++k) {
+    const uint32_t d = 1u << k;
+    const SPull<T> step = mkPull(len(arr), [op, arr, d](const EWord32& i) {
+      return ifThenElse(i < d, arr[i], op(arr[i - d], arr[i]));
+    });
+    arr = forcePull(p, step);
+  }
+  return push<Block>(arr);
+}
+
+// shiftRight id arr = [id, a0, ..., a(n-2)]: the inclusive scan of it is the exclusive scan.
+template <class T>
+SPull<T> shiftRight(const T& id, const SPull<T>& arr) {
+  return mkPull(len(arr),
+                [id, arr](const EWord32& i) { return ifThenElse(i == 0u, id, arr[i - 1u]); });
+}
+
+// ---------------------------------------------------------------- on the warp layer
+// seqScanBlock(p, seq, f, arr): the inclusive f-scan of arr (threads x seq elements): thread t
+// scans elements t*seq .. t*seq+seq-1 (straight from arr: a warp's loads cover consecutive
+// memory, so the cache serves what each load instruction leaves) into shared memory, the
+// threads' totals are scanned by warpScan per warp and then across the warps, and the result
+// is a pull array that adds each thread's prefix as it is read (no second pass over shared
+// memory). seq odd keeps the shared-memory accesses free of bank conflicts. With `stage`, the
+// tile goes through shared memory first, loaded coalesced (one element per thread per step).
+// Cost: two barriers (three with stage), threads x seq + threads + 32 elements of shared memory
+// (twice the tile with stage).
+template <class T, class Op>
+SPull<T> seqScanBlock(const Program<Block>& p, uint32_t seq, Op f, const SPull<T>& arr,
+                      bool stage = false) {
+  const uint32_t threads = p.context().threadsPerBlock();
+  if (seq == 0 || arr.len() != threads * seq || threads % 32 != 0) {
+    throw Error("seqScanBlock needs threads x seq elements (threads a multiple of 32); got " +
+                std::to_string(arr.len()) + " elements for " + std::to_string(threads) +
+                " threads and seq " + std::to_string(seq));
+  }
+  const uint32_t warps = threads / 32;
+  const SPull<T> source = stage ? forcePull(p, arr) : arr;
+  const SPull<T> own = force(
+      p,
+      tConcat<Block>(fmap([f](const SPull<T>& c) { return seqScan(f, c); }, splitUp(seq, source))));
+  // Per warp: the inclusive scan of its threads' totals.
+  const SPull<T> warpTotals = force(
+      p, pConcat(fmap(
+             [own, seq, f](const EWord32& w) {
+               return exec<Warp>([own, seq, f, w](const Program<Warp>& q) {
+                 return push<Warp>(warpScan(q, f, mkPull(32u, [own, seq, w](const EWord32& lane) {
+                                              return own[(w * 32u + lane) * seq + (seq - 1)];
+                                            })));
+               });
+             },
+             mkPull(warps, [](const EWord32& w) { return w; }))));
+  // The warps' totals (the last lane of each), scanned by the first warp.
+  const SPull<T> warpPrefix =
+      force(p, pConcat(fmap(
+                   [warpTotals, warps, f](const EWord32&) {
+                     return exec<Warp>([warpTotals, warps, f](const Program<Warp>& q) {
+                       return push<Warp>(
+                           warpScan(q, f, mkPull(32u, [warpTotals, warps](const EWord32& i) {
+                                      return warpTotals[min(i, EWord32(warps - 1)) * 32u + 31u];
+                                    })));
+                     });
+                   },
+                   mkPull(1u, [](const EWord32& i) { return i; }))));
+  return SPull<T>(arr.len(), [=](const EWord32& j) {
+    const EWord32 tid = j / seq, warp = tid / 32u, lane = tid % 32u;
+    const T x = own[j];
+    const T inWarp = warpTotals[tid - 1u];       // read only where lane > 0
+    const T beforeWarp = warpPrefix[warp - 1u];  // read only where warp > 0
+    return ifThenElse(warp == 0u, ifThenElse(lane == 0u, x, f(inWarp, x)),
+                      ifThenElse(lane == 0u, f(beforeWarp, x), f(f(beforeWarp, inWarp), x)));
+  });
+}
+
+// ---------------------------------------------------------------- the variants by name
+enum class BlockScanAlgorithm { Sklansky, Sklansky2, Sklansky3, KoggeStone, ThreadSequential };
+inline constexpr std::array<BlockScanAlgorithm, 5> kBlockScanAlgorithms = {
+    BlockScanAlgorithm::Sklansky, BlockScanAlgorithm::Sklansky2, BlockScanAlgorithm::Sklansky3,
+    BlockScanAlgorithm::KoggeStone, BlockScanAlgorithm::ThreadSequential};
+
+// "sklansky", "sklansky2", "sklansky3", "koggeStone", "threadSequential"; and back (an Error
+// names the known ones).
+std::string name(BlockScanAlgorithm a);
+BlockScanAlgorithm parseBlockScanAlgorithm(const std::string& s);
+// Elements each thread scans when the block has threads enough (sklansky2/3: two; the
+// thread-sequential scan: tile / threads; the others: one).
+uint32_t elementsPerThread(BlockScanAlgorithm a);
+
+namespace detail {
+uint32_t log2Tile(BlockScanAlgorithm a, uint32_t n);  // checks the tile's length for `a`
+}
+
+// blockScan(a, p, f, tile): the inclusive f-scan of the tile by algorithm a, as the block's
+// push array. The paper's variants need a power-of-two tile (sklansky2/3 at least 2 elements);
+// threadSequential a multiple of the block's threads (a multiple of 32).
+template <class T, class Op>
+SPush<Block, T> blockScan(BlockScanAlgorithm a, const Program<Block>& p, Op f,
+                          const SPull<T>& tile) {
+  const uint32_t log = detail::log2Tile(a, tile.len());
+  switch (a) {
+    case BlockScanAlgorithm::Sklansky: return sklansky(p, log, f, tile);
+    case BlockScanAlgorithm::Sklansky2: return sklansky2(p, log, f, tile);
+    case BlockScanAlgorithm::Sklansky3: return sklansky3(p, log, f, tile);
+    case BlockScanAlgorithm::KoggeStone: return koggeStone(p, log, f, tile);
+    case BlockScanAlgorithm::ThreadSequential: break;
+  }
+  const uint32_t threads = p.context().threadsPerBlock();
+  if (tile.len() % threads != 0) {
+    throw Error("blockScan(threadSequential) needs a tile that is a multiple of the block's " +
+                detail::str(threads) + " threads; got " + detail::str(tile.len()));
+  }
+  return push<Block>(seqScanBlock(p, tile.len() / threads, f, tile));
+}
+
+// blockScanOf(a, f): block scan a with operator f as a callable (p, tile) -> the block's push
+// array: what scanGrid (device/scan.hpp) and mapScan (device/tiled.hpp) take.
+template <class Op>
+auto blockScanOf(BlockScanAlgorithm a, Op f) {
+  return [a, f](const Program<Block>& p, const auto& tile) { return blockScan(a, p, f, tile); };
+}
+
+// blockExclusiveScan(a, p, f, identity, tile): the exclusive scan (identity first): the
+// inclusive scan of the tile shifted right by one.
+template <class T, class Op>
+SPush<Block, T> blockExclusiveScan(BlockScanAlgorithm a, const Program<Block>& p, Op f,
+                                   const T& identity, const SPull<T>& tile) {
+  return blockScan(a, p, f, shiftRight(identity, tile));
+}
+
+}  // namespace obsidian

@@ -1,0 +1,37 @@
+# cmake -DROOT=<a source tree> -P check_layering.cmake
+# The library never includes examples/, and bench/, tuning/ and fuzz/ take their reductions
+# and scans from the library: none of include/, src/, bench/, tuning/, fuzz/ may include a
+# file under examples/, but for the example programs listed below, each shared for a reason.
+# Fails naming every offending line.
+cmake_minimum_required(VERSION 3.25)
+if(NOT ROOT)
+  message(FATAL_ERROR "check_layering.cmake: -DROOT=<source tree> is required")
+endif()
+
+# "<file>|<examples header>": example programs that are not algorithms of the library.
+set(allowed
+  # Mandelbrot is itself swept: its example and its tuning family share the program.
+  "tuning/families.cpp|examples/mandelbrot/mandelbrot.hpp"
+  # The paper's smallest program, as the runtime benchmark's probe of launch and compile costs.
+  "bench/runtime/runtime_bench.cpp|examples/increment/increment.hpp")
+
+set(offences "")
+foreach(dir include src bench tuning fuzz)
+  file(GLOB_RECURSE files LIST_DIRECTORIES false RELATIVE "${ROOT}"
+    "${ROOT}/${dir}/*.hpp" "${ROOT}/${dir}/*.cpp" "${ROOT}/${dir}/*.cu" "${ROOT}/${dir}/*.cuh"
+    "${ROOT}/${dir}/*.h" "${ROOT}/${dir}/*.inc")
+  foreach(f ${files})
+    file(STRINGS "${ROOT}/${f}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<][^\">]*examples/")
+    foreach(line ${lines})
+      string(REGEX MATCH "examples/[^\">]*" header "${line}")
+      if(NOT "${f}|${header}" IN_LIST allowed)
+        string(APPEND offences "\n  ${f}: ${line}")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+if(offences)
+  message(FATAL_ERROR "examples/ is not the library: these files include it (take the "
+    "algorithm from include/obsidian instead):${offences}")
+endif()
+message(STATUS "layering: nothing in include/, src/, bench/, tuning/ or fuzz/ includes examples/")
