@@ -1,0 +1,186 @@
+// Device transpose of a row-major rows x cols matrix into its cols x rows transpose, rows and
+// cols given at run time, any shape. Two ways in:
+//  - transposeTile: a block's building block: a tile of a matrix loaded into shared memory (one
+//    padding column, so that reading it by columns hits 32 different banks), returned as the
+//    Push<Block> of its transpose;
+//  - transpose: the whole matrix, on the GPU (device buffers, optionally on a stream) or on the
+//    simulator (host arrays), its kernel captured once per (element type, policy).
+// Each block transposes one tile: its threads read the tile's rows (consecutive threads,
+// consecutive columns: coalesced), and write the transpose's rows (consecutive threads,
+// consecutive rows of the input: coalesced again). Tiles at the right and bottom edges are
+// partial: reads and writes outside the matrix are skipped.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "obsidian/capture.hpp"
+#include "obsidian/device/kernel_cache.hpp"
+#include "obsidian/device/policy.hpp"
+#include "obsidian/library.hpp"
+#include "obsidian/runtime.hpp"
+#include "obsidian/sim.hpp"
+
+namespace obsidian {
+
+// ------------------------------------------------------------------ policy
+struct TransposePolicy {
+  uint32_t threads = 256;  // threads per block (at most tile * tile, dividing it)
+  uint32_t tile = 32;      // the tile's side: a power of two from 8 to 128
+  friend bool operator==(const TransposePolicy&, const TransposePolicy&) = default;
+};
+
+// The sm 90 row: `obsidian-bench-transpose --sweep` on the H100 (bench/transpose).
+inline constexpr Tuned<TransposePolicy> kTransposePolicies[] = {
+    {0,
+     {256, 32},
+     "none (fallback)",
+     "not measured: the classic 32 x 32 tile for GPUs without a measured row"},
+    {90, {256, 32}, "obsidian-bench-transpose --sweep", "to be measured (H100)"},
+};
+
+namespace detail {
+// A 128 x 129 tile of 8-byte elements (132 KB) fits in a block: the tile's side is the limit.
+void checkTransposePolicy(const TransposePolicy& p);
+std::string transposePolicyKey(const TransposePolicy& p);
+// rows * cols must be the input's length (and fit in 32 bits); the output's length too.
+void checkTransposeShape(uint64_t rows, uint64_t cols, size_t in, size_t out);
+}  // namespace detail
+
+// ------------------------------------------------------------------ the building block
+// The tile * tile tile whose element (r, c) is read(r, c), for r < validRows and c < validCols
+// (its part inside the matrix), loaded into shared memory by the threads of p (a barrier
+// follows); returned as the Push<Block> of its transpose: element (c, r) at index c * tile + r,
+// written only for r < validRows and c < validCols. Consecutive threads read consecutive c and
+// write consecutive r, so that both sides are coalesced when read(r, c) is row-major.
+// Every thread of the block takes tile * tile / threads elements (Error if that does not
+// divide); all its loads are issued before it stores any.
+template <KernelScalar X, class Read>
+SPush<Block, Exp<X>> transposeTile(const Program<Block>& p, uint32_t tile, const EWord32& validRows,
+                                   const EWord32& validCols, Read read) {
+  const uint32_t threads = p.context().threadsPerBlock();
+  detail::checkTransposePolicy({threads, tile});
+  const uint32_t each = tile * tile / threads;
+  const uint32_t pitch = tile + 1;  // the padding column: column reads hit distinct banks
+  const SMutable<X> shared = newShared<X>(p, tile * pitch);
+  p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+    std::vector<Exp<X>> held;
+    std::vector<EBool> inside;
+    for (uint32_t k = 0; k < each; ++k) {
+      const EWord32 e = tid + k * threads;
+      const EWord32 r = e / tile, c = e % tile;
+      inside.push_back(r < validRows && c < validCols);
+      held.push_back(t.declare(ifThenElse(inside.back(), read(r, c), Exp<X>(X{}))));
+    }
+    for (uint32_t k = 0; k < each; ++k) {
+      const EWord32 e = tid + k * threads;
+      t.cond(inside[k], [&](const Program<Thread>& u) {
+        write(u, shared, (e / tile) * pitch + e % tile, held[k]);
+      });
+    }
+  });
+  p.sync();
+  return SPush<Block, Exp<X>>(tile * tile, [=](const Program<Block>& q, const Writer<Exp<X>>& w) {
+    q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+      for (uint32_t k = 0; k < each; ++k) {
+        const EWord32 j = tid + k * threads;
+        const EWord32 c = j / tile, r = j % tile;  // element (c, r) of the transpose
+        t.cond(r < validRows && c < validCols,
+               [&](const Program<Thread>& u) { w(u, shared[r * pitch + c], j); });
+      }
+    });
+  });
+}
+
+// ------------------------------------------------------------------ the device-wide kernel
+// The transpose kernel for elements of type X with `policy`. Its parameters, in order (launch
+// arguments in this order): the input (rows * cols elements, row-major), rows (u32), cols
+// (u32), then the output (as many elements). transpose passes them; call this to read the
+// kernel's code and report.
+template <KernelScalar X>
+Kernel transposeKernel(const TransposePolicy& policy) {
+  detail::checkTransposePolicy(policy);
+  const std::string name = std::string("transpose_") + std::string(cudaTypeName(scalarTypeOf<X>));
+  return detail::cachedDeviceKernel(name + detail::transposePolicyKey(policy), [&] {
+    return capture(name, policy.threads, [policy](DPull<Exp<X>> in, EWord32 rows, EWord32 cols) {
+      detail::requireLength(cast<uint64_t>(rows) * cast<uint64_t>(cols) == cast<uint64_t>(len(in)),
+                            "transpose: the input holds rows x cols elements");
+      const uint32_t tile = policy.tile;
+      return DPush<Grid, Exp<X>>(len(in), [=](const Program<Grid>& g, const Writer<Exp<X>>& w) {
+        const EWord32 tileRows = rows / tile + cast<uint32_t>(rows % tile != 0u);
+        const EWord32 tileCols = cols / tile + cast<uint32_t>(cols % tile != 0u);
+        g.distrPar(tileRows * tileCols, [&](const Program<Block>& p, const EWord32& bid) {
+          const EWord32 r0 = (bid / tileCols) * tile, c0 = (bid % tileCols) * tile;
+          const auto tilePush = transposeTile<X>(
+              p, tile, min(rows - r0, EWord32(tile)), min(cols - c0, EWord32(tile)),
+              [&](const EWord32& r, const EWord32& c) { return in[(r0 + r) * cols + c0 + c]; });
+          tilePush(p, [&](const Program<Thread>& t, const Exp<X>& v, const EWord32& j) {
+            w(t, v, (c0 + j / tile) * rows + r0 + j % tile);
+          });
+        });
+      });
+    });
+  });
+}
+
+template <KernelScalar X>
+Kernel transposeKernel() {
+  return transposeKernel<X>(tunedFor<TransposePolicy>(kTransposePolicies, currentSm()).policy);
+}
+
+// ------------------------------------------------------------------ the device-wide call
+struct TransposeOptions {
+  // The policy; empty (threads 0): the table's row for this GPU (kTransposePolicies).
+  TransposePolicy policy{0, 0};
+  // GPU: the stream to run on (null: the default stream), and whether to wait for the result.
+  const gpu::Stream* stream = nullptr;
+  bool synchronize = true;
+};
+
+namespace detail {
+inline TransposePolicy transposePolicy(const TransposeOptions& o) {
+  return o.policy.threads == 0 ? tunedFor<TransposePolicy>(kTransposePolicies, currentSm()).policy
+                               : o.policy;
+}
+}  // namespace detail
+
+// GPU: out = the cols x rows transpose of the row-major rows x cols matrix `in`.
+template <KernelScalar X>
+requires(!std::is_same_v<X, bool>) void transpose(const gpu::DeviceBuffer<X>& in,
+                                                  gpu::DeviceBuffer<X>& out, uint32_t rows,
+                                                  uint32_t cols,
+                                                  const TransposeOptions& options = {}) {
+  detail::checkTransposeShape(rows, cols, in.size(), out.size());
+  const TransposePolicy policy = detail::transposePolicy(options);
+  const Kernel k = transposeKernel<X>(policy);
+  if (in.size() == 0) return;
+  gpu::LaunchOptions launch;
+  launch.stream = options.stream;
+  launch.synchronize = options.synchronize;
+  gpu::launch(k, {in, rows, cols, out}, launch);
+}
+
+// Simulator: the cols x rows transpose of the row-major rows x cols matrix `in`, computed by
+// the same kernel on the CPU (stream and synchronize do not apply).
+template <KernelScalar X>
+requires(!std::is_same_v<X, bool>) std::vector<X> transpose(std::span<const X> in, uint32_t rows,
+                                                            uint32_t cols,
+                                                            const TransposeOptions& options = {}) {
+  detail::checkTransposeShape(rows, cols, in.size(), in.size());
+  const Kernel k = transposeKernel<X>(detail::transposePolicy(options));
+  std::vector<X> out(in.size());
+  if (in.empty()) return out;
+  simulate(k, {in, rows, cols, out});
+  return out;
+}
+
+template <KernelScalar X>
+requires(!std::is_same_v<X, bool>) std::vector<X> transpose(const std::vector<X>& in, uint32_t rows,
+                                                            uint32_t cols,
+                                                            const TransposeOptions& options = {}) {
+  return transpose<X>(std::span<const X>(in), rows, cols, options);
+}
+
+}  // namespace obsidian
