@@ -46,6 +46,7 @@ std::vector<size_t> slicesOf(size_t n, size_t total) {
 Row run(const bench::Data<uint32_t>& in, gpu::DeviceBuffer<uint32_t>& out, Shape s,
         const TransposePolicy& policy, int runs) {
   const size_t n = size_t{s.rows} * s.cols;
+  const bool aligned = transposeAlignsWrites<uint32_t>(s.rows);
   Row row{std::to_string(s.rows) + " x " + std::to_string(s.cols),
           "u32",
           n,
@@ -56,7 +57,7 @@ Row run(const bench::Data<uint32_t>& in, gpu::DeviceBuffer<uint32_t>& out, Shape
           true,
           "threads " + std::to_string(policy.threads) + ", tile " + std::to_string(policy.tile)};
   const std::vector<size_t> from = slicesOf(n, in.host.size());
-  const Kernel k = transposeKernel<uint32_t>(policy);
+  const Kernel k = transposeKernel<uint32_t>(policy, aligned);
   gpu::LaunchOptions async;
   async.synchronize = false;
   const auto inAt = [&](size_t f) { return in.device.address() + f * 4; };

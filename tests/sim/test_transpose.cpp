@@ -75,6 +75,31 @@ TEST_CASE("transpose: element types and policies") {
   }
 }
 
+TEST_CASE("transpose: both kernels, sector-aligned writes or not, on any shape") {
+  for (bool aligned : {false, true}) {
+    for (TransposePolicy p : {TransposePolicy{256, 32}, TransposePolicy{64, 8}}) {
+      const Kernel ku = transposeKernel<uint32_t>(p, aligned);
+      const Kernel kb = transposeKernel<uint8_t>(p, aligned);
+      for (auto [rows, cols] :
+           {std::pair{1u, 1u}, {7u, 9u}, {8u, 40u}, {33u, 17u}, {64u, 31u}, {101u, 3u}}) {
+        const std::vector<uint32_t> in = randomMatrix<uint32_t>(size_t{rows} * cols, rows + cols);
+        std::vector<uint32_t> out(in.size());
+        simulate(ku, {in, rows, cols, out});
+        CHECK_MESSAGE(out == reference(in, rows, cols),
+                      rows << " x " << cols << ", aligned " << aligned << ", tile " << p.tile);
+        const std::vector<uint8_t> bytes = randomMatrix<uint8_t>(size_t{rows} * cols, rows);
+        std::vector<uint8_t> outBytes(bytes.size());
+        simulate(kb, {bytes, rows, cols, outBytes});
+        CHECK_MESSAGE(outBytes == reference(bytes, rows, cols),
+                      "u8 " << rows << " x " << cols << ", aligned " << aligned);
+      }
+    }
+  }
+  CHECK(transposeAlignsWrites<uint32_t>(8191));
+  CHECK(!transposeAlignsWrites<uint32_t>(8192));
+  CHECK(!transposeAlignsWrites<double>(1000));
+}
+
 TEST_CASE("transpose: an empty matrix is an empty transpose") {
   CHECK(transpose<uint32_t>(std::vector<uint32_t>{}, 0, 5).empty());
   CHECK(transpose<uint32_t>(std::vector<uint32_t>{}, 7, 0).empty());
@@ -84,6 +109,8 @@ TEST_CASE("transpose: the kernel pads its tile and reads and writes rows") {
   const Kernel k = transposeKernel<uint32_t>({256, 32});
   CHECK(k.sharedBytes() == 32 * 33 * 4);
   CHECK(k.threadsPerBlock() == 256);
+  // Aligned writes: 8 more rows (a 32-byte sector of u32) above the tile.
+  CHECK(transposeKernel<uint32_t>({256, 32}, true).sharedBytes() == 40 * 33 * 4);
 }
 
 TEST_CASE("transpose: the building block in a kernel of one's own") {

@@ -95,34 +95,117 @@ SPush<Block, Exp<X>> transposeTile(const Program<Block>& p, uint32_t tile, const
 }
 
 // ------------------------------------------------------------------ the device-wide kernel
+namespace detail {
+// Elements of X in a 32-byte sector of memory, the unit in which DRAM is written.
+template <KernelScalar X>
+constexpr uint32_t sectorElements() {
+  return 32 / sizeof(X) > 0 ? static_cast<uint32_t>(32 / sizeof(X)) : 1;
+}
+
+// One tile of the transpose with sector-aligned writes, for row counts that are not a multiple
+// of a sector: then the rows of the output start anywhere in a sector, a plain tile's row
+// segments begin and end inside sectors, and each partly written sector costs DRAM a read to
+// merge (measured on the H100: 8191 x 4097 at two thirds of the copy's bandwidth). Here each
+// output row's segment is shifted back to the sector boundary before it (by delta < A =
+// sectorElements), so a block writes whole sectors; the tile loads A more input rows above it
+// (a halo, mostly from L2: the tile above reads them too) to have those elements. Block (tr,
+// tc) writes output row oc's elements tr * T - delta(oc) .. + T - 1, which tile the row exactly
+// as tr goes; one more tile row covers the shift.
+template <KernelScalar X>
+void alignedTransposeTile(const Program<Block>& p, uint32_t tile, const DPull<Exp<X>>& in,
+                          const EWord32& rows, const EWord32& cols, const EWord32& tr,
+                          const EWord32& tc, const Writer<Exp<X>>& w) {
+  constexpr uint32_t a = sectorElements<X>();
+  const uint32_t threads = p.context().threadsPerBlock();
+  const uint32_t pitch = tile + 1, loaded = (tile + a) * tile;
+  const uint32_t each = (loaded + threads - 1) / threads;
+  const SMutable<X> shared = newShared<X>(p, (tile + a) * pitch);
+  const EWord32 top = tr * tile;  // the tile's first row; the halo is the a rows above it
+  const EWord32 c0 = tc * tile;
+  p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+    std::vector<Exp<X>> held;
+    std::vector<EBool> inside;
+    for (uint32_t k = 0; k < each; ++k) {
+      const EWord32 e = tid + k * threads;
+      const EWord32 r = e / tile, c = e % tile;  // input row top - a + r
+      inside.push_back(e < loaded && top + r >= a && top + r - a < rows && c0 + c < cols);
+      held.push_back(
+          t.declare(ifThenElse(inside.back(), in[(top + r - a) * cols + c0 + c], Exp<X>(X{}))));
+    }
+    for (uint32_t k = 0; k < each; ++k) {
+      const EWord32 e = tid + k * threads;
+      t.cond(inside[k], [&](const Program<Thread>& u) {
+        write(u, shared, (e / tile) * pitch + e % tile, held[k]);
+      });
+    }
+  });
+  p.sync();
+  const uint32_t stores = tile * tile / threads;
+  p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+    for (uint32_t k = 0; k < stores; ++k) {
+      const EWord32 j = tid + k * threads;
+      const EWord32 c = j / tile, i = j % tile;  // output row c0 + c, its i-th element here
+      const EWord32 oc = c0 + c;
+      const EWord32 delta = (oc * rows) % a;
+      // Input row top - delta + i, at shared row a - delta + i.
+      t.cond(oc < cols && top + i >= delta && top + i - delta < rows,
+             [&](const Program<Thread>& u) {
+               w(u, shared[(a - delta + i) * pitch + c], oc * rows + top + i - delta);
+             });
+    }
+  });
+}
+}  // namespace detail
+
 // The transpose kernel for elements of type X with `policy`. Its parameters, in order (launch
 // arguments in this order): the input (rows * cols elements, row-major), rows (u32), cols
-// (u32), then the output (as many elements). transpose passes them; call this to read the
-// kernel's code and report.
+// (u32), then the output (as many elements). With alignedWrites, each block writes whole
+// 32-byte sectors of the output (detail::alignedTransposeTile): faster when rows is not a
+// multiple of 32 / sizeof(X), slower otherwise (its halo rows are loads for nothing);
+// transpose chooses by rows. transpose passes the arguments; call this to read the kernel's
+// code and report.
 template <KernelScalar X>
-Kernel transposeKernel(const TransposePolicy& policy) {
+Kernel transposeKernel(const TransposePolicy& policy, bool alignedWrites = false) {
   detail::checkTransposePolicy(policy);
-  const std::string name = std::string("transpose_") + std::string(cudaTypeName(scalarTypeOf<X>));
+  const std::string name = std::string("transpose_") + std::string(cudaTypeName(scalarTypeOf<X>)) +
+                           (alignedWrites ? "_aligned" : "");
   return detail::cachedDeviceKernel(name + detail::transposePolicyKey(policy), [&] {
-    return capture(name, policy.threads, [policy](DPull<Exp<X>> in, EWord32 rows, EWord32 cols) {
-      detail::requireLength(cast<uint64_t>(rows) * cast<uint64_t>(cols) == cast<uint64_t>(len(in)),
-                            "transpose: the input holds rows x cols elements");
-      const uint32_t tile = policy.tile;
-      return DPush<Grid, Exp<X>>(len(in), [=](const Program<Grid>& g, const Writer<Exp<X>>& w) {
-        const EWord32 tileRows = rows / tile + cast<uint32_t>(rows % tile != 0u);
-        const EWord32 tileCols = cols / tile + cast<uint32_t>(cols % tile != 0u);
-        g.distrPar(tileRows * tileCols, [&](const Program<Block>& p, const EWord32& bid) {
-          const EWord32 r0 = (bid / tileCols) * tile, c0 = (bid % tileCols) * tile;
-          const auto tilePush = transposeTile<X>(
-              p, tile, min(rows - r0, EWord32(tile)), min(cols - c0, EWord32(tile)),
-              [&](const EWord32& r, const EWord32& c) { return in[(r0 + r) * cols + c0 + c]; });
-          tilePush(p, [&](const Program<Thread>& t, const Exp<X>& v, const EWord32& j) {
-            w(t, v, (c0 + j / tile) * rows + r0 + j % tile);
+    return capture(
+        name, policy.threads,
+        [policy, alignedWrites](DPull<Exp<X>> in, EWord32 rows, EWord32 cols) {
+          detail::requireLength(
+              cast<uint64_t>(rows) * cast<uint64_t>(cols) == cast<uint64_t>(len(in)),
+              "transpose: the input holds rows x cols elements");
+          const uint32_t tile = policy.tile;
+          return DPush<Grid, Exp<X>>(len(in), [=](const Program<Grid>& g, const Writer<Exp<X>>& w) {
+            // Aligned: tiles for rows + (sector - 1), the last rows that shifted segments reach
+            // (written so as not to wrap past 2^32 - 1).
+            const uint32_t shift = alignedWrites ? detail::sectorElements<X>() - 1 : 0;
+            const EWord32 tileRows = rows / tile + (rows % tile + (shift + tile - 1)) / tile;
+            const EWord32 tileCols = cols / tile + cast<uint32_t>(cols % tile != 0u);
+            g.distrPar(tileRows * tileCols, [&](const Program<Block>& p, const EWord32& bid) {
+              const EWord32 tr = bid / tileCols, tc = bid % tileCols;
+              if (alignedWrites) {
+                detail::alignedTransposeTile<X>(p, tile, in, rows, cols, tr, tc, w);
+                return;
+              }
+              const EWord32 r0 = tr * tile, c0 = tc * tile;
+              const auto tilePush = transposeTile<X>(
+                  p, tile, min(rows - r0, EWord32(tile)), min(cols - c0, EWord32(tile)),
+                  [&](const EWord32& r, const EWord32& c) { return in[(r0 + r) * cols + c0 + c]; });
+              tilePush(p, [&](const Program<Thread>& t, const Exp<X>& v, const EWord32& j) {
+                w(t, v, (c0 + j / tile) * rows + r0 + j % tile);
+              });
+            });
           });
         });
-      });
-    });
   });
+}
+
+// Whether transpose writes sector-aligned segments for this many rows (see transposeKernel).
+template <KernelScalar X>
+bool transposeAlignsWrites(uint32_t rows) {
+  return rows % detail::sectorElements<X>() != 0;
 }
 
 template <KernelScalar X>
@@ -154,7 +237,7 @@ requires(!std::is_same_v<X, bool>) void transpose(const gpu::DeviceBuffer<X>& in
                                                   const TransposeOptions& options = {}) {
   detail::checkTransposeShape(rows, cols, in.size(), out.size());
   const TransposePolicy policy = detail::transposePolicy(options);
-  const Kernel k = transposeKernel<X>(policy);
+  const Kernel k = transposeKernel<X>(policy, transposeAlignsWrites<X>(rows));
   if (in.size() == 0) return;
   gpu::LaunchOptions launch;
   launch.stream = options.stream;
@@ -169,7 +252,8 @@ requires(!std::is_same_v<X, bool>) std::vector<X> transpose(std::span<const X> i
                                                             uint32_t cols,
                                                             const TransposeOptions& options = {}) {
   detail::checkTransposeShape(rows, cols, in.size(), in.size());
-  const Kernel k = transposeKernel<X>(detail::transposePolicy(options));
+  const Kernel k =
+      transposeKernel<X>(detail::transposePolicy(options), transposeAlignsWrites<X>(rows));
   std::vector<X> out(in.size());
   if (in.empty()) return out;
   simulate(k, {in, rows, cols, out});
