@@ -49,7 +49,12 @@ inline constexpr Tuned<HistogramPolicy> kHistogramPolicies[] = {
      {256, 4, 8, 32 * 1024},
      "none (fallback)",
      "not measured: a moderate configuration for GPUs without a measured row"},
-    {90, {256, 4, 32, 32 * 1024}, "obsidian-bench-histogram --sweep", "to be measured (H100)"},
+    {90,
+     {512, 2, 8, 32 * 1024},
+     "obsidian-bench-histogram --sweep (bench/histogram)",
+     "H100 80GB HBM3, 2^26 samples, the best over u8/256, u32/1024 and f32/4096 bins of 27 "
+     "policies: u8 256 bins 44.0 us (CUB 39.2 us), u32 1024 bins 96.6 us (CUB 976 us), f32 "
+     "4096 bins 96.4 us (CUB 828 us; 93% of the read roofline)"},
 };
 
 // ------------------------------------------------------------------ samples and levels
