@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "../examples/mandelbrot/mandelbrot.hpp"
+#include "device_families.hpp"
 #include "family.hpp"
 
 namespace tuning {

@@ -3,11 +3,25 @@
 //   obsidian-tune SPACE.json [-o results.jsonl] [--simulate] [--jobs N] [--runs N]
 //                 [--min-time-ms T] [--max-points N] [--prune [--prune-factor F]]
 //                 [--summary FILE] [--no-progress] [--tables-only] [--markdown]
-//                 [--list-families]
+//                 [--list-families] [--policies]
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <obsidian/device/histogram.hpp>
+#include <obsidian/device/transpose.hpp>
 
 #include "sweep.hpp"
+
+namespace {
+// One policy table: each row's architecture, the command that measured it and the figure.
+template <class Policy, size_t N>
+void printTable(const char* name, const obsidian::Tuned<Policy> (&table)[N]) {
+  std::cout << name << "\n";
+  for (const obsidian::Tuned<Policy>& row : table) {
+    std::cout << "  " << (row.sm == 0 ? std::string("fallback") : "sm_" + std::to_string(row.sm))
+              << ": " << row.command << "\n    " << row.measured << "\n";
+  }
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -15,7 +29,8 @@ int main(int argc, char** argv) {
       "every result checked against a reference, one JSON line per point"};
   std::string spacePath;
   tuning::SweepOptions o;
-  bool list = false, tablesOnly = false, markdown = false, noProgress = false, noCompile = false;
+  bool list = false, policies = false, tablesOnly = false, markdown = false, noProgress = false,
+       noCompile = false;
   app.add_option("space", spacePath, "the search space (JSON; see tuning/README.md)");
   app.add_option("-o,--output", o.output,
                  "results file, one JSON line per point; an existing file is resumed "
@@ -44,6 +59,9 @@ int main(int argc, char** argv) {
   app.add_flag("--tables-only", tablesOnly, "print the tables of the results file; run nothing");
   app.add_flag("--markdown", markdown, "print the tables as Markdown");
   app.add_flag("--list-families", list, "list the kernel families and their parameters");
+  app.add_flag("--policies", policies,
+               "print the device algorithms' policy tables, with the command and the "
+               "measurement behind each row");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -53,6 +71,15 @@ int main(int argc, char** argv) {
   if (noProgress) o.progress = 0;
 
   try {
+    if (policies) {
+      using namespace obsidian;
+      printTable("reduce (obsidian/device/reduce.hpp)", kReducePolicies);
+      printTable("segmentedReduce (obsidian/device/reduce.hpp)", kSegmentedReducePolicies);
+      printTable("scan (obsidian/device/scan.hpp)", kScanPolicies);
+      printTable("histogramEven (obsidian/device/histogram.hpp)", kHistogramPolicies);
+      printTable("transpose (obsidian/device/transpose.hpp)", kTransposePolicies);
+      return 0;
+    }
     if (list) {
       for (const tuning::Family& f : tuning::families()) {
         if (f.testOnly) continue;

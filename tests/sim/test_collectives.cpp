@@ -351,6 +351,8 @@ TEST_CASE("collectives: every policy row carries its command and measurement") {
   checkTable(kReducePolicies);
   checkTable(kSegmentedReducePolicies);
   checkTable(kScanPolicies);
+  checkTable(kHistogramPolicies);
+  checkTable(kTransposePolicies);
   CHECK(tunedFor(kScanPolicies, 80).sm == 0);
   CHECK(tunedFor(kScanPolicies, 90).sm == 90);
   CHECK(tunedFor(kScanPolicies, 100).sm == 90);

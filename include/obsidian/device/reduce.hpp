@@ -33,7 +33,7 @@ inline constexpr Tuned<ReducePolicy> kReducePolicies[] = {
      "at full occupancy"},
     {90,
      {512, 4, 4, true},
-     "obsidian-tune --gpu --space tuning/spaces/device_reduce.json",
+     "obsidian-tune tuning/spaces/device_reduce.json",
      "H100: 512 x 4 fastest at 2^28 u32: 347.3 us (0.991x cub::DeviceReduce::Sum), "
      "tuning/RESULTS.md 'device_reduce'"},
 };
@@ -49,7 +49,7 @@ inline constexpr Tuned<SegmentedReducePolicy> kSegmentedReducePolicies[] = {
     {0, {256}, "(fallback)", "not measured: as sm_90"},
     {90,
      {256},
-     "obsidian-tune --gpu --space tuning/spaces/device_segmented_reduce.json",
+     "obsidian-tune tuning/spaces/device_segmented_reduce.json",
      "H100: 256 threads fastest for 4096-element segments of 2^28 u32: 0.88x "
      "cub::DeviceSegmentedReduce::Sum, tuning/RESULTS.md 'device_segmented_reduce'"},
 };

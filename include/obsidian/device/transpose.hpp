@@ -1,0 +1,277 @@
+// Device transpose of a row-major rows x cols matrix into its cols x rows transpose, rows and
+// cols given at run time, any shape. Two ways in:
+//  - transposeTile: a block's building block: a tile of a matrix loaded into shared memory (one
+//    padding column, so that reading it by columns hits 32 different banks), returned as the
+//    Push<Block> of its transpose;
+//  - transpose: the whole matrix, on the GPU (device buffers, optionally on a stream) or on the
+//    simulator (host arrays), its kernel captured once per (element type, policy).
+// Each block transposes one tile: its threads read the tile's rows (consecutive threads,
+// consecutive columns: coalesced), and write the transpose's rows (consecutive threads,
+// consecutive rows of the input: coalesced again). Tiles at the right and bottom edges are
+// partial: reads and writes outside the matrix are skipped.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "obsidian/capture.hpp"
+#include "obsidian/device/dispatch.hpp"
+#include "obsidian/device/policy.hpp"
+#include "obsidian/library.hpp"
+#include "obsidian/runtime.hpp"
+#include "obsidian/sim.hpp"
+
+namespace obsidian {
+
+// ------------------------------------------------------------------ policy
+struct TransposePolicy {
+  uint32_t threads = 256;  // threads per block (at most tile * tile, dividing it)
+  uint32_t tile = 32;      // the tile's side: a power of two from 8 to 128
+  friend bool operator==(const TransposePolicy&, const TransposePolicy&) = default;
+};
+
+// The sm 90 row: `obsidian-bench-transpose --sweep` on the H100 (bench/transpose).
+inline constexpr Tuned<TransposePolicy> kTransposePolicies[] = {
+    {0,
+     {256, 32},
+     "none (fallback)",
+     "not measured: the classic 32 x 32 tile for GPUs without a measured row"},
+    {90,
+     {512, 64},
+     "obsidian-bench-transpose --sweep (bench/transpose)",
+     "H100 80GB HBM3, u32, the best of 10 policies over the three shapes: 8192 x 8192 188 us "
+     "(103% of the copy kernel's GB/s), 1000 x 777 6.7 us (89%), 8191 x 4097 121 us (83%; the "
+     "hand-written 32 x 32 CUDA transpose 149 us)"},
+};
+
+namespace detail {
+// A 128 x 129 tile of 8-byte elements (132 KB) fits in a block: the tile's side is the limit.
+void checkTransposePolicy(const TransposePolicy& p);
+std::string transposePolicyKey(const TransposePolicy& p);
+// rows * cols must be the input's length (and fit in 32 bits); the output's length too.
+void checkTransposeShape(uint64_t rows, uint64_t cols, size_t in, size_t out);
+}  // namespace detail
+
+// ------------------------------------------------------------------ the building block
+// The tile * tile tile whose element (r, c) is read(r, c), for r < validRows and c < validCols
+// (its part inside the matrix), loaded into shared memory by the threads of p (a barrier
+// follows); returned as the Push<Block> of its transpose: element (c, r) at index c * tile + r,
+// written only for r < validRows and c < validCols. Consecutive threads read consecutive c and
+// write consecutive r, so that both sides are coalesced when read(r, c) is row-major.
+// Every thread of the block takes tile * tile / threads elements (Error if that does not
+// divide); all its loads are issued before it stores any.
+template <KernelScalar X, class Read>
+SPush<Block, Exp<X>> transposeTile(const Program<Block>& p, uint32_t tile, const EWord32& validRows,
+                                   const EWord32& validCols, Read read) {
+  const uint32_t threads = p.context().threadsPerBlock();
+  detail::checkTransposePolicy({threads, tile});
+  const uint32_t each = tile * tile / threads;
+  const uint32_t pitch = tile + 1;  // the padding column: column reads hit distinct banks
+  const SMutable<X> shared = newShared<X>(p, tile * pitch);
+  p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+    std::vector<Exp<X>> held;
+    std::vector<EBool> inside;
+    for (uint32_t k = 0; k < each; ++k) {
+      const EWord32 e = tid + k * threads;
+      const EWord32 r = e / tile, c = e % tile;
+      inside.push_back(r < validRows && c < validCols);
+      held.push_back(t.declare(ifThenElse(inside.back(), read(r, c), Exp<X>(X{}))));
+    }
+    for (uint32_t k = 0; k < each; ++k) {
+      const EWord32 e = tid + k * threads;
+      t.cond(inside[k], [&](const Program<Thread>& u) {
+        write(u, shared, (e / tile) * pitch + e % tile, held[k]);
+      });
+    }
+  });
+  p.sync();
+  return SPush<Block, Exp<X>>(tile * tile, [=](const Program<Block>& q, const Writer<Exp<X>>& w) {
+    q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+      for (uint32_t k = 0; k < each; ++k) {
+        const EWord32 j = tid + k * threads;
+        const EWord32 c = j / tile, r = j % tile;  // element (c, r) of the transpose
+        t.cond(r < validRows && c < validCols,
+               [&](const Program<Thread>& u) { w(u, shared[r * pitch + c], j); });
+      }
+    });
+  });
+}
+
+// ------------------------------------------------------------------ the device-wide kernel
+namespace detail {
+// Elements of X in a 32-byte sector of memory, the unit in which DRAM is written.
+template <KernelScalar X>
+constexpr uint32_t sectorElements() {
+  return 32 / sizeof(X) > 0 ? static_cast<uint32_t>(32 / sizeof(X)) : 1;
+}
+
+// One tile of the transpose with sector-aligned writes, for row counts that are not a multiple
+// of a sector: then the rows of the output start anywhere in a sector, a plain tile's row
+// segments begin and end inside sectors, and each partly written sector costs DRAM a read to
+// merge (measured on the H100: 8191 x 4097 at two thirds of the copy's bandwidth). Here each
+// output row's segment is shifted back to the sector boundary before it (by delta < A =
+// sectorElements), so a block writes whole sectors; the tile loads A more input rows above it
+// (a halo, mostly from L2: the tile above reads them too) to have those elements. Block (tr,
+// tc) writes output row oc's elements tr * T - delta(oc) .. + T - 1, which tile the row exactly
+// as tr goes; one more tile row covers the shift.
+template <KernelScalar X>
+void alignedTransposeTile(const Program<Block>& p, uint32_t tile, const DPull<Exp<X>>& in,
+                          const EWord32& rows, const EWord32& cols, const EWord32& tr,
+                          const EWord32& tc, const Writer<Exp<X>>& w) {
+  constexpr uint32_t a = sectorElements<X>();
+  const uint32_t threads = p.context().threadsPerBlock();
+  const uint32_t pitch = tile + 1, loaded = (tile + a) * tile;
+  const uint32_t each = (loaded + threads - 1) / threads;
+  const SMutable<X> shared = newShared<X>(p, (tile + a) * pitch);
+  const EWord32 top = tr * tile;  // the tile's first row; the halo is the a rows above it
+  const EWord32 c0 = tc * tile;
+  p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+    std::vector<Exp<X>> held;
+    std::vector<EBool> inside;
+    for (uint32_t k = 0; k < each; ++k) {
+      const EWord32 e = tid + k * threads;
+      const EWord32 r = e / tile, c = e % tile;  // input row top - a + r
+      inside.push_back(e < loaded && top + r >= a && top + r - a < rows && c0 + c < cols);
+      held.push_back(
+          t.declare(ifThenElse(inside.back(), in[(top + r - a) * cols + c0 + c], Exp<X>(X{}))));
+    }
+    for (uint32_t k = 0; k < each; ++k) {
+      const EWord32 e = tid + k * threads;
+      t.cond(inside[k], [&](const Program<Thread>& u) {
+        write(u, shared, (e / tile) * pitch + e % tile, held[k]);
+      });
+    }
+  });
+  p.sync();
+  const uint32_t stores = tile * tile / threads;
+  p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+    for (uint32_t k = 0; k < stores; ++k) {
+      const EWord32 j = tid + k * threads;
+      const EWord32 c = j / tile, i = j % tile;  // output row c0 + c, its i-th element here
+      const EWord32 oc = c0 + c;
+      const EWord32 delta = (oc * rows) % a;
+      // Input row top - delta + i, at shared row a - delta + i.
+      t.cond(oc < cols && top + i >= delta && top + i - delta < rows,
+             [&](const Program<Thread>& u) {
+               w(u, shared[(a - delta + i) * pitch + c], oc * rows + top + i - delta);
+             });
+    }
+  });
+}
+}  // namespace detail
+
+// The transpose kernel for elements of type X with `policy`. Its parameters, in order (launch
+// arguments in this order): the input (rows * cols elements, row-major), rows (u32), cols
+// (u32), then the output (as many elements). With alignedWrites, each block writes whole
+// 32-byte sectors of the output (detail::alignedTransposeTile): faster when rows is not a
+// multiple of 32 / sizeof(X) in principle, measured slower on the H100 (transposeAlignsWrites);
+// transpose does not use them. transpose passes the arguments; call this to read the kernel's
+// code and report.
+template <KernelScalar X>
+Kernel transposeKernel(const TransposePolicy& policy, bool alignedWrites = false) {
+  detail::checkTransposePolicy(policy);
+  const std::string name = std::string("transpose_") + std::string(cudaTypeName(scalarTypeOf<X>)) +
+                           (alignedWrites ? "_aligned" : "");
+  return device::detail::memoKernel(name + detail::transposePolicyKey(policy), [&] {
+    return capture(
+        name, policy.threads,
+        [policy, alignedWrites](DPull<Exp<X>> in, EWord32 rows, EWord32 cols) {
+          detail::requireLength(
+              cast<uint64_t>(rows) * cast<uint64_t>(cols) == cast<uint64_t>(len(in)),
+              "transpose: the input holds rows x cols elements");
+          const uint32_t tile = policy.tile;
+          return DPush<Grid, Exp<X>>(len(in), [=](const Program<Grid>& g, const Writer<Exp<X>>& w) {
+            // Aligned: tiles for rows + (sector - 1), the last rows that shifted segments reach
+            // (written so as not to wrap past 2^32 - 1).
+            const uint32_t shift = alignedWrites ? detail::sectorElements<X>() - 1 : 0;
+            const EWord32 tileRows = rows / tile + (rows % tile + (shift + tile - 1)) / tile;
+            const EWord32 tileCols = cols / tile + cast<uint32_t>(cols % tile != 0u);
+            g.distrPar(tileRows * tileCols, [&](const Program<Block>& p, const EWord32& bid) {
+              const EWord32 tr = bid / tileCols, tc = bid % tileCols;
+              if (alignedWrites) {
+                detail::alignedTransposeTile<X>(p, tile, in, rows, cols, tr, tc, w);
+                return;
+              }
+              const EWord32 r0 = tr * tile, c0 = tc * tile;
+              const auto tilePush = transposeTile<X>(
+                  p, tile, min(rows - r0, EWord32(tile)), min(cols - c0, EWord32(tile)),
+                  [&](const EWord32& r, const EWord32& c) { return in[(r0 + r) * cols + c0 + c]; });
+              tilePush(p, [&](const Program<Thread>& t, const Exp<X>& v, const EWord32& j) {
+                w(t, v, (c0 + j / tile) * rows + r0 + j % tile);
+              });
+            });
+          });
+        });
+  });
+}
+
+// Whether a transpose of this many rows would need sector-aligned writes to write whole sectors
+// (rows not a multiple of a sector). transpose does not use them: on the H100 they were slower
+// (8191 x 4097 u32: 157 us against 121 us with the 64 x 64 tile, 512 threads; 168 against 147
+// with 32 x 32, 256 threads): partly written sectors were not what bounds that shape.
+template <KernelScalar X>
+bool transposeAlignsWrites(uint32_t rows) {
+  return rows % detail::sectorElements<X>() != 0;
+}
+
+template <KernelScalar X>
+Kernel transposeKernel() {
+  return transposeKernel<X>(tunedFor<TransposePolicy>(kTransposePolicies, currentSm()).policy);
+}
+
+// ------------------------------------------------------------------ the device-wide call
+struct TransposeOptions {
+  // The policy; empty (threads 0): the table's row for this GPU (kTransposePolicies).
+  TransposePolicy policy{0, 0};
+  // GPU: the stream to run on (null: the default stream), and whether to wait for the result.
+  const gpu::Stream* stream = nullptr;
+  bool synchronize = true;
+};
+
+namespace detail {
+inline TransposePolicy transposePolicy(const TransposeOptions& o) {
+  return o.policy.threads == 0 ? tunedFor<TransposePolicy>(kTransposePolicies, currentSm()).policy
+                               : o.policy;
+}
+}  // namespace detail
+
+// GPU: out = the cols x rows transpose of the row-major rows x cols matrix `in`.
+template <KernelScalar X>
+requires(!std::is_same_v<X, bool>) void transpose(const gpu::DeviceBuffer<X>& in,
+                                                  gpu::DeviceBuffer<X>& out, uint32_t rows,
+                                                  uint32_t cols,
+                                                  const TransposeOptions& options = {}) {
+  detail::checkTransposeShape(rows, cols, in.size(), out.size());
+  const TransposePolicy policy = detail::transposePolicy(options);
+  const Kernel k = transposeKernel<X>(policy);
+  if (in.size() == 0) return;
+  gpu::LaunchOptions launch;
+  launch.stream = options.stream;
+  launch.synchronize = options.synchronize;
+  gpu::launch(k, {in, rows, cols, out}, launch);
+}
+
+// Simulator: the cols x rows transpose of the row-major rows x cols matrix `in`, computed by
+// the same kernel on the CPU (stream and synchronize do not apply).
+template <KernelScalar X>
+requires(!std::is_same_v<X, bool>) std::vector<X> transpose(std::span<const X> in, uint32_t rows,
+                                                            uint32_t cols,
+                                                            const TransposeOptions& options = {}) {
+  detail::checkTransposeShape(rows, cols, in.size(), in.size());
+  const Kernel k = transposeKernel<X>(detail::transposePolicy(options));
+  std::vector<X> out(in.size());
+  if (in.empty()) return out;
+  simulate(k, {in, rows, cols, out});
+  return out;
+}
+
+template <KernelScalar X>
+requires(!std::is_same_v<X, bool>) std::vector<X> transpose(const std::vector<X>& in, uint32_t rows,
+                                                            uint32_t cols,
+                                                            const TransposeOptions& options = {}) {
+  return transpose<X>(std::span<const X>(in), rows, cols, options);
+}
+
+}  // namespace obsidian

@@ -1,0 +1,263 @@
+// The device algorithms' kernel families (device_families.hpp): each point runs the algorithm's
+// own call (histogramEven, transpose) with the point's policy, on the simulator or the GPU, and
+// checks it against a plain C++ reference. The inputs are random (splitmix64), rotated on the
+// GPU so that timed runs do not find them in L2.
+#include "device_families.hpp"
+
+#include <algorithm>
+#include <obsidian/device/histogram.hpp>
+#include <obsidian/device/transpose.hpp>
+#include <sstream>
+
+namespace tuning {
+
+namespace {
+
+using namespace obsidian;
+namespace gpu = obsidian::gpu;
+
+uint32_t u32(const Params& p, const char* name) { return p.at(name).get<uint32_t>(); }
+std::string str(const Params& p, const char* name) { return p.at(name).get<std::string>(); }
+
+ParamSpec intParam(std::string name, std::string help, int64_t min, int64_t max,
+                   nlohmann::json def = nullptr) {
+  ParamSpec s;
+  s.name = std::move(name);
+  s.help = std::move(help);
+  s.min = min;
+  s.max = max;
+  s.defaultValue = std::move(def);
+  return s;
+}
+
+ParamSpec choiceParam(std::string name, std::string help, std::vector<std::string> choices,
+                      nlohmann::json def) {
+  ParamSpec s;
+  s.name = std::move(name);
+  s.kind = ParamSpec::Kind::Choice;
+  s.help = std::move(help);
+  s.choices = std::move(choices);
+  s.defaultValue = std::move(def);
+  return s;
+}
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Copies of an input, enough that one pass over them is 4x the H100's 50 MB L2 (at most 8).
+size_t rotationsFor(size_t bytes) {
+  const size_t target = size_t{200} << 20;
+  return std::clamp<size_t>((target + bytes - 1) / std::max<size_t>(bytes, 1), 1, 8);
+}
+
+template <class T>
+std::string firstDifference(const std::vector<T>& got, const std::vector<T>& want) {
+  if (got.size() != want.size()) return "output has " + std::to_string(got.size()) + " elements";
+  size_t count = 0, first = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!(got[i] == want[i]) && count++ == 0) first = i;
+  }
+  if (count == 0) return "";
+  std::ostringstream s;
+  s << "out[" << first << "] = " << +got[first] << ", expected " << +want[first] << " (" << count
+    << " of " << got.size() << " differ)";
+  return s.str();
+}
+
+// ------------------------------------------------------------------ histogram
+HistogramPolicy histogramPolicyOf(const Params& p) {
+  return {u32(p, "threads"), u32(p, "vectors"), u32(p, "copies"), 32 * 1024};
+}
+
+template <class S>
+class HistogramInstance : public Instance {
+ public:
+  HistogramInstance(const Params& p)
+      : bins_(u32(p, "bins")), policy_(histogramPolicyOf(p)), samples_(p.at("n").get<size_t>()) {
+    const uint64_t base = splitmix64(bins_);
+    for (size_t i = 0; i < samples_.size(); ++i) {
+      const uint64_t r = splitmix64(base + i);
+      if constexpr (std::is_same_v<S, float>) {
+        samples_[i] = static_cast<float>(r >> 40) / static_cast<float>(1 << 24);
+      } else {
+        samples_[i] = static_cast<S>(r);
+      }
+    }
+    expected_.assign(bins_, 0);
+    for (S x : samples_) {  // the levels of upper(): bins of a power-of-two width or not
+      if constexpr (std::is_same_v<S, float>) {
+        if (!(x < upper())) continue;
+        const float scale = static_cast<float>(bins_) / upper();
+        ++expected_[static_cast<uint32_t>(std::min(x * scale, float(bins_ - 1)))];
+      } else {
+        if (x >= upper()) continue;
+        ++expected_[static_cast<uint32_t>(uint64_t{x} * bins_ / upper())];
+      }
+    }
+  }
+  static HistogramLevel<S> upper() {
+    if constexpr (std::is_same_v<S, float>) return 0.75f;
+    if constexpr (std::is_same_v<S, uint8_t>) return 200u;
+    if constexpr (std::is_same_v<S, uint32_t>) return 3000000000u;
+  }
+  void simulate() override {
+    HistogramOptions o;
+    o.policy = policy_;
+    got_ = histogramEven<S>(samples_, bins_, HistogramLevel<S>(0), upper(), o);
+  }
+  void prepareGpu(DataCache&) override {
+    for (size_t i = 0; i < rotationsFor(samples_.size() * sizeof(S)); ++i)
+      copies_.emplace_back(samples_);
+    counts_ = std::make_unique<gpu::DeviceBuffer<uint32_t>>(bins_);
+  }
+  size_t rotations() const override { return copies_.size(); }
+  void launch(size_t run, const gpu::LaunchOptions& options) override {
+    HistogramOptions o;
+    o.policy = policy_;
+    o.stream = options.stream;
+    o.synchronize = options.synchronize;
+    histogramEven<S>(copies_[run % copies_.size()], *counts_, HistogramLevel<S>(0), upper(), o);
+  }
+  void download() override { got_ = counts_->download(); }
+  std::string check() override { return firstDifference(got_, expected_); }
+  double bytesMoved() const override { return static_cast<double>(samples_.size() * sizeof(S)); }
+
+ private:
+  uint32_t bins_;
+  HistogramPolicy policy_;
+  std::vector<S> samples_;
+  std::vector<uint32_t> expected_, got_;
+  std::vector<gpu::DeviceBuffer<S>> copies_;
+  std::unique_ptr<gpu::DeviceBuffer<uint32_t>> counts_;
+};
+
+// ------------------------------------------------------------------ transpose
+template <class X>
+class TransposeInstance : public Instance {
+ public:
+  TransposeInstance(const Params& p)
+      : rows_(u32(p, "rows")), cols_(u32(p, "cols")), policy_{u32(p, "threads"), u32(p, "tile")} {
+    const size_t n = size_t{rows_} * cols_;
+    in_.resize(n);
+    const uint64_t base = splitmix64(rows_ * 131 + cols_);
+    for (size_t i = 0; i < n; ++i) in_[i] = static_cast<X>(splitmix64(base + i) % 1000003);
+    expected_.resize(n);
+    for (size_t r = 0; r < rows_; ++r)
+      for (size_t c = 0; c < cols_; ++c) expected_[c * rows_ + r] = in_[r * cols_ + c];
+  }
+  void simulate() override {
+    TransposeOptions o;
+    o.policy = policy_;
+    got_ = transpose<X>(in_, rows_, cols_, o);
+  }
+  void prepareGpu(DataCache&) override {
+    for (size_t i = 0; i < rotationsFor(in_.size() * sizeof(X) * 2); ++i) {
+      copies_.emplace_back(in_);
+      outs_.emplace_back(in_.size());
+    }
+  }
+  size_t rotations() const override { return copies_.size(); }
+  void launch(size_t run, const gpu::LaunchOptions& options) override {
+    TransposeOptions o;
+    o.policy = policy_;
+    o.stream = options.stream;
+    o.synchronize = options.synchronize;
+    last_ = run % copies_.size();
+    transpose<X>(copies_[last_], outs_[last_], rows_, cols_, o);
+  }
+  void download() override { got_ = outs_[last_].download(); }
+  std::string check() override { return firstDifference(got_, expected_); }
+  double bytesMoved() const override { return static_cast<double>(in_.size() * sizeof(X) * 2); }
+
+ private:
+  uint32_t rows_, cols_;
+  TransposePolicy policy_;
+  std::vector<X> in_, expected_, got_;
+  std::vector<gpu::DeviceBuffer<X>> copies_, outs_;
+  size_t last_ = 0;
+};
+
+}  // namespace
+
+Family histogramFamily() {
+  Family f;
+  f.name = "histogram";
+  f.description =
+      "histogramEven (include/obsidian/device/histogram.hpp): even bins of u8, u32 or f32 "
+      "samples, over HistogramPolicy (threads, 16-byte vectors in flight, shared copies)";
+  f.params = {
+      choiceParam("type", "sample type", {"u8", "u32", "f32"}, "u8"),
+      intParam("n", "samples (capped on the simulator)", 1, int64_t{1} << 31, int64_t{1} << 26),
+      intParam("bins", "bins", 1, 58112, 256),
+      intParam("threads", "threads per block (a multiple of 32)", 32, 1024),
+      intParam("vectors", "16-byte vectors each thread has in flight", 1, 16, 2),
+      intParam("copies", "copies of the shared histogram (a power of two)", 1, 32, 8)};
+  f.labelParams = {"vectors", "copies"};
+  f.sizeParam = "n";
+  f.canonical = [](Params p, bool simulate) {
+    if (simulate) p["n"] = std::min<uint64_t>(p.at("n").get<uint64_t>(), 20011);
+    return p;
+  };
+  f.build = [](const Params& p) {
+    const uint32_t bins = u32(p, "bins");
+    const HistogramPolicy policy = histogramPolicyOf(p);
+    const std::string t = str(p, "type");
+    return std::vector<Kernel>{t == "u8"    ? histogramKernel<uint8_t>(bins, policy)
+                               : t == "u32" ? histogramKernel<uint32_t>(bins, policy)
+                                            : histogramKernel<float>(bins, policy)};
+  };
+  f.instantiate = [](const Params& p, const std::vector<Kernel>&,
+                     DataCache&) -> std::unique_ptr<Instance> {
+    const std::string t = str(p, "type");
+    if (t == "u8") return std::make_unique<HistogramInstance<uint8_t>>(p);
+    if (t == "u32") return std::make_unique<HistogramInstance<uint32_t>>(p);
+    return std::make_unique<HistogramInstance<float>>(p);
+  };
+  f.variantLabel = [](const Params& p) {
+    return "v" + std::to_string(u32(p, "vectors")) + "/c" + std::to_string(u32(p, "copies"));
+  };
+  return f;
+}
+
+Family transposeFamily() {
+  Family f;
+  f.name = "transpose";
+  f.description =
+      "transpose (include/obsidian/device/transpose.hpp): a row-major rows x cols matrix, over "
+      "TransposePolicy (threads, the tile's side)";
+  f.params = {choiceParam("type", "element type", {"u32", "f32"}, "u32"),
+              intParam("rows", "rows (capped on the simulator)", 1, 1 << 20, 8192),
+              intParam("cols", "columns (capped on the simulator)", 1, 1 << 20, 8192),
+              intParam("tile", "the tile's side (a power of two, 8..128)", 8, 128, 32),
+              intParam("threads", "threads per block (dividing tile x tile)", 32, 1024)};
+  f.labelParams = {"tile"};
+  f.sizeParam = "rows";
+  f.canonical = [](Params p, bool simulate) {
+    if (simulate) {
+      p["rows"] = std::min<uint32_t>(u32(p, "rows"), 300);
+      p["cols"] = std::min<uint32_t>(u32(p, "cols"), 200);
+    }
+    return p;
+  };
+  f.build = [](const Params& p) {
+    const TransposePolicy policy{u32(p, "threads"), u32(p, "tile")};
+    return std::vector<Kernel>{str(p, "type") == "f32" ? transposeKernel<float>(policy)
+                                                       : transposeKernel<uint32_t>(policy)};
+  };
+  f.instantiate = [](const Params& p, const std::vector<Kernel>&,
+                     DataCache&) -> std::unique_ptr<Instance> {
+    if (str(p, "type") == "f32") return std::make_unique<TransposeInstance<float>>(p);
+    return std::make_unique<TransposeInstance<uint32_t>>(p);
+  };
+  f.variantLabel = [](const Params& p) { return "tile" + std::to_string(u32(p, "tile")); };
+  f.naturalThreads = [](const Params& p) {
+    return std::min(1024u, u32(p, "tile") * u32(p, "tile") / 4);
+  };
+  return f;
+}
+
+}  // namespace tuning
