@@ -767,7 +767,8 @@ const std::vector<Family>& families() {
   static const std::vector<Family> all = {reduceFamily(false),  wholeFamily(),
                                           scanFamily(),         mandelbrotFamily(),
                                           deviceReduceFamily(), deviceSegmentedReduceFamily(),
-                                          deviceScanFamily(),   reduceFamily(true)};
+                                          deviceScanFamily(),   histogramFamily(),
+                                          transposeFamily(),    reduceFamily(true)};
   return all;
 }
 

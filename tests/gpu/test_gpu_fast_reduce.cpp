@@ -83,7 +83,7 @@ TEST_CASE("gpu: an array read with 16-byte vectors must be 16-byte aligned") {
   gpu::DeviceBuffer<uint32_t> din(2049), out(2);
   const KernelArg shifted = KernelArg::deviceArray(ScalarType::U32, din.address() + 4, 2048, false);
   CHECK_THROWS_WITH(gpu::launch(k, {shifted, out}),
-                    "launch of kernel redVec: argument 0 (in0) must be 16-byte aligned: the "
+                    "launch of kernel segmentedReduce: argument 0 (in0) must be 16-byte aligned: the "
                     "kernel reads it with 16-byte vector loads (vectors<W>); got an address 4 "
                     "bytes past a multiple of 16");
   gpu::DeviceBuffer<uint32_t> aligned(2048);

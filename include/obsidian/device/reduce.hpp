@@ -34,8 +34,9 @@ inline constexpr Tuned<ReducePolicy> kReducePolicies[] = {
     {90,
      {512, 4, 4, true},
      "obsidian-tune tuning/spaces/device_reduce.json",
-     "H100: 512 x 4 fastest at 2^28 u32: 347.3 us (0.991x cub::DeviceReduce::Sum), "
-     "tuning/RESULTS.md 'device_reduce'"},
+     "H100, 2026-11-23: 2^28 u32 346.8 us, f32 347.9 us; every policy of the 72 points within "
+     "345.2..364.6 us, the best 345.3 (1024 x 2): 512 x 4 tiles is within 0.5% at both types "
+     "and sizes (tuning/RESULTS.md, 'Device layer policies')"},
 };
 inline ReducePolicy reducePolicy(SmVersion sm = currentSm()) {
   return tunedFor(kReducePolicies, sm).policy;
@@ -50,8 +51,8 @@ inline constexpr Tuned<SegmentedReducePolicy> kSegmentedReducePolicies[] = {
     {90,
      {256},
      "obsidian-tune tuning/spaces/device_segmented_reduce.json",
-     "H100: 256 threads fastest for 4096-element segments of 2^28 u32: 0.88x "
-     "cub::DeviceSegmentedReduce::Sum, tuning/RESULTS.md 'device_segmented_reduce'"},
+     "H100, 2026-11-23: 4096-element segments of 2^28 u32 339.3 us (512 threads 338.8, 128 "
+     "342.1, 1024 439.8), f32 340.4 us (tuning/RESULTS.md, 'Device layer policies')"},
 };
 inline SegmentedReducePolicy segmentedReducePolicy(SmVersion sm = currentSm()) {
   return tunedFor(kSegmentedReducePolicies, sm).policy;
@@ -188,9 +189,10 @@ Push<Grid, uint32_t, Exp<X>> reduceAll(Op f, X identity, const DPull<Exp<X>>& in
                 const auto stored = detail::takeActive(results.pull(), active);
                 const DPull<Exp<X>> partials(
                     len(stored), [stored](const EWord32& i) { return cast<X>(stored[i]); });
-                seqFoldStrided(f, Exp<X>(identity), partials, tid,
-                               EWord32(threads))(t, [&](const Program<Thread>& u, const Exp<X>& acc,
-                                                        const EWord32&) { w(u, acc, tid); });
+                seqFoldStrided(f, Exp<X>(identity), partials, tid, EWord32(threads))(
+                    t, [&](const Program<Thread>& u, const Exp<X>& acc, const EWord32&) {
+                      w(u, acc, tid);
+                    });
               });
             }));
         const Exp<X> total = blockReduce(q, f, folded);

@@ -32,18 +32,18 @@ struct TransposePolicy {
   friend bool operator==(const TransposePolicy&, const TransposePolicy&) = default;
 };
 
-// The sm 90 row: `obsidian-bench-transpose --sweep` on the H100 (bench/transpose).
+// The sm 90 row: obsidian-tune over tuning/spaces/transpose.json on the H100.
 inline constexpr Tuned<TransposePolicy> kTransposePolicies[] = {
     {0,
      {256, 32},
-     "none (fallback)",
+     "(fallback)",
      "not measured: the classic 32 x 32 tile for GPUs without a measured row"},
     {90,
      {512, 64},
-     "obsidian-bench-transpose --sweep (bench/transpose)",
-     "H100 80GB HBM3, u32, the best of 10 policies over the three shapes: 8192 x 8192 188 us "
-     "(103% of the copy kernel's GB/s), 1000 x 777 6.7 us (89%), 8191 x 4097 121 us (83%; the "
-     "hand-written 32 x 32 CUDA transpose 149 us)"},
+     "obsidian-tune tuning/spaces/transpose.json",
+     "H100, 2026-11-23, u32, 6 policies x 3 shapes: 512 threads x 64-tile fastest at 8192 x "
+     "8192 (188.6 us; 32-tile 201.4) and within 0.5% at 8191 x 4097 (122.0 us; best 121.4); "
+     "1000 x 777 7.4 us (32-tile 256 threads 7.0) (tuning/RESULTS.md, 'Device layer policies')"},
 };
 
 namespace detail {
