@@ -16,31 +16,6 @@ namespace {
 using namespace obsidian;
 namespace gpu = obsidian::gpu;
 
-uint32_t u32(const Params& p, const char* name) { return p.at(name).get<uint32_t>(); }
-std::string str(const Params& p, const char* name) { return p.at(name).get<std::string>(); }
-
-ParamSpec intParam(std::string name, std::string help, int64_t min, int64_t max,
-                   nlohmann::json def = nullptr) {
-  ParamSpec s;
-  s.name = std::move(name);
-  s.help = std::move(help);
-  s.min = min;
-  s.max = max;
-  s.defaultValue = std::move(def);
-  return s;
-}
-
-ParamSpec choiceParam(std::string name, std::string help, std::vector<std::string> choices,
-                      nlohmann::json def) {
-  ParamSpec s;
-  s.name = std::move(name);
-  s.kind = ParamSpec::Kind::Choice;
-  s.help = std::move(help);
-  s.choices = std::move(choices);
-  s.defaultValue = std::move(def);
-  return s;
-}
-
 uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;

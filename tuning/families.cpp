@@ -23,8 +23,6 @@ using namespace obsidian;
 namespace gpu = obsidian::gpu;
 
 // ------------------------------------------------------------------ parameters
-uint32_t u32(const Params& p, const char* name) { return p.at(name).get<uint32_t>(); }
-std::string str(const Params& p, const char* name) { return p.at(name).get<std::string>(); }
 
 bool isPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
@@ -35,28 +33,6 @@ uint32_t log2Exact(uint32_t x, const std::string& what) {
   uint32_t l = 0;
   while ((1u << l) < x) ++l;
   return l;
-}
-
-ParamSpec intParam(std::string name, std::string help, int64_t min, int64_t max,
-                   nlohmann::json def = nullptr) {
-  ParamSpec s;
-  s.name = std::move(name);
-  s.help = std::move(help);
-  s.min = min;
-  s.max = max;
-  s.defaultValue = std::move(def);
-  return s;
-}
-
-ParamSpec choiceParam(std::string name, std::string help, std::vector<std::string> choices,
-                      nlohmann::json def = nullptr) {
-  ParamSpec s;
-  s.name = std::move(name);
-  s.kind = ParamSpec::Kind::Choice;
-  s.help = std::move(help);
-  s.choices = std::move(choices);
-  s.defaultValue = std::move(def);
-  return s;
 }
 
 ParamSpec typeParam() { return choiceParam("type", "element type", {"u32", "f32"}, "u32"); }

@@ -32,6 +32,34 @@ struct ParamSpec {
   int64_t min = 0, max = 0;          // Kind::Int
 };
 
+// ------------------------------------------------------------------ parameters of a point
+// The families' readers of a point's parameters and makers of their specs (families.cpp,
+// device_families.cpp).
+inline uint32_t u32(const Params& p, const char* name) { return p.at(name).get<uint32_t>(); }
+inline std::string str(const Params& p, const char* name) { return p.at(name).get<std::string>(); }
+
+inline ParamSpec intParam(std::string name, std::string help, int64_t min, int64_t max,
+                          nlohmann::json def = nullptr) {
+  ParamSpec s;
+  s.name = std::move(name);
+  s.help = std::move(help);
+  s.min = min;
+  s.max = max;
+  s.defaultValue = std::move(def);
+  return s;
+}
+
+inline ParamSpec choiceParam(std::string name, std::string help, std::vector<std::string> choices,
+                             nlohmann::json def = nullptr) {
+  ParamSpec s;
+  s.name = std::move(name);
+  s.kind = ParamSpec::Kind::Choice;
+  s.help = std::move(help);
+  s.choices = std::move(choices);
+  s.defaultValue = std::move(def);
+  return s;
+}
+
 // Host data shared between the points of a sweep (inputs, references, device buffers): made
 // once per key and kept while recent, so a sweep over variants and threads generates, uploads
 // and checks against each input once. Points that share data are adjacent in a sweep.
