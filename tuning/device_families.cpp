@@ -52,7 +52,10 @@ template <class S>
 class HistogramInstance : public Instance {
  public:
   HistogramInstance(const Params& p)
-      : bins_(u32(p, "bins")), policy_(histogramPolicyOf(p)), samples_(p.at("n").get<size_t>()) {
+      : bins_(u32(p, "bins")),
+        policy_(histogramPolicyOf(p)),
+        upper_(upperOf(p)),
+        samples_(p.at("n").get<size_t>()) {
     const uint64_t base = splitmix64(bins_);
     for (size_t i = 0; i < samples_.size(); ++i) {
       const uint64_t r = splitmix64(base + i);
@@ -74,10 +77,12 @@ class HistogramInstance : public Instance {
       }
     }
   }
-  static HistogramLevel<S> upper() {
+  HistogramLevel<S> upper() const { return upper_; }
+  static HistogramLevel<S> upperOf(const Params& p) {
+    const uint32_t upper = p.contains("upper") ? u32(p, "upper") : 0;
     if constexpr (std::is_same_v<S, float>) return 0.75f;
-    if constexpr (std::is_same_v<S, uint8_t>) return 200u;
-    if constexpr (std::is_same_v<S, uint32_t>) return 3000000000u;
+    if constexpr (std::is_same_v<S, uint8_t>) return upper ? upper : 200u;
+    if constexpr (std::is_same_v<S, uint32_t>) return upper ? upper : 3000000000u;
   }
   void simulate() override {
     HistogramOptions o;
@@ -104,6 +109,7 @@ class HistogramInstance : public Instance {
  private:
   uint32_t bins_;
   HistogramPolicy policy_;
+  HistogramLevel<S> upper_;
   std::vector<S> samples_;
   std::vector<uint32_t> expected_, got_;
   std::vector<gpu::DeviceBuffer<S>> copies_;
@@ -170,7 +176,9 @@ Family histogramFamily() {
       intParam("bins", "bins", 1, 58112, 256),
       intParam("threads", "threads per block (a multiple of 32)", 32, 1024),
       intParam("vectors", "16-byte vectors each thread has in flight", 1, 16, 2),
-      intParam("copies", "copies of the shared histogram (a power of two)", 1, 32, 8)};
+      intParam("copies", "copies of the shared histogram (a power of two)", 1, 32, 8),
+      intParam("upper", "the upper level (integer samples; 0: 200 for u8, 3e9 for u32)", 0,
+               UINT32_MAX, 0)};
   f.labelParams = {"vectors", "copies"};
   f.sizeParam = "n";
   f.canonical = [](Params p, bool simulate) {
@@ -181,9 +189,11 @@ Family histogramFamily() {
     const uint32_t bins = u32(p, "bins");
     const HistogramPolicy policy = histogramPolicyOf(p);
     const std::string t = str(p, "type");
-    return std::vector<Kernel>{t == "u8"    ? histogramKernel<uint8_t>(bins, policy)
-                               : t == "u32" ? histogramKernel<uint32_t>(bins, policy)
-                                            : histogramKernel<float>(bins, policy)};
+    const uint32_t upper = u32(p, "upper");
+    return std::vector<Kernel>{
+        t == "u8"    ? histogramKernelFor<uint8_t>(bins, 0, upper ? upper : 200, policy)
+        : t == "u32" ? histogramKernelFor<uint32_t>(bins, 0, upper ? upper : 3000000000u, policy)
+                     : histogramKernelFor<float>(bins, 0.0f, 0.75f, policy)};
   };
   f.instantiate = [](const Params& p, const std::vector<Kernel>&,
                      DataCache&) -> std::unique_ptr<Instance> {

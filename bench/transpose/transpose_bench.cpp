@@ -121,9 +121,14 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (!bench::deviceOrSkip()) return bench::kSkipped;
 
-  TransposePolicy policy = tunedFor<TransposePolicy>(kTransposePolicies, currentSm()).policy;
-  if (chosen.threads) policy.threads = chosen.threads;
-  if (chosen.tile) policy.tile = chosen.tile;
+  // The policy of each shape: the table's (by the shape, as transpose chooses), or --threads and
+  // --tile for every shape.
+  const auto policyFor = [&](Shape s) {
+    TransposePolicy policy = transposePolicyFor(s.rows, s.cols);
+    if (chosen.threads) policy.threads = chosen.threads;
+    if (chosen.tile) policy.tile = chosen.tile;
+    return policy;
+  };
 
   const size_t total = size_t{1} << 26;  // 8192 x 8192
   bench::Data<uint32_t> in(total, 1);
@@ -132,11 +137,12 @@ int main(int argc, char** argv) {
   if (common.quick) shapes = {{1000, 777}, {2048, 1023}};
   json rows = json::array();
 
-  std::cout << "\npolicy: threads " << policy.threads << ", tile " << policy.tile << "\n"
-            << kTable.header;
+  std::cout << "\n" << kTable.header;
   for (Shape s : shapes) {
+    const TransposePolicy policy = policyFor(s);
     const Row r = run(in, out, s, policy, common.runs);
     print(r);
+    std::cout << "  (threads " << policy.threads << ", tile " << policy.tile << ")\n";
     rows.push_back(bench::toJson(kTable, r));
   }
   return bench::finish(common, 0, rows);

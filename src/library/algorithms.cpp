@@ -99,6 +99,11 @@ SmVersion currentSm() {
   return static_cast<SmVersion>(info.major * 10 + info.minor);
 }
 
+uint32_t currentSmCount() {
+  if (!gpu::available()) return kSimulatedSmCount;
+  return static_cast<uint32_t>(gpu::Device::get().info().smCount);
+}
+
 namespace device::detail {
 Kernel memoKernel(const std::string& key, const std::function<Kernel()>& make) {
   if (key.empty()) return make();

@@ -43,7 +43,13 @@ BinningScalars binningScalars(uint32_t bins, uint32_t lower, uint32_t upper, uin
   BinningScalars s;
   s.lower = lower;
   s.range = upper - lower;
-  if (sampleBits < 32) {
+  const uint32_t width = s.range / bins;
+  if (s.range % bins == 0 && (width & (width - 1)) == 0) {
+    // Bins of a power-of-two width 2^k: bin d >> k, which is also (d * 1) >> k below, exactly.
+    s.powerOfTwoWidth = true;
+    s.shift = ceilLog2(width);
+    s.multiplier = 1;
+  } else if (sampleBits < 32) {
     // Exact for every d < min(range, 2^bits): with M = bins * 2^k / range + e (0 <= e < 1),
     // d * M / 2^k = d * bins / range + d * e / 2^k, and d * e / 2^k < 1 / range keeps the floor
     // (the fraction of d * bins / range is at most 1 - 1 / range). bins < 2^16 and k <= 48

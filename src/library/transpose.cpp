@@ -1,6 +1,23 @@
 // The parts of the device transpose (include/obsidian/device/transpose.hpp) that need no
-// template: the checks of a policy and of a matrix's shape.
+// template: the checks of a policy and of a matrix's shape, and the choice of a policy by shape.
 #include "obsidian/device/transpose.hpp"
+
+namespace obsidian {
+
+TransposePolicy transposePolicyFor(uint32_t rows, uint32_t cols, const TransposeTuning& tuning,
+                                   uint32_t sms) {
+  const auto tiles = [](uint32_t n, uint32_t tile) { return uint64_t{n} / tile + (n % tile != 0); };
+  const uint32_t t = tuning.large.tile;
+  const bool fills = tiles(rows, t) * tiles(cols, t) >= uint64_t{tuning.fillTilesPerSm} * sms;
+  return fills ? tuning.large : tuning.small;
+}
+
+TransposePolicy transposePolicyFor(uint32_t rows, uint32_t cols) {
+  return transposePolicyFor(rows, cols, tunedFor(kTransposePolicies, currentSm()).policy,
+                            currentSmCount());
+}
+
+}  // namespace obsidian
 
 namespace obsidian::detail {
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <obsidian/device/histogram.hpp>
 #include <random>
+#include <tuple>
 
 #include "../support.hpp"
 
@@ -132,6 +133,49 @@ TEST_CASE("histogram: u32 samples against C++, wide ranges included") {
   for (uint32_t x = 0; x < 3000; ++x) edges.push_back(x * 1431655u);
   CHECK(histogramEven<uint32_t>(edges, 3u, 0u, 4294967295u) ==
         reference<uint32_t>(edges, 3u, 0u, 4294967295u));
+}
+
+TEST_CASE("histogram: bins of a power-of-two width bin with one shift") {
+  const HistogramPolicy policy{128, 2, 8, 32 * 1024};
+  // The variant is chosen by the levels: 256 bins of u8 over [0, 256) have width 1.
+  const Kernel pow2 = histogramKernelFor<uint8_t>(256, 0u, 256u, policy);
+  const Kernel general = histogramKernelFor<uint8_t>(256, 0u, 200u, policy);
+  CHECK(pow2.name() == "histogram_u8_256_pow2");
+  CHECK(general.name() == "histogram_u8_256");
+  // No 64-bit multiply in the power-of-two variant; the general one needs it.
+  CHECK(pow2.cuda().find("(uint64_t)") == std::string::npos);
+  CHECK(general.cuda().find("(uint64_t)") != std::string::npos);
+  // Against C++: widths 1..2^26, lower levels not multiples of the width, samples outside.
+  for (auto [bins, lower, width] : {std::tuple{256u, 0u, 1u},
+                                    {64u, 7u, 4u},
+                                    {1u, 3u, 128u},
+                                    {1024u, 1000u, 1u << 20},
+                                    {16u, 5u, 1u << 26}}) {
+    const uint32_t upper = lower + bins * width;
+    CHECK(detail::binningScalars(bins, lower, upper, 32).powerOfTwoWidth);
+    const auto in = randomSamples<uint32_t>(9999, bins + width, 2.0 * upper);
+    CHECK_MESSAGE(histogramEven<uint32_t>(in, bins, lower, upper) ==
+                      reference<uint32_t>(in, bins, lower, upper),
+                  "bins " << bins << ", levels " << lower << ".." << upper);
+    if (upper <= 65536) {
+      std::vector<uint16_t> in16(in.size());
+      for (size_t i = 0; i < in.size(); ++i) in16[i] = static_cast<uint16_t>(in[i]);
+      CHECK_MESSAGE(histogramEven<uint16_t>(in16, bins, lower, upper) ==
+                        reference<uint16_t>(in16, bins, lower, upper),
+                    "u16: bins " << bins << ", levels " << lower << ".." << upper);
+    }
+  }
+  CHECK_FALSE(detail::binningScalars(256, 0u, 200u, 8).powerOfTwoWidth);
+  CHECK_FALSE(detail::binningScalars(3, 0u, 18u, 8).powerOfTwoWidth);  // width 6
+  CHECK(detail::binningScalars(3, 0u, 12u, 8).powerOfTwoWidth);        // width 4
+  // The variant launched with scalars of another width is refused, not silently wrong.
+  const Kernel k = histogramKernel<uint32_t>(16, {128, 1, 1, 1024}, true);
+  std::vector<uint32_t> words(8, 1), bins(16), none;
+  CHECK(errorOf([&] {
+          simulate(k, {words, bins, 8u, 1u, 0u, 48u, uint64_t{3}, uint64_t{4}, none});
+        }).find("histogram: bins of a power-of-two width (multiplier 1)") != std::string::npos);
+  CHECK(errorOf([&] { histogramKernel<float>(16, policy, true); }) ==
+        "histogramKernel: bins of a power-of-two width are for integer samples; got f32");
 }
 
 TEST_CASE("histogram: f32 samples, outside the levels and NaN not counted") {

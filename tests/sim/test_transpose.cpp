@@ -100,6 +100,33 @@ TEST_CASE("transpose: both kernels, sector-aligned writes or not, on any shape")
   CHECK(!transposeAlignsWrites<double>(1000));
 }
 
+TEST_CASE(
+    "transpose: the policy by shape: a smaller tile where the tuned one cannot fill the GPU") {
+  const TransposeTuning t{{512, 64}, {256, 32}, 4};
+  // 1000 x 777: 16 x 13 = 208 tiles of 64 for 132 SMs, fewer than 4 per SM.
+  CHECK(transposePolicyFor(1000, 777, t, 132) == TransposePolicy{256, 32});
+  // 8191 x 4097: 128 x 65 tiles; 2048 x 2048: 32 x 32 = 1024 >= 4 x 132... but not on 300 SMs.
+  CHECK(transposePolicyFor(8191, 4097, t, 132) == TransposePolicy{512, 64});
+  CHECK(transposePolicyFor(2048, 2048, t, 132) == TransposePolicy{512, 64});
+  CHECK(transposePolicyFor(2048, 2048, t, 300) == TransposePolicy{256, 32});
+  // Exactly the threshold: 528 tiles (33 x 16 of 64) on 132 SMs fills it.
+  CHECK(transposePolicyFor(33 * 64, 16 * 64, t, 132) == TransposePolicy{512, 64});
+  CHECK(transposePolicyFor(33 * 64 - 64, 16 * 64, t, 132) == TransposePolicy{256, 32});
+  // Shapes near 2^32 elements do not wrap the tile count.
+  CHECK(transposePolicyFor(65536, 65535, t, 132) == TransposePolicy{512, 64});
+  // The fallback row (fillTilesPerSm 0) always takes its one policy.
+  CHECK(transposePolicyFor(3, 3, tunedFor(kTransposePolicies, 0).policy, 132) ==
+        tunedFor(kTransposePolicies, 0).policy.large);
+  // The call follows it: the simulator stands for the H100's row and 132 SMs, and the result
+  // is the transpose either way.
+  CHECK(transposePolicyFor(1000, 777) == tunedFor(kTransposePolicies, kSimulatedSm).policy.small);
+  std::vector<uint32_t> in(300 * 7);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint32_t>(i * 2654435761u);
+  const auto out = transpose<uint32_t>(in, 300, 7);
+  for (uint32_t r = 0; r < 300; ++r)
+    for (uint32_t c = 0; c < 7; ++c) REQUIRE(out[c * 300 + r] == in[r * 7 + c]);
+}
+
 TEST_CASE("transpose: an empty matrix is an empty transpose") {
   CHECK(transpose<uint32_t>(std::vector<uint32_t>{}, 0, 5).empty());
   CHECK(transpose<uint32_t>(std::vector<uint32_t>{}, 7, 0).empty());

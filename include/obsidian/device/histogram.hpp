@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -50,11 +49,13 @@ inline constexpr Tuned<HistogramPolicy> kHistogramPolicies[] = {
      "(fallback)",
      "not measured: a moderate configuration for GPUs without a measured row"},
     {90,
-     {512, 2, 8, 32 * 1024},
+     {512, 2, 16, 32 * 1024},
      "obsidian-tune tuning/spaces/histogram.json",
-     "H100, 2026-11-23, 2^26 samples, 24 policies: 512 threads x 2 vectors x 8 copies fastest "
-     "for u8 256 bins (46.9 us; 256 threads 48.3) and u32 1024 bins (96.7 us; best 96.6), "
-     "f32 4096 bins 97.1 us (best 96.1) (tuning/RESULTS.md, 'Device layer policies')"},
+     "H100, 2026-11-23, 2^26 samples, 40 policies: 512 threads x 2 vectors x 16 copies fastest "
+     "for u8 256 bins of width 1 (36.3 us; 8 copies 37.1, 32 copies 36.6) and over [0, 200) "
+     "(47.3 us; 8 copies 47.6); u32 1024 bins and f32 4096 bins take 8 and 2 copies within "
+     "the shared budget: 97.3 us (best 97.1) and 97.3 us (best 96.4) (tuning/RESULTS.md, "
+     "'Device layer policies')"},
 };
 
 // ------------------------------------------------------------------ samples and levels
@@ -78,12 +79,15 @@ namespace detail {
 // range), computed without a division as (d * multiplier) >> shift: exact for u8 and u16
 // samples (multiplier = ceil(bins * 2^shift / range) with 2^shift >= range * min(range,
 // 2^bits)); for u32 samples an estimate (shift 32, multiplier rounded down) one below at most,
-// which one comparison corrects. f32 samples: counted when lower <= x < upper (never NaN), in
-// bin min((x - lower) * scale, bins - 1) rounded down, scale = float(bins) / (upper - lower),
-// all in f32.
+// which one comparison corrects. Bins of a power-of-two width 2^k (range = bins * 2^k, as 256
+// bins of u8 over [0, 256)): multiplier 1 and shift k, exact, and powerOfTwoWidth, for which the
+// kernel bins with one shift (EvenBinning::powerOfTwoWidth). f32 samples: counted when lower <= x <
+// upper (never NaN), in bin min((x - lower) * scale, bins - 1) rounded down, scale = float(bins) /
+// (upper - lower), all in f32.
 struct BinningScalars {
   uint32_t lower = 0, range = 0;
   uint64_t multiplier = 0, shift = 0;
+  bool powerOfTwoWidth = false;
   float flower = 0, fupper = 0, scale = 0;
 };
 BinningScalars binningScalars(uint32_t bins, uint32_t lower, uint32_t upper, uint32_t sampleBits);
@@ -105,6 +109,9 @@ BinningScalars binningFor(uint32_t bins,
 template <HistogramSample S>
 struct EvenBinning {
   uint32_t bins = 0;
+  // Integer samples in bins of a power-of-two width (known when the kernel is generated; the
+  // levels' scalars then have multiplier 1): the bin is d >> shift, no 64-bit multiply.
+  bool powerOfTwoWidth = false;
   // Integer samples (see detail::BinningScalars).
   EWord32 lower{0u}, range{0u};
   EWord64 multiplier{0u}, shift{0u};
@@ -119,6 +126,7 @@ struct EvenBinning {
               cast<uint32_t>(min(t, EFloat(static_cast<float>(bins - 1))))};
     } else {
       const EWord32 d = x - lower;
+      if (powerOfTwoWidth) return {d < range, d >> cast<uint32_t>(shift)};
       const EWord64 d64 = cast<uint64_t>(d);
       EWord32 bin = cast<uint32_t>((d64 * multiplier) >> shift);
       if constexpr (std::is_same_v<S, uint32_t>) {  // the estimate may be one low
@@ -145,6 +153,7 @@ EvenBinning<S> evenBinning(uint32_t bins, HistogramLevel<S> lower, HistogramLeve
     b.range = s.range;
     b.multiplier = s.multiplier;
     b.shift = s.shift;
+    b.powerOfTwoWidth = s.powerOfTwoWidth;
   }
   return b;
 }
@@ -332,12 +341,18 @@ Push<Grid, uint32_t, EWord32> histogramSweep(const DPull<Exp<W>>& words,
 //   the levels: integer samples lower, range (u32), multiplier, shift (u64); f32 samples
 //     lower, upper, scale (f32) (detail::binningScalars);
 //   then an empty output (a zero-length u32 array: the kernel writes only the bins).
-// histogramEven passes all of these; call this to read the kernel's code and report.
+// With powerOfTwoWidth (integer samples only), the kernel bins with one shift and is only for
+// levels whose bins have a power-of-two width (a launch precondition: multiplier 1).
+// histogramEven passes all of these and picks the variant (histogramKernelFor); call this to
+// read the kernel's code and report.
 template <HistogramSample S>
-Kernel histogramKernel(uint32_t bins, const HistogramPolicy& policy) {
+Kernel histogramKernel(uint32_t bins, const HistogramPolicy& policy, bool powerOfTwoWidth = false) {
   detail::checkHistogramBins(bins, policy);
-  const std::string name =
-      std::string("histogram_") + detail::sampleName<S>() + "_" + std::to_string(bins);
+  if (powerOfTwoWidth && std::is_same_v<S, float>) {
+    throw Error("histogramKernel: bins of a power-of-two width are for integer samples; got f32");
+  }
+  const std::string name = std::string("histogram_") + detail::sampleName<S>() + "_" +
+                           std::to_string(bins) + (powerOfTwoWidth ? "_pow2" : "");
   return device::detail::memoKernel(name + detail::policyKey(policy), [&] {
     if constexpr (std::is_same_v<S, float>) {
       return capture(
@@ -357,15 +372,21 @@ Kernel histogramKernel(uint32_t bins, const HistogramPolicy& policy) {
     } else {
       return capture(
           name, policy.threads,
-          [bins, policy](DPull<EWord32> in, DMutable<uint32_t> global, EWord32 n, EWord32 blocks,
-                         EWord32 lower, EWord32 range, EWord64 multiplier, EWord64 shift) {
+          [bins, policy, powerOfTwoWidth](DPull<EWord32> in, DMutable<uint32_t> global, EWord32 n,
+                                          EWord32 blocks, EWord32 lower, EWord32 range,
+                                          EWord64 multiplier, EWord64 shift) {
             constexpr uint32_t perWord = detail::samplesPerWord<S>();
             detail::requireLength(len(in) == n / perWord + cast<uint32_t>(n % perWord != 0u),
                                   "histogram: the words hold the n samples");
             detail::requireLength(len(global) == bins, "histogram: the bins array holds " +
                                                            std::to_string(bins) + " counters");
+            if (powerOfTwoWidth) {
+              detail::requireLength(multiplier == EWord64(uint64_t{1}),
+                                    "histogram: bins of a power-of-two width (multiplier 1)");
+            }
             EvenBinning<S> b;
             b.bins = bins;
+            b.powerOfTwoWidth = powerOfTwoWidth;
             b.lower = lower;
             b.range = range;
             b.multiplier = multiplier;
@@ -380,6 +401,15 @@ template <HistogramSample S>
 Kernel histogramKernel(uint32_t bins) {
   return histogramKernel<S>(bins,
                             tunedFor<HistogramPolicy>(kHistogramPolicies, currentSm()).policy);
+}
+
+// The kernel histogramEven runs for these levels: the power-of-two-width variant where the
+// bins allow it.
+template <HistogramSample S>
+Kernel histogramKernelFor(uint32_t bins, HistogramLevel<S> lower, HistogramLevel<S> upper,
+                          const HistogramPolicy& policy) {
+  return histogramKernel<S>(bins, policy,
+                            detail::binningFor<S>(bins, lower, upper).powerOfTwoWidth);
 }
 
 // ------------------------------------------------------------------ the device-wide call
@@ -441,7 +471,7 @@ void histogramEven(uint64_t samples, size_t n, gpu::DeviceBuffer<uint32_t>& bins
   }
   if (!options.accumulate) detail::zeroCounters(bins.address(), nBins, options.stream);
   if (n == 0) return;
-  const Kernel k = histogramKernel<S>(nBins, policy);
+  const Kernel k = histogramKernelFor<S>(nBins, lower, upper, policy);
   constexpr uint32_t perWord = detail::samplesPerWord<S>();
   const uint32_t blocks = detail::histogramBlocks(
       n, perWord, policy, options.blocks ? options.blocks : gpu::occupancyBlocks(k));
@@ -480,7 +510,7 @@ std::vector<uint32_t> histogramEven(std::span<const S> samples, uint32_t bins,
   detail::checkSampleCount(samples.size());
   std::vector<uint32_t> counts(bins, 0);
   if (samples.empty()) return counts;
-  const Kernel k = histogramKernel<S>(bins, policy);
+  const Kernel k = histogramKernelFor<S>(bins, lower, upper, policy);
   constexpr uint32_t perWord = detail::samplesPerWord<S>();
   const uint32_t n = static_cast<uint32_t>(samples.size());
   const uint32_t blocks =
@@ -492,7 +522,8 @@ std::vector<uint32_t> histogramEven(std::span<const S> samples, uint32_t bins,
     args.push_back(samples);
   } else {  // packed as on the GPU (little-endian), the last word padded with zeros
     words.assign((samples.size() + perWord - 1) / perWord, 0);
-    std::memcpy(words.data(), samples.data(), samples.size() * sizeof(S));
+    for (size_t i = 0; i < samples.size(); ++i)
+      words[i / perWord] |= uint32_t{samples[i]} << (8 * sizeof(S) * (i % perWord));
     args.push_back(KernelArg(words));
   }
   args.push_back(KernelArg(counts));

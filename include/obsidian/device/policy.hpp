@@ -19,6 +19,8 @@ using SmVersion = uint32_t;
 // The architecture the simulator stands for when a device algorithm picks its policy without a
 // GPU: the one the tables were measured on, so the simulator checks the kernel that GPU runs.
 inline constexpr SmVersion kSimulatedSm = 90;
+// Its SM count (the H100 SXM's), for policies that depend on how many blocks fill the device.
+inline constexpr uint32_t kSimulatedSmCount = 132;
 
 // One row of a policy table: the policy chosen for architectures from `sm` up (until the next
 // row's), how it was chosen and what it measured.
@@ -45,5 +47,7 @@ const Tuned<Policy>& tunedFor(const Tuned<Policy> (&table)[N], SmVersion sm) {
 // The architecture of the GPU a device algorithm runs on (device 0), or kSimulatedSm when there
 // is none.
 SmVersion currentSm();
+// The SM count of that GPU, or kSimulatedSmCount when there is none.
+uint32_t currentSmCount();
 
 }  // namespace obsidian

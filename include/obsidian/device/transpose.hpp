@@ -32,18 +32,31 @@ struct TransposePolicy {
   friend bool operator==(const TransposePolicy&, const TransposePolicy&) = default;
 };
 
+// A transpose's tuning: the policy for matrices that fill the device, and a smaller tile for
+// those that do not (a 64 x 64 tile leaves SMs idle on a 1000 x 777 matrix: 208 tiles for 132
+// SMs). `small` is chosen when `large` would give fewer than fillTilesPerSm tiles per SM
+// (transposePolicyFor).
+struct TransposeTuning {
+  TransposePolicy large;
+  TransposePolicy small;
+  uint32_t fillTilesPerSm = 0;
+  friend bool operator==(const TransposeTuning&, const TransposeTuning&) = default;
+};
+
 // The sm 90 row: obsidian-tune over tuning/spaces/transpose.json on the H100.
-inline constexpr Tuned<TransposePolicy> kTransposePolicies[] = {
+inline constexpr Tuned<TransposeTuning> kTransposePolicies[] = {
     {0,
-     {256, 32},
+     {{256, 32}, {256, 32}, 0},
      "(fallback)",
      "not measured: the classic 32 x 32 tile for GPUs without a measured row"},
     {90,
-     {512, 64},
+     {{512, 64}, {256, 32}, 4},
      "obsidian-tune tuning/spaces/transpose.json",
-     "H100, 2026-11-23, u32, 6 policies x 3 shapes: 512 threads x 64-tile fastest at 8192 x "
-     "8192 (188.6 us; 32-tile 201.4) and within 0.5% at 8191 x 4097 (122.0 us; best 121.4); "
-     "1000 x 777 7.4 us (32-tile 256 threads 7.0) (tuning/RESULTS.md, 'Device layer policies')"},
+     "H100, 2026-11-23, u32, 26 points: 512 threads x 64-tile fastest at 8192 x 8192 (188.4 "
+     "us; 32-tile 201.1) and within 1% at 8191 x 4097 (122.0 us; best 121.0); the 32-tile, 256 "
+     "threads, where 64-tiles give fewer than 4 per SM: 1000 x 777 (1.6 per SM) 6.8 us (64-tile "
+     "7.1), 1024 x 1024 (1.9) 7.6 (7.9); 2048 x 2048 (7.8) ties at 16.4 (tuning/RESULTS.md, "
+     "'Device layer policies')"},
 };
 
 namespace detail {
@@ -216,14 +229,23 @@ bool transposeAlignsWrites(uint32_t rows) {
   return rows % detail::sectorElements<X>() != 0;
 }
 
+// The policy of `tuning` for a rows x cols matrix on a GPU of `sms` SMs: tuning.large unless its
+// tiles would give fewer than tuning.fillTilesPerSm per SM.
+TransposePolicy transposePolicyFor(uint32_t rows, uint32_t cols, const TransposeTuning& tuning,
+                                   uint32_t sms);
+// The same with this GPU's table row and SM count (the simulator: those of the H100).
+TransposePolicy transposePolicyFor(uint32_t rows, uint32_t cols);
+
+// The kernel of the table's policy for large matrices on this GPU.
 template <KernelScalar X>
 Kernel transposeKernel() {
-  return transposeKernel<X>(tunedFor<TransposePolicy>(kTransposePolicies, currentSm()).policy);
+  return transposeKernel<X>(tunedFor(kTransposePolicies, currentSm()).policy.large);
 }
 
 // ------------------------------------------------------------------ the device-wide call
 struct TransposeOptions {
-  // The policy; empty (threads 0): the table's row for this GPU (kTransposePolicies).
+  // The policy; empty (threads 0): the table's row for this GPU and the matrix's shape
+  // (transposePolicyFor).
   TransposePolicy policy{0, 0};
   // GPU: the stream to run on (null: the default stream), and whether to wait for the result.
   const gpu::Stream* stream = nullptr;
@@ -231,9 +253,8 @@ struct TransposeOptions {
 };
 
 namespace detail {
-inline TransposePolicy transposePolicy(const TransposeOptions& o) {
-  return o.policy.threads == 0 ? tunedFor<TransposePolicy>(kTransposePolicies, currentSm()).policy
-                               : o.policy;
+inline TransposePolicy transposePolicy(const TransposeOptions& o, uint32_t rows, uint32_t cols) {
+  return o.policy.threads == 0 ? transposePolicyFor(rows, cols) : o.policy;
 }
 }  // namespace detail
 
@@ -244,7 +265,7 @@ requires(!std::is_same_v<X, bool>) void transpose(const gpu::DeviceBuffer<X>& in
                                                   uint32_t cols,
                                                   const TransposeOptions& options = {}) {
   detail::checkTransposeShape(rows, cols, in.size(), out.size());
-  const TransposePolicy policy = detail::transposePolicy(options);
+  const TransposePolicy policy = detail::transposePolicy(options, rows, cols);
   const Kernel k = transposeKernel<X>(policy);
   if (in.size() == 0) return;
   gpu::LaunchOptions launch;
@@ -260,7 +281,7 @@ requires(!std::is_same_v<X, bool>) std::vector<X> transpose(std::span<const X> i
                                                             uint32_t cols,
                                                             const TransposeOptions& options = {}) {
   detail::checkTransposeShape(rows, cols, in.size(), in.size());
-  const Kernel k = transposeKernel<X>(detail::transposePolicy(options));
+  const Kernel k = transposeKernel<X>(detail::transposePolicy(options, rows, cols));
   std::vector<X> out(in.size());
   if (in.empty()) return out;
   simulate(k, {in, rows, cols, out});
