@@ -48,4 +48,33 @@ inline Kernel scatterKernel(const std::string& name) {
   });
 }
 
+// Expressions that C precedence would regroup if printed bare beside an operator the generated
+// code writes itself: out[i] counts the iterations of two loops whose bounds are
+// `x % 2 == 0 ? 5 : 9` and `x & 7` (printed bare after `s < `, the first loop would never end),
+// and bins[x & 15] += 1 (a checked launch's guard compares the index with the length).
+inline Kernel precedenceKernel(const std::string& name) {
+  return capture(name, 64, [](DPull<EWord32> in, DMutable<uint32_t> bins) {
+    return pConcat(fmap(
+        [bins](const SPull<EWord32>& c) {
+          return exec<Block>([bins, c](const Program<Block>& p) {
+            const SMutable<uint32_t> counts = newShared<uint32_t>(p, 64);
+            p.forAll(64u, [&](const Program<Thread>& t, const EWord32& i) {
+              const EWord32 x = c[i];
+              const EWord32 n = t.declare(EWord32(0u));
+              t.seqFor(ifThenElse(x % 2u == 0u, EWord32(5u), EWord32(9u)),
+                       [&](const Program<Thread>& s, const EWord32&) { s.assign(n, n + 1u); });
+              t.seqFor(x & 7u,
+                       [&](const Program<Thread>& s, const EWord32&) { s.assign(n, n + 1u); });
+              write(t, counts, i, n);
+              atomicAdd(t, bins, x & 15u, 1u);
+            });
+            p.sync();
+            return push<Block>(
+                SPull<EWord32>(64u, [counts](const EWord32& i) { return counts[i]; }));
+          });
+        },
+        splitUp(64, in)));
+  });
+}
+
 }  // namespace obsidian::testing

@@ -74,6 +74,10 @@ class Emitter {
   }
 
   std::string e(const ExpPtr& x) const { return ir::printExp(x, k_.arrays); }
+  // x as the left or right operand of `op` (parenthesized where precedence needs it).
+  std::string operand(BinOp op, bool right, const ExpPtr& x) const {
+    return ir::printOperand(op, right, x, k_.arrays);
+  }
 
   // Elements of a global array, as a CUDA expression (its parameter's length or grid-state size).
   std::string globalLength(ArrayId a) const {
@@ -96,7 +100,8 @@ class Emitter {
     }
     if (checks_ == Checks::IfDefined) out_ << "#ifdef OBSIDIAN_CHECKED\n";
     const std::string i = e(index);
-    out_ << pad(d) << "if (!(" << i << " < " << globalLength(a) << ")) atomicCAS(&"
+    out_ << pad(d) << "if (!(" << operand(BinOp::Lt, false, index) << " < " << globalLength(a)
+         << ")) atomicCAS(&"
          << violationSymbol(k_) << ", 0ull, " << (uint64_t{a} + 1) << "ull << 32 | (" << i
          << ")); else\n";
     if (checks_ == Checks::IfDefined) out_ << "#endif\n";
@@ -156,7 +161,7 @@ class Emitter {
             OBSIDIAN_ASSERT(false, "emitCuda: parallel loops are removed by virtualize");
           } else if constexpr (std::is_same_v<T, SeqFor>) {
             out_ << pad(d) << "for (uint32_t " << n.var << " = " << e(n.start) << "; " << n.var
-                 << " < " << e(n.bound) << "; ";
+                 << " < " << operand(BinOp::Lt, true, n.bound) << "; ";
             if (ir::isLiteralValue(n.step, 1)) {
               out_ << "++" << n.var;
             } else if (ir::upperBound(n.bound) - 1 + ir::upperBound(n.step) > 0xffffffffu) {

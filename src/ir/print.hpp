@@ -11,6 +11,11 @@ namespace obsidian::ir {
 
 // e as a CUDA expression; arrays are printed by their names in `arrays`.
 std::string printExp(const ExpPtr& e, const std::vector<ArrayDecl>& arrays);
+// e as the left (right: the right) operand of `op`, for text that prints the operator itself
+// (`i < bound` in a loop header): parenthesized where C precedence needs it, so that a bound
+// `c ? a : b` prints as `i < (c ? a : b)`, not `(i < c) ? a : b`.
+std::string printOperand(BinOp op, bool right, const ExpPtr& e,
+                         const std::vector<ArrayDecl>& arrays);
 // A literal of type t in CUDA syntax (e.g. 256u, 1.5f, 7ull).
 std::string printLiteral(const ExpNode& e);
 

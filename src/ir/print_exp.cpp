@@ -87,6 +87,11 @@ class Printer {
  public:
   Printer(const std::vector<ArrayDecl>& arrays, std::string& out) : arrays_(arrays), out_(out) {}
 
+  // e as the left (or right) operand of a binary operator `op` printed around it by the caller.
+  void printOperandOf(BinOp op, bool right, const ExpPtr& e) {
+    operand(e, binPrec(op) + (right ? 1 : 0), binPrec(op));
+  }
+
   void print(const ExpPtr& e) {
     const ExpNode& n = *e;
     if (wrapsNarrow(n)) {
@@ -286,6 +291,13 @@ std::string printLiteral(const ExpNode& e) {
 std::string printExp(const ExpPtr& e, const std::vector<ArrayDecl>& arrays) {
   std::string out;
   Printer(arrays, out).print(e);
+  return out;
+}
+
+std::string printOperand(BinOp op, bool right, const ExpPtr& e,
+                         const std::vector<ArrayDecl>& arrays) {
+  std::string out;
+  Printer(arrays, out).printOperandOf(op, right, e);
   return out;
 }
 

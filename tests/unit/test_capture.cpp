@@ -318,3 +318,21 @@ TEST_CASE("capture: a kernel's own NVRTC options go wherever it is compiled") {
   CHECK(fused.compile().ptx.find("fma.rn.f32") != std::string::npos);
   CHECK(r.ptx.find("fma.rn.f32") == std::string::npos);
 }
+
+TEST_CASE("capture: loop bounds and checked indices keep their grouping in the generated code") {
+  const Kernel k = testing::precedenceKernel("precedence");
+  // `s < c ? a : b` would be `(s < c) ? a : b`, and `s < x & 7u` would be `(s < x) & 7u`.
+  CHECK(k.cuda().find("< (") != std::string::npos);
+  CHECK(k.cuda().find("% 2u == 0u ? 5u : 9u); ") != std::string::npos);
+  CHECK(k.cuda().find("& 7u); ") != std::string::npos);
+  // The checked guard compares the whole index: `!(x & 15u < n)` would be `!(x & (15u < n))`.
+  CHECK(k.checkedCuda().find("& 15u) < ") != std::string::npos);
+  compiles(k);
+  // The simulator runs the IR, so it gives the intended counts: 5 or 9, plus x & 7.
+  std::vector<uint32_t> in(128), bins(16, 0), out(128);
+  for (uint32_t i = 0; i < 128; ++i) in[i] = i * 37u;
+  simulate(k, {in, bins, out});
+  for (uint32_t i = 0; i < 128; ++i)
+    CHECK(out[i] == (in[i] % 2 == 0 ? 5u : 9u) + (in[i] & 7u));
+  CHECK(bins == std::vector<uint32_t>(16, 8));
+}

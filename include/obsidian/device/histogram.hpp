@@ -299,10 +299,8 @@ Push<Grid, uint32_t, EWord32> histogramSweep(const DPull<Exp<W>>& words,
       };
       p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
         // Whole tiles: bid, bid + blocks, ...
-        // Declared, not inlined into the loop's bound: the printed bound of a SeqFor is not
-        // parenthesized, and `s < c ? a : b` would parse as `(s < c) ? a : b`.
-        const EWord32 mine = t.declare(
-            ifThenElse(bid < fullTiles, (fullTiles - bid + blocks - 1u) / blocks, EWord32(0u)));
+        const EWord32 mine =
+            ifThenElse(bid < fullTiles, (fullTiles - bid + blocks - 1u) / blocks, EWord32(0u));
         t.seqFor(mine, [&](const Program<Thread>& s, const EWord32& k) {
           const std::vector<EBool> all(unroll, EBool(true));
           countVectors(s, tid, (bid + k * blocks) * tile + tid, all);
