@@ -33,6 +33,73 @@ inline auto binaryFn(uint32_t a) {
   return [a](const EWord32& x, const EWord32& y) { return binaryOp(a, x, y); };
 }
 
+// Calls f(op, identity) with collective operator `which` (collectiveWord in scalar_ops.hpp):
+// obsidian's operator objects and their identities, or the affine16 lambda.
+template <class F>
+auto withCollective(uint32_t which, F f) {
+  switch (which % kCollectiveOps) {
+    case 0: return f(obsidian::Sum{}, obsidian::Sum::identity<uint32_t>());
+    case 1: return f(obsidian::BitXor{}, obsidian::BitXor::identity<uint32_t>());
+    case 2: return f(obsidian::Max{}, obsidian::Max::identity<uint32_t>());
+    case 3: return f(obsidian::Min{}, obsidian::Min::identity<uint32_t>());
+    case 4: return f(obsidian::BitAnd{}, obsidian::BitAnd::identity<uint32_t>());
+    case 5: return f(obsidian::BitOr{}, obsidian::BitOr::identity<uint32_t>());
+    default: return f([](const EWord32& a, const EWord32& b) { return affine16(a, b); }, 0x10000u);
+  }
+}
+
+// The collectives' steps (Op::BlockReduce and after); L is the level the generator drew them at.
+template <class L>
+SPull<EWord32> collectiveStep(const Program<L>& p, const Node& n, const SPull<EWord32>& x) {
+  using namespace obsidian;
+  if constexpr (std::is_same_v<L, Block>) {
+    switch (n.op) {
+      case Op::BlockReduce:
+        return withCollective(n.c, [&](auto f, uint32_t) {
+          const EWord32 r = blockReduce(kBlockReduceAlgorithms.at(n.a), p, f, x);
+          return fmap([r](const EWord32& v) { return v + r; }, x);
+        });
+      case Op::BlockScan:
+        return withCollective(n.c, [&](auto f, uint32_t identity) {
+          const BlockScanAlgorithm a = kBlockScanAlgorithms.at(n.a);
+          return force(p, n.b == 1 ? blockExclusiveScan(a, p, f, EWord32(identity), x)
+                                   : blockScan(a, p, f, x));
+        });
+      case Op::BlockLoadStore: {
+        const uint32_t items = x.len() / p.context().threadsPerBlock();
+        return force(p, blockStore(kBlockLoadAlgorithms.at(n.b), p, items,
+                                   blockLoad(kBlockLoadAlgorithms.at(n.a), p, items, x)));
+      }
+      case Op::BlockHistogram: {
+        const SharedHistogram h = newSharedHistogram(p, n.b, 1u << n.a);
+        blockHistogram(p, h, evenBinning<uint32_t>(n.b, n.c, n.d), x);
+        p.sync();
+        return mkPull(n.b, [h](const EWord32& b) { return binTotal(h, b); });
+      }
+      default: break;
+    }
+  } else if constexpr (std::is_same_v<L, Warp>) {
+    switch (n.op) {
+      case Op::WarpReduce:
+        return withCollective(n.c, [&](auto f, uint32_t) {
+          const EWord32 r = warpReduce(p, f, x);
+          return fmap([r](const EWord32& v) { return v + r; }, x);
+        });
+      case Op::WarpScan:
+        return withCollective(n.c, [&](auto f, uint32_t identity) {
+          return forcePull(
+              p, n.b == 1 ? warpExclusiveScan(p, f, EWord32(identity), x) : warpScan(p, f, x));
+        });
+      case Op::WarpExchange: {
+        const uint32_t items = x.len() / 32;
+        return force(p, warpStoreStriped(p, items, warpLoadStriped(p, items, x)));
+      }
+      default: break;
+    }
+  }
+  throw std::logic_error("fuzz: collective not available at level " + levelName(levelOf<L>()));
+}
+
 // A step that needs no program (BinSplit's kids are all of this kind).
 SPull<EWord32> pullStep(const Node& n, const SPull<EWord32>& x);
 inline SPull<EWord32> pullSteps(const std::vector<Node>& ops, SPull<EWord32> x) {
@@ -139,7 +206,9 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
         return h.pull();
       }
       break;
-    default: return pullStep(n, x);
+    default:
+      if (isCollective(n.op)) return collectiveStep<L>(p, n, x);
+      return pullStep(n, x);
   }
   throw std::logic_error("fuzz: step not available at level " + levelName(levelOf<L>()));
 }

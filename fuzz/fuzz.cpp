@@ -239,11 +239,22 @@ int main(int argc, char** argv) {
   std::mt19937_64 seeds(seed);
   std::map<std::string, uint64_t> steps;
   uint64_t overLimit = 0;
+  uint64_t otherThreads = 0;  // with --threads: programs whose collectives need other counts
   for (uint64_t i = 0; i < count; ++i) {
     std::mt19937_64 rng(seeds());
     if (only >= 0 && static_cast<uint64_t>(only) != i) continue;
     Recipe r = fuzz::generate(rng);
-    if (threads != 0) r.threads = threads;
+    if (threads != 0) {
+      r.threads = threads;
+      // A collective that needs other thread counts (blockReduce(warpShuffle), ...) rules the
+      // program out.
+      try {
+        fuzz::reference(r, fuzz::inputFor(r));
+      } catch (const fuzz::InvalidRecipe&) {
+        ++otherThreads;
+        continue;
+      }
+    }
     if (verbose) std::cout << "program " << i << ":\n" << fuzz::cppSource(r, r.threads);
     fuzz::countSteps(r, steps);
     const Outcome o = check(r, gpu);
@@ -275,6 +286,9 @@ int main(int argc, char** argv) {
             << (overLimit ? ", " + std::to_string(overLimit) +
                                 " over the shared-memory limit at a thread count, skipped"
                           : std::string())
+            << (otherThreads ? ", " + std::to_string(otherThreads) +
+                                   " skipped (collectives for other thread counts than --threads)"
+                             : std::string())
             << ": all clean\n";
   const fuzz::DefectStats& d = fuzz::defectStats();
   std::cout << "defect classes: " << d.aliased << " aliased launches and " << d.leaks

@@ -43,11 +43,132 @@ Words perChunk(const Words& x, uint32_t k, const std::function<Words(const Words
   return out;
 }
 
-Words refSteps(const std::vector<Node>& ops, Words x);
+// Where a list of steps runs: its level, the block's thread counts (both configurations'), and
+// whether its input is still the kernel's input read directly (the first step of the block
+// body of a splitUp grid over the untouched input: what vectorized loads need).
+struct Where {
+  Level level = Level::Block;
+  uint32_t threads = 0, altThreads = 0;
+  bool direct = false;
+  Where at(Level l) const { return Where{l, threads, altThreads, false}; }
+};
 
-Words refStep(const Node& n, const Words& x) {
+Words refSteps(const Where& w, const std::vector<Node>& ops, Words x);
+
+// The collectives' rules, shared by the generator and the reference (which rejects a shrunk
+// recipe that breaks one).
+bool pow2(uint32_t n) { return n != 0 && (n & (n - 1)) == 0; }
+bool reduceFits(uint32_t alg, uint32_t n, uint32_t threads) {
+  switch (alg) {
+    case 0:
+    case 1:
+    case 2: return pow2(n);  // red1, red2, red3
+    case 3:
+    case 4: return n % 8 == 0 && pow2(n / 8);  // red4, red5
+    case 5: return n % 16 == 0 && pow2(n / 16);
+    case 6: return n % 32 == 0 && pow2(n / 32);
+    case 7:  // warpShuffle: a multiple of the block, whose warps are a power of two
+      return threads % 32 == 0 && threads <= 1024 && pow2(threads / 32) && n % threads == 0;
+    default: return false;
+  }
+}
+bool scanFits(uint32_t alg, uint32_t n, uint32_t threads) {
+  switch (alg) {
+    case 0:
+    case 3: return pow2(n);  // sklansky, koggeStone
+    case 1:
+    case 2: return pow2(n) && n >= 2;  // sklansky2, sklansky3: two elements per thread
+    case 4:                            // threadSequential: a multiple of the block (of warps)
+      return threads % 32 == 0 && threads <= 1024 && n % threads == 0;
+    default: return false;
+  }
+}
+bool loadStoreFits(uint32_t load, uint32_t store, uint32_t n, uint32_t threads, bool direct) {
+  if (load > 3 || store > 2 || threads == 0 || n % threads != 0) return false;
+  const uint32_t items = n / threads;
+  // warpStriped: a block of whole warps (a library defect before: see test_fuzz_found.cpp).
+  if ((load == 2 || store == 2) && threads % 32 != 0) return false;
+  return load != 3 || (items % 4 == 0 && direct);  // vectorized: 16-byte loads of the input
+}
+// Whether collective step n fits an array of length len where w is.
+bool collectiveFits(const Where& w, const Node& n, size_t len) {
+  if (len == 0 || len > 0xffffffffu) return false;
+  const uint32_t m = static_cast<uint32_t>(len);
+  const bool block = w.level == Level::Block, warp = w.level == Level::Warp;
+  const bool op = n.c < kCollectiveOps;
+  switch (n.op) {
+    case Op::BlockReduce:
+      // Only red1 keeps the order of its elements: the others need a commutative operator.
+      return block && (n.c < kCommutativeOps || (op && n.a == 0)) &&
+             reduceFits(n.a, m, w.threads) && reduceFits(n.a, m, w.altThreads);
+    case Op::BlockScan:
+      return block && op && n.b <= 1 && scanFits(n.a, m, w.threads) &&
+             scanFits(n.a, m, w.altThreads);
+    case Op::BlockLoadStore:
+      return block && loadStoreFits(n.a, n.b, m, w.threads, w.direct) &&
+             loadStoreFits(n.a, n.b, m, w.altThreads, w.direct);
+    case Op::BlockHistogram: return block && n.a <= 5 && n.b >= 1 && n.b <= 64 && n.c < n.d;
+    case Op::WarpReduce: return warp && n.c < kCommutativeOps && pow2(m) && m <= 32;
+    case Op::WarpScan: return warp && op && n.b <= 1 && m == 32;
+    case Op::WarpExchange: return warp && m % 32 == 0;
+    default: return false;
+  }
+}
+
+Words refCollective(const Node& n, const Words& x) {
+  const size_t len = x.size();
+  switch (n.op) {
+    case Op::BlockReduce:
+    case Op::WarpReduce: {
+      uint32_t r = x[0];
+      for (size_t i = 1; i < len; ++i) r = collectiveWord(n.c, r, x[i]);
+      Words y(x);
+      for (uint32_t& v : y) v += r;
+      return y;
+    }
+    case Op::BlockScan:
+    case Op::WarpScan: {
+      // Inclusive: y[i] = x[0] op ... op x[i]; exclusive (b = 1): the identity, then the
+      // inclusive prefixes of x[0 .. i - 1].
+      const bool exclusive = n.b == 1;
+      Words y(len);
+      uint32_t acc = x[0];
+      for (size_t i = 0; i < len; ++i) {
+        if (i > 0) acc = collectiveWord(n.c, acc, x[i]);
+        if (exclusive) {
+          if (i + 1 < len) y[i + 1] = acc;
+        } else {
+          y[i] = acc;
+        }
+      }
+      if (exclusive) y[0] = collectiveIdentity(n.c);
+      return y;
+    }
+    case Op::BlockLoadStore:
+    case Op::WarpExchange: return x;
+    case Op::BlockHistogram: {
+      // Even bins over [c, d): x - c (modulo 2^32) below the range d - c counts, in bin
+      // floor((x - c) * bins / range).
+      Words y(n.b, 0);
+      const uint32_t range = n.d - n.c;
+      for (uint32_t v : x) {
+        const uint32_t dist = v - n.c;
+        if (dist < range) ++y[static_cast<size_t>(uint64_t{dist} * n.b / range)];
+      }
+      return y;
+    }
+    default: break;
+  }
+  throw std::logic_error("fuzz: not a collective");
+}
+
+Words refStep(const Where& w, const Node& n, const Words& x) {
   const size_t len = x.size();
   const size_t half = len / 2;
+  if (isCollective(n.op)) {
+    require(collectiveFits(w, n, len), "a collective's shape rules do not hold");
+    return refCollective(n, x);
+  }
   switch (n.op) {
     case Op::Map: {
       Words y(len);
@@ -127,7 +248,7 @@ Words refStep(const Node& n, const Words& x) {
     case Op::BinSplit:
       require(n.b < 32 && len % (size_t{1} << n.b) == 0, "binSplit parts do not divide");
       return perChunk(x, static_cast<uint32_t>(len >> n.b),
-                      [&](const Words& c) { return refSteps(n.kids, c); });
+                      [&](const Words& c) { return refSteps(w.at(w.level), n.kids, c); });
     case Op::Force: return x;
     case Op::Iterate: {
       Words y(x);
@@ -142,20 +263,29 @@ Words refStep(const Node& n, const Words& x) {
     }
     case Op::Nest:
     case Op::ThreadNest:
-    case Op::SeqNest: return perChunk(x, n.b, [&](const Words& c) { return refSteps(n.kids, c); });
+    case Op::SeqNest: {
+      const Level inner = n.op == Op::SeqNest       ? w.level
+                          : n.op == Op::ThreadNest  ? Level::Thread
+                          : w.level == Level::Block ? Level::Warp
+                                                    : Level::Thread;
+      return perChunk(x, n.b, [&](const Words& c) { return refSteps(w.at(inner), n.kids, c); });
+    }
     case Op::Histogram: {
       require(n.b > 0, "no bins");
       Words y(n.b, 0);
       for (uint32_t v : x) ++y[v % n.b];
       return y;
     }
+    default: break;
   }
   throw std::logic_error("fuzz: unknown op");
 }
 
-Words refSteps(const std::vector<Node>& ops, Words x) {
+Words refSteps(const Where& where, const std::vector<Node>& ops, Words x) {
+  Where w = where;
   for (const Node& n : ops) {
-    x = refStep(n, x);
+    x = refStep(w, n, x);
+    w.direct = false;
     require(!x.empty(), "an empty array");
   }
   return x;
@@ -168,6 +298,21 @@ class Generator {
 
   // Whether a Warp program was made: those need a whole number of warps per block.
   bool usesWarps = false;
+  // Whether a collective depends on the block's thread count (then both thread counts stay).
+  bool threadBound = false;
+
+  // From now on, each step of a Block or Warp body is a collective now and then, drawn from a
+  // stream of its own seeded by `seed`: a recipe that draws none is the one the generator made
+  // before the collectives existed. `block` says where the block body runs (thread counts,
+  // and whether it reads the input directly).
+  uint32_t threads() const { return block_.threads; }
+  uint32_t altThreads() const { return block_.altThreads; }
+
+  void enableCollectives(uint64_t seed, const Where& block) {
+    collectives_.seed(seed ^ 0x5851f42d4c957f2dull);
+    collectivesOn_ = true;
+    block_ = block;
+  }
 
   uint32_t below(uint32_t n) { return static_cast<uint32_t>(rng_() % n); }
   bool chance(uint32_t percent) { return below(100) < percent; }
@@ -190,6 +335,16 @@ class Generator {
     std::vector<Node> ops;
     const uint32_t count = 1 + below(depth == 0 ? 5 : 3);
     for (uint32_t s = 0; s < count; ++s) {
+      if (collectivesOn_ && level != Level::Thread && !pullOnly &&
+          collectives_() % 100 < kCollectivePercent) {
+        Where w = block_.at(level);
+        w.direct = level == Level::Block && depth == 0 && s == 0 && block_.direct;
+        std::vector<Node> nodes;
+        if (collective(w, n, nodes)) {
+          for (Node& node : nodes) ops.push_back(std::move(node));
+          continue;
+        }
+      }
       for (int attempt = 0; attempt < 20; ++attempt) {
         uint32_t m = n;
         Node node;
@@ -206,9 +361,140 @@ class Generator {
  private:
   static uint32_t maxLength(Level level) { return level == Level::Thread ? 32 : 2048; }
 
+  // Percent of the steps of Block and Warp bodies that try to be a collective.
+  static constexpr uint64_t kCollectivePercent = 20;
+  uint32_t cBelow(uint32_t k) { return static_cast<uint32_t>(collectives_() % k); }
+
+  // A Nest of warp programs over pieces of 32 x k elements, each starting with warp
+  // collectives (after a Take where n is not a multiple of 32); n becomes its output's length.
+  bool warpNest(const Where& w, uint32_t& n, std::vector<Node>& nodes) {
+    if (n < 32 || w.threads % 32 != 0 || w.altThreads % 32 != 0) return false;
+    std::vector<Node> out;
+    uint32_t m = n;
+    if (n % 32 != 0) {
+      Node take;
+      take.op = Op::Take;
+      take.b = m = n - n % 32;
+      out.push_back(take);
+    }
+    std::vector<uint32_t> pieces;
+    for (uint32_t k = 1; k <= 16; ++k) {
+      if ((m / 32) % k == 0) pieces.push_back(32 * k);
+    }
+    Node nest;
+    nest.op = Op::Nest;
+    nest.b = pieces[cBelow(static_cast<uint32_t>(pieces.size()))];
+    uint32_t piece = nest.b;
+    const uint32_t steps = 1 + cBelow(2);
+    for (uint32_t s = 0; s < steps; ++s) collective(w.at(Level::Warp), piece, nest.kids);
+    if (nest.kids.empty()) return false;
+    out.push_back(nest);
+    nodes.insert(nodes.end(), out.begin(), out.end());
+    usesWarps = true;
+    n = (m / nest.b) * piece;
+    return true;
+  }
+
+  // A collective for an array of length n where w is (a few tries), after a Take step where n
+  // does not fit it but a shorter length does, appended to nodes; n becomes its output's
+  // length.
+  bool collective(const Where& w, uint32_t& n, std::vector<Node>& nodes) {
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      Node node;
+      if (w.level == Level::Block) {
+        // The histogram fits any length: one in eight; warp collectives in a Nest: one in eight.
+        const uint32_t k = cBelow(8);
+        if (k == 7) {
+          if (warpNest(w, n, nodes)) return true;
+          continue;
+        }
+        node.op = static_cast<Op>(static_cast<uint32_t>(Op::BlockReduce) + (k < 6 ? k / 2 : 3));
+      } else {
+        // warpScan and the exchanges need 32 elements or more: they come first.
+        const uint32_t k = cBelow(5);
+        node.op =
+            static_cast<Op>(static_cast<uint32_t>(Op::WarpReduce) + (k == 0 ? 0 : (k + 1) / 2));
+      }
+      uint32_t m = n;
+      switch (node.op) {
+        case Op::BlockReduce:
+          node.a = cBelow(8);
+          node.c = cBelow(node.a == 0 ? kCollectiveOps : kCommutativeOps);
+          break;
+        case Op::BlockScan:
+          node.a = cBelow(5);
+          node.b = cBelow(2);
+          node.c = cBelow(kCollectiveOps);
+          break;
+        case Op::BlockLoadStore:
+          node.a = cBelow(4);
+          node.b = cBelow(3);
+          break;
+        case Op::BlockHistogram: {
+          node.a = cBelow(6);
+          node.b = 1 + cBelow(64);
+          // Levels of every kind: from 0 or a random word, over a range of any size.
+          const uint32_t fromZero = cBelow(3), lowShift = cBelow(32), rangeShift = cBelow(32);
+          const uint64_t lower = collectives_(), range = collectives_();
+          node.c = fromZero == 0 ? 0 : static_cast<uint32_t>(lower >> (32 + lowShift));
+          const uint64_t room = uint64_t{0xffffffffu} - node.c;
+          if (room == 0) continue;
+          node.d = node.c + 1 + static_cast<uint32_t>((range >> rangeShift) % room);
+          m = node.b;
+          break;
+        }
+        case Op::WarpReduce: node.c = cBelow(kCommutativeOps); break;
+        case Op::WarpScan:
+          node.b = cBelow(2);
+          node.c = cBelow(kCollectiveOps);
+          break;
+        default: break;
+      }
+      const bool bound = node.op == Op::BlockLoadStore ||
+                         (node.op == Op::BlockReduce && node.a == 7) ||
+                         (node.op == Op::BlockScan && node.a == 4);
+      // The longest length up to n that fits (below n: takeP of the first elements). The first
+      // collective that depends on the block's threads may choose both thread counts (among
+      // those of a power-of-two number of warps that fit).
+      uint32_t fit = n;
+      for (; fit > 0; --fit) {
+        Where at = w;
+        at.direct = w.direct && fit == n;
+        if (!bound || threadBound) {
+          if (collectiveFits(at, node, fit)) break;
+          continue;
+        }
+        // Blocks of part of a warp only where no Warp program needs whole warps (nor will).
+        std::vector<uint32_t> counts, tries{32, 64, 96, 128, 192, 256, 512, 1024};
+        if (!usesWarps) tries.insert(tries.end(), {8, 16, 48, 80, 100, 160});
+        for (uint32_t t : tries) {
+          at.threads = at.altThreads = t;
+          if (collectiveFits(at, node, fit)) counts.push_back(t);
+        }
+        if (counts.empty()) continue;
+        block_.threads = counts[cBelow(static_cast<uint32_t>(counts.size()))];
+        block_.altThreads = counts[cBelow(static_cast<uint32_t>(counts.size()))];
+        break;
+      }
+      if (fit == 0) continue;
+      if (fit < n) {
+        Node take;
+        take.op = Op::Take;
+        take.b = fit;
+        nodes.push_back(take);
+        if (node.op != Op::BlockHistogram) m = fit;
+      }
+      nodes.push_back(node);
+      threadBound = threadBound || bound;
+      n = m;
+      return true;
+    }
+    return false;
+  }
+
   bool make(Level level, uint32_t& n, int depth, bool pullOnly, Node& node) {
     const bool canNest = depth < 2;
-    node.op = static_cast<Op>(below(kOps));
+    node.op = static_cast<Op>(below(kBasicOps));
     node.a = below(kBinaryOps);
     if (pullOnly && !isPullStep(node.op)) return false;
     switch (node.op) {
@@ -265,6 +551,11 @@ class Generator {
       case Op::SeqNest: {
         if (!canNest) return false;
         if (node.op == Op::Nest && level == Level::Thread) return false;
+        // A collective chose a block of part of a warp: no Warp programs.
+        if (node.op == Op::Nest && level == Level::Block &&
+            (block_.threads % 32 != 0 || block_.altThreads % 32 != 0)) {
+          return false;
+        }
         if (node.op == Op::ThreadNest && level == Level::Thread) return false;
         const Level inner = node.op == Op::SeqNest      ? level
                             : node.op == Op::ThreadNest ? Level::Thread
@@ -284,17 +575,22 @@ class Generator {
         node.b = 1 + below(40);
         n = node.b;
         return true;
+      default: return false;  // the collectives come from collective()
     }
     return false;
   }
 
   std::mt19937_64& rng_;
+  std::mt19937_64 collectives_;
+  bool collectivesOn_ = false;
+  Where block_;
 };
 
 // ------------------------------------------------------------------ printing
 class Printer {
  public:
   std::string out;
+  uint32_t threads = 0;  // the block's threads (a collective's items per thread)
 
   void line(int indent, const std::string& s) { out += std::string(2 * indent, ' ') + s + "\n"; }
   std::string fresh(const char* prefix) { return prefix + std::to_string(counter_++); }
@@ -430,6 +726,62 @@ class Printer {
       case Op::Nest: nested(level == Level::Block ? "Warp" : "Thread", "pConcat"); break;
       case Op::ThreadNest: nested("Thread", ("tConcat<" + L + ">").c_str()); break;
       case Op::SeqNest: nested(L, "sConcat"); break;
+      case Op::BlockReduce:
+      case Op::WarpReduce: {
+        static const char* const algs[] = {"Red1", "Red2", "Red3", "Red4",
+                                           "Red5", "Red6", "Red7", "WarpShuffle"};
+        const std::string r = fresh("r");
+        line(ind,
+             "const EWord32 " + r + " = " +
+                 (n.op == Op::BlockReduce
+                      ? "blockReduce(BlockReduceAlgorithm::" + std::string(algs[n.a % 8]) + ", "
+                      : std::string("warpReduce(")) +
+                 p + ", " + collectiveText(n.c) + ", " + x + ");");
+        line(ind,
+             def + "fmap([" + r + "](const EWord32& v) { return v + " + r + "; }, " + x + ");");
+        break;
+      }
+      case Op::BlockScan:
+      case Op::WarpScan: {
+        static const char* const algs[] = {"Sklansky", "Sklansky2", "Sklansky3", "KoggeStone",
+                                           "ThreadSequential"};
+        const std::string alg =
+            n.op == Op::BlockScan ? "BlockScanAlgorithm::" + std::string(algs[n.a % 5]) + ", " : "";
+        const std::string scan = n.op == Op::BlockScan ? "block" : "warp";
+        const std::string what =
+            n.b == 1 ? scan + "ExclusiveScan(" + alg + p + ", " + collectiveText(n.c) +
+                           ", EWord32(" + u(collectiveIdentity(n.c)) + "), " + x + ")"
+                     : scan + "Scan(" + alg + p + ", " + collectiveText(n.c) + ", " + x + ")";
+        line(ind, def + (n.op == Op::BlockScan ? "force(" : "forcePull(") + p + ", " + what + ");");
+        break;
+      }
+      case Op::BlockLoadStore: {
+        static const char* const algs[] = {"Direct", "Striped", "WarpStriped", "Vectorized"};
+        const std::string items = fresh("items");
+        line(ind, "const uint32_t " + items + " = " + x + ".len() / " + u(threads) + ";");
+        line(ind, def + "force(" + p + ", blockStore(BlockLoadAlgorithm::" + algs[n.b % 4] + ", " +
+                      p + ", " + items + ", blockLoad(BlockLoadAlgorithm::" + algs[n.a % 4] + ", " +
+                      p + ", " + items + ", " + x + ")));");
+        break;
+      }
+      case Op::WarpExchange: {
+        const std::string items = fresh("items");
+        line(ind, "const uint32_t " + items + " = " + x + ".len() / 32u;");
+        line(ind, def + "force(" + p + ", warpStoreStriped(" + p + ", " + items +
+                      ", warpLoadStriped(" + p + ", " + items + ", " + x + ")));");
+        break;
+      }
+      case Op::BlockHistogram: {
+        const std::string h = fresh("h");
+        line(ind, "const SharedHistogram " + h + " = newSharedHistogram(" + p + ", " + u(n.b) +
+                      ", " + u(1u << n.a) + ");");
+        line(ind, "blockHistogram(" + p + ", " + h + ", evenBinning<uint32_t>(" + u(n.b) + ", " +
+                      u(n.c) + ", " + u(n.d) + "), " + x + ");");
+        line(ind, p + ".sync();");
+        line(ind, def + "mkPull(" + u(n.b) + ", [" + h + "](const EWord32& b) { return binTotal(" +
+                      h + ", b); });");
+        break;
+      }
       case Op::Histogram: {
         const std::string h = fresh("h");
         line(ind, "const SMutable<uint32_t> " + h + " = newShared<uint32_t>(" + p + ", " + u(n.b) +
@@ -462,6 +814,8 @@ size_t countNodes(const std::vector<Node>& ops) {
 }
 
 }  // namespace
+
+bool isCollective(Op op) { return static_cast<uint32_t>(op) >= kBasicOps; }
 
 bool isPullStep(Op op) {
   switch (op) {
@@ -503,9 +857,11 @@ std::vector<uint32_t> inputFor(const Recipe& r) {
 
 namespace {
 Words blocksOf(const Recipe& r, const Words& g) {
+  const Where block{Level::Block, r.threads, r.altThreads,
+                    r.grid == Shape::SplitUp && !r.gridMap && !r.gridZip};
   switch (r.grid) {
     case Shape::SplitUp:
-      return perChunk(g, r.chunk, [&](const Words& c) { return refSteps(r.body, c); });
+      return perChunk(g, r.chunk, [&](const Words& c) { return refSteps(block, r.body, c); });
     case Shape::Coalesce: {
       require(g.size() % r.chunk == 0, "coalesce size does not divide the input");
       const size_t s = g.size() / r.chunk;
@@ -513,7 +869,7 @@ Words blocksOf(const Recipe& r, const Words& g) {
       for (size_t i = 0; i < s; ++i) {
         Words c(r.chunk);
         for (size_t j = 0; j < r.chunk; ++j) c[j] = g[i + s * j];
-        const Words y = refSteps(r.body, c);
+        const Words y = refSteps(block, r.body, c);
         out.insert(out.end(), y.begin(), y.end());
       }
       return out;
@@ -590,19 +946,30 @@ Recipe generate(std::mt19937_64& rng) {
     r.blocks = 1 + static_cast<uint32_t>(deep() % 2);
     r.realBlocks = 1;
     r.gridZip = false;
-    r.body = {Node{Op::SplitFold, static_cast<uint32_t>(deep() % kBinaryOps), r.chunk, {}}};
+    Node fold;
+    fold.op = Op::SplitFold;
+    fold.a = static_cast<uint32_t>(deep() % kBinaryOps);
+    fold.b = r.chunk;
+    r.body = {fold};
     return r;
   }
+  gen.enableCollectives(r.dataSeed, Where{Level::Block, r.threads, r.altThreads,
+                                          r.grid == Shape::SplitUp && !r.gridMap && !r.gridZip});
   uint32_t n = r.chunk;
   r.body = gen.body(Level::Block, n, 0, false);
-  // Any thread count at all where no Warp program needs whole warps.
-  if (!gen.usesWarps && gen.chance(30)) r.threads = 1 + gen.below(300);
-  if (!gen.usesWarps && gen.chance(30)) r.altThreads = 1 + gen.below(300);
+  r.threads = gen.threads();  // a collective may have chosen them
+  r.altThreads = gen.altThreads();
+  // Any thread count at all where no Warp program needs whole warps and no collective depends
+  // on the thread count.
+  const bool anyThreads = !gen.usesWarps && !gen.threadBound;
+  if (anyThreads && gen.chance(30)) r.threads = 1 + gen.below(300);
+  if (anyThreads && gen.chance(30)) r.altThreads = 1 + gen.below(300);
   return r;
 }
 
 std::string cppSource(const Recipe& r, uint32_t threads, const std::string& function) {
   Printer pr;
+  pr.threads = threads;
   pr.line(0, "// input: " + std::to_string(inputLength(r)) + " words");
   pr.line(0, "Kernel " + function + "() {");
   const std::string in = r.staticInput ? "SPull" : "DPull";
@@ -654,14 +1021,54 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
       "CoalesceFold", "BinSplit",  "Interleave", "Ends",        "FloatMap", "Force",
       "SeqReduce",    "SeqScan",   "ConcP",      "Iterate",     "Nest",     "ThreadNest",
       "SeqNest",      "Histogram", "Load",       "Take",        "ForceZip"};
-  static_assert(std::size(names) == kOps);
+  static_assert(std::size(names) == kBasicOps);
+  static const char* const reduceAlgs[] = {"red1", "red2", "red3", "red4",
+                                           "red5", "red6", "red7", "warpShuffle"};
+  static const char* const scanAlgs[] = {"sklansky", "sklansky2", "sklansky3", "koggeStone",
+                                         "threadSequential"};
+  static const char* const loadAlgs[] = {"direct", "striped", "warpStriped", "vectorized"};
+  bool collective = false;
   std::function<void(const std::vector<Node>&)> walk = [&](const std::vector<Node>& ops) {
     for (const Node& n : ops) {
-      ++counts[names[static_cast<size_t>(n.op)]];
+      if (isCollective(n.op)) collective = true;
+      const std::string op = std::string(" ") + collectiveName(n.c);
+      const std::string kind = n.b == 1 ? " exclusive" : " inclusive";
+      switch (n.op) {
+        case Op::BlockReduce:
+          ++counts["BlockReduce"];
+          ++counts["BlockReduce " + std::string(reduceAlgs[n.a % 8])];
+          ++counts["BlockReduce/WarpReduce" + op];
+          break;
+        case Op::BlockScan:
+          ++counts["BlockScan"];
+          ++counts["BlockScan " + std::string(scanAlgs[n.a % 5]) + kind];
+          ++counts["BlockScan/WarpScan" + op];
+          break;
+        case Op::BlockLoadStore:
+          ++counts["BlockLoadStore"];
+          ++counts["BlockLoadStore load " + std::string(loadAlgs[n.a % 4])];
+          ++counts["BlockLoadStore store " + std::string(loadAlgs[n.b % 4])];
+          break;
+        case Op::BlockHistogram:
+          ++counts["BlockHistogram"];
+          ++counts["BlockHistogram copies " + std::to_string(1u << n.a)];
+          break;
+        case Op::WarpReduce:
+          ++counts["WarpReduce"];
+          ++counts["BlockReduce/WarpReduce" + op];
+          break;
+        case Op::WarpScan:
+          ++counts["WarpScan" + kind];
+          ++counts["BlockScan/WarpScan" + op];
+          break;
+        case Op::WarpExchange: ++counts["WarpExchange"]; break;
+        default: ++counts[names[static_cast<size_t>(n.op)]]; break;
+      }
       walk(n.kids);
     }
   };
   walk(r.body);
+  if (collective) ++counts["programs with a collective"];
   ++counts[r.grid == Shape::Flat       ? "grid: flat"
            : r.grid == Shape::Coalesce ? "grid: coalesce"
                                        : "grid: splitUp"];
@@ -673,8 +1080,17 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
 }
 
 size_t recipeSize(const Recipe& r) {
+  // The collectives' variants (non-zero algorithm, operator, ...) count one each: shrinking
+  // moves them towards the simplest.
+  size_t variants = 0;
+  std::vector<Node> body = r.body;
+  forEachNodeList(body, [&](std::vector<Node>& ops) {
+    for (const Node& n : ops) {
+      if (isCollective(n.op)) variants += (n.a != 0) + (n.c != 0);
+    }
+  });
   return countNodes(r.body) * 100000 + inputLength(r) + r.threads + r.altThreads + r.realBlocks +
-         (r.gridMap ? 1 : 0) + (r.gridZip ? 1 : 0);
+         (r.gridMap ? 1 : 0) + (r.gridZip ? 1 : 0) + variants;
 }
 
 std::vector<Recipe> shrinkCandidates(const Recipe& r) {
@@ -706,6 +1122,22 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
       const auto at = static_cast<long>(j);
       // Remove one step.
       edit(li, [at](std::vector<Node>& v) { v.erase(v.begin() + at); });
+      // A collective's simplest variant: the first algorithm (red1, sklansky, a direct load;
+      // the histogram: one copy), the sum (the histogram: levels from 0).
+      const Node& step = [&]() -> const Node& {
+        size_t k = 0;
+        const Node* found = nullptr;
+        forEachNodeList(probe.body, [&](std::vector<Node>& v) {
+          if (k++ == li) found = &v[j];
+        });
+        return *found;
+      }();
+      if (isCollective(step.op) && step.a != 0) {
+        edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].a = 0; });
+      }
+      if (isCollective(step.op) && step.c != 0) {
+        edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].c = 0; });
+      }
       // Replace a nested step by its kids, spliced in (every step of a lower level is also
       // legal at the level above; the reference decides whether the lengths still fit).
       if (lists[li][j]) {

@@ -45,8 +45,24 @@ enum class Op : uint8_t {
   Load,          // load<L>(b): the coalescing first load                      force (Warp, Block)
   Take,          // takeP(b, push(x)): the first b elements                    force
   ForceZip,      // halve, forcePull(zip(lo, hi)) (tuples), unzip, zipWith    force
+  // The algorithm layer's collectives (include/obsidian/{warp,block,device}); c is the
+  // collective operator (collectiveWord in scalar_ops.hpp). Drawn from a stream of their own
+  // (see generate()), so recipes that draw none are those of the earlier generator.
+  BlockReduce,     // r = blockReduce(algorithm a, c, x); x[i] + r                  (Block)
+  BlockScan,       // force(blockScan(algorithm a, c, x)); b = 1: blockExclusiveScan (Block)
+  BlockLoadStore,  // force(blockStore(b, items, blockLoad(a, items, x))),
+                   // items = length / the block's threads: the elements intact     (Block)
+  BlockHistogram,  // SharedHistogram(b bins, 2^a copies), blockHistogram over even bins of
+                   // [c, d), the bins' totals                                       (Block)
+  WarpReduce,      // r = warpReduce(c, x); x[i] + r                                (Warp)
+  WarpScan,        // force(warpScan(c, x)); b = 1: warpExclusiveScan                (Warp)
+  WarpExchange,    // force(warpStoreStriped(items, warpLoadStriped(items, x)))      (Warp)
 };
-constexpr uint32_t kOps = static_cast<uint32_t>(Op::ForceZip) + 1;
+constexpr uint32_t kOps = static_cast<uint32_t>(Op::WarpExchange) + 1;
+// The steps before the collectives: what the main stream draws from.
+constexpr uint32_t kBasicOps = static_cast<uint32_t>(Op::ForceZip) + 1;
+// Whether op is one of the algorithm layer's collectives.
+bool isCollective(Op op);
 // Steps that need no program (the only ones allowed inside binSplit).
 bool isPullStep(Op op);
 
@@ -54,6 +70,7 @@ struct Node {
   Op op = Op::Force;
   uint32_t a = 0;          // which operator (unary/binary), or the flavour of Iterate
   uint32_t b = 0;          // a size or a constant (see Op)
+  uint32_t c = 0, d = 0;   // collectives: the operator, or the histogram's levels
   std::vector<Node> kids;  // the nested body of BinSplit, Nest, ThreadNest, SeqNest
 };
 
@@ -90,6 +107,9 @@ struct InvalidRecipe : std::runtime_error {
 // obsidian::EWord32 and the same expression text works for both (unsigned wrap-around).
 constexpr uint32_t kUnaryOps = 5;
 constexpr uint32_t kBinaryOps = 5;
+// The collectives' operators (associative; all but the last commutative): see scalar_ops.hpp.
+constexpr uint32_t kCollectiveOps = 7;
+constexpr uint32_t kCommutativeOps = 6;
 
 std::vector<uint32_t> inputFor(const Recipe& r);
 size_t inputLength(const Recipe& r);

@@ -44,6 +44,53 @@ W binaryOp(uint32_t which, const W& a, const W& b) {
   }
 }
 
+// The collectives' operators: 0 a + b, 1 a ^ b, 2 max, 3 min, 4 a & b, 5 a | b (obsidian's Sum,
+// BitXor, Max, Min, BitAnd, BitOr in the kernels: see build.hpp), and 6 the composition of
+// affine maps x -> m x + k modulo 2^16 (m in the high half-word, k in the low one: "a, then
+// b"), associative but not commutative, so that a collective that reorders its elements shows.
+template <class W>
+W affine16(const W& a, const W& b) {
+  return (((a >> W(16u)) * (b >> W(16u))) << W(16u)) |
+         (((b >> W(16u)) * (a & W(65535u)) + (b & W(65535u))) & W(65535u));
+}
+inline uint32_t collectiveWord(uint32_t which, uint32_t a, uint32_t b) {
+  switch (which % kCollectiveOps) {
+    case 0: return a + b;
+    case 1: return a ^ b;
+    case 2: return std::max(a, b);
+    case 3: return std::min(a, b);
+    case 4: return a & b;
+    case 5: return a | b;
+    default: return affine16(a, b);
+  }
+}
+inline uint32_t collectiveIdentity(uint32_t which) {
+  switch (which % kCollectiveOps) {
+    case 3:
+    case 4: return 0xffffffffu;
+    case 6: return 0x10000u;
+    default: return 0;
+  }
+}
+// The operator as C++ source: an operator object of obsidian/operators.hpp, or a lambda.
+inline std::string collectiveText(uint32_t which) {
+  switch (which % kCollectiveOps) {
+    case 0: return "Sum{}";
+    case 1: return "BitXor{}";
+    case 2: return "Max{}";
+    case 3: return "Min{}";
+    case 4: return "BitAnd{}";
+    case 5: return "BitOr{}";
+    default:
+      return "[](const EWord32& a, const EWord32& b) { return (((a >> 16u) * (b >> 16u)) << 16u) "
+             "| (((b >> 16u) * (a & 65535u) + (b & 65535u)) & 65535u); }";
+  }
+}
+inline const char* collectiveName(uint32_t which) {
+  static const char* const names[] = {"sum", "xor", "max", "min", "and", "or", "affine16"};
+  return names[which % kCollectiveOps];
+}
+
 // Float arithmetic on a word: x >> 8 is exact as a float, the product rounds, the sum rounds
 // again (kernels are compiled with --fmad=false, so the GPU rounds twice too), and the result
 // stays below 2^26, where converting back to uint32_t is defined.

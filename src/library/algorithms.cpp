@@ -91,6 +91,14 @@ void checkBlockTile(const char* what, uint32_t items, uint32_t length, uint32_t 
                 str(items) + "); got " + str(length));
   }
 }
+
+void checkWholeWarps(const char* what, uint32_t threads) {
+  if (threads % 32 != 0) {
+    throw Error(std::string(what) +
+                " needs a block of whole warps (a multiple of 32 threads); got " + str(threads) +
+                " threads");
+  }
+}
 }  // namespace detail
 
 SmVersion currentSm() {

@@ -6,6 +6,8 @@
 #include <obsidian/obsidian.hpp>
 #include <obsidian/sim.hpp>
 
+#include "../support.hpp"
+
 using namespace obsidian;
 
 namespace {
@@ -78,4 +80,51 @@ TEST_CASE("fuzz found: one Warp program per block, 1024 threads, fits in shared 
   CHECK(k.report().sharedBytes == oneWarpProgram(32).report().sharedBytes);
   simulate(k, {in, out});
   CHECK(out == expected(in));
+}
+
+namespace {
+
+// Found by obsidian-fuzz --seed 1 (program 23, the first generator with the collectives),
+// shrunk: a block of 8 threads loads its 16-element tile warp-striped and stores it striped.
+Kernel warpStripedRoundTrip(uint32_t threads, BlockLoadAlgorithm load, BlockLoadAlgorithm store) {
+  return capture("fuzz", threads, [=](DPull<EWord32> in) {
+    return pConcat(fmap(
+        [=](const SPull<EWord32>& c) {
+          return exec<Block>([=](const Program<Block>& p) {
+            const uint32_t items1 = c.len() / threads;
+            const SPull<EWord32> a0 =
+                force(p, blockStore(store, p, items1, blockLoad(load, p, items1, c)));
+            return push<Block>(a0);
+          });
+        },
+        splitUp(2u * threads, in)));
+  });
+}
+
+}  // namespace
+
+// blockLoad(warpStriped) in a block that is not whole warps read past its tile (the next
+// block's elements, or past the input) and wrote past the shared array it fills: the
+// simulator reported "out-of-bounds read of global in0[32] (the array has 16 elements)"; on a
+// GPU it would have corrupted shared memory silently. blockStore(warpStriped) failed with an
+// unrelated splitUp message. Both now refuse such a block by name (as CUB's WARP_TRANSPOSE
+// arrangements need whole warps too); whole warps are unchanged.
+TEST_CASE("fuzz found: warp-striped block loads and stores need whole warps") {
+  using testing::errorOf;
+  const BlockLoadAlgorithm warp = BlockLoadAlgorithm::WarpStriped,
+                           striped = BlockLoadAlgorithm::Striped;
+  CHECK(errorOf([&] { warpStripedRoundTrip(8, warp, striped); }) ==
+        "blockLoad(warpStriped) needs a block of whole warps (a multiple of 32 threads); got 8 "
+        "threads");
+  CHECK(errorOf([&] { warpStripedRoundTrip(48, striped, warp); }) ==
+        "blockStore(warpStriped) needs a block of whole warps (a multiple of 32 threads); got 48 "
+        "threads");
+  for (uint32_t threads : {32u, 96u}) {
+    CAPTURE(threads);
+    std::vector<uint32_t> in(6 * threads);
+    for (uint32_t i = 0; i < in.size(); ++i) in[i] = i * 2654435761u;
+    std::vector<uint32_t> out(in.size());
+    simulate(warpStripedRoundTrip(threads, warp, warp), {in, out});
+    CHECK(out == in);
+  }
 }

@@ -19,7 +19,8 @@ namespace obsidian {
 enum class BlockLoadAlgorithm {
   Direct,       // no exchange: each thread reads its own elements from global memory
   Striped,      // coalesced reads of the whole tile into shared memory; one block barrier
-  WarpStriped,  // each warp reads its own slice coalesced (warp-local striping)
+  WarpStriped,  // each warp reads its own slice coalesced (warp-local striping); needs a
+                // block of whole warps (a multiple of 32 threads), as CUB's WARP_TRANSPOSE
   Vectorized,   // as Striped, with 16-byte loads of 4 elements (see vectors<4>)
 };
 inline constexpr std::array<BlockLoadAlgorithm, 4> kBlockLoadAlgorithms = {
@@ -30,14 +31,17 @@ BlockLoadAlgorithm parseBlockLoadAlgorithm(const std::string& s);
 
 namespace detail {
 void checkBlockTile(const char* what, uint32_t items, uint32_t length, uint32_t threads);
-}
+// WarpStriped's rule: a block of whole warps (a partial last warp would read and write past
+// its slice of the tile).
+void checkWholeWarps(const char* what, uint32_t threads);
+}  // namespace detail
 
 // blockLoad(a, p, items, tile): the tile (threads x items elements), arranged for the blocked
 // arrangement by algorithm a: the result is a pull array of the same elements that each
 // thread may read at its own items consecutive indices cheaply (shared memory for all but
 // Direct, which returns the tile itself). Vectorized needs a tile that reads a global array
 // directly, starting at a multiple of 4 elements, of 4-byte elements (vectors<4>'s rules), and
-// items a multiple of 4.
+// items a multiple of 4; WarpStriped a block of whole warps (a multiple of 32 threads).
 // Cost: Direct none; the others threads x items elements of shared memory and one block
 // barrier.
 template <class X>
@@ -49,6 +53,7 @@ SPull<Exp<X>> blockLoad(BlockLoadAlgorithm a, const Program<Block>& p, uint32_t 
     case BlockLoadAlgorithm::Direct: return tile;
     case BlockLoadAlgorithm::Striped: return force(p, load<Block>(items, tile));
     case BlockLoadAlgorithm::WarpStriped:
+      detail::checkWholeWarps("blockLoad(warpStriped)", threads);
       // Warp w reads its own slice (32 x items elements) striped over its lanes. The block
       // barrier of the force is still needed: the result is read at block level. (Inside a warp
       // program, warpLoadStriped needs only __syncwarp.)
@@ -100,6 +105,7 @@ SPush<Block, T> blockStore(BlockLoadAlgorithm a, const Program<Block>& p, uint32
     case BlockLoadAlgorithm::Direct: return blocked;
     case BlockLoadAlgorithm::Striped: return push<Block>(force(p, blocked));
     case BlockLoadAlgorithm::WarpStriped: {
+      detail::checkWholeWarps("blockStore(warpStriped)", threads);
       const uint32_t slice = 32 * items;
       return pConcat(fmap(
           [items](const SPull<T>& s) {
