@@ -9,6 +9,7 @@
 #include "blocksums.cuh"
 #include "dup_a.cuh"
 #include "dup_b.cuh"
+#include "effects.cuh"
 #include "mandel.cuh"
 #include "reduce.cuh"
 #include "scan.cuh"
@@ -135,6 +136,29 @@ bool mandelbrot() {
   return differing == 0;
 }
 
+// An effect-only kernel: its launcher takes the input and the bins, no output.
+bool effectOnly() {
+  const size_t n = 256 * 1000 + 256;
+  std::vector<uint32_t> in(n);
+  for (size_t i = 0; i < n; ++i) in[i] = static_cast<uint32_t>(i * 2654435761u);
+  std::vector<uint32_t> want(16, 0);
+  for (uint32_t x : in) ++want[x % 16];
+  uint32_t *dIn = nullptr, *dBins = nullptr;
+  CHECK_CUDA(cudaMalloc(&dIn, n * 4));
+  CHECK_CUDA(cudaMalloc(&dBins, 16 * 4));
+  CHECK_CUDA(cudaMemcpy(dIn, in.data(), n * 4, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemset(dBins, 0, 16 * 4));
+  CHECK_CUDA(embed::effects::countMod16_launch(dIn, n, dBins, 16));
+  std::vector<uint32_t> got(16);
+  CHECK_CUDA(cudaMemcpy(got.data(), dBins, 16 * 4, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaFree(dIn));
+  CHECK_CUDA(cudaFree(dBins));
+  const bool ok = got == want;
+  std::printf("effect-only kernel (counts modulo 16 of %zu elements): %s\n", n,
+              ok ? "PASS" : "FAIL");
+  return ok;
+}
+
 }  // namespace
 
 int main() {
@@ -145,6 +169,7 @@ int main() {
   }
   bool ok = blockSums();
   ok = mandelbrot() && ok;
+  ok = effectOnly() && ok;
   for (size_t n : {size_t{1}, size_t{1000}, (size_t{1} << 20) + 3}) {
     ok = largeScan(n, false) && ok;
     ok = largeScan(n, true) && ok;

@@ -70,6 +70,27 @@ int main(int argc, char** argv) {
                                     paper::plus, 0u, 512, 256, "src");
     names.push_back(src);
     writeHeader(out / "names.cuh", names, {"embed::names", exportReducePipeline(src, 512, "dst")});
+    // An effect-only kernel (no output array): each block of 256 counts its elements modulo 16
+    // in shared memory and adds the counts into the global `bins`.
+    const Kernel counts =
+        capture("countMod16", 256, [](DPull<EWord32> in, DMutable<uint32_t> bins) {
+          return forEachBlock(splitUp(256, in),
+                              [bins](const Program<Block>& p, const SPull<EWord32>& c) {
+                                const SMutable<uint32_t> local = newShared<uint32_t>(p, 16);
+                                p.forAll(16u, [&](const Program<Thread>& t, const EWord32& i) {
+                                  write(t, local, i, 0u);
+                                });
+                                p.sync();
+                                p.forAll(256u, [&](const Program<Thread>& t, const EWord32& i) {
+                                  atomicAdd(t, local, c[i] % 16u, 1u);
+                                });
+                                p.sync();
+                                p.forAll(16u, [&](const Program<Thread>& t, const EWord32& i) {
+                                  atomicAdd(t, bins, i, local[i]);
+                                });
+                              });
+        });
+    writeHeader(out / "effects.cuh", {counts}, {"embed::effects", ""});
     // The same kernel exported twice, into two namespaces: a translation unit includes both.
     writeHeader(out / "dup_a.cuh", {red5}, {"embed::a", ""});
     writeHeader(out / "dup_b.cuh", {red5}, {"embed::b", ""});

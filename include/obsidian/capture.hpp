@@ -5,9 +5,11 @@
 
 #include <boost/hana/for_each.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "obsidian/atomic.hpp"
@@ -103,6 +105,40 @@ struct CallableArgs<R (C::*)(A...)> {
   using Args = std::tuple<std::remove_cvref_t<A>...>;
 };
 
+}  // namespace detail
+
+// The result of an effect-only kernel: a Grid program whose only effects are on the kernel's
+// DMutable arrays (writes and atomics), with no output array, e.g. a histogram that adds each
+// block's counts into global bins:
+//   capture("hist", 256, [](DPull<EWord32> in, DMutable<uint32_t> bins) {
+//     return effect([=](const Program<Grid>& g) { g.distrPar(len(in) / 256u, ...); });
+//   });
+// Capture, launch, simulate, the report and exported launchers take no output for it. It may
+// also stand in a hana::tuple beside Push<Grid> outputs (its program runs in tuple order).
+struct GridEffect {
+  std::function<void(const Program<Grid>&)> body;
+};
+template <class F>
+GridEffect effect(F body) {
+  static_assert(std::is_invocable_v<F, const Program<Grid>&>,
+                "effect(f): f takes the grid's program, const Program<Grid>&");
+  return GridEffect{std::function<void(const Program<Grid>&)>(std::move(body))};
+}
+
+// An effect-only result with one block per element of `chunks` (as pConcat of exec<Block>
+// deals them): f(p, chunk) is the block's program, e.g. forEachBlock(splitUp(1000, in), ...).
+template <class Len, class T, class F>
+GridEffect forEachBlock(const Pull<Len, T>& chunks, F f) {
+  static_assert(std::is_invocable_v<F, const Program<Block>&, const T&>,
+                "forEachBlock(chunks, f): f takes (const Program<Block>&, a chunk)");
+  return effect([chunks, f](const Program<Grid>& g) {
+    g.distrPar(sizeConv(chunks.len()),
+               [&](const Program<Block>& p, const EWord32& bid) { f(p, chunks[bid]); });
+  });
+}
+
+namespace detail {
+
 template <class R>
 void bindOutput(Context& ctx, const R& result, size_t j) {
   static_assert(isPush<R>,
@@ -128,13 +164,23 @@ void bindOutput(Context& ctx, const R& result, size_t j) {
   });
 }
 
+void bindEffect(Context& ctx, const GridEffect& effect);
+
 template <class R>
 void bindOutputs(Context& ctx, const R& result) {
-  if constexpr (isPush<R>) {
+  if constexpr (std::is_same_v<R, GridEffect>) {
+    bindEffect(ctx, result);
+  } else if constexpr (isPush<R>) {
     bindOutput(ctx, result, 0);
   } else {
     size_t j = 0;
-    hana::for_each(result, [&](const auto& r) { bindOutput(ctx, r, j++); });
+    hana::for_each(result, [&](const auto& r) {
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(r)>, GridEffect>) {
+        bindEffect(ctx, r);
+      } else {
+        bindOutput(ctx, r, j++);
+      }
+    });
   }
 }
 
@@ -147,7 +193,8 @@ Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options
 
 // capture(name, threadsPerBlock, f): reify f into a kernel run by `threadsPerBlock` real
 // threads per block. f takes DPull/SPull/DMutable arrays and scalar Exps and returns a
-// Push<Grid> (or a hana::tuple of them, one output each).
+// Push<Grid> (or a hana::tuple of them, one output each), or a GridEffect (effect(...)) for a
+// kernel whose only effects are on its DMutable arrays.
 template <class F>
 Kernel capture(const std::string& name, uint32_t threadsPerBlock, F f,
                const CaptureOptions& options = {}) {

@@ -1,8 +1,10 @@
 // Pass: emit CUDA (see emit_cuda.hpp).
 #include "codegen/emit_cuda.hpp"
 
+#include <set>
 #include <sstream>
 
+#include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
 
 namespace obsidian {
@@ -23,7 +25,7 @@ const char* kPrelude =
 
 class Emitter {
  public:
-  Emitter(const KernelIR& k, Checks checks) : k_(k), checks_(checks) {}
+  Emitter(const KernelIR& k, Checks checks) : k_(k), checks_(checks) { collectVars(k_.body); }
 
   std::string run(bool externC) {
     OBSIDIAN_ASSERT(k_.virtualized, "emitCuda runs after virtualize");
@@ -57,6 +59,15 @@ class Emitter {
   }
 
  private:
+  // The variables that expressions read: an atomic whose old value nobody reads is emitted
+  // without one (nvcc warns about a variable set but never used).
+  void collectVars(const Body& b) {
+    for (const Stmt& s : b) {
+      ir::forEachExp(s, [&](const ExpPtr& x) { ir::varsIn(x, read_); });
+      for (const Body* c : ir::childBodies(s)) collectVars(*c);
+    }
+  }
+
   std::string params() const {
     std::string s;
     for (const Param& p : k_.params) {
@@ -202,7 +213,11 @@ class Emitter {
             out_ << pad(d) << "__threadfence();\n";
           } else if constexpr (std::is_same_v<T, Atomic>) {
             const ScalarType t = k_.arrays.at(n.array).type;
-            if (checks_ != Checks::None && k_.arrays.at(n.array).space != MemorySpace::Shared) {
+            if (n.result.empty() || !read_.contains(n.result)) {
+              guard(n.array, n.index, d);
+              out_ << pad(d) << atomicCall(n) << ";\n";
+            } else if (checks_ != Checks::None &&
+                       k_.arrays.at(n.array).space != MemorySpace::Shared) {
               // Guarded, the result is declared first: an atomic not done returns 0.
               out_ << pad(d) << cudaTypeName(t) << " " << n.result << " = 0;\n";
               guard(n.array, n.index, d);
@@ -221,6 +236,7 @@ class Emitter {
 
   const KernelIR& k_;
   Checks checks_;
+  std::set<std::string> read_;
   std::ostringstream out_;
 };
 

@@ -3,6 +3,7 @@
 // pass pipeline.
 #include "obsidian/capture.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "codegen/lower.hpp"
@@ -73,6 +74,12 @@ void addScalarParam(Context& ctx, const std::string& name, ScalarType type) {
   ctx.kernel().params.push_back(Param{ParamKind::Scalar, name, type, 0, false, nullptr});
 }
 
+void bindEffect(Context& ctx, const GridEffect& effect) {
+  if (!effect.body) throw Error("capture(" + ctx.kernel().name + "): effect(f) with an empty f");
+  Program<Grid> p(ctx, ctx.kernel().body);
+  effect.body(p);
+}
+
 Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options,
                      double reifyMilliseconds) {
   KernelIR& k = ctx->kernel();
@@ -80,6 +87,13 @@ Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options
     throw Error("capture(" + k.name +
                 "): the kernel computes nothing (its result writes no "
                 "element)");
+  }
+  if (k.outputs.empty() && std::none_of(k.params.begin(), k.params.end(), [&](const Param& p) {
+        return p.kind == ParamKind::Array && k.arrays[p.array].writable;
+      })) {
+    throw Error("capture(" + k.name +
+                "): the kernel has no output and no DMutable parameter, so its effects are "
+                "invisible: an effect-only kernel acts on DMutable arrays");
   }
   LowerOptions lo;
   lo.sharedMemoryLimit = options.sharedMemoryLimit;

@@ -7,6 +7,7 @@
 #include <obsidian/report_json.hpp>
 
 #include "../kernels.hpp"
+#include "../support.hpp"
 
 using namespace obsidian;
 
@@ -136,7 +137,7 @@ TEST_CASE("capture: seqUntil iterates a tuple state while the condition holds (M
 }
 
 TEST_CASE("capture: global and shared atomics") {
-  const Kernel k = testing::histogramKernel("histogram", 256, 256);
+  const Kernel k = obsidian::testing::histogramKernel("histogram", 256, 256);
   CHECK(has(
       k, "histogram(const uint32_t* in0, uint32_t n0, uint32_t* m1, uint32_t n1, uint32_t* out0)"));
   CHECK(count(k.cuda(), "atomicAdd(&") == 2);
@@ -320,7 +321,7 @@ TEST_CASE("capture: a kernel's own NVRTC options go wherever it is compiled") {
 }
 
 TEST_CASE("capture: loop bounds and checked indices keep their grouping in the generated code") {
-  const Kernel k = testing::precedenceKernel("precedence");
+  const Kernel k = obsidian::testing::precedenceKernel("precedence");
   // `s < c ? a : b` would be `(s < c) ? a : b`, and `s < x & 7u` would be `(s < x) & 7u`.
   CHECK(k.cuda().find("< (") != std::string::npos);
   CHECK(k.cuda().find("% 2u == 0u ? 5u : 9u); ") != std::string::npos);
@@ -332,7 +333,75 @@ TEST_CASE("capture: loop bounds and checked indices keep their grouping in the g
   std::vector<uint32_t> in(128), bins(16, 0), out(128);
   for (uint32_t i = 0; i < 128; ++i) in[i] = i * 37u;
   simulate(k, {in, bins, out});
-  for (uint32_t i = 0; i < 128; ++i)
-    CHECK(out[i] == (in[i] % 2 == 0 ? 5u : 9u) + (in[i] & 7u));
+  for (uint32_t i = 0; i < 128; ++i) CHECK(out[i] == (in[i] % 2 == 0 ? 5u : 9u) + (in[i] & 7u));
   CHECK(bins == std::vector<uint32_t>(16, 8));
+}
+
+TEST_CASE("capture: an effect-only kernel has no output; launch, simulate and report take none") {
+  // Each block of 64 counts its elements modulo 8 into the global bins.
+  const auto countInto = [](const Program<Block>& p, const SPull<EWord32>& c,
+                            const DMutable<uint32_t>& bins) {
+    p.forAll(64u, [&](const Program<Thread>& t, const EWord32& i) {
+      atomicAdd(t, bins, c[i] % 8u, 1u);
+    });
+  };
+  const Kernel k =
+      capture("countMod8", 64, [countInto](DPull<EWord32> in, DMutable<uint32_t> bins) {
+        return forEachBlock(splitUp(64, in), [=](const Program<Block>& p, const SPull<EWord32>& c) {
+          countInto(p, c, bins);
+        });
+      });
+  const auto params = toJson(k.report())["params"];
+  REQUIRE(params.size() == 4);  // in0, n0, m1, n1: no output
+  CHECK(params[0]["kind"] == "input");
+  CHECK(params[2]["kind"] == "mutable");
+  CHECK(k.cuda().find("out0") == std::string::npos);
+  // The atomics' old values are not read, so none is declared (nvcc warns otherwise).
+  CHECK(k.cuda().find("= (uint32_t)atomicAdd") == std::string::npos);
+  CHECK(k.checkedCuda().find("old") == std::string::npos);
+  compiles(k);
+  std::vector<uint32_t> in(64 * 5), bins(8, 0);
+  for (uint32_t i = 0; i < in.size(); ++i) in[i] = i * 7u;
+  simulate(k, {in, bins});
+  CHECK(bins == std::vector<uint32_t>(8, 40));
+  // An output too many is refused like any wrong argument count.
+  std::vector<uint32_t> extra(1);
+  CHECK(::testing::errorOf([&] {
+          simulate(k, {in, bins, extra});
+        }).find("argument") != std::string::npos);
+
+  // An effect beside an output, in one tuple: one output, and the effect runs too.
+  const Kernel both =
+      capture("copyAndCount", 64, [countInto](DPull<EWord32> in, DMutable<uint32_t> bins) {
+        return hana::make_tuple(
+            push<Grid>(in),
+            forEachBlock(splitUp(64, in), [=](const Program<Block>& p, const SPull<EWord32>& c) {
+              countInto(p, c, bins);
+            }));
+      });
+  std::vector<uint32_t> out(in.size());
+  bins.assign(8, 0);
+  simulate(both, {in, bins, out});
+  CHECK(out == in);
+  CHECK(bins == std::vector<uint32_t>(8, 40));
+
+  // An effect on nothing a caller could see, and an effect with no statements, are refused.
+  CHECK(::testing::errorOf([] {
+          capture("invisible", 32, [](DPull<EWord32> in) {
+            return effect([in](const Program<Grid>& g) {
+              g.distrPar(len(in), [&](const Program<Block>& p, const EWord32&) {
+                const SMutable<uint32_t> s = newShared<uint32_t>(p, 1);
+                p.forAll(1u,
+                         [&](const Program<Thread>& t, const EWord32&) { write(t, s, 0u, 1u); });
+              });
+            });
+          });
+        }) ==
+        "capture(invisible): the kernel has no output and no DMutable parameter, so its effects "
+        "are invisible: an effect-only kernel acts on DMutable arrays");
+  CHECK(::testing::errorOf([] {
+          capture("nothing", 32, [](DPull<EWord32>, DMutable<uint32_t>) {
+            return effect([](const Program<Grid>&) {});
+          });
+        }) == "capture(nothing): the kernel computes nothing (its result writes no element)");
 }

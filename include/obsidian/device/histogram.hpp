@@ -251,14 +251,12 @@ SampleExp<S> sampleOfWord(
 // policy.vectors vectors, tile k to block k % blocks; the words after the last whole vector go
 // to block 0.
 template <HistogramSample S, class W>
-Push<Grid, uint32_t, EWord32> histogramSweep(const DPull<Exp<W>>& words,
-                                             const DMutable<uint32_t>& global, const EWord32& n,
-                                             const EWord32& blocks, const EvenBinning<S>& binning,
-                                             const HistogramPolicy& policy) {
+GridEffect histogramSweep(const DPull<Exp<W>>& words, const DMutable<uint32_t>& global,
+                          const EWord32& n, const EWord32& blocks, const EvenBinning<S>& binning,
+                          const HistogramPolicy& policy) {
   constexpr uint32_t perWord = samplesPerWord<S>();
-  // Nothing is written: the kernel's effect is on `global`. Capture needs a result, so this is
-  // an empty Push<Grid> whose generator emits the whole kernel.
-  return Push<Grid, uint32_t, EWord32>(0, [=](const Program<Grid>& g, const Writer<EWord32>&) {
+  // Effect-only: the kernel writes nothing but the counts it adds into `global`.
+  return effect([=](const Program<Grid>& g) {
     const uint32_t threads = g.context().threadsPerBlock();
     const uint32_t unroll = policy.vectors;
     const uint32_t tile = threads * unroll;
@@ -337,8 +335,8 @@ Push<Grid, uint32_t, EWord32> histogramSweep(const DPull<Exp<W>>& words,
 //   the global bins (DMutable<uint32_t>, `bins` counters: counts are added to them);
 //   n (u32): the number of samples; blocks (u32): the grid (gpu::occupancyBlocks or fewer);
 //   the levels: integer samples lower, range (u32), multiplier, shift (u64); f32 samples
-//     lower, upper, scale (f32) (detail::binningScalars);
-//   then an empty output (a zero-length u32 array: the kernel writes only the bins).
+//     lower, upper, scale (f32) (detail::binningScalars).
+// It has no output array: an effect-only kernel (GridEffect) that adds into the bins.
 // With powerOfTwoWidth (integer samples only), the kernel bins with one shift and is only for
 // levels whose bins have a power-of-two width (a launch precondition: multiplier 1).
 // histogramEven passes all of these and picks the variant (histogramKernelFor); call this to
@@ -480,7 +478,6 @@ void histogramEven(uint64_t samples, size_t n, gpu::DeviceBuffer<uint32_t>& bins
   for (const KernelArg& a :
        detail::histogramScalars<S>(nBins, lower, upper, static_cast<uint32_t>(n), blocks))
     args.push_back(a);
-  args.push_back(KernelArg::deviceArray(ScalarType::U32, 0, 0, true));  // the empty output
   gpu::LaunchOptions launch;
   launch.stream = options.stream;
   launch.synchronize = options.synchronize;
@@ -513,7 +510,6 @@ std::vector<uint32_t> histogramEven(std::span<const S> samples, uint32_t bins,
   const uint32_t n = static_cast<uint32_t>(samples.size());
   const uint32_t blocks =
       detail::histogramBlocks(n, perWord, policy, options.blocks ? options.blocks : 4);
-  std::vector<uint32_t> outNone;
   std::vector<KernelArg> args;
   std::vector<uint32_t> words;
   if constexpr (std::is_same_v<S, float> || std::is_same_v<S, uint32_t>) {
@@ -527,7 +523,6 @@ std::vector<uint32_t> histogramEven(std::span<const S> samples, uint32_t bins,
   args.push_back(KernelArg(counts));
   for (const KernelArg& a : detail::histogramScalars<S>(bins, lower, upper, n, blocks))
     args.push_back(a);
-  args.push_back(KernelArg(outNone));
   simulate(k, args);
   return counts;
 }
