@@ -7,6 +7,22 @@
 
 namespace obsidian {
 
+namespace detail {
+// An array index: an EWord32, or what converts to one (a u32 literal). Anything else is one
+// static_assert naming the rule (not a page of overload candidates).
+template <class I>
+EWord32 asIndex(const I& i) {
+  static_assert(std::is_convertible_v<I, EWord32>,
+                "an array index is an EWord32: widen a u8 index with w8ToW32(i), other types "
+                "with cast<uint32_t>(i)");
+  if constexpr (std::is_convertible_v<I, EWord32>) {
+    return i;
+  } else {
+    return EWord32(0u);
+  }
+}
+}  // namespace detail
+
 template <class Len, KernelScalar X>
 class Mutable {
  public:
@@ -76,11 +92,11 @@ SMutable<X> newGlobal(const Program<L>& p, uint32_t n) {
 inline void threadFence(const Program<Thread>& t) { t.emit(Fence{}); }
 
 // write(t, m, i, v): m[i] = v
-template <class Len, KernelScalar X>
-void write(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
+template <class Len, KernelScalar X, class I>
+void write(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,
            const std::type_identity_t<Exp<X>>& v) {
   t.context().checkOwn(m.ref(), "a write");
-  t.emit(Assign{m.id(), i.node(), v.node()});
+  t.emit(Assign{m.id(), detail::asIndex(i).node(), v.node()});
 }
 
 namespace detail {
@@ -99,73 +115,75 @@ inline constexpr bool isAtomicInt =
 }  // namespace detail
 
 // Each returns the element's previous value, as CUDA's atomics do.
-template <class Len, KernelScalar X>
-Exp<X> atomicAdd(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
+template <class Len, KernelScalar X, class I>
+Exp<X> atomicAdd(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,
                  const std::type_identity_t<Exp<X>>& v) {
   static_assert(detail::isAtomicInt<X> || std::is_floating_point_v<X>,
                 "atomicAdd works on uint32, int32, uint64, float and double arrays");
-  return detail::atomic<X>(t, AtomicOp::Add, m.ref(), i, v.node(), nullptr);
+  return detail::atomic<X>(t, AtomicOp::Add, m.ref(), detail::asIndex(i), v.node(), nullptr);
 }
-template <class Len, KernelScalar X>
-Exp<X> atomicSub(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
+template <class Len, KernelScalar X, class I>
+Exp<X> atomicSub(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,
                  const std::type_identity_t<Exp<X>>& v) {
   static_assert(std::is_same_v<X, uint32_t> || std::is_same_v<X, int32_t>,
                 "atomicSub works on uint32 and int32 arrays");
-  return detail::atomic<X>(t, AtomicOp::Sub, m.ref(), i, v.node(), nullptr);
+  return detail::atomic<X>(t, AtomicOp::Sub, m.ref(), detail::asIndex(i), v.node(), nullptr);
 }
-template <class Len, KernelScalar X>
-Exp<X> atomicMin(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
+template <class Len, KernelScalar X, class I>
+Exp<X> atomicMin(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,
                  const std::type_identity_t<Exp<X>>& v) {
   static_assert(detail::isAtomicInt<X>, "atomicMin works on uint32, int32 and uint64 arrays");
-  return detail::atomic<X>(t, AtomicOp::Min, m.ref(), i, v.node(), nullptr);
+  return detail::atomic<X>(t, AtomicOp::Min, m.ref(), detail::asIndex(i), v.node(), nullptr);
 }
-template <class Len, KernelScalar X>
-Exp<X> atomicMax(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
+template <class Len, KernelScalar X, class I>
+Exp<X> atomicMax(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,
                  const std::type_identity_t<Exp<X>>& v) {
   static_assert(detail::isAtomicInt<X>, "atomicMax works on uint32, int32 and uint64 arrays");
-  return detail::atomic<X>(t, AtomicOp::Max, m.ref(), i, v.node(), nullptr);
+  return detail::atomic<X>(t, AtomicOp::Max, m.ref(), detail::asIndex(i), v.node(), nullptr);
 }
 // atomicInc(t, m, i, limit): m[i] = (old >= limit) ? 0 : old + 1
-template <class Len>
-EWord32 atomicInc(const Program<Thread>& t, const Mutable<Len, uint32_t>& m, const EWord32& i,
+template <class Len, class I>
+EWord32 atomicInc(const Program<Thread>& t, const Mutable<Len, uint32_t>& m, const I& i,
                   const EWord32& limit) {
-  return detail::atomic<uint32_t>(t, AtomicOp::Inc, m.ref(), i, limit.node(), nullptr);
+  return detail::atomic<uint32_t>(t, AtomicOp::Inc, m.ref(), detail::asIndex(i), limit.node(),
+                                  nullptr);
 }
 // atomicDec(t, m, i, limit): m[i] = (old == 0 || old > limit) ? limit : old - 1
-template <class Len>
-EWord32 atomicDec(const Program<Thread>& t, const Mutable<Len, uint32_t>& m, const EWord32& i,
+template <class Len, class I>
+EWord32 atomicDec(const Program<Thread>& t, const Mutable<Len, uint32_t>& m, const I& i,
                   const EWord32& limit) {
-  return detail::atomic<uint32_t>(t, AtomicOp::Dec, m.ref(), i, limit.node(), nullptr);
+  return detail::atomic<uint32_t>(t, AtomicOp::Dec, m.ref(), detail::asIndex(i), limit.node(),
+                                  nullptr);
 }
-template <class Len, KernelScalar X>
-Exp<X> atomicExch(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
+template <class Len, KernelScalar X, class I>
+Exp<X> atomicExch(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,
                   const std::type_identity_t<Exp<X>>& v) {
   static_assert(detail::isAtomicInt<X> || std::is_same_v<X, float>,
                 "atomicExch works on uint32, int32, uint64 and float arrays");
-  return detail::atomic<X>(t, AtomicOp::Exch, m.ref(), i, v.node(), nullptr);
+  return detail::atomic<X>(t, AtomicOp::Exch, m.ref(), detail::asIndex(i), v.node(), nullptr);
 }
 // atomicCAS(t, m, i, compare, v): m[i] = (old == compare) ? v : old
-template <class Len, KernelScalar X>
-Exp<X> atomicCAS(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,
+template <class Len, KernelScalar X, class I>
+Exp<X> atomicCAS(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,
                  const std::type_identity_t<Exp<X>>& compare,
                  const std::type_identity_t<Exp<X>>& v) {
   static_assert(detail::isAtomicInt<X>, "atomicCAS works on uint32, int32 and uint64 arrays");
-  return detail::atomic<X>(t, AtomicOp::Cas, m.ref(), i, v.node(), compare.node());
+  return detail::atomic<X>(t, AtomicOp::Cas, m.ref(), detail::asIndex(i), v.node(), compare.node());
 }
 // atomicLoad(t, m, i): m[i], read from memory every time (a volatile load) and ordered like an
 // atomic: for polling a flag that other blocks set with atomicExch (after a threadFence).
-template <class Len, KernelScalar X>
-Exp<X> atomicLoad(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i) {
+template <class Len, KernelScalar X, class I>
+Exp<X> atomicLoad(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i) {
   static_assert(detail::isAtomicInt<X> || std::is_same_v<X, float>,
                 "atomicLoad works on uint32, int32, uint64 and float arrays");
-  return detail::atomic<X>(t, AtomicOp::Load, m.ref(), i, nullptr, nullptr);
+  return detail::atomic<X>(t, AtomicOp::Load, m.ref(), detail::asIndex(i), nullptr, nullptr);
 }
-#define OBSIDIAN_ATOMIC_BITS(fn, op)                                                        \
-  template <class Len, KernelScalar X>                                                      \
-  Exp<X> fn(const Program<Thread>& t, const Mutable<Len, X>& m, const EWord32& i,           \
-            const std::type_identity_t<Exp<X>>& v) {                                        \
-    static_assert(detail::isAtomicInt<X>, #fn " works on uint32, int32 and uint64 arrays"); \
-    return detail::atomic<X>(t, AtomicOp::op, m.ref(), i, v.node(), nullptr);               \
+#define OBSIDIAN_ATOMIC_BITS(fn, op)                                                           \
+  template <class Len, KernelScalar X, class I>                                                \
+  Exp<X> fn(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,                    \
+            const std::type_identity_t<Exp<X>>& v) {                                           \
+    static_assert(detail::isAtomicInt<X>, #fn " works on uint32, int32 and uint64 arrays");    \
+    return detail::atomic<X>(t, AtomicOp::op, m.ref(), detail::asIndex(i), v.node(), nullptr); \
   }
 OBSIDIAN_ATOMIC_BITS(atomicAnd, And)
 OBSIDIAN_ATOMIC_BITS(atomicOr, Or)

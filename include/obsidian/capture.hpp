@@ -86,6 +86,16 @@ struct KernelParam<Exp<X>> {
   }
 };
 
+// A callable whose parameter types can be read: a function, or a class with one non-template
+// operator() (a lambda whose parameters are not `auto`).
+template <class F>
+concept HasOneCallOperator = requires {
+  &F::operator();
+};
+template <class F>
+concept ReadableParams =
+    HasOneCallOperator<F> || std::is_function_v<F> || std::is_function_v<std::remove_pointer_t<F>>;
+
 template <class F>
 struct CallableArgs : CallableArgs<decltype(&F::operator())> {};
 template <class R, class... A>
@@ -198,25 +208,34 @@ Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options
 template <class F>
 Kernel capture(const std::string& name, uint32_t threadsPerBlock, F f,
                const CaptureOptions& options = {}) {
-  std::unique_ptr<Context> holder;
-  Context& ctx = detail::newCaptureContext(holder, name, threadsPerBlock);
-  const auto start = std::chrono::steady_clock::now();
-  {
-    detail::ContextScope scope(ctx);
-    detail::CaptureState state{ctx, options};
-    using Args = typename detail::CallableArgs<F>::Args;
-    auto args = [&]<size_t... K>(std::index_sequence<K...>) {
-      // Braces keep parameters in declaration order.
-      return std::tuple<std::tuple_element_t<K, Args>...>{
-          detail::KernelParam<std::tuple_element_t<K, Args>>::make(state, K)...};
+  static_assert(detail::ReadableParams<F>,
+                "capture(name, threads, f): f's parameter types make the kernel's parameters, so "
+                "they must be concrete (DPull<EWord32>, DMutable<uint32_t>, EWord32, ...): a "
+                "generic lambda (auto parameters) or an overloaded callable cannot be captured");
+  if constexpr (!detail::ReadableParams<F>) {
+    throw Error("capture: f is not capturable");  // (the static_assert above has fired)
+  } else {
+    std::unique_ptr<Context> holder;
+    Context& ctx = detail::newCaptureContext(holder, name, threadsPerBlock);
+    const auto start = std::chrono::steady_clock::now();
+    {
+      detail::ContextScope scope(ctx);
+      detail::CaptureState state{ctx, options};
+      using Args = typename detail::CallableArgs<F>::Args;
+      auto args = [&]<size_t... K>(std::index_sequence<K...>) {
+        // Braces keep parameters in declaration order.
+        return std::tuple<std::tuple_element_t<K, Args>...>{
+            detail::KernelParam<std::tuple_element_t<K, Args>>::make(state, K)...};
+      }
+      (std::make_index_sequence<std::tuple_size_v<Args>>{});
+      detail::checkAllStaticLengthsUsed(state);
+      auto result = std::apply(f, args);
+      detail::bindOutputs(ctx, result);
     }
-    (std::make_index_sequence<std::tuple_size_v<Args>>{});
-    detail::checkAllStaticLengthsUsed(state);
-    auto result = std::apply(f, args);
-    detail::bindOutputs(ctx, result);
+    const std::chrono::duration<double, std::milli> reify =
+        std::chrono::steady_clock::now() - start;
+    return detail::finishCapture(std::move(holder), options, reify.count());
   }
-  const std::chrono::duration<double, std::milli> reify = std::chrono::steady_clock::now() - start;
-  return detail::finishCapture(std::move(holder), options, reify.count());
 }
 
 }  // namespace obsidian

@@ -143,15 +143,37 @@ struct MemoryOps<hana::tuple<Ts...>> {
 
 // ifThenElse(c, a, b): c ? a : b on any storable type (the paper's Choice); literals mix with
 // expressions as in ifThenElse(i < n, x, 0u).
+// Branches of two element types are one static_assert (cast one branch first).
 template <class A, class B>
 auto ifThenElse(const EBool& c, const A& a, const B& b) {
-  if constexpr (isExp<A>) {
-    return MemoryOps<A>::select(c, a, A(b));
+  if constexpr (isExp<A> && isExp<B>) {
+    static_assert(std::is_same_v<A, B>,
+                  "ifThenElse(c, a, b): both branches need one element type (cast one, e.g. "
+                  "cast<uint32_t>(b))");
+    if constexpr (std::is_same_v<A, B>)
+      return MemoryOps<A>::select(c, a, b);
+    else
+      return a;  // after the static_assert: no errors that follow from it
+  } else if constexpr (isExp<A>) {
+    static_assert(std::is_constructible_v<A, B>,
+                  "ifThenElse(c, a, b): the literal branch must be of the Exp branch's type");
+    if constexpr (std::is_constructible_v<A, B>)
+      return MemoryOps<A>::select(c, a, A(b));
+    else
+      return a;
   } else if constexpr (isExp<B>) {
-    return MemoryOps<B>::select(c, B(a), b);
+    static_assert(std::is_constructible_v<B, A>,
+                  "ifThenElse(c, a, b): the literal branch must be of the Exp branch's type");
+    if constexpr (std::is_constructible_v<B, A>)
+      return MemoryOps<B>::select(c, B(a), b);
+    else
+      return b;
   } else {
     static_assert(std::is_same_v<A, B>, "ifThenElse: both branches need one type");
-    return MemoryOps<A>::select(c, a, b);
+    if constexpr (std::is_same_v<A, B>)
+      return MemoryOps<A>::select(c, a, b);
+    else
+      return a;
   }
 }
 
