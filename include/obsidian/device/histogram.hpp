@@ -296,9 +296,11 @@ GridEffect histogramSweep(const DPull<Exp<W>>& words, const DMutable<uint32_t>& 
         }
       };
       p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
-        // Whole tiles: bid, bid + blocks, ...
-        const EWord32 mine =
-            ifThenElse(bid < fullTiles, (fullTiles - bid + blocks - 1u) / blocks, EWord32(0u));
+        // Whole tiles: bid, bid + blocks, ... Their count is declared, so that it is computed
+        // once, not in every test of the loop (measured on the H100: 2^26 u8 samples 4-5%
+        // slower with the count in the loop's bound).
+        const EWord32 mine = t.declare(
+            ifThenElse(bid < fullTiles, (fullTiles - bid + blocks - 1u) / blocks, EWord32(0u)));
         t.seqFor(mine, [&](const Program<Thread>& s, const EWord32& k) {
           const std::vector<EBool> all(unroll, EBool(true));
           countVectors(s, tid, (bid + k * blocks) * tile + tid, all);
