@@ -112,9 +112,8 @@ class Emitter {
     if (checks_ == Checks::IfDefined) out_ << "#ifdef OBSIDIAN_CHECKED\n";
     const std::string i = e(index);
     out_ << pad(d) << "if (!(" << operand(BinOp::Lt, false, index) << " < " << globalLength(a)
-         << ")) atomicCAS(&"
-         << violationSymbol(k_) << ", 0ull, " << (uint64_t{a} + 1) << "ull << 32 | (" << i
-         << ")); else\n";
+         << ")) atomicCAS(&" << violationSymbol(k_) << ", 0ull, " << (uint64_t{a} + 1)
+         << "ull << 32 | (" << i << ")); else\n";
     if (checks_ == Checks::IfDefined) out_ << "#endif\n";
   }
   std::string pad(int d) const { return std::string(2 * static_cast<size_t>(d), ' '); }
