@@ -73,9 +73,10 @@ Kernel captureAs(uint32_t threads, const CaptureOptions& options, const R& resul
 
 }  // namespace
 
-Kernel buildKernel(const Recipe& r, uint32_t threads, bool reuseSharedMemory, int dropBarrier) {
+Kernel buildKernel(const Recipe& r, uint32_t threads, bool plain, int dropBarrier) {
   CaptureOptions options;
-  options.reuseSharedMemory = reuseSharedMemory;
+  options.reuseSharedMemory = !plain;
+  options.shareSubexpressions = !plain;
   // Two roundings for a * b + c on the GPU too, as in the reference (see floatOp).
   options.nvrtcOptions = {"--fmad=false"};
   if (r.staticInput) options.staticLengths = {static_cast<uint32_t>(inputLength(r))};

@@ -219,10 +219,10 @@ SPull<EWord32> steps(const Program<L>& p, const std::vector<Node>& ops, SPull<EW
   return x;
 }
 
-// The kernel of recipe r with `threads` real threads per block.
+// The kernel of recipe r with `threads` real threads per block; `plain` turns off the
+// optimizing passes that must not change results (shared-memory reuse, subexpression sharing).
 // dropBarrier >= 0 plants a fault (testing::withFaults, Faults::dropBarrier): the fuzzer's own test
 // that a missing barrier is caught.
-obsidian::Kernel buildKernel(const Recipe& r, uint32_t threads, bool reuseSharedMemory,
-                             int dropBarrier = -1);
+obsidian::Kernel buildKernel(const Recipe& r, uint32_t threads, bool plain, int dropBarrier = -1);
 
 }  // namespace fuzz

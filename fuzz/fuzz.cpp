@@ -1,9 +1,9 @@
 // obsidian-fuzz: differential fuzzing of the whole pipeline. Each random recipe (recipe.hpp)
 // becomes a kernel that runs on the simulator in several configurations (shared-memory reuse
-// on and off, two thread counts, fewer real blocks than virtual ones) and, with --gpu, on the
-// device; every result must equal the plain C++ reference and the simulator must find no
-// hazard (the recipes use only safe combinators). A failure is shrunk to a small recipe and
-// printed as C++ source; the exit status is then 1.
+// and subexpression sharing on and off, two thread counts, fewer real blocks than virtual ones)
+// and, with --gpu, on the device; every result must equal the plain C++ reference and the simulator
+// must find no hazard (the recipes use only safe combinators). A failure is shrunk to a small
+// recipe and printed as C++ source; the exit status is then 1.
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
@@ -46,7 +46,7 @@ struct Outcome {
 struct Config {
   const char* name;
   uint32_t threads;
-  bool reuse;
+  bool plain;       // no shared-memory reuse, no subexpression sharing
   uint32_t blocks;  // real blocks (0: all)
 };
 
@@ -69,14 +69,14 @@ Outcome check(const Recipe& r, bool gpu) {
   const std::vector<uint32_t> in = fuzz::inputFor(r);
   const std::vector<std::vector<uint32_t>> expected = fuzz::reference(r, in);
   const Config configs[] = {
-      {"shared-memory reuse", r.threads, true, 0},
-      {"no shared-memory reuse", r.threads, false, 0},
-      {"other thread count, fewer real blocks", r.altThreads, true, r.realBlocks}};
+      {"shared-memory reuse, subexpression sharing", r.threads, false, 0},
+      {"no shared-memory reuse, no subexpression sharing", r.threads, true, 0},
+      {"other thread count, fewer real blocks", r.altThreads, false, r.realBlocks}};
   std::optional<Kernel> first;  // the main configuration's kernel, for the defect-class checks
   for (const Config& c : configs) {
     Outcome o{Verdict::Ok, c.name, c.threads, ""};
     try {
-      const Kernel k = fuzz::buildKernel(r, c.threads, c.reuse, dropBarrier);
+      const Kernel k = fuzz::buildKernel(r, c.threads, c.plain, dropBarrier);
       if (!first) first = k;
       std::vector<std::vector<uint32_t>> outs;
       // The bins start at zero; the outputs at a value the kernel must overwrite.
@@ -191,7 +191,7 @@ int writeSourceCheck(const std::string& path, uint64_t seed, uint64_t count) {
     const Recipe r = fuzz::generate(rng);
     const std::string fn = "fuzzKernel" + std::to_string(i);
     src << fuzz::cppSource(r, r.threads, fn) << "\n";
-    const size_t hash = std::hash<std::string>{}(fuzz::buildKernel(r, r.threads, true).cuda());
+    const size_t hash = std::hash<std::string>{}(fuzz::buildKernel(r, r.threads, false).cuda());
     checks << "  check(" << i << ", " << fn << "(), " << hash << "u);\n";
   }
   src << "int main() {\n  int bad = 0;\n"

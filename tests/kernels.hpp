@@ -77,4 +77,37 @@ inline Kernel precedenceKernel(const std::string& name) {
   });
 }
 
+// Sorts each block's chunk of n (a power of two) elements ascending with a bitonic network, as
+// a new user writes it: one forcePull stage per compare-exchange step, element i keeping the
+// min or the max of itself and its partner i ^ j. Every element expression names both inputs
+// twice (in min and in max), so without subexpression sharing each stage reads them twice.
+inline Kernel bitonicKernel(const std::string& name, uint32_t n,
+                            const CaptureOptions& options = {}) {
+  return capture(
+      name, n,
+      [n](DPull<EWord32> in) {
+        return pConcat(fmap(
+            [n](const SPull<EWord32>& c) {
+              return exec<Block>([n, c](const Program<Block>& p) {
+                SPull<EWord32> x = c;
+                for (uint32_t k = 2; k <= n; k *= 2) {
+                  for (uint32_t j = k / 2; j > 0; j /= 2) {
+                    const SPull<EWord32> cur = x;
+                    x = forcePull(p, SPull<EWord32>(n, [cur, j, k](const EWord32& i) {
+                                    const EWord32 a = cur[i], b = cur[i ^ j];
+                                    // Ascending where bit k of i is 0; the lower of a pair keeps
+                                    // the min.
+                                    return ifThenElse(((i & k) == 0u) == ((i & j) == 0u), min(a, b),
+                                                      max(a, b));
+                                  }));
+                  }
+                }
+                return push<Block>(x);
+              });
+            },
+            splitUp(n, in)));
+      },
+      options);
+}
+
 }  // namespace obsidian::testing

@@ -104,7 +104,7 @@ struct ExpNode {
   BinOp binOp = BinOp::Add;
   uint64_t bits = 0;  // Literal of an integer or bool type (two's complement for i32)
   double real = 0;    // Literal of a float type
-  std::string name;   // Var
+  std::string name;   // Var; for a node marked `share`, the name its variable should get
   ArrayId array = 0;  // Index
   // Index of a vector read: element args[0] is lane vecLane of the vecWidth-element vector
   // args[1] (args[0] == args[1] * vecWidth + vecLane), printed as one wide load that the CUDA
@@ -114,6 +114,9 @@ struct ExpNode {
   // Index of a register array (forceReg) at the executing lane's own element: virtualize marks
   // it, and the printer reads the lane's register instead of shuffling.
   bool ownLane = false;
+  // Marked by share(): the value is bound to a variable of its own wherever a statement
+  // evaluates it on every path, even when it is used only once (codegen/share.hpp).
+  bool share = false;
   std::array<ExpPtr, 3> args{};
   // Nodes on the longest path to a leaf (1 for a leaf), kept by the smart constructors.
   uint32_t depth = 1;
@@ -167,6 +170,10 @@ uint32_t knownMultiple(const ExpPtr& e);
 // *, +, min, max, %, >>, &); the type's maximum when nothing better is known.
 uint64_t upperBound(const ExpPtr& e);
 ExpPtr u32(uint32_t v);
+// e marked to be bound to a variable of its own (ExpNode::share), named `name` when one is
+// given (a C identifier that generated code does not reserve; Error otherwise). Leaves
+// (literals, variables) are returned as they are: they need no binding.
+ExpPtr share(const ExpPtr& e, const std::string& name = "");
 
 bool isLiteralValue(const ExpPtr& e, uint64_t bits);
 // Structural equality (same tree, same names and literals).
@@ -360,6 +367,19 @@ requires std::is_floating_point_v<T> Exp<T> pow(const Exp<T>& a,
   return Exp<T>(ir::binary(BinOp::Pow, a.node(), b.node()));
 }
 inline EInt32 abs(const EInt32& a) { return EInt32(ir::unary(UnOp::Abs, a.node())); }
+
+// share(e) (obsidian's `let`): e's value is computed once, into a variable of its own, by the
+// statement that uses it; every use in that statement, and in the statements after it until
+// something could change the value, reads the variable. Repeated subexpressions are shared
+// without it (the share pass, CaptureOptions::shareSubexpressions); share() binds a value even
+// when it is used once, and `name` (a C identifier) names its variable in the generated CUDA.
+// A value evaluated only under a condition (one side of ifThenElse, the right of && or ||) is
+// bound only where it is evaluated on every path, so share() never adds a read the program
+// would not make.
+template <KernelScalar T>
+Exp<T> share(const Exp<T>& e, const std::string& name = "") {
+  return Exp<T>(ir::share(e.node(), name));
+}
 
 // Named variable of a kernel (used by the library for loop indices and parameters).
 template <KernelScalar T>

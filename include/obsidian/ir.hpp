@@ -96,7 +96,8 @@ struct Assign {
 struct Declare {
   std::string var;
   ScalarType type = ScalarType::U32;
-  ExpPtr init;  // may be null
+  ExpPtr init;            // may be null
+  bool constant = false;  // never assigned again (a shared value): printed `const`
 };
 // var = value (var was declared)
 struct AssignVar {

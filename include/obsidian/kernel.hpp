@@ -24,6 +24,10 @@ struct CaptureOptions {
   // Give every shared array bytes of its own instead of reusing the bytes of dead arrays (the
   // simulator's differential tests compare the two).
   bool reuseSharedMemory = true;
+  // Compute each repeated subexpression once, into a variable (the share pass: see share() in
+  // exp.hpp). Off, every use is printed and computed again, as the expressions were built
+  // (for comparing the two: the simulator's differential tests, bench/codegen).
+  bool shareSubexpressions = true;
   // NVRTC options this kernel is always compiled with (wherever it is compiled: Kernel::compile,
   // the GPU runtime, exportBinary), e.g. "--fmad=false" for bit-exact float results.
   std::vector<std::string> nvrtcOptions;

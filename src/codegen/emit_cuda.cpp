@@ -162,7 +162,7 @@ class Emitter {
               out_ << pad(d) << name(n.array) << "[" << e(n.index) << "] = " << e(n.value) << ";\n";
             }
           } else if constexpr (std::is_same_v<T, Declare>) {
-            out_ << pad(d) << cudaTypeName(n.type) << " " << n.var;
+            out_ << pad(d) << (n.constant ? "const " : "") << cudaTypeName(n.type) << " " << n.var;
             if (n.init) out_ << " = " << e(n.init);
             out_ << ";\n";
           } else if constexpr (std::is_same_v<T, AssignVar>) {

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "codegen/emit_cuda.hpp"
+#include "codegen/share.hpp"
 #include "codegen/shuffles.hpp"
 #include "codegen/verify.hpp"
 #include "codegen/virtualize.hpp"
@@ -102,6 +103,7 @@ LoweredKernel lowerKernel(KernelIR reified, const LowerOptions& options) {
     out.placements = memoryMap(k, live, options.sharedMemoryLimit, options.reuseSharedMemory);
   });
   pass("virtualize", [&] { k = virtualize(std::move(k)); });
+  if (options.shareSubexpressions) pass("share subexpressions", [&] { shareSubexpressions(k); });
   injectFaults(k, options.faults);
   pass("emit CUDA", [&] { out.cuda = emitCuda(k); });
 

@@ -22,6 +22,7 @@ struct LowerOptions {
   uint32_t sharedMemoryLimit = 227 * 1024;
   bool dumpIr = false;
   bool reuseSharedMemory = true;
+  bool shareSubexpressions = true;
   Faults faults;
 };
 

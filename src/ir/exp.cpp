@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/identifiers.hpp"
 #include "ir/scalar_ops.hpp"
 
 namespace obsidian {
@@ -183,6 +184,36 @@ ExpPtr literalReal(ScalarType t, double value) {
 }
 
 ExpPtr u32(uint32_t v) { return literalInt(ScalarType::U32, v); }
+
+ExpPtr share(const ExpPtr& e, const std::string& name) {
+  if (!name.empty()) {
+    if (!isIdentifier(name)) {
+      throw Error("share(e, \"" + name + "\"): the name must be a C identifier (a letter or _, " +
+                  "then letters, digits and _)");
+    }
+    if (const auto why = reservedIdentifierReason(name)) {
+      throw Error("share(e, \"" + name + "\"): the name must be free in generated code; '" + name +
+                  "' is " + *why);
+    }
+  }
+  switch (e->kind) {
+    case ExpKind::Literal:
+    case ExpKind::Var:
+    case ExpKind::ThreadIdx:
+    case ExpKind::BlockIdx:
+    case ExpKind::GridDim: return e;
+    case ExpKind::Unary:
+    case ExpKind::Binary:
+    case ExpKind::Select:
+    case ExpKind::Cast:
+    case ExpKind::Index: break;
+  }
+  if (e->share && e->name == name) return e;
+  auto n = std::make_shared<ExpNode>(*e);
+  n->share = true;
+  n->name = name;
+  return n;
+}
 
 ExpPtr var(ScalarType t, const std::string& name) {
   OBSIDIAN_ASSERT(!name.empty(), "variables have names");

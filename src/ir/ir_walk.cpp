@@ -3,49 +3,81 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <unordered_map>
 
 namespace obsidian::ir {
 
-ExpPtr rewrite(const ExpPtr& e, const std::function<ExpPtr(const ExpPtr&)>& leaf) {
-  if (!e) return e;
-  if (ExpPtr r = leaf(e)) return r;
-  switch (e->kind) {
-    case ExpKind::Literal:
-    case ExpKind::Var:
-    case ExpKind::ThreadIdx:
-    case ExpKind::BlockIdx:
-    case ExpKind::GridDim: return e;
-    case ExpKind::Unary: {
-      ExpPtr a = rewrite(e->args[0], leaf);
-      return a == e->args[0] ? e : unary(e->unOp, a);
-    }
-    case ExpKind::Binary: {
-      ExpPtr a = rewrite(e->args[0], leaf), b = rewrite(e->args[1], leaf);
-      return (a == e->args[0] && b == e->args[1]) ? e : binary(e->binOp, a, b);
-    }
-    case ExpKind::Select: {
-      ExpPtr c = rewrite(e->args[0], leaf), a = rewrite(e->args[1], leaf),
-             b = rewrite(e->args[2], leaf);
-      return (c == e->args[0] && a == e->args[1] && b == e->args[2]) ? e : select(c, a, b);
-    }
-    case ExpKind::Cast: {
-      ExpPtr a = rewrite(e->args[0], leaf);
-      return a == e->args[0] ? e : cast(e->type, a);
-    }
-    case ExpKind::Index: {
-      ExpPtr i = rewrite(e->args[0], leaf);
-      if (e->vecWidth > 1) {
-        ExpPtr v = rewrite(e->args[1], leaf);
-        return (i == e->args[0] && v == e->args[1])
-                   ? e
-                   : vectorIndex(e->type, e->array, i, v, e->vecWidth, e->vecLane);
-      }
-      if (i == e->args[0]) return e;
-      return e->ownLane ? ownLaneIndex(e->type, e->array, i, e->origin)
-                        : index(e->type, e->array, i);
-    }
+namespace {
+// One rewrite: results by node, so a node reached along several paths (a DAG: the same ExpPtr
+// used twice) is rebuilt once and stays one node, instead of once per path (exponential in the
+// number of times sharing nests).
+class Rewriter {
+ public:
+  explicit Rewriter(const std::function<ExpPtr(const ExpPtr&)>& leaf) : leaf_(leaf) {}
+
+  ExpPtr operator()(const ExpPtr& e) {
+    if (!e) return e;
+    if (auto it = done_.find(e.get()); it != done_.end()) return it->second;
+    ExpPtr r = leaf_(e);
+    if (!r) r = rebuild(e);
+    done_.emplace(e.get(), r);
+    return r;
   }
-  return e;
+
+ private:
+  ExpPtr rebuild(const ExpPtr& e) {
+    ExpPtr r = rebuildNode(e);
+    // A value the user bound with share() stays bound when its operands are rewritten.
+    return (r != e && e->share) ? share(r, e->name) : r;
+  }
+
+  ExpPtr rebuildNode(const ExpPtr& e) {
+    auto& self = *this;
+    switch (e->kind) {
+      case ExpKind::Literal:
+      case ExpKind::Var:
+      case ExpKind::ThreadIdx:
+      case ExpKind::BlockIdx:
+      case ExpKind::GridDim: return e;
+      case ExpKind::Unary: {
+        ExpPtr a = self(e->args[0]);
+        return a == e->args[0] ? e : unary(e->unOp, a);
+      }
+      case ExpKind::Binary: {
+        ExpPtr a = self(e->args[0]), b = self(e->args[1]);
+        return (a == e->args[0] && b == e->args[1]) ? e : binary(e->binOp, a, b);
+      }
+      case ExpKind::Select: {
+        ExpPtr c = self(e->args[0]), a = self(e->args[1]), b = self(e->args[2]);
+        return (c == e->args[0] && a == e->args[1] && b == e->args[2]) ? e : select(c, a, b);
+      }
+      case ExpKind::Cast: {
+        ExpPtr a = self(e->args[0]);
+        return a == e->args[0] ? e : cast(e->type, a);
+      }
+      case ExpKind::Index: {
+        ExpPtr i = self(e->args[0]);
+        if (e->vecWidth > 1) {
+          ExpPtr v = self(e->args[1]);
+          return (i == e->args[0] && v == e->args[1])
+                     ? e
+                     : vectorIndex(e->type, e->array, i, v, e->vecWidth, e->vecLane, e->origin);
+        }
+        if (i == e->args[0]) return e;
+        return e->ownLane ? ownLaneIndex(e->type, e->array, i, e->origin)
+                          : index(e->type, e->array, i, e->origin);
+      }
+    }
+    return e;
+  }
+
+  const std::function<ExpPtr(const ExpPtr&)>& leaf_;
+  std::unordered_map<const ExpNode*, ExpPtr> done_;
+};
+}  // namespace
+
+ExpPtr rewrite(const ExpPtr& e, const std::function<ExpPtr(const ExpPtr&)>& leaf) {
+  return Rewriter(leaf)(e);
 }
 
 ExpPtr substitute(const ExpPtr& e, const std::string& name, const ExpPtr& value) {

@@ -11,7 +11,8 @@
 namespace obsidian::ir {
 
 // Rebuild e bottom-up through the smart constructors; `leaf` may replace any node first
-// (return null to keep it and recurse into its operands).
+// (return null to keep it and recurse into its operands). A node reached along several paths
+// is rewritten once (`leaf` sees each distinct node once), so shared nodes stay shared.
 ExpPtr rewrite(const ExpPtr& e, const std::function<ExpPtr(const ExpPtr&)>& leaf);
 
 // e with every Var `name` replaced by `value` (folded again).

@@ -4,6 +4,7 @@
 #include "obsidian/capture.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 
 #include "codegen/lower.hpp"
@@ -99,6 +100,10 @@ Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options
   lo.sharedMemoryLimit = options.sharedMemoryLimit;
   lo.dumpIr = options.dumpIr;
   lo.reuseSharedMemory = options.reuseSharedMemory;
+  // OBSIDIAN_SHARE=0 turns sharing off for every capture, those the library makes included
+  // (before/after comparisons: bench/codegen).
+  const char* share = std::getenv("OBSIDIAN_SHARE");
+  lo.shareSubexpressions = options.shareSubexpressions && !(share && std::string(share) == "0");
   LoweredKernel lowered =
       ir::withStackFor(ir::maxDepth(k), [&] { return lowerKernel(std::move(k), lo); });
   lowered.timings.insert(lowered.timings.begin(), PassTiming{"reify", reifyMilliseconds});

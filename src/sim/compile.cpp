@@ -1,4 +1,5 @@
 // Compiling a lowered kernel into the simulator's flat program (see sim/program.hpp).
+#include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
 #include "sim/program.hpp"
 
@@ -51,7 +52,16 @@ std::unique_ptr<CExp> Compiler::exp(const ExpPtr& e) {
   return c;
 }
 
-std::string Compiler::show(const ExpPtr& e) const { return ir::printExp(e, k_.arrays); }
+ExpPtr Compiler::expand(const ExpPtr& e) const {
+  if (shared_.empty()) return e;
+  return ir::rewrite(e, [&](const ExpPtr& n) -> ExpPtr {
+    if (n->kind != ExpKind::Var) return nullptr;
+    auto it = shared_.find(n->name);
+    return it == shared_.end() ? nullptr : it->second;
+  });
+}
+
+std::string Compiler::show(const ExpPtr& e) const { return ir::printExp(expand(e), k_.arrays); }
 
 std::vector<CStmt> Compiler::body(const Body& b) {
   std::vector<CStmt> out;
@@ -77,6 +87,7 @@ CStmt Compiler::stmt(const Stmt& s) {
           c.e0 = exp(n.init);
           c.text = std::string(cudaTypeName(n.type)) + " " + n.var +
                    (n.init ? " = " + show(n.init) : "");
+          if (n.constant && n.init) shared_[n.var] = expand(n.init);
         } else if constexpr (std::is_same_v<T, AssignVar>) {
           c.op = Op::AssignVar;
           c.slot = slot(n.var);

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/scalar_ops.hpp"
@@ -66,10 +67,15 @@ class Compiler {
  private:
   std::unique_ptr<CExp> exp(const ExpPtr& e);
   CStmt stmt(const Stmt& s);
+  // e as messages quote it: the variables of shared values (Declare::constant, made by the
+  // share pass) written out as the expressions they hold, so a message reads as the program
+  // the user wrote rather than naming a t7 the user never saw.
   std::string show(const ExpPtr& e) const;
+  ExpPtr expand(const ExpPtr& e) const;
 
   const KernelIR& k_;
   std::map<std::string, int> slots_;
+  std::unordered_map<std::string, ExpPtr> shared_;  // variable -> its value, expanded
 };
 
 }  // namespace obsidian::sim

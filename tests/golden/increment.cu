@@ -11,6 +11,7 @@ typedef unsigned long long uint64_t;
 extern "C" __global__ void __launch_bounds__(256) increment(const uint32_t* in0, uint32_t n0, uint32_t* out0)
 {
   for (uint32_t bid0 = blockIdx.x; bid0 < n0 / 256u; bid0 += gridDim.x) {
-    out0[bid0 * 256u + threadIdx.x] = in0[bid0 * 256u + threadIdx.x] + 1u;
+    const uint32_t t0 = bid0 * 256u + threadIdx.x;
+    out0[t0] = in0[t0] + 1u;
   }
 }

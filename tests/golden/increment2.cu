@@ -12,7 +12,8 @@ extern "C" __global__ void __launch_bounds__(256) increment2(const uint32_t* in0
 {
   for (uint32_t bid0 = blockIdx.x; bid0 < n0 / 8192u; bid0 += gridDim.x) {
     for (uint32_t s0 = 0u; s0 < 32u; ++s0) {
-      out0[bid0 * 8192u + (threadIdx.x * 32u + s0)] = in0[bid0 * 8192u + (threadIdx.x * 32u + s0)] + 1u;
+      const uint32_t t0 = bid0 * 8192u + (threadIdx.x * 32u + s0);
+      out0[t0] = in0[t0] + 1u;
     }
   }
 }

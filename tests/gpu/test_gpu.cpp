@@ -3,6 +3,7 @@
 // pipeline works for awkward sizes.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <random>
 
@@ -216,4 +217,17 @@ TEST_CASE("gpu: a checked launch reports the first out-of-bounds write and does 
   bins.zero();
   gpu::launch(k, {din, bins, out});
   CHECK(bins.download() == std::vector<uint32_t>(8, 800));
+}
+
+TEST_CASE("gpu: a bitonic network sorts each block's chunk, with and without sharing") {
+  // 1024 threads, 55 stages: each stage's two reads are shared variables (codegen/share.hpp).
+  const std::vector<uint32_t> in = randomWords(1024 * 37, 12);
+  std::vector<uint32_t> want = in;
+  for (size_t b = 0; b < 37; ++b) std::sort(want.begin() + b * 1024, want.begin() + (b + 1) * 1024);
+  for (bool share : {true, false}) {
+    CaptureOptions o;
+    o.shareSubexpressions = share;
+    const Kernel k = obsidian::testing::bitonicKernel(share ? "bitonic" : "bitonicPlain", 1024, o);
+    CHECK(gpuMatchesSimulator(k, in, in.size()) == want);
+  }
 }

@@ -40,9 +40,11 @@ Kernel copyVectors(uint32_t threads) {
 }  // namespace
 
 TEST_CASE("vectors<4>: one 16-byte load per vector, read by lane") {
-  const Kernel k = segmentedReduceKernel<uint32_t>(plusW, uint32_t{0}, 1024, SegmentedReducePolicy{64});
+  const Kernel k =
+      segmentedReduceKernel<uint32_t>(plusW, uint32_t{0}, 1024, SegmentedReducePolicy{64});
   const std::string cuda = k.cuda();
-  CHECK(cuda.find("((const uint4*)in0)[bid0 * 1024u / 4u + threadIdx.x].x") != std::string::npos);
+  CHECK(cuda.find("const uint32_t t0 = bid0 * 1024u / 4u + threadIdx.x;") != std::string::npos);
+  CHECK(cuda.find("((const uint4*)in0)[t0].x") != std::string::npos);
   CHECK(cuda.find("].w") != std::string::npos);
   CHECK(k.ir().arrays[k.ir().params[0].array].alignment == 16);
   std::vector<uint32_t> in = randomWords(1024 * 3, 1), out(3);

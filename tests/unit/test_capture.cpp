@@ -259,14 +259,19 @@ TEST_CASE("capture: the IR can be dumped after every pass") {
   o.dumpIr = true;
   const Kernel k = capture(
       "dumped", 32, [](DPull<EWord32> in) { return push<Grid>(in); }, o);
-  for (const char* pass :
-       {"=== reify", "=== verify ownership", "=== materialize shuffles", "=== verify",
-        "=== liveness", "=== memory map", "=== virtualize", "=== emit CUDA"}) {
+  for (const char* pass : {"=== reify", "=== verify ownership", "=== materialize shuffles",
+                           "=== verify", "=== liveness", "=== memory map", "=== virtualize",
+                           "=== share subexpressions", "=== emit CUDA"}) {
     CHECK_MESSAGE(k.irDump().find(pass) != std::string::npos, pass);
   }
   CHECK(k.irDump().find("forAll Grid i0 < n0") != std::string::npos);
   CHECK(k.timings().front().pass == "reify");
-  CHECK(k.timings().size() == 10);
+  CHECK(k.timings().size() == 11);
+  o.shareSubexpressions = false;  // the pass is left out, and so is its timing
+  const Kernel plain = capture(
+      "dumpedPlain", 32, [](DPull<EWord32> in) { return push<Grid>(in); }, o);
+  CHECK(plain.irDump().find("=== share subexpressions") == std::string::npos);
+  CHECK(plain.timings().size() == 10);
 }
 
 TEST_CASE("capture: the report holds what the issue asks for") {

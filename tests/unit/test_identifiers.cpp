@@ -145,7 +145,7 @@ const std::set<std::string> kHostLocals = {
 // (A hand-written match: std::regex trips GCC 12's -Wmaybe-uninitialized in sanitizer builds.)
 bool isDerived(const std::string& id) {
   for (const char* prefix :
-       {"i", "s", "v", "old", "bid", "wid", "loc", "reg", "arr", "sh", "in", "n", "m", "out"}) {
+       {"i", "s", "v", "t", "old", "bid", "wid", "loc", "reg", "arr", "sh", "in", "n", "m", "out"}) {
     if (!id.starts_with(prefix)) continue;
     // prefix, then digits, then any number of _digits groups
     size_t k = std::string(prefix).size();
