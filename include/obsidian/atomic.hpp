@@ -13,8 +13,8 @@ namespace detail {
 template <class I>
 EWord32 asIndex(const I& i) {
   static_assert(std::is_convertible_v<I, EWord32>,
-                "an array index is an EWord32: widen a u8 index with w8ToW32(i), other types "
-                "with cast<uint32_t>(i)");
+                "an array index is an EWord32: widen a u8 index with w8ToW32(i), a u16 index "
+                "with w16ToW32(i), other types with cast<uint32_t>(i)");
   if constexpr (std::is_convertible_v<I, EWord32>) {
     return i;
   } else {
@@ -80,7 +80,7 @@ SMutable<X> newShared(const Program<L>& p, uint32_t n) {
 // temporary storage, it is one per kernel, not per launch).
 template <KernelScalar X, class L>
 SMutable<X> newGlobal(const Program<L>& p, uint32_t n) {
-  static_assert(!std::is_same_v<X, bool> && !std::is_same_v<X, uint8_t>,
+  static_assert(!std::is_same_v<X, bool> && sizeof(X) >= 4,
                 "newGlobal: grid state holds 4- or 8-byte elements (u32, i32, u64, f32, f64)");
   if (n == 0) throw Error("newGlobal: a grid-state array needs at least one element; got 0");
   return SMutable<X>(p.context().ref(detail::addGridState(p.context(), scalarTypeOf<X>, n)), n);

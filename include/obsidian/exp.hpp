@@ -309,6 +309,7 @@ class Exp {
 };
 
 using EWord8 = Exp<uint8_t>;
+using EWord16 = Exp<uint16_t>;
 using EWord32 = Exp<uint32_t>;
 using EWord64 = Exp<uint64_t>;
 using EInt32 = Exp<int32_t>;
@@ -332,6 +333,8 @@ inline EFloat w32ToF(const EWord32& e) { return cast<float>(e); }
 inline EWord32 fToW32(const EFloat& e) { return cast<uint32_t>(e); }
 inline EWord8 w32ToW8(const EWord32& e) { return cast<uint8_t>(e); }
 inline EWord32 w8ToW32(const EWord8& e) { return cast<uint32_t>(e); }
+inline EWord16 w32ToW16(const EWord32& e) { return cast<uint16_t>(e); }
+inline EWord32 w16ToW32(const EWord16& e) { return cast<uint32_t>(e); }
 inline EInt32 w32ToI32(const EWord32& e) { return cast<int32_t>(e); }
 inline EWord32 i32ToW32(const EInt32& e) { return cast<uint32_t>(e); }
 inline EWord64 w32ToW64(const EWord32& e) { return cast<uint64_t>(e); }

@@ -8,7 +8,7 @@
 
 namespace obsidian {
 
-enum class ScalarType : uint8_t { U8, U32, I32, U64, F32, F64, Bool };
+enum class ScalarType : uint8_t { U8, U16, U32, I32, U64, F32, F64, Bool };
 
 template <class T>
 struct ScalarTraits;  // only the types below are kernel scalars
@@ -16,6 +16,10 @@ struct ScalarTraits;  // only the types below are kernel scalars
 template <>
 struct ScalarTraits<uint8_t> {
   static constexpr ScalarType type = ScalarType::U8;
+};
+template <>
+struct ScalarTraits<uint16_t> {
+  static constexpr ScalarType type = ScalarType::U16;
 };
 template <>
 struct ScalarTraits<uint32_t> {
@@ -65,6 +69,7 @@ struct ScalarInfo {
 constexpr ScalarInfo scalarInfo(ScalarType t) {
   switch (t) {
     case ScalarType::U8: return {"uint8_t", 1, false, false, ""};
+    case ScalarType::U16: return {"uint16_t", 2, false, false, ""};
     case ScalarType::U32: return {"uint32_t", 4, false, false, "uint"};
     case ScalarType::I32: return {"int32_t", 4, false, true, "int"};
     case ScalarType::U64: return {"uint64_t", 8, false, false, "ulonglong"};
@@ -85,11 +90,19 @@ constexpr uint32_t bitWidth(ScalarType t) { return t == ScalarType::Bool ? 1 : 8
 constexpr std::string_view cudaTypeName(ScalarType t) { return scalarInfo(t).cudaName; }
 
 // CUDA's vector type of `width` elements of t (the type of a vector load), e.g. uint4; empty
-// where CUDA has none (u8 and bool, widths other than 2 and 4, more than 16 bytes).
+// where CUDA has none (u8, u16 and bool, widths other than 2 and 4, more than 16 bytes).
 inline std::string vectorTypeName(ScalarType t, uint32_t width) {
   const ScalarInfo info = scalarInfo(t);
   if (info.vectorBase.empty() || (width != 2 && width != 4) || width * info.bytes > 16) return "";
   return std::string(info.vectorBase) + std::to_string(width);
+}
+
+// Whether `width` consecutive elements of t can be read as one vector (vectors<W>): a power of
+// two of at least 2 elements, at most 16 bytes (one ld.global.v4), not bool. Where CUDA has no
+// vector type of t (u8, u16), the vector is read as 32-bit words whose bits hold the lanes.
+constexpr bool hasVectorLoad(ScalarType t, uint32_t width) {
+  return t != ScalarType::Bool && width >= 2 && (width & (width - 1)) == 0 &&
+         width * sizeOf(t) <= 16;
 }
 
 }  // namespace obsidian

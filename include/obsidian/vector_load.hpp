@@ -1,6 +1,8 @@
-// Wide loads: a global array viewed as vectors of 2 or 4 consecutive elements, each vector read
-// with one 8- or 16-byte load (ld.global.v4) instead of one load per element. Memory-bound
-// kernels need these to reach the device's bandwidth.
+// Wide loads: a global array viewed as vectors of W consecutive elements (W a power of two, at
+// most 16 bytes: 16 u8, 8 u16, 4 u32/i32/f32, 2 u64/f64), each vector read with one load of up
+// to 16 bytes (ld.global.v4) instead of one load per element. Memory-bound kernels need these
+// to reach the device's bandwidth; for byte data (images, histograms) one load per element
+// would reach a fraction of it.
 #pragma once
 
 #include <boost/hana/tuple.hpp>
@@ -40,16 +42,22 @@ using Vector = decltype(detail::vectorTuple<X>(detail::VectorSource{}, EWord32(0
                                                std::make_index_sequence<W>{}));
 
 // vectors<W>(arr): the len/W whole vectors of W consecutive elements of arr, each a tuple read
-// with one W * sizeof(X)-byte load (W is 2 or 4, at most 16 bytes). The last len % W elements
-// are not in it: read them as scalars. arr must read a global array directly, arr[i] being
-// in[base + i] (a kernel parameter, or splitUp/splitAt/halve pieces of one) with base a
-// multiple of W; the launch checks that the array's address is aligned to the vector size.
+// with one W * sizeof(X)-byte load: W is a power of two of at least 2, and W * sizeof(X) at
+// most 16 bytes (2 to 16 u8, 2 to 8 u16, 2 or 4 u32/i32/f32, 2 u64/f64). u8 and u16 vectors
+// are read as 32-bit words (a uint4 for 16 bytes) whose bits are the lanes, little-endian as
+// in memory. The last len % W elements are not in it: read them as scalars. arr must read a
+// global array directly, arr[i] being in[base + i] (a kernel parameter, or splitUp/splitAt/
+// halve pieces of one) with base a multiple of W; the launch checks that the array's address
+// is aligned to the vector size. The CUDA compiler makes one load of the lanes of a vector
+// that are read together: declare them (t.declare) before statements that write memory.
 template <uint32_t W, class Len, KernelScalar X>
 Pull<Len, Vector<W, X>> vectors(const Pull<Len, Exp<X>>& arr) {
-  static_assert(W == 2 || W == 4, "vectors<W>: W is 2 or 4 elements");
-  static_assert(W * sizeof(X) <= 16 && !std::is_same_v<X, bool> && !std::is_same_v<X, uint8_t>,
-                "vectors<W>: CUDA has vector loads of 2 or 4 u32/i32/f32 or 2 u64/f64 (at most "
-                "16 bytes)");
+  static_assert(W >= 2 && (W & (W - 1)) == 0,
+                "vectors<W>: W is a power of two of at least 2 elements");
+  static_assert(!std::is_same_v<X, bool>, "vectors<W>: there are no vector loads of bool");
+  static_assert(W * sizeof(X) <= 16,
+                "vectors<W>: a vector is at most 16 bytes (W * sizeof(X) <= 16: up to 16 u8, "
+                "8 u16, 4 u32/i32/f32 or 2 u64/f64)");
   const detail::VectorSource src =
       detail::vectorSource(W, arr[variable<uint32_t>(detail::kProbe)].node());
   return Pull<Len, Vector<W, X>>(arr.len() / W, [src](const EWord32& j) {

@@ -16,6 +16,7 @@ namespace {
 const char* kPrelude =
     "#if defined(__CUDACC_RTC__)\n"
     "typedef unsigned char uint8_t;\n"
+    "typedef unsigned short uint16_t;\n"
     "typedef unsigned int uint32_t;\n"
     "typedef int int32_t;\n"
     "typedef unsigned long long uint64_t;\n"

@@ -412,6 +412,12 @@ ExpPtr select(ExpPtr c, ExpPtr a, ExpPtr b) {
 ExpPtr cast(ScalarType to, ExpPtr a) {
   OBSIDIAN_ASSERT(a != nullptr, "cast operand");
   if (a->type == to) return a;
+  // CUDA converts a float to an integer narrower than 32 bits through 32 bits (cvt.rzi.u32,
+  // then truncation: (uint8_t)300.0f is 44, not 255); spelled out, so that the printed code
+  // says what the simulator computes.
+  if (isFloat(a->type) && isInteger(to) && sizeOf(to) < 4) {
+    return cast(to, cast(ScalarType::U32, std::move(a)));
+  }
   if (a->isLiteral()) {
     if (to == ScalarType::Bool) {
       return literalInt(to, isFloat(a->type) ? (a->real != 0) : (a->bits != 0));
@@ -462,8 +468,8 @@ ExpPtr vectorIndex(ScalarType elem, ArrayId array, ExpPtr elementIx, ExpPtr vect
   OBSIDIAN_ASSERT(elementIx && vectorIx && elementIx->type == ScalarType::U32 &&
                       vectorIx->type == ScalarType::U32,
                   "vector indices are uint32");
-  OBSIDIAN_ASSERT(width > 1 && width <= 16 && lane < width && width * sizeOf(elem) <= 16,
-                  "vector loads are at most 16 bytes");
+  OBSIDIAN_ASSERT(hasVectorLoad(elem, width) && lane < width,
+                  "vector loads are of 2^k elements, at most 16 bytes");
   auto n = node(ExpKind::Index, elem);
   n->array = array;
   n->vecWidth = static_cast<uint8_t>(width);

@@ -1,5 +1,6 @@
 // Expressions in CUDA syntax with C precedence: parentheses only where they are needed, plus
 // where mixing bitwise and arithmetic operators would be easy to misread.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -41,7 +42,7 @@ int binPrec(BinOp op) {
   return kPrimary;
 }
 
-// Integers narrower than int (u8) are promoted to int by C++ arithmetic.
+// Integers narrower than int (u8, u16) are promoted to int by C++ arithmetic.
 bool promoted(ScalarType t) { return isInteger(t) && sizeOf(t) < sizeOf(ScalarType::I32); }
 
 // Arithmetic on a promoted type: the result is cast back so it wraps like the type.
@@ -50,6 +51,21 @@ bool wrapsNarrow(const ExpNode& e) {
   if (e.kind == ExpKind::Unary) return isPrefixOp(e.unOp);  // - and ~ (! takes bool)
   if (e.kind == ExpKind::Binary) return binPrec(e.binOp) != kPrimary;
   return false;
+}
+
+// Whether promoted int arithmetic on t could overflow (undefined) where t's own does not:
+// u16 * u16 passes INT_MAX, and so may a left shift of a narrow value by up to 31 (255 << 24).
+// The left operand is then widened to unsigned int, whose arithmetic wraps (the result is cast
+// back to t).
+bool widensLeft(BinOp op, ScalarType t) {
+  if (!promoted(t)) return false;
+  return op == BinOp::Shl || (op == BinOp::Mul && 2 * bitWidth(t) > 31);
+}
+
+// A lane of a vector of a type CUDA has no vector type of (u8, u16): the bits of a word,
+// printed with a cast (see Printer::narrowLaneOf).
+bool narrowLane(const ExpNode& e) {
+  return e.kind == ExpKind::Index && e.vecWidth > 1 && vectorTypeName(e.type, e.vecWidth).empty();
 }
 
 int precOf(const ExpNode& e) {
@@ -61,8 +77,8 @@ int precOf(const ExpNode& e) {
     case ExpKind::Var:
     case ExpKind::ThreadIdx:
     case ExpKind::BlockIdx:
-    case ExpKind::GridDim:
-    case ExpKind::Index: return kPrimary;
+    case ExpKind::GridDim: return kPrimary;
+    case ExpKind::Index: return narrowLane(e) ? kUnary : kPrimary;
     case ExpKind::Unary:
       if (wrapsNarrow(e)) return kUnary;
       return isPrefixOp(e.unOp) ? kUnary : kPrimary;
@@ -127,6 +143,10 @@ class Printer {
       case ExpKind::Index: {
         OBSIDIAN_ASSERT(n.array < arrays_.size(), "index of a known array");
         const ArrayDecl& a = arrays_[n.array];
+        if (narrowLane(n)) {
+          narrowLaneOf(n, a);
+          return;
+        }
         if (n.vecWidth > 1) {
           // One lane of a vector: the CUDA compiler merges the lanes of one vector into a
           // single wide load (ld.global.v4), which it may do since the vector type is aligned.
@@ -169,6 +189,32 @@ class Printer {
       case ExpKind::Unary: unary(n); return;
       case ExpKind::Binary: binary(n); return;
     }
+  }
+
+  // Lane l of a vector of u8 or u16 elements, which CUDA has no 16-byte vector type of: the
+  // vector is read as 32-bit words (uint4, uint2, or one uint32_t; a uint16_t for two u8), and
+  // the lane is the bits of its word at its byte offset (little-endian, as in memory), shifted
+  // down and cast to the element type: (uint8_t)(((const uint4*)in0)[v].y >> 8u). The lanes of
+  // one vector read the same aligned words, which the CUDA compiler merges into one load
+  // (ld.global.v4.u32) and extracts the lanes from with shifts.
+  void narrowLaneOf(const ExpNode& n, const ArrayDecl& a) {
+    static const char* lanes = "xyzw";
+    const uint32_t size = sizeOf(n.type), bytes = n.vecWidth * size;
+    const uint32_t wordBytes = std::min(bytes, 4u);
+    const uint32_t offset = n.vecLane * size;  // bytes into the vector
+    const std::string word =
+        bytes >= 8 ? "uint" + std::to_string(bytes / 4) : (bytes == 4 ? "uint32_t" : "uint16_t");
+    const uint32_t shift = 8 * (offset % wordBytes);
+    out_ += "(" + std::string(cudaTypeName(n.type)) + ")";
+    if (shift > 0) out_ += "(";
+    out_ += "((const " + word + "*)" + a.name + ")[";
+    print(n.args[1]);
+    out_ += "]";
+    if (bytes >= 8) {
+      out_ += ".";
+      out_ += lanes[offset / wordBytes];
+    }
+    if (shift > 0) out_ += " >> " + std::to_string(shift) + "u)";
   }
 
   void call(const std::string& fn, const ExpPtr& a) {
@@ -235,7 +281,12 @@ class Printer {
       case BinOp::Pow: call(mathName("pow", t), n.args[0], n.args[1]); return;
       default: {
         const int p = binPrec(n.binOp);
-        operand(n.args[0], p, p);
+        if (widensLeft(n.binOp, t)) {
+          out_ += "(unsigned int)";
+          operand(n.args[0], kUnary, kUnary);
+        } else {
+          operand(n.args[0], p, p);
+        }
         out_ += " ";
         out_ += binOpName(n.binOp);
         out_ += " ";
@@ -264,6 +315,7 @@ std::string printLiteral(const ExpNode& e) {
   switch (e.type) {
     case ScalarType::Bool: return e.bits ? "true" : "false";
     case ScalarType::U8: return "(uint8_t)" + std::to_string(e.bits);
+    case ScalarType::U16: return "(uint16_t)" + std::to_string(e.bits);
     case ScalarType::U32: return std::to_string(e.bits) + "u";
     case ScalarType::U64: return std::to_string(e.bits) + "ull";
     case ScalarType::I32: {

@@ -187,7 +187,9 @@ Value evalCast(ScalarType to, ScalarType from, Value a) {
     const uint64_t v = isSigned(from) ? static_cast<uint64_t>(signedOf(from, a.u)) : a.u;
     return intValue(v & typeMask(to));
   }
-  // float -> integer: truncate, saturate at the type's range, NaN -> 0 (cvt.rzi.sat).
+  // float -> integer: truncate, saturate at the type's range, NaN -> 0 (cvt.rzi.sat); to a type
+  // narrower than 32 bits through u32, as CUDA does it (see ir::cast).
+  if (sizeOf(to) < 4) return evalCast(to, ScalarType::U32, evalCast(ScalarType::U32, from, a));
   if (std::isnan(a.f)) return intValue(0);
   const double v = std::trunc(a.f);
   double lo = 0, top = 0;

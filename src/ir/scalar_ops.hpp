@@ -41,7 +41,8 @@ std::optional<uint64_t> integerBits(ScalarType t, double v);
 // remainder by zero throws Error; callers that can report better (the simulator) check first.
 Value evalBinary(BinOp op, ScalarType t, Value a, Value b);
 Value evalUnary(UnOp op, ScalarType t, Value a);
-// Conversion as CUDA does it; float to integer saturates, NaN becomes 0.
+// Conversion as CUDA does it; float to integer saturates, NaN becomes 0 (to u8 and u16: to u32
+// first, then truncated).
 Value evalCast(ScalarType to, ScalarType from, Value a);
 
 // The value of a literal node, and a literal node for a value.

@@ -14,6 +14,7 @@ namespace {
 union ParamValue {
   CUdeviceptr pointer;
   uint8_t u8;
+  uint16_t u16;
   uint32_t u32;
   int32_t i32;
   uint64_t u64;
@@ -26,6 +27,7 @@ ParamValue scalar(ScalarType t, uint64_t bits, double real) {
   ParamValue v{};
   switch (t) {
     case ScalarType::U8: v.u8 = static_cast<uint8_t>(bits); break;
+    case ScalarType::U16: v.u16 = static_cast<uint16_t>(bits); break;
     case ScalarType::U32: v.u32 = static_cast<uint32_t>(bits); break;
     case ScalarType::I32: v.i32 = static_cast<int32_t>(static_cast<uint32_t>(bits)); break;
     case ScalarType::U64: v.u64 = bits; break;

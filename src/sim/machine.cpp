@@ -15,6 +15,12 @@ ir::Value load(const uint8_t* p, ScalarType t) {
   switch (t) {
     case ScalarType::U8:
     case ScalarType::Bool: v.u = *p; break;
+    case ScalarType::U16: {
+      uint16_t x;
+      std::memcpy(&x, p, 2);
+      v.u = x;
+      break;
+    }
     case ScalarType::U32:
     case ScalarType::I32: {
       uint32_t x;
@@ -38,6 +44,11 @@ void store(uint8_t* p, ScalarType t, ir::Value v) {
   switch (t) {
     case ScalarType::U8: *p = static_cast<uint8_t>(v.u); break;
     case ScalarType::Bool: *p = v.u ? 1 : 0; break;
+    case ScalarType::U16: {
+      const auto x = static_cast<uint16_t>(v.u);
+      std::memcpy(p, &x, 2);
+      break;
+    }
     case ScalarType::U32:
     case ScalarType::I32: {
       const auto x = static_cast<uint32_t>(v.u);

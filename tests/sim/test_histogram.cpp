@@ -4,6 +4,7 @@
 // u8 and u16 difference; the building blocks in a kernel of one's own; and the errors.
 #include <doctest/doctest.h>
 
+#include <boost/hana/for_each.hpp>
 #include <cmath>
 #include <limits>
 #include <obsidian/device/histogram.hpp>
@@ -236,6 +237,46 @@ TEST_CASE("histogram: the building blocks in a kernel of one's own") {
   std::vector<uint32_t> bins(10, 0);
   simulate(k, {in, bins});
   CHECK(bins == reference<uint8_t>(in, 10, 0u, 200u));
+}
+
+TEST_CASE("histogram: u16 samples in a kernel of one's own, one by one and as vectors<8>") {
+  const EvenBinning<uint16_t> binning = evenBinning<uint16_t>(100, 1000u, 60000u);
+  const Kernel scalar =
+      capture("myHistogram16", 128, [binning](DPull<EWord16> in, DMutable<uint32_t> bins) {
+        return forEachBlock(splitUp(1024, in),
+                            [binning, bins](const Program<Block>& p, const SPull<EWord16>& chunk) {
+                              const SharedHistogram h = newSharedHistogram(p, 100, 4);
+                              blockHistogram(p, h, binning, chunk);
+                              addToGlobal(p, h, bins);
+                            });
+      });
+  // Each thread reads 8 samples with one 16-byte load.
+  const Kernel wide =
+      capture("myHistogram16x8", 128, [binning](DPull<EWord16> in, DMutable<uint32_t> bins) {
+        return forEachBlock(splitUp(1024, in),
+                            [binning, bins](const Program<Block>& p, const SPull<EWord16>& chunk) {
+                              const SharedHistogram h = newSharedHistogram(p, 100, 4);
+                              const auto v = vectors<8>(chunk);
+                              p.forAll(len(v), [&](const Program<Thread>& t, const EWord32& i) {
+                                // Declared before any is counted: the atomics between would keep
+                                // the compiler from merging the lanes' loads.
+                                std::vector<EWord32> lanes;
+                                hana::for_each(v[i], [&](const EWord16& x) {
+                                  lanes.push_back(t.declare(w16ToW32(x)));
+                                });
+                                for (const EWord32& x : lanes)
+                                  addSample<uint16_t>(t, h, binning, x, i);
+                              });
+                              addToGlobal(p, h, bins);
+                            });
+      });
+  CHECK(wide.cuda().find("(uint16_t)(((const uint4*)in0)[") != std::string::npos);
+  const auto in = randomSamples<uint16_t>(5 * 1024, 5, 65536);
+  for (const Kernel& k : {scalar, wide}) {
+    std::vector<uint32_t> bins(100, 0);
+    simulate(k, {in, bins});
+    CHECK_MESSAGE(bins == reference<uint16_t>(in, 100, 1000u, 60000u), k.name());
+  }
 }
 
 TEST_CASE("histogram: the kernel reads 16-byte vectors and privatizes its bins") {

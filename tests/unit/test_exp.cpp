@@ -22,6 +22,7 @@ namespace {
 EWord32 u(const char* name) { return variable<uint32_t>(name); }
 EInt32 i32(const char* name) { return variable<int32_t>(name); }
 EWord8 w8(const char* name) { return variable<uint8_t>(name); }
+EWord16 w16(const char* name) { return variable<uint16_t>(name); }
 EFloat f(const char* name) { return variable<float>(name); }
 EDouble d(const char* name) { return variable<double>(name); }
 EBool b(const char* name) { return variable<bool>(name); }
@@ -71,6 +72,42 @@ TEST_CASE("exp folding: uint8 wraps around at 256") {
   CHECK(boolOf(EWord8(250) > EWord8(5)));
   CHECK(bitsOf(min(EWord8(250), EWord8(5))) == 5);
   CHECK(bitsOf(max(EWord8(250), EWord8(5))) == 250);
+}
+
+TEST_CASE("exp folding: uint16 wraps around at 65536") {
+  CHECK(bitsOf(EWord16(60000) + EWord16(10000)) == 4464);
+  CHECK(bitsOf(EWord16(10) - EWord16(20)) == 65526);
+  CHECK(bitsOf(EWord16(65535) * EWord16(65535)) == 1);  // past INT_MAX in int arithmetic
+  CHECK(bitsOf(EWord16(256) * EWord16(256)) == 0);
+  CHECK(bitsOf(EWord16(60000) / EWord16(7)) == 8571);
+  CHECK(bitsOf(EWord16(60000) % EWord16(7)) == 3);
+  CHECK(bitsOf(-EWord16(5)) == 65531);
+  CHECK(bitsOf(~EWord16(0)) == 65535);
+  CHECK(bitsOf(EWord16(0x8001) << EWord16(1)) == 2);
+  CHECK(bitsOf(EWord16(0x8000) >> EWord16(15)) == 1);  // unsigned: a logical shift
+  CHECK(boolOf(EWord16(60000) > EWord16(5)));
+  CHECK(bitsOf(min(EWord16(60000), EWord16(5))) == 5);
+  CHECK(bitsOf(max(EWord16(60000), EWord16(5))) == 60000);
+  CHECK(bitsOf(w32ToW16(EWord32(0x12345u))) == 0x2345);
+  CHECK(bitsOf(w16ToW32(EWord16(65535))) == 65535);
+  CHECK(bitsOf(cast<uint16_t>(EInt32(-1))) == 65535);
+  CHECK_THROWS_WITH_AS(w16("z") << EWord16(16), doctest::Contains("out of range"), Error);
+  CHECK_NOTHROW(w16("z") << EWord16(15));
+}
+
+TEST_CASE("exp casts: a float becomes a u8 or u16 through u32, as CUDA converts it") {
+  // (uint8_t)300.0f is 44 on the GPU (cvt.rzi.u32.f32, then the low bits), not 255.
+  CHECK(bitsOf(cast<uint8_t>(EFloat(300.0f))) == 44);
+  CHECK(bitsOf(cast<uint16_t>(EFloat(70000.5f))) == 4464);
+  CHECK(bitsOf(cast<uint16_t>(EDouble(65535.9))) == 65535);
+  CHECK(ir::evalCast(ScalarType::U16, ScalarType::F32, ir::realValue(-3.0)).u == 0);  // at 0
+  const ir::Value big = ir::evalCast(ScalarType::U16, ScalarType::F32, ir::realValue(1e10));
+  CHECK(big.u == 65535);  // u32 saturates at 2^32 - 1
+  CHECK(ir::evalCast(ScalarType::U8, ScalarType::F64, ir::realValue(511.0)).u == 255);
+  CHECK(ir::evalCast(ScalarType::U8, ScalarType::F64, ir::realValue(512.0)).u == 0);
+  // Printed as two casts, so that the CUDA says what the simulator computes.
+  CHECK(show(cast<uint16_t>(f("x"))) == "(uint16_t)(uint32_t)x");
+  CHECK(show(cast<uint8_t>(d("y"))) == "(uint8_t)(uint32_t)y");
 }
 
 TEST_CASE("exp folding: uint32 arithmetic, bits and comparisons") {
@@ -321,6 +358,7 @@ TEST_CASE("exp printing: literals in CUDA syntax") {
   CHECK(show(EBool(true)) == "true");
   CHECK(show(EBool(false)) == "false");
   CHECK(show(EWord8(7)) == "(uint8_t)7");
+  CHECK(show(EWord16(700)) == "(uint16_t)700");
   CHECK(contains(show(EFloat(1.0e10f)), "e"));
   CHECK(show(EFloat(1.0e10f)).back() == 'f');
   CHECK(show(u("a") + 1u) == "a + 1u");
@@ -339,6 +377,26 @@ TEST_CASE("exp printing: uint8 arithmetic is cast back to uint8_t") {
   // Comparisons are bool, not wrapped.
   CHECK(show(p < q) == "p < q");
   CHECK(show(min(p, q)) == "min((unsigned int)p, (unsigned int)q)");
+}
+
+TEST_CASE("exp printing: uint16 arithmetic is cast back, products and shifts in unsigned int") {
+  const EWord16 p = w16("p"), q = w16("q");
+  CHECK(show(p + q) == "(uint16_t)(p + q)");
+  CHECK(show(p - q) == "(uint16_t)(p - q)");
+  CHECK(show(-p) == "(uint16_t)(-p)");
+  CHECK(show(~p) == "(uint16_t)(~p)");
+  CHECK(show(p / q + p % q) == "(uint16_t)((uint16_t)(p / q) + (uint16_t)(p % q))");
+  // 65535 * 65535 passes INT_MAX: int arithmetic would overflow (undefined); unsigned wraps.
+  CHECK(show(p * q) == "(uint16_t)((unsigned int)p * q)");
+  CHECK(show((p + q) * p) == "(uint16_t)((unsigned int)(uint16_t)(p + q) * p)");
+  // A left shift of a narrow value by 16..31 may pass INT_MAX too (u8 as well).
+  CHECK(show(p << q) == "(uint16_t)((unsigned int)p << q)");
+  CHECK(show(w8("a") << w8("b")) == "(uint8_t)((unsigned int)a << b)");
+  CHECK(show(p >> q) == "(uint16_t)(p >> q)");
+  CHECK(show(w8("a") * w8("b")) == "(uint8_t)(a * b)");  // 255 * 255 fits in int
+  CHECK(show(max(p, EWord16(3))) == "max((unsigned int)p, (unsigned int)(uint16_t)3)");
+  CHECK(show(p < q) == "p < q");
+  CHECK(show(w16ToW32(p) + 1u) == "(uint32_t)p + 1u");
 }
 
 TEST_CASE("exp printing: math functions per type") {
@@ -417,6 +475,7 @@ void checkScalarRow() {
 
 TEST_CASE("scalar types: the table agrees with the C++ types they stand for") {
   checkScalarRow<uint8_t>();
+  checkScalarRow<uint16_t>();
   checkScalarRow<uint32_t>();
   checkScalarRow<int32_t>();
   checkScalarRow<uint64_t>();
@@ -427,6 +486,19 @@ TEST_CASE("scalar types: the table agrees with the C++ types they stand for") {
   CHECK(vectorTypeName(ScalarType::F64, 2) == "double2");
   CHECK(vectorTypeName(ScalarType::F64, 4).empty());  // 32 bytes: no CUDA vector type
   CHECK(vectorTypeName(ScalarType::U8, 4).empty());
+  CHECK(vectorTypeName(ScalarType::U16, 8).empty());
+  // vectors<W>: W a power of two of at least 2, at most 16 bytes, not bool.
+  CHECK(hasVectorLoad(ScalarType::U8, 16));
+  CHECK(hasVectorLoad(ScalarType::U8, 2));
+  CHECK(hasVectorLoad(ScalarType::U16, 8));
+  CHECK(hasVectorLoad(ScalarType::U32, 4));
+  CHECK(hasVectorLoad(ScalarType::F64, 2));
+  CHECK_FALSE(hasVectorLoad(ScalarType::U8, 32));
+  CHECK_FALSE(hasVectorLoad(ScalarType::U8, 12));
+  CHECK_FALSE(hasVectorLoad(ScalarType::U16, 16));
+  CHECK_FALSE(hasVectorLoad(ScalarType::U32, 8));
+  CHECK_FALSE(hasVectorLoad(ScalarType::U32, 1));
+  CHECK_FALSE(hasVectorLoad(ScalarType::Bool, 4));
 }
 
 TEST_CASE("unary operators: each is a prefix operator or a call") {

@@ -10,6 +10,7 @@
 #include "../../examples/reduce/reduce.hpp"
 #include "../../examples/scan/scan.hpp"
 #include "../kernels.hpp"
+#include "../narrow_kernels.hpp"
 #include "../support.hpp"
 
 using namespace obsidian;
@@ -191,7 +192,11 @@ TEST_CASE("capture: no kernel may be named like an identifier of the code genera
       scan.inclusive,
       scan.exclusive,
       scan.addBack,
-      big};
+      big,
+      obsidian::testing::u16Kernel(),                                // u16 arithmetic
+      obsidian::testing::vectorHashes<uint8_t, 16>("narrowHashes"),  // u8 lanes of uint4 words
+      obsidian::testing::vectorHashes<uint8_t, 8>("octetHashes"),    // u8 lanes of uint2 words
+      obsidian::testing::vectorHashes<uint8_t, 2>("pairHashes")};    // u8 lanes of a uint16_t
 
   std::string code;
   for (const Kernel& k : kernels) code += k.cuda();
@@ -232,6 +237,8 @@ TEST_CASE("capture: no kernel may be named like an identifier of the code genera
                                "uint4",
                                "smem",
                                "uint8_t",
+                               "uint16_t",
+                               "uint2",
                                "uint64_t",
                                "threadIdx",
                                "gridDim",

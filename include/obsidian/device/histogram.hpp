@@ -59,7 +59,8 @@ inline constexpr Tuned<HistogramPolicy> kHistogramPolicies[] = {
 };
 
 // ------------------------------------------------------------------ samples and levels
-// The sample types a histogram counts. u16 (not a kernel scalar type) is read as packed words.
+// The sample types a histogram counts. The device-wide kernel reads u8 and u16 samples as
+// packed words.
 template <class S>
 concept HistogramSample = std::is_same_v<S, uint8_t> || std::is_same_v<S, uint16_t> ||
     std::is_same_v<S, uint32_t> || std::is_same_v<S, float>;
@@ -187,15 +188,15 @@ template <HistogramSample S, class Len, KernelScalar X>
 void blockHistogram(const Program<Block>& p, const SharedHistogram& h,
                     const EvenBinning<S>& binning, const Pull<Len, Exp<X>>& samples) {
   static_assert(std::is_same_v<Exp<X>, SampleExp<S>> ||
-                    (std::is_same_v<X, uint8_t> && std::is_same_v<S, uint8_t>),
+                    (std::is_same_v<X, S> && sizeof(S) < 4 && std::is_integral_v<S>),
                 "blockHistogram: the samples are Exp<float> for f32 binning, Exp<uint32_t> (or "
-                "Exp<uint8_t> for u8) for integer binning");
+                "Exp<uint8_t> for u8, Exp<uint16_t> for u16) for integer binning");
   if (binning.bins != h.bins) {
     throw Error("blockHistogram: the binning has " + std::to_string(binning.bins) +
                 " bins; the shared histogram " + std::to_string(h.bins));
   }
   p.forAll(sizeConv(samples.len()), [&](const Program<Thread>& t, const EWord32& i) {
-    if constexpr (std::is_same_v<X, uint8_t>) {
+    if constexpr (!std::is_same_v<Exp<X>, SampleExp<S>>) {  // u8, u16: widened
       addSample<S>(t, h, binning, cast<uint32_t>(samples[i]), i);
     } else {
       addSample<S>(t, h, binning, samples[i], i);
