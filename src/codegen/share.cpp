@@ -49,8 +49,13 @@ bool costly(const ExpNode& e) {
         case UnOp::Abs: return false;
       }
       return false;
-    case ExpKind::Binary:
-      return e.binOp == BinOp::Div || e.binOp == BinOp::Mod || e.binOp == BinOp::Pow;
+    case ExpKind::Binary: {
+      if (e.binOp == BinOp::Pow) return true;
+      if (e.binOp != BinOp::Div && e.binOp != BinOp::Mod) return false;
+      // An integer division by a power of two is a shift or a mask.
+      uint32_t d = 0;
+      return isFloat(e.type) || !ir::literalU32(e.args[1], d) || !std::has_single_bit(d);
+    }
     case ExpKind::Literal:
     case ExpKind::Var:
     case ExpKind::ThreadIdx:
@@ -79,6 +84,7 @@ struct Effects {
   std::set<ArrayId> written;
   std::set<std::string> assigned;  // variables given a new value (not declared ones)
   bool ordering = false;           // a barrier, fence or atomic: other threads' writes show
+  bool barrier = false;            // a barrier: cheap values are computed again after it
   bool any() const { return !written.empty() || !assigned.empty() || ordering; }
 };
 
@@ -93,7 +99,10 @@ void collectEffects(const Stmt& s, Effects& e) {
         } else if constexpr (std::is_same_v<T, Atomic>) {
           e.written.insert(n.array);
           e.ordering = true;
-        } else if constexpr (std::is_same_v<T, Sync> || std::is_same_v<T, Fence>) {
+        } else if constexpr (std::is_same_v<T, Sync>) {
+          e.ordering = true;
+          e.barrier = true;
+        } else if constexpr (std::is_same_v<T, Fence>) {
           e.ordering = true;
         } else {
           // A declaration, a loop's own index and an allocation make new names: nothing
@@ -115,6 +124,7 @@ void merge(Effects& into, const Effects& e) {
   into.written.insert(e.written.begin(), e.written.end());
   into.assigned.insert(e.assigned.begin(), e.assigned.end());
   into.ordering = into.ordering || e.ordering;
+  into.barrier = into.barrier || e.barrier;
 }
 
 Effects effectsOf(const Stmt& s) {
@@ -173,6 +183,7 @@ class Sharer {
     ExpPtr rep;
     uint8_t ops = 0;             // operations in its tree, counted up to 2
     bool bindable = false;       // worth a variable when used twice
+    bool heavy = false;          // reads memory or computes something costly in its tree
     bool marked = false;         // share() asked for a variable
     std::string hint;            // the name share() gave it
     std::set<ArrayId> reads;     // arrays its tree reads
@@ -260,11 +271,13 @@ class Sharer {
       v.rep = e;
       v.ops = ops;
       v.bindable = !leaf && (ops >= 2 || costly(*e));
+      v.heavy = costly(*e);
       // Bottom-up from the operands' (small) sets: a walk per value would be quadratic in
       // a deep expression.
       if (e->kind == ExpKind::Index) v.reads.insert(e->array);
       if (e->kind == ExpKind::Var) v.vars.insert(e->name);
       for (uint32_t n : operands) {
+        v.heavy = v.heavy || values_[n].heavy;
         v.reads.insert(values_[n].reads.begin(), values_[n].reads.end());
         v.vars.insert(values_[n].vars.begin(), values_[n].vars.end());
       }
@@ -342,6 +355,9 @@ class Sharer {
   bool killedBy(uint32_t n, const Effects& e) {
     if (!e.any()) return false;
     const Value& v = values_[n];
+    // Held across a barrier, a value occupies a register through it, where pressure is highest;
+    // index arithmetic is cheaper computed again.
+    if (e.barrier && !v.heavy) return true;
     for (ArrayId a : v.reads) {
       if (e.written.count(a) || (e.ordering && othersWrite(a))) return true;
     }

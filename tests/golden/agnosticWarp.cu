@@ -17,8 +17,7 @@ extern "C" __global__ void __launch_bounds__(256) agnosticWarp(const uint32_t* i
   uint32_t* arr2 = (uint32_t*)(smem + 2048);
   for (uint32_t bid0 = blockIdx.x; bid0 < n0 / 256u; bid0 += gridDim.x) {
     // arr0: 32 x uint32_t per warp at smem + 0
-    const uint32_t t0 = bid0 * 256u + threadIdx.x;
-    arr0[threadIdx.x] = in0[t0] + 1u;
+    arr0[threadIdx.x] = in0[bid0 * 256u + threadIdx.x] + 1u;
     __syncwarp();
     // arr1: 32 x uint32_t per warp at smem + 1024
     arr1[threadIdx.x] = arr0[threadIdx.x] * 2u;
@@ -26,7 +25,7 @@ extern "C" __global__ void __launch_bounds__(256) agnosticWarp(const uint32_t* i
     // arr2: 32 x uint32_t per warp at smem + 2048
     arr2[threadIdx.x] = arr1[threadIdx.x] + 3u;
     __syncwarp();
-    out0[t0] = arr2[threadIdx.x];
+    out0[bid0 * 256u + threadIdx.x] = arr2[threadIdx.x];
     __syncwarp();
   }
 }

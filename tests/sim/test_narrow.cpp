@@ -68,7 +68,7 @@ TEST_CASE("u16: parameters, arrays and code are typed uint16_t") {
             "const uint16_t* in0, uint32_t n0, const uint16_t* in1, uint32_t n1, uint16_t s2, "
             "float s3, uint16_t* out0_0"));
   // u16 * u16 can pass INT_MAX in int arithmetic: the product is computed unsigned.
-  CHECK(has(cuda, "(uint16_t)((unsigned int)in0["));
+  CHECK(has(cuda, "(uint16_t)((unsigned int)t0 * t1)"));  // t0, t1: in0[i0], in1[i0] (shared)
   // A float becomes a u16 through u32, as CUDA converts it.
   CHECK(has(cuda, "(uint16_t)(uint32_t)((float)"));
   CHECK(toJson(k.report())["params"][0]["type"] == "uint16_t");
@@ -107,7 +107,8 @@ TEST_CASE("vectors<16> of u8, vectors<8> of u16: splitUp pieces, one block each,
     CHECK(outS == pieceCountsReference<uint16_t, 8>(s, 30000));
   }
   // The piece's vector index is its base over W plus the vector's.
-  CHECK(has(bytes.cuda(), "(uint8_t)(((const uint4*)in0)[bid0 * 256u / 16u + "));
+  CHECK(has(bytes.cuda(), "const uint32_t t0 = bid0 * 256u / 16u + "));
+  CHECK(has(bytes.cuda(), "(uint8_t)(((const uint4*)in0)[t0].x >> 8u)"));
   CHECK(bytes.ir().arrays[bytes.ir().params[0].array].alignment == 16);
   CHECK(shorts.ir().arrays[shorts.ir().params[0].array].alignment == 16);
 }
