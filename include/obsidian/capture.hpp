@@ -29,6 +29,16 @@ struct CaptureState {
 
 uint32_t nextStaticLength(CaptureState& s, size_t position);
 void checkAllStaticLengthsUsed(const CaptureState& s);
+// The names of parameter k (CaptureOptions::names or `prefix` + k) and of its length (xLen or
+// n + k), and of output j (CaptureOptions::outputNames or out + j).
+std::string paramName(const CaptureState& s, size_t k, const char* prefix);
+std::string lengthName(const CaptureState& s, size_t k);
+std::string outputName(const CaptureState& s, size_t j);
+// Checks CaptureOptions::names and outputNames against a kernel of `params` parameters and
+// keeps the capture's fresh names away from them; before any parameter is made.
+void checkNames(const CaptureState& s, size_t params);
+// After the outputs are bound: CaptureOptions::outputNames has one name per output.
+void checkOutputNameCount(const CaptureState& s, size_t outputs);
 void addLengthParam(Context& ctx, const std::string& name);
 void addArrayParam(Context& ctx, const std::vector<ArrayId>& ids, const ExpPtr& length,
                    bool output);
@@ -44,12 +54,12 @@ struct KernelParam {
 template <class T>
 struct KernelParam<Pull<EWord32, T>> {
   static Pull<EWord32, T> make(CaptureState& s, size_t k) {
-    const auto h = MemoryOps<T>::global(s.ctx, "in" + std::to_string(k), false);
+    const auto h = MemoryOps<T>::global(s.ctx, paramName(s, k, "in"), false);
     std::vector<ArrayId> ids;
     MemoryOps<T>::ids(h, ids);
-    const EWord32 n = variable<uint32_t>("n" + std::to_string(k));
+    const EWord32 n = variable<uint32_t>(lengthName(s, k));
     addArrayParam(s.ctx, ids, n.node(), false);
-    addLengthParam(s.ctx, "n" + std::to_string(k));  // after the pointers
+    addLengthParam(s.ctx, lengthName(s, k));  // after the pointers
     return Pull<EWord32, T>(n, [h](const EWord32& i) { return MemoryOps<T>::read(h, i); });
   }
 };
@@ -58,7 +68,7 @@ template <class T>
 struct KernelParam<Pull<uint32_t, T>> {
   static Pull<uint32_t, T> make(CaptureState& s, size_t k) {
     const uint32_t n = nextStaticLength(s, k);
-    const auto h = MemoryOps<T>::global(s.ctx, "in" + std::to_string(k), false);
+    const auto h = MemoryOps<T>::global(s.ctx, paramName(s, k, "in"), false);
     std::vector<ArrayId> ids;
     MemoryOps<T>::ids(h, ids);
     addArrayParam(s.ctx, ids, ir::u32(n), false);
@@ -69,10 +79,10 @@ struct KernelParam<Pull<uint32_t, T>> {
 template <KernelScalar X>
 struct KernelParam<Mutable<EWord32, X>> {
   static DMutable<X> make(CaptureState& s, size_t k) {
-    const ArrayRef id = MemoryOps<Exp<X>>::global(s.ctx, "m" + std::to_string(k), true);
-    const EWord32 n = variable<uint32_t>("n" + std::to_string(k));
+    const ArrayRef id = MemoryOps<Exp<X>>::global(s.ctx, paramName(s, k, "m"), true);
+    const EWord32 n = variable<uint32_t>(lengthName(s, k));
     addArrayParam(s.ctx, {id.id}, n.node(), false);  // writable, but not a result of the kernel
-    addLengthParam(s.ctx, "n" + std::to_string(k));
+    addLengthParam(s.ctx, lengthName(s, k));
     return DMutable<X>(id, n);
   }
 };
@@ -80,7 +90,7 @@ struct KernelParam<Mutable<EWord32, X>> {
 template <KernelScalar X>
 struct KernelParam<Exp<X>> {
   static Exp<X> make(CaptureState& s, size_t k) {
-    const std::string name = "s" + std::to_string(k);
+    const std::string name = paramName(s, k, "s");
     addScalarParam(s.ctx, name, scalarTypeOf<X>);
     return variable<X>(name);
   }
@@ -147,10 +157,68 @@ GridEffect forEachBlock(const Pull<Len, T>& chunks, F f) {
   });
 }
 
+// ------------------------------------------------------------------ contracts (SafeGPU)
+// require(condition, message): a precondition of the kernel being captured, over its scalar
+// parameters and array lengths (len(x) == len(y), n > 0u). Launch, simulate and the exported
+// launcher check it before anything runs (an Error, or cudaErrorInvalidValue, naming the
+// kernel and `message`); the report lists it. A condition known to be false now throws.
+void require(const EBool& holds, const std::string& message);
+
+// ensure(result, condition, message): the output `result` (a Push<Grid> of the kernel's
+// result, or another ensure of one) with a postcondition every one of its elements must meet
+// once the kernel has run. `condition` is a function of the element, [](EFloat v) { return v >=
+// 0.0f; }, or of the whole output and an index, [](DPull<EWord32> out, EWord32 i) { return i ==
+// 0u || out[i - 1u] <= out[i]; }; it may read the kernel's inputs and scalars too. simulate
+// checks postconditions after every run, a GPU launch with LaunchOptions::checked after the
+// kernel; a violation throws Error naming the kernel, `message` and the first failing element.
+template <class R, class F>
+struct Ensured {
+  R result;
+  F condition;
+  std::string message;
+};
+
+namespace detail {
+template <class R>
+struct IsEnsured : std::false_type {};
+template <class R, class F>
+struct IsEnsured<Ensured<R, F>> : std::true_type {};
+template <class R>
+inline constexpr bool isOutput = isPush<R> || IsEnsured<std::remove_cvref_t<R>>::value;
+// The element type of an output (through any ensure).
+template <class R>
+struct OutputElement {
+  using type = typename R::Element;
+};
+template <class R, class F>
+struct OutputElement<Ensured<R, F>> : OutputElement<R> {};
+}  // namespace detail
+
+template <class R, class F>
+Ensured<R, F> ensure(R result, F condition, std::string message) {
+  static_assert(detail::isOutput<R>,
+                "ensure(result, condition, message): result must be a "
+                "kernel output, a Push<Grid> array (or another ensure)");
+  using T = typename detail::OutputElement<R>::type;
+  static_assert(std::is_invocable_r_v<EBool, F, const T&> ||
+                    std::is_invocable_r_v<EBool, F, const DPull<T>&, const EWord32&>,
+                "ensure(result, condition, message): condition takes an output element, or the "
+                "output (DPull<T>) and an index (EWord32), and returns EBool");
+  return Ensured<R, F>{std::move(result), std::move(condition), std::move(message)};
+}
+
 namespace detail {
 
+// Records output `out`'s postcondition `holds` (over the variable `index`) in the capture.
+void addPostcondition(Context& ctx, const EBool& holds, const std::string& index,
+                      const EWord32& count, size_t outputIndex, const std::string& output,
+                      const std::string& message);
+
+// Binds output j and returns it as a pull array over the output's arrays (what a
+// postcondition reads).
 template <class R>
-void bindOutput(Context& ctx, const R& result, size_t j) {
+auto bindOutput(const CaptureState& s, const R& result, size_t j) {
+  Context& ctx = s.ctx;
   static_assert(isPush<R>,
                 "capture: a kernel's result must be a Push<Grid> array or a tuple of them");
   using L = typename R::Level;
@@ -162,7 +230,7 @@ void bindOutput(Context& ctx, const R& result, size_t j) {
                 "grid");
   using T = typename R::Element;
   static_assert(Storable<T>, "capture: output elements must be Exp<X> or hana::tuple of them");
-  const auto h = MemoryOps<T>::global(ctx, "out" + std::to_string(j), true);
+  const auto h = MemoryOps<T>::global(ctx, outputName(s, j), true);
   std::vector<ArrayId> ids;
   MemoryOps<T>::ids(h, ids);
   const ExpPtr length = sizeConv(result.len()).node();
@@ -172,26 +240,45 @@ void bindOutput(Context& ctx, const R& result, size_t j) {
   result(p, [h](const Program<Thread>& t, const typename R::Element& v, const EWord32& i) {
     MemoryOps<T>::write(t, h, i, v);
   });
+  return DPull<T>(EWord32(length), [h](const EWord32& i) { return MemoryOps<T>::read(h, i); });
+}
+
+// An output with a postcondition: bound as the output, then the condition recorded.
+template <class R, class F>
+auto bindOutput(const CaptureState& s, const Ensured<R, F>& e, size_t j) {
+  using T = typename OutputElement<R>::type;
+  const DPull<T> out = bindOutput(s, e.result, j);
+  const EWord32 i = variable<uint32_t>(s.ctx.fresh("i"));
+  const EBool holds = [&] {
+    if constexpr (std::is_invocable_r_v<EBool, F, const T&>) {
+      return EBool(e.condition(out[i]));
+    } else {
+      return EBool(e.condition(out, i));
+    }
+  }();
+  addPostcondition(s.ctx, holds, i.node()->name, len(out), j, outputName(s, j), e.message);
+  return out;
 }
 
 void bindEffect(Context& ctx, const GridEffect& effect);
 
 template <class R>
-void bindOutputs(Context& ctx, const R& result) {
+void bindOutputs(const CaptureState& s, const R& result) {
+  size_t j = 0;
   if constexpr (std::is_same_v<R, GridEffect>) {
-    bindEffect(ctx, result);
-  } else if constexpr (isPush<R>) {
-    bindOutput(ctx, result, 0);
+    bindEffect(s.ctx, result);
+  } else if constexpr (isOutput<R>) {
+    bindOutput(s, result, j++);
   } else {
-    size_t j = 0;
     hana::for_each(result, [&](const auto& r) {
       if constexpr (std::is_same_v<std::remove_cvref_t<decltype(r)>, GridEffect>) {
-        bindEffect(ctx, r);
+        bindEffect(s.ctx, r);
       } else {
-        bindOutput(ctx, r, j++);
+        bindOutput(s, r, j++);
       }
     });
   }
+  checkOutputNameCount(s, j);
 }
 
 Context& newCaptureContext(std::unique_ptr<Context>& holder, const std::string& name,
@@ -222,6 +309,7 @@ Kernel capture(const std::string& name, uint32_t threadsPerBlock, F f,
       detail::ContextScope scope(ctx);
       detail::CaptureState state{ctx, options};
       using Args = typename detail::CallableArgs<F>::Args;
+      detail::checkNames(state, std::tuple_size_v<Args>);
       auto args = [&]<size_t... K>(std::index_sequence<K...>) {
         // Braces keep parameters in declaration order.
         return std::tuple<std::tuple_element_t<K, Args>...>{
@@ -230,7 +318,7 @@ Kernel capture(const std::string& name, uint32_t threadsPerBlock, F f,
       (std::make_index_sequence<std::tuple_size_v<Args>>{});
       detail::checkAllStaticLengthsUsed(state);
       auto result = std::apply(f, args);
-      detail::bindOutputs(ctx, result);
+      detail::bindOutputs(state, result);
     }
     const std::chrono::duration<double, std::milli> reify =
         std::chrono::steady_clock::now() - start;

@@ -199,6 +199,18 @@ struct Precondition {
   std::string message;
 };
 
+// A condition every element of an output must meet after the kernel (ensure in capture.hpp):
+// `holds` is in terms of the element's index, the variable `index`, and reads the kernel's
+// global arrays and scalar parameters. capture turns each into a kernel that checks it.
+struct Postcondition {
+  ExpPtr holds;
+  std::string index;
+  ExpPtr count;  // the output's length, in terms of the parameters
+  size_t outputIndex = 0;
+  std::string output;  // the output's name
+  std::string message;
+};
+
 // An output array and its length in terms of the parameters.
 struct OutputInfo {
   std::vector<ArrayId> arrays;  // one per component of the element type
@@ -215,6 +227,7 @@ struct KernelIR {
   std::vector<Param> params;
   std::vector<OutputInfo> outputs;
   std::vector<Precondition> preconditions;
+  std::vector<Postcondition> postconditions;
   Body body;  // a Grid-level program
   // Blocks to launch so that every virtual block and thread has a real one (the host may
   // launch fewer: the kernel is virtualized over gridDim). Set by the virtualization plan.

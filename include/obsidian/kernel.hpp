@@ -17,7 +17,7 @@ namespace obsidian {
 struct CaptureOptions {
   // Lengths of the callable's SPull parameters, in parameter order (a static length is not in
   // the type, so it is given here).
-  std::vector<uint32_t> staticLengths;
+  std::vector<uint32_t> staticLengths = {};
   // Shared memory the kernel may use, in bytes. The default is the opt-in maximum of sm_90
   // (227 KB); the runtime checks the real device's limit again at launch.
   uint32_t sharedMemoryLimit = 227 * 1024;
@@ -30,13 +30,22 @@ struct CaptureOptions {
   bool shareSubexpressions = true;
   // NVRTC options this kernel is always compiled with (wherever it is compiled: Kernel::compile,
   // the GPU runtime, exportBinary), e.g. "--fmad=false" for bit-exact float results.
-  std::vector<std::string> nvrtcOptions;
+  std::vector<std::string> nvrtcOptions = {};
+  // Names for the kernel's parameters, in the callable's order, and for its outputs, in result
+  // order: the generated CUDA, exported launchers, the report and error messages use them
+  // instead of in0, s2, out0. An array x's length parameter is xLen (its count in an exported
+  // launcher xCount); the components of an array of tuples are x_0, x_1, ... An empty list, or
+  // "" in it, keeps the default name. Names are C identifiers that nothing else in the
+  // generated code uses (capture throws Error naming the rule otherwise).
+  std::vector<std::string> names = {};
+  std::vector<std::string> outputNames = {};
   // Keep the IR after every pass in Kernel::irDump(). OBSIDIAN_DUMP_IR=1 in the environment
   // keeps it too and also prints it to std::cerr.
   bool dumpIr = false;
 };
 
-struct LoweredKernel;  // the pipeline's result (internal)
+struct LoweredKernel;       // the pipeline's result (internal)
+struct PostconditionCheck;  // below
 namespace detail {
 struct KernelAccess;
 }
@@ -62,6 +71,8 @@ class Kernel {
   const std::vector<std::string>& nvrtcOptions() const;
   // The IR printed after every pass (empty unless dumping was asked for).
   const std::string& irDump() const;
+  // The kernel's postconditions (ensure), each with the kernel that checks it.
+  const std::vector<PostconditionCheck>& postconditions() const;
 
   // Compile with NVRTC through the kernel cache (KernelCache::global(): memory and disk), and
   // keep the result for these options in this Kernel object. The kernel's own nvrtcOptions
@@ -86,6 +97,19 @@ class Kernel {
   mutable std::shared_ptr<CompileResult> compiled_;
   mutable std::shared_ptr<const std::string> checkedCuda_;
   mutable std::vector<std::string> compiledOptions_;
+};
+
+// A postcondition of a kernel (ensure in capture.hpp) and the kernel that checks it: `check`
+// takes the kernel's arguments (its outputs as inputs), then a one-element uint32 array that
+// holds 0xffffffff, and leaves there the first index of output `output` where the condition
+// fails. simulate and checked GPU launches run it after the kernel.
+struct PostconditionCheck {
+  size_t output = 0;       // the output's position among the kernel's outputs
+  std::string outputName;  // its name in the generated code
+  std::string message;
+  std::string condition;  // in CUDA, over the element's index `index`
+  std::string index;
+  Kernel check;
 };
 
 }  // namespace obsidian

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,8 +28,12 @@ class Context {
   // Throws Error unless `a` belongs to this capture: `what` names the statement ("write").
   void checkOwn(const ArrayRef& a, const char* what) const;
 
-  // A name never returned before in this context: prefix + counter ("arr0", "i3").
+  // A name never returned before in this context and not reserved: prefix + counter ("arr0",
+  // "i3").
   std::string fresh(const std::string& prefix);
+  // Keeps fresh from returning `name` (the kernel's parameters and outputs: a loop variable
+  // named like a scalar parameter would hide it).
+  void reserve(const std::string& name) { reserved_.insert(name); }
   ArrayId addArray(ArrayDecl decl);
   const ArrayDecl& array(ArrayId id) const { return kernel_.arrays.at(id); }
   uint32_t threadsPerBlock() const { return kernel_.threadsPerBlock; }
@@ -42,6 +47,7 @@ class Context {
  private:
   KernelIR kernel_;
   std::map<std::string, uint32_t> counters_;
+  std::set<std::string> reserved_;
 };
 
 namespace detail {

@@ -1,6 +1,6 @@
 // What a captured kernel needs and costs, as plain data (Kernel::report()): parameters, shared
-// memory with each array's place and live range, barriers, preconditions, pass timings, and the
-// compiler's registers and spills once compiled. JSON is separate (obsidian/report_json.hpp),
+// memory with each array's place and live range, barriers, pre- and postconditions, pass
+// timings, and the compiler's registers and spills once compiled. JSON is separate (obsidian/report_json.hpp),
 // so a program that does not ask for it does not compile nlohmann/json.
 #pragma once
 
@@ -30,6 +30,14 @@ struct ReportParam {
 
 struct ReportPrecondition {
   std::string condition;  // in CUDA, over the scalar parameters
+  std::string message;
+};
+
+// A postcondition (ensure) on an output: `condition` holds for every element `index`.
+struct ReportPostcondition {
+  std::string output;
+  std::string condition;  // in CUDA, over the element's index `index`
+  std::string index;
   std::string message;
 };
 
@@ -69,6 +77,7 @@ struct KernelReport {
   std::string gridBlocks;  // blocks to launch, in CUDA over the parameters
   std::vector<ReportParam> params;
   std::vector<ReportPrecondition> preconditions;
+  std::vector<ReportPostcondition> postconditions;
   std::vector<ReportSharedArray> sharedArrays;
   std::vector<ReportLocalArray> localArrays;
   BarrierCounts barriers;

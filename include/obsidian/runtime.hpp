@@ -247,6 +247,8 @@ struct LaunchOptions {
   // kernel and throws an Error naming the kernel, the array, the index and the length. For
   // kernels whose writes go to data-dependent indices (a DMutable histogram, a scatter), which
   // the launch checks cannot bound. Slower (a compare per write, a synchronize per launch).
+  // The kernel's postconditions (ensure) are checked too, each by a kernel of its own after
+  // this one; the first failing element is an Error naming the kernel and the contract.
   bool checked = false;
 };
 

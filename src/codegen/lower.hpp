@@ -6,6 +6,7 @@
 
 #include "memmap/memory_map.hpp"
 #include "obsidian/ir.hpp"
+#include "obsidian/kernel.hpp"
 #include "obsidian/report.hpp"
 
 namespace obsidian {
@@ -37,6 +38,7 @@ struct LoweredKernel {
   std::vector<std::string> nvrtcOptions;  // CaptureOptions::nvrtcOptions
   std::string irDump;                     // the IR after each pass, when dumping was asked for
   LowerOptions options;                   // what it was lowered with
+  std::vector<PostconditionCheck> postconditions;  // set by capture
 };
 
 // The pass pipeline (reified IR -> CUDA). Throws Error for user mistakes it finds.

@@ -18,7 +18,9 @@ namespace {
 
 class Materializer {
  public:
-  explicit Materializer(KernelIR& k) : k_(k) {}
+  explicit Materializer(KernelIR& k) : k_(k) {
+    for (const Param& p : k.params) taken_.insert(p.name);  // user names may look like sh0
+  }
 
   void run() { k_.body = body(std::move(k_.body)); }
 
@@ -31,7 +33,11 @@ class Materializer {
     Body* hoisted = nullptr;  // declarations to put in front of the loop
   };
 
-  std::string fresh() { return "sh" + std::to_string(counter_++); }
+  std::string fresh() {
+    std::string name = "sh" + std::to_string(counter_++);
+    while (taken_.count(name)) name = "sh" + std::to_string(counter_++);
+    return name;
+  }
 
   bool laneDependent(const ExpPtr& ix) const {
     if (!loop_) return false;
@@ -91,6 +97,7 @@ class Materializer {
   KernelIR& k_;
   LaneLoop* loop_ = nullptr;
   uint32_t counter_ = 0;
+  std::set<std::string> taken_;
 };
 
 }  // namespace

@@ -59,6 +59,26 @@ void checkNamespace(const std::string& ns) {
 
 std::string cType(ScalarType t) { return std::string(cudaTypeName(t)); }
 
+// `text` as a C string literal: quotes, backslashes and control characters escaped (octal, so
+// no following character can extend the escape).
+std::string cStringLiteral(const std::string& text) {
+  std::string out = "\"";
+  for (const unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f || c == '?') {  // '?': no trigraphs
+      const char octal[] = {'\\', static_cast<char>('0' + (c >> 6)),
+                            static_cast<char>('0' + ((c >> 3) & 7)),
+                            static_cast<char>('0' + (c & 7)), 0};
+      out += octal;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
 bool writes(const KernelIR& k, const Param& p) { return p.output || k.arrays[p.array].writable; }
 
 // The launcher of one kernel, in namespace `ns`. It names the kernel only by its qualified name
@@ -124,9 +144,16 @@ std::string launcher(const KernelIR& k, const std::string& ns) {
            << "\n";
     }
   }
+  // A precondition's message is the user's text: written as a string literal only (in a
+  // comment a newline or a final backslash would end or continue it).
   for (const Precondition& c : k.preconditions) {
-    body << "  if (!(" << show(c.holds) << ")) return cudaErrorInvalidValue;  // " << c.message
-         << "\n";
+    body << "  if (!(" << show(c.holds) << ")) {\n"
+         << "#ifdef OBSIDIAN_CHECKED\n"
+         << "    std::fprintf(stderr, \"obsidian: kernel " << k.name
+         << ": precondition failed: %s\\n\", " << cStringLiteral(c.message) << ");\n"
+         << "#endif\n"
+         << "    return cudaErrorInvalidValue;\n"
+         << "  }\n";
   }
   for (const Param& p : k.params) {
     if (p.kind != ParamKind::Array) continue;

@@ -32,7 +32,9 @@ void Context::checkOwn(const ArrayRef& a, const char* what) const {
 
 std::string Context::fresh(const std::string& prefix) {
   uint32_t& n = counters_[prefix];
-  return prefix + std::to_string(n++);
+  std::string name = prefix + std::to_string(n++);
+  while (reserved_.count(name)) name = prefix + std::to_string(n++);
+  return name;
 }
 
 ArrayId Context::addArray(ArrayDecl decl) {
@@ -45,6 +47,9 @@ void Context::require(const Exp<bool>& holds, const std::string& message) {
   if (e->isLiteral()) {
     if (e->bits == 0) throw Error(message);
     return;
+  }
+  for (const Precondition& c : kernel_.preconditions) {
+    if (c.message == message && ir::equal(c.holds, e)) return;  // a generator run again (exec)
   }
   kernel_.preconditions.push_back(Precondition{e, message});
 }

@@ -231,4 +231,18 @@ std::optional<std::string> reservedIdentifierReason(const std::string& name) {
   return std::nullopt;
 }
 
+const std::set<std::string>& launcherLocalNames() {
+  static const std::set<std::string> names = {"stream", "blocks", "e",      "zero",
+                                              "v",      "names",  "lengths"};
+  return names;
+}
+
+std::optional<std::string> parameterNameReason(const std::string& name) {
+  if (std::optional<std::string> why = reservedIdentifierReason(name)) return why;
+  if (launcherLocalNames().count(name)) {
+    return "a name the exported launcher uses (stream, blocks, e, zero, v, names, lengths)";
+  }
+  return std::nullopt;
+}
+
 }  // namespace obsidian::ir

@@ -19,6 +19,15 @@ bool isIdentifier(const std::string& name);
 // vector type", "a C/CUDA library name", "a C library macro", "written in capitals (...)".
 std::optional<std::string> reservedIdentifierReason(const std::string& name);
 
+// Why `name` cannot name a kernel's parameter or output (CaptureOptions::names), or nullopt:
+// reservedIdentifierReason's rules, and the locals and parameters of the exported launcher
+// (export.cpp), which declares the kernel's parameters beside them.
+std::optional<std::string> parameterNameReason(const std::string& name);
+
+// The names export.cpp's launcher declares besides the kernel's parameters: written there
+// literally, listed here once (test_identifiers checks the launcher declares no other).
+const std::set<std::string>& launcherLocalNames();
+
 // The identifiers that obsidian's generated code (emit_cuda.cpp, print_exp.cpp, export.cpp)
 // uses besides keywords, __ names and cuda* names: derived from the operator and type tables
 // where those are defined, plus the names the emitters write literally.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace obsidian::ir {
 
@@ -166,12 +167,16 @@ std::vector<Body*> childBodies(Stmt& s) {
 }
 
 bool anyNode(const ExpPtr& e, const std::function<bool(const ExpNode&)>& f) {
-  // A worklist, not recursion: expressions may be kMaxExpDepth deep.
+  // A worklist, not recursion: expressions may be kMaxExpDepth deep. Each node once: a node
+  // shared by several parents (the share pass's DAGs) would otherwise be visited once per
+  // path, exponentially many times.
   std::vector<const ExpNode*> todo;
+  std::unordered_set<const ExpNode*> seen;
   if (e) todo.push_back(e.get());
   while (!todo.empty()) {
     const ExpNode* n = todo.back();
     todo.pop_back();
+    if (!seen.insert(n).second) continue;
     if (f(*n)) return true;
     for (auto a = n->args.rbegin(); a != n->args.rend(); ++a) {
       if (*a) todo.push_back(a->get());

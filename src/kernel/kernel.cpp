@@ -29,6 +29,9 @@ const KernelIR& Kernel::reifiedIr() const { return data_->reified; }
 const std::vector<PassTiming>& Kernel::timings() const { return data_->timings; }
 const std::vector<std::string>& Kernel::nvrtcOptions() const { return data_->nvrtcOptions; }
 const std::string& Kernel::irDump() const { return data_->irDump; }
+const std::vector<PostconditionCheck>& Kernel::postconditions() const {
+  return data_->postconditions;
+}
 
 const std::string& Kernel::checkedCuda() const {
   if (!checkedCuda_) {
@@ -85,6 +88,9 @@ KernelReport Kernel::makeReport() const {
   }
   for (const Precondition& p : k.preconditions) {
     r.preconditions.push_back(ReportPrecondition{show(p.holds), p.message});
+  }
+  for (const PostconditionCheck& c : data_->postconditions) {
+    r.postconditions.push_back(ReportPostcondition{c.outputName, c.condition, c.index, c.message});
   }
   for (const ArrayPlacement& p : data_->placements) {
     const ArrayDecl& a = k.arrays[p.array];

@@ -25,6 +25,15 @@ nlohmann::json toJson(const KernelReport& r) {
   }
   j["preconditions"] = pre;
 
+  json post = json::array();
+  for (const ReportPostcondition& p : r.postconditions) {
+    post.push_back({{"output", p.output},
+                    {"condition", p.condition},
+                    {"index", p.index},
+                    {"message", p.message}});
+  }
+  j["postconditions"] = post;
+
   json shared = json::array();
   for (const ReportSharedArray& a : r.sharedArrays) {
     shared.push_back({{"name", a.name},

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "codegen/emit_cuda.hpp"
+#include "launch/postconditions.hpp"
 #include "obsidian/runtime.hpp"
 #include "runtime/driver.hpp"
 
@@ -132,6 +133,24 @@ void launch(const Kernel& k, const std::vector<KernelArg>& args, const LaunchOpt
                     return evaluateParams(ir, e, bound);
                   }));
     }
+    checkPostconditions(
+        k, args, "launch of kernel " + k.name() + " (checked)",
+        [&](const Kernel& check) {
+          DeviceBuffer<uint32_t> first(std::vector<uint32_t>{0xffffffffu}, d);
+          std::vector<KernelArg> withResult = args;
+          withResult.push_back(first);
+          LaunchOptions o;
+          o.stream = options.stream;
+          launch(check, withResult, o);  // synchronous
+          return first.download()[0];
+        },
+        [&](const KernelArg& array, uint32_t index) {
+          std::array<unsigned char, 8> bytes{};
+          const size_t size = sizeOf(array.type());
+          detail::copyToHost(d, bytes.data(),
+                             reinterpret_cast<uintptr_t>(array.data()) + index * size, size);
+          return formatScalar(array.type(), bytes.data());
+        });
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "ir/deep_stack.hpp"
 #include "ir/ir_walk.hpp"
+#include "launch/postconditions.hpp"
 #include "obsidian/sim.hpp"
 #include "sim/machine.hpp"
 
@@ -33,7 +34,21 @@ SimStats simulateOn(const Kernel& k, const std::vector<KernelArg>& args,
 
 SimStats simulate(const Kernel& k, const std::vector<KernelArg>& args, const SimOptions& options) {
   // The simulator compiles and evaluates expressions recursively (see ir/deep_stack.hpp).
-  return ir::withStackFor(ir::maxDepth(k.ir()), [&] { return simulateOn(k, args, options); });
+  const SimStats stats =
+      ir::withStackFor(ir::maxDepth(k.ir()), [&] { return simulateOn(k, args, options); });
+  checkPostconditions(
+      k, args, "simulate(kernel " + k.name() + ")",
+      [&](const Kernel& check) {
+        std::vector<uint32_t> first = {0xffffffffu};
+        std::vector<KernelArg> withResult = args;
+        withResult.emplace_back(std::span<uint32_t>(first));
+        SimOptions o = options;
+        o.blocks = 0;  // the check's own grid
+        simulate(check, withResult, o);
+        return first[0];
+      },
+      hostElement);
+  return stats;
 }
 
 }  // namespace obsidian

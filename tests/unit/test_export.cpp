@@ -35,8 +35,9 @@ TEST_CASE("export: a header with a typed launcher that checks the launch") {
             "inline cudaError_t red3_launch(const uint32_t* in0, size_t in0Count, uint32_t* out0, "
             "size_t out0Count, cudaStream_t stream = 0)"));
   CHECK(has(h,
-            "if (!(n0 % 512u == 0u)) return cudaErrorInvalidValue;  // splitUp(512) needs a length "
-            "divisible by 512"));
+            "  if (!(n0 % 512u == 0u)) {\n#ifdef OBSIDIAN_CHECKED\n    std::fprintf(stderr, "
+            "\"obsidian: kernel red3: precondition failed: %s\\n\", \"splitUp(512) needs a "
+            "length divisible by 512\");\n#endif\n    return cudaErrorInvalidValue;\n  }\n"));
   CHECK(has(h,
             "if ((unsigned long long)out0Count < (unsigned long long)(n0 / 512u)) return "
             "cudaErrorInvalidValue;"));

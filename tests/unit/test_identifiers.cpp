@@ -12,6 +12,7 @@
 #include "../kernels.hpp"
 #include "../narrow_kernels.hpp"
 #include "../support.hpp"
+#include "ir/identifiers.hpp"
 
 using namespace obsidian;
 
@@ -145,8 +146,8 @@ const std::set<std::string> kHostLocals = {
 // s1, v2, old0, bid0, wid0, loc0, reg0, arr0, sh0; in0, n0, m1, s2, out0, in0_1 for tuples).
 // (A hand-written match: std::regex trips GCC 12's -Wmaybe-uninitialized in sanitizer builds.)
 bool isDerived(const std::string& id) {
-  for (const char* prefix :
-       {"i", "s", "v", "t", "old", "bid", "wid", "loc", "reg", "arr", "sh", "in", "n", "m", "out"}) {
+  for (const char* prefix : {"i", "s", "v", "t", "old", "bid", "wid", "loc", "reg", "arr", "sh",
+                             "in", "n", "m", "out"}) {
     if (!id.starts_with(prefix)) continue;
     // prefix, then digits, then any number of _digits groups
     size_t k = std::string(prefix).size();
@@ -278,5 +279,47 @@ TEST_CASE("capture: ordinary kernel names are accepted, compile and export") {
     const std::string h = exportHeader({k}, {"app", ""});
     CHECK(h.find("::app::" + std::string(name) + "<<<blocks, 32, 0, stream>>>(in0, n0, out0);") !=
           std::string::npos);
+  }
+}
+
+TEST_CASE("names: no parameter may be named like an identifier its launcher declares or uses") {
+  // A scalar named like a local of the exported launcher (stream, blocks, e...) would be
+  // declared twice there; one named like anything else the header uses would hide it.
+  const Kernel k =
+      capture("named", 64,
+              [](DPull<EWord32> data, DMutable<uint32_t> bins, EWord32 shift) {
+                return hana::make_tuple(
+                    push<Grid>(fmap([shift](const EWord32& x) { return x >> shift; }, data)),
+                    forEachBlock(splitUp(64, data),
+                                 [bins](const Program<Block>& p, const SPull<EWord32>& c) {
+                                   p.forAll(64u, [&](const Program<Thread>& t, const EWord32& i) {
+                                     atomicAdd(t, bins, c[i] % 8u, 1u);
+                                   });
+                                 }));
+              },
+              {.names = {"data", "bins", "shift"}, .outputNames = {"shifted"}});
+  std::string code;
+  {
+    const std::string h = exportHeader({k}, {"app", ""});
+    code = h.substr(h.find("inline cudaError_t named_launch"));  // the launcher only
+  }
+  std::set<std::string> derived = {"app", "named", "named_launch"};
+  for (const Param& p : k.params()) {
+    derived.insert(p.name);
+    derived.insert(p.name + "Count");
+  }
+  size_t refused = 0;
+  for (const std::string& id : identifiersOf(code)) {
+    if (derived.count(id)) continue;
+    INFO("parameter name '" << id << "'");
+    const std::string error = ::testing::errorOf([&] {
+      capture("p", 32, [](DPull<EWord32> in) { return push<Grid>(in); }, {.names = {id}});
+    });
+    CHECK(error.starts_with("capture(p): CaptureOptions::names[0] '" + id + "' is "));
+    ++refused;
+  }
+  CHECK(refused > 20);
+  for (const std::string& local : obsidian::ir::launcherLocalNames()) {
+    CHECK_MESSAGE(identifiersOf(code).count(local), local);  // the list holds no stale name
   }
 }
