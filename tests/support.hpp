@@ -1,4 +1,5 @@
-// What several test files share: random inputs and the message of an expected Error.
+// What several test files share: random inputs, counting in generated text and the message
+// of an expected Error.
 #pragma once
 
 #include <functional>
@@ -15,6 +16,13 @@ inline std::vector<uint32_t> randomWords(size_t n, uint32_t seed, uint32_t below
   std::vector<uint32_t> v(n);
   for (uint32_t& x : v) x = below ? rng() % below : rng();
   return v;
+}
+
+// How many times `what` occurs in `text` (overlapping occurrences counted).
+inline size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 // The message of the obsidian::Error that f throws, or "no error".

@@ -169,17 +169,19 @@ std::vector<Body*> childBodies(Stmt& s) {
 bool anyNode(const ExpPtr& e, const std::function<bool(const ExpNode&)>& f) {
   // A worklist, not recursion: expressions may be kMaxExpDepth deep. Each node once: a node
   // shared by several parents (the share pass's DAGs) would otherwise be visited once per
-  // path, exponentially many times.
-  std::vector<const ExpNode*> todo;
+  // path, exponentially many times. Only nodes with several owners can be reached twice (a
+  // node's one parent is itself visited once), so only they are remembered: most walks are
+  // over trees and allocate nothing (this runs on every statement of every pass).
+  std::vector<const ExpPtr*> todo;
   std::unordered_set<const ExpNode*> seen;
-  if (e) todo.push_back(e.get());
+  if (e) todo.push_back(&e);
   while (!todo.empty()) {
-    const ExpNode* n = todo.back();
+    const ExpPtr& n = *todo.back();
     todo.pop_back();
-    if (!seen.insert(n).second) continue;
+    if (n.use_count() > 1 && !seen.insert(n.get()).second) continue;
     if (f(*n)) return true;
     for (auto a = n->args.rbegin(); a != n->args.rend(); ++a) {
-      if (*a) todo.push_back(a->get());
+      if (*a) todo.push_back(&*a);
     }
   }
   return false;

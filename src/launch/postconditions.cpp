@@ -41,12 +41,11 @@ void checkPostconditions(
     const Kernel& k, const std::vector<KernelArg>& args, const std::string& who,
     const std::function<uint32_t(const Kernel& check)>& run,
     const std::function<std::string(const KernelArg& array, uint32_t index)>& element) {
-  if (k.postconditions().empty()) return;
-  const BoundArguments bound = bindArguments(k.ir(), args);
   const KernelIR& ir = k.ir();
   for (const PostconditionCheck& c : k.postconditions()) {
     const uint32_t first = run(c.check);
     if (first == 0xffffffffu) continue;
+    const BoundArguments bound = bindArguments(ir, args);  // only for the message
     // The failing element of each of the output's arrays (one per tuple component).
     std::string values;
     for (size_t p = 0; p < ir.params.size(); ++p) {

@@ -10,6 +10,7 @@
 
 #include "../../examples/increment/increment.hpp"
 #include "../../examples/reduce/reduce.hpp"
+#include "../support.hpp"
 
 namespace {
 
@@ -22,11 +23,7 @@ std::string readFile(const std::string& path) {
   return s.str();
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using ::testing::count;
 
 void checkGolden(const Kernel& k) {
   const std::string path = std::string(OBSIDIAN_GOLDEN_DIR) + "/" + k.name() + ".cu";

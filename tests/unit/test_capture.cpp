@@ -13,11 +13,7 @@ using namespace obsidian;
 
 namespace {
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using ::testing::count;
 
 bool has(const Kernel& k, const std::string& what) {
   return k.cuda().find(what) != std::string::npos;
