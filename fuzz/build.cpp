@@ -1,8 +1,6 @@
 // The obsidian interpretation of a recipe (see build.hpp).
 #include "build.hpp"
 
-#include <optional>
-
 #include "kernel/kernel_access.hpp"
 
 namespace fuzz {
@@ -37,6 +35,10 @@ SPull<EWord32> pullStep(const Node& n, const SPull<EWord32>& x) {
       return upair(zip(lo, hi));
     }
     case Op::Ends: return conc(replicate(n.b, first(x)), singleton(last(x)));
+    case Op::NarrowMap: {
+      const uint32_t a = n.a, b = n.b, c = n.c;
+      return fmap([a, b, c](const EWord32& w) { return narrowMap(a, b, c, w); }, x);
+    }
     case Op::SplitFold: {
       const uint32_t a = n.a;
       return fmap([a](const SPull<EWord32>& c) { return foldPull1(binaryFn(a), c); },
@@ -59,16 +61,174 @@ SPull<EWord32> pullStep(const Node& n, const SPull<EWord32>& x) {
 
 namespace {
 
-// Captures `result` over an In input, with a DMutable bins parameter when Bins.
-template <class In, bool Bins, class R>
-Kernel captureAs(uint32_t threads, const CaptureOptions& options, const R& result) {
-  if constexpr (Bins) {
-    return capture(
-        "fuzz", threads, [&](In in, DMutable<uint32_t> bins) { return result(in, bins); }, options);
+using Muts = std::vector<DMutable<uint32_t>>;
+
+// Captures f(in, mutables) over an In input and n DMutable<uint32_t> parameters (the global
+// bins, then acc), n being Lo or Lo + 1.
+template <class In, uint32_t Lo, class F>
+Kernel captureWith(uint32_t threads, const CaptureOptions& options, uint32_t n, const F& f) {
+  using M = DMutable<uint32_t>;
+  if constexpr (Lo == 0) {
+    const auto none = [&](In in) { return f(in, Muts{}); };
+    const auto one = [&](In in, M a) { return f(in, Muts{a}); };
+    return n == 0 ? capture("fuzz", threads, none, options)
+                  : capture("fuzz", threads, one, options);
   } else {
-    return capture(
-        "fuzz", threads, [&](In in) { return result(in, std::nullopt); }, options);
+    const auto one = [&](In in, M a) { return f(in, Muts{a}); };
+    const auto two = [&](In in, M a, M b) { return f(in, Muts{a, b}); };
+    return n == 1 ? capture("fuzz", threads, one, options) : capture("fuzz", threads, two, options);
   }
+}
+
+EWord32 widenLane(const EWord32& x) { return x; }
+EWord32 widenLane(const EWord8& x) { return widen(x); }
+EWord32 widenLane(const EWord16& x) { return widen(x); }
+
+// A block's chunk of the input read as vectors<W> (one load of W * sizeof(X) bytes each), the
+// lanes widened into shared memory in their order.
+template <class X, uint32_t W>
+SPull<EWord32> vectorRead(const Program<Block>& p, const SPull<Exp<X>>& piece) {
+  const auto vecs = vectors<W>(piece);
+  return force(p, mkPush<Block, EWord32>(
+                      piece.len(), [vecs](const Program<Block>& q, const Writer<EWord32>& w) {
+                        q.forAll(len(vecs), [&](const Program<Thread>& t, const EWord32& j) {
+                          std::vector<EWord32> lanes;
+                          hana::for_each(vecs[j], [&](const Exp<X>& x) {
+                            lanes.push_back(t.declare(widenLane(x)));
+                          });
+                          for (uint32_t k = 0; k < W; ++k) w(t, lanes[k], j * W + k);
+                        });
+                      }));
+}
+
+// The words a block's steps start from: its chunk, or its piece of the input read as vectors.
+template <class X>
+SPull<EWord32> blockInput(const Program<Block>& p, uint32_t vector, const SPull<Exp<X>>& c) {
+  switch (vector) {
+    case 0:
+      if constexpr (std::is_same_v<X, uint32_t>) return c;
+      break;
+    case 2: return vectorRead<X, 2>(p, c);
+    case 4: return vectorRead<X, 4>(p, c);
+    case 8:
+      if constexpr (sizeof(X) <= 2) return vectorRead<X, 8>(p, c);
+      break;
+    case 16:
+      if constexpr (sizeof(X) == 1) return vectorRead<X, 16>(p, c);
+      break;
+    default: break;
+  }
+  throw std::logic_error("fuzz: no vectors<" + std::to_string(vector) + "> of this type");
+}
+
+EWord32 accAtomic(const Program<Thread>& t, uint32_t op, const DMutable<uint32_t>& acc,
+                  const EWord32& i, const EWord32& v) {
+  switch (op % kAccOps) {
+    case 0: return atomicAdd(t, acc, i, v);
+    case 1: return atomicSub(t, acc, i, v);
+    case 2: return atomicMin(t, acc, i, v);
+    case 3: return atomicMax(t, acc, i, v);
+    case 4: return atomicAnd(t, acc, i, v);
+    case 5: return atomicOr(t, acc, i, v);
+    default: return atomicXor(t, acc, i, v);
+  }
+}
+
+// The kernel of recipe r over an In input (DPull or SPull of the input's element type).
+template <class In>
+Kernel buildFor(const Recipe& r, uint32_t threads, const CaptureOptions& options) {
+  using X = typename In::Element::Scalar;
+  // The grid-level array of words.
+  auto grid = [&r](const In& in) {
+    auto g = [&in] {
+      if constexpr (std::is_same_v<X, uint32_t>) {
+        return in;
+      } else {
+        return fmap([](const Exp<X>& x) { return widen(x); }, in);
+      }
+    }();
+    if (r.gridMap) g = fmap(unaryFn(r.gridA, r.gridB), g);
+    if (r.gridZip) {
+      auto [lo, hi] = halve(g);
+      g = zipWith(binaryFn(r.gridA), lo, hi);
+    }
+    return g;
+  };
+  // A block's program over its chunk (of words, or a narrow piece of the input); its result.
+  auto block = [&r](const Program<Block>& p, const auto& c, const Muts& m) {
+    const SPull<EWord32> y = steps<Block>(p, r.body, blockInput(p, r.vector, c));
+    if (r.globalBins) {
+      const uint32_t nb = r.globalBins;
+      p.forAll(y.len(), [&](const Program<Thread>& t, const EWord32& i) {
+        atomicAdd(t, m[0], y[i] % nb, 1u);
+      });
+    }
+    return y;
+  };
+  // f(the blocks' chunks): of the grid-level array, or of the input where blocks read vectors.
+  auto withChunks = [&r, &grid](const In& in, const auto& f) {
+    if (r.vector) return f(splitUp(r.chunk, in));
+    const auto g = grid(in);
+    return r.grid == Shape::SplitUp ? f(splitUp(r.chunk, g)) : f(coalesce(r.chunk, g));
+  };
+  auto output = [&](const In& in, const Muts& m) {
+    if (r.grid == Shape::Flat) return push<Grid>(grid(in));
+    return withChunks(in, [&](const auto& chunks) {
+      return pConcat(fmap(
+          [&block, m](const auto& c) {
+            return exec<Block>(
+                [&block, m, c](const Program<Block>& p) { return push<Block>(block(p, c, m)); });
+          },
+          chunks));
+    });
+  };
+  auto effectOf = [&](const In& in, const Muts& m) {
+    const DMutable<uint32_t> acc = m.back();
+    return withChunks(in, [&](const auto& chunks) {
+      if (r.result == Result::EffectWrite) {
+        // Block bid's result at bid * len(y): effect over distrPar, for the block index.
+        return effect([&block, chunks, m, acc](const Program<Grid>& gp) {
+          gp.distrPar(sizeConv(len(chunks)), [&](const Program<Block>& p, const EWord32& bid) {
+            const auto c = chunks[bid];
+            const SPull<EWord32> y = block(p, c, m);
+            p.forAll(y.len(), [&](const Program<Thread>& t, const EWord32& i) {
+              write(t, acc, bid * y.len() + i, y[i]);
+            });
+          });
+        });
+      }
+      const uint32_t op = r.accOp, slots = r.accSlots;
+      return forEachBlock(chunks,
+                          [&block, m, acc, op, slots](const Program<Block>& p, const auto& c) {
+                            const SPull<EWord32> y = block(p, c, m);
+                            p.forAll(y.len(), [&](const Program<Thread>& t, const EWord32& i) {
+                              accAtomic(t, op, acc, i % slots, y[i]);
+                            });
+                          });
+    });
+  };
+  const uint32_t bins = r.globalBins ? 1 : 0;
+  if (r.result == Result::Output) {
+    if (!r.gridOutput) return captureWith<In, 0>(threads, options, bins, output);
+    return captureWith<In, 0>(threads, options, bins, [&](const In& in, const Muts& m) {
+      return hana::make_tuple(output(in, m), push<Grid>(grid(in)));
+    });
+  }
+  if (!r.gridOutput) return captureWith<In, 1>(threads, options, 1 + bins, effectOf);
+  if (r.effectFirst) {
+    return captureWith<In, 1>(threads, options, 1 + bins, [&](const In& in, const Muts& m) {
+      return hana::make_tuple(effectOf(in, m), push<Grid>(grid(in)));
+    });
+  }
+  return captureWith<In, 1>(threads, options, 1 + bins, [&](const In& in, const Muts& m) {
+    return hana::make_tuple(push<Grid>(grid(in)), effectOf(in, m));
+  });
+}
+
+template <class X>
+Kernel buildWith(const Recipe& r, uint32_t threads, const CaptureOptions& options) {
+  return r.staticInput ? buildFor<SPull<Exp<X>>>(r, threads, options)
+                       : buildFor<DPull<Exp<X>>>(r, threads, options);
 }
 
 }  // namespace
@@ -80,53 +240,9 @@ Kernel buildKernel(const Recipe& r, uint32_t threads, bool plain, int dropBarrie
   // Two roundings for a * b + c on the GPU too, as in the reference (see floatOp).
   options.nvrtcOptions = {"--fmad=false"};
   if (r.staticInput) options.staticLengths = {static_cast<uint32_t>(inputLength(r))};
-  // The same kernel over a dynamic (DPull) or static (SPull) input, with one output or two,
-  // with or without global bins.
-  using Bins = std::optional<DMutable<uint32_t>>;
-  auto grid = [&r](const auto& in) {
-    auto g = in;
-    if (r.gridMap) g = fmap(unaryFn(r.gridA, r.gridB), g);
-    if (r.gridZip) {
-      auto [lo, hi] = halve(g);
-      g = zipWith(binaryFn(r.gridA), lo, hi);
-    }
-    return g;
-  };
-  auto kernel = [&r, &grid](const auto& in, const Bins& bins) {
-    auto g = grid(in);
-    auto block = [&r, bins](const SPull<EWord32>& c) {
-      return exec<Block>([&r, c, bins](const Program<Block>& p) {
-        const SPull<EWord32> y = steps<Block>(p, r.body, c);
-        if (bins) {
-          const uint32_t nb = r.globalBins;
-          p.forAll(y.len(), [&](const Program<Thread>& t, const EWord32& i) {
-            atomicAdd(t, *bins, y[i] % nb, 1u);
-          });
-        }
-        return push<Block>(y);
-      });
-    };
-    switch (r.grid) {
-      case Shape::SplitUp: return pConcat(fmap(block, splitUp(r.chunk, g)));
-      case Shape::Coalesce: return pConcat(fmap(block, coalesce(r.chunk, g)));
-      case Shape::Flat: break;
-    }
-    return push<Grid>(g);
-  };
-  auto one = [&kernel](const auto& in, const Bins& bins) { return kernel(in, bins); };
-  auto two = [&kernel, &grid](const auto& in, const Bins& bins) {
-    return hana::make_tuple(kernel(in, bins), push<Grid>(grid(in)));
-  };
-  auto withInput = [&]<class In>() {
-    if (r.gridOutput) {
-      return r.globalBins ? captureAs<In, true>(threads, options, two)
-                          : captureAs<In, false>(threads, options, two);
-    }
-    return r.globalBins ? captureAs<In, true>(threads, options, one)
-                        : captureAs<In, false>(threads, options, one);
-  };
-  const Kernel k = r.staticInput ? withInput.template operator()<SPull<EWord32>>()
-                                 : withInput.template operator()<DPull<EWord32>>();
+  const Kernel k = r.elem == 8    ? buildWith<uint8_t>(r, threads, options)
+                   : r.elem == 16 ? buildWith<uint16_t>(r, threads, options)
+                                  : buildWith<uint32_t>(r, threads, options);
   if (dropBarrier < 0) return k;
   Faults faults;
   faults.dropBarrier = dropBarrier;

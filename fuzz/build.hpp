@@ -110,6 +110,16 @@ inline SPull<EWord32> pullSteps(const std::vector<Node>& ops, SPull<EWord32> x) 
 template <class L>
 SPull<EWord32> steps(const Program<L>& p, const std::vector<Node>& ops, SPull<EWord32> x);
 
+// NarrowForce with the narrow type X (see Op::NarrowForce).
+template <class X, class L>
+SPull<EWord32> narrowForce(const Program<L>& p, uint32_t zipped, const SPull<EWord32>& x) {
+  using namespace obsidian;
+  const auto narrow = fmap([](const EWord32& w) { return toNarrow<X>(w); }, x);
+  if (zipped == 0) return fmap([](const Exp<X>& v) { return widen(v); }, forcePull(p, narrow));
+  auto [lo, hi] = unzip(forcePull(p, zip(narrow, x)));
+  return zipWith([](const Exp<X>& v, const EWord32& w) { return widen(v) + w; }, lo, hi);
+}
+
 template <class L>
 SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x) {
   using namespace obsidian;
@@ -188,6 +198,8 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
       if constexpr (!std::is_same_v<L, Thread>) return force(p, load<L>(n.b, x));
       break;
     case Op::Take: return force(p, takeP(n.b, push<L>(x)));
+    case Op::NarrowForce:
+      return n.c == 8 ? narrowForce<uint8_t>(p, n.a, x) : narrowForce<uint16_t>(p, n.a, x);
     case Op::ForceZip: {
       auto [lo, hi] = halve(x);
       auto [lo2, hi2] = unzip(forcePull(p, zip(lo, hi)));

@@ -1,6 +1,7 @@
 // Defect-class checks of every fuzzed program (see defects.hpp).
 #include "defects.hpp"
 
+#include <map>
 #include <obsidian/sim.hpp>
 #include <optional>
 #include <span>
@@ -75,40 +76,63 @@ std::string messageOf(const std::function<void()>& f) {
   return "";
 }
 
-std::string checkAliasing(const Kernel& k, const std::vector<uint32_t>& in,
+std::string checkAliasing(const Recipe& r, const Kernel& k, const std::vector<uint32_t>& in,
                           const std::vector<std::vector<uint32_t>>& expected,
                           std::mt19937_64& rng) {
-  const std::vector<uint32_t>& out = expected.back();  // the kernel's output (last argument)
+  // The last argument: the kernel's output, or acc (a DMutable) of an effect-only kernel.
+  const std::vector<uint32_t>& out = expected.back();
   if (in.empty() || out.empty()) return "";
-  // One buffer; the output starts somewhere inside the input.
-  const size_t shift = rng() % in.size();
-  std::vector<uint32_t> buffer(std::max(in.size(), shift + out.size()));
+  // One buffer of words; the input (of u8, u16 or u32 elements) at its start, the output
+  // starting somewhere inside the input's bytes.
+  const size_t inBytes = in.size() * (r.elem / 8), inWords = (inBytes + 3) / 4;
+  const size_t shift = rng() % inWords;
+  std::vector<uint32_t> buffer(std::max(inWords, shift + out.size()));
   std::vector<std::vector<uint32_t>> others(expected.begin(), expected.end() - 1);
-  std::vector<KernelArg> args{std::span<const uint32_t>(buffer.data(), in.size())};
+  const uint32_t* start = buffer.data();
+  std::vector<KernelArg> args;
+  if (r.elem == 8) {
+    args.emplace_back(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(start), in.size()));
+  } else if (r.elem == 16) {
+    args.emplace_back(
+        std::span<const uint16_t>(reinterpret_cast<const uint16_t*>(start), in.size()));
+  } else {
+    args.emplace_back(std::span<const uint32_t>(start, in.size()));
+  }
   for (auto& o : others) args.emplace_back(o);
   args.emplace_back(std::span<uint32_t>(buffer.data() + shift, out.size()));
   const std::string m = messageOf([&] { simulate(k, args); });
   if (m.find("overlaps argument 0") == std::string::npos) {
-    return "an output overlapping the input (at element " + std::to_string(shift) +
+    return "an output overlapping the input (at word " + std::to_string(shift) +
            ") was not refused" + (m.empty() ? "" : ": " + m);
   }
   ++stats.aliased;
   return "";
 }
 
-std::string checkHugeLengths(const Recipe& r, const Kernel& k, std::mt19937_64& rng) {
+std::string checkHugeLengths(const Recipe& r, const Kernel& k,
+                             const std::vector<std::vector<uint32_t>>& expected,
+                             std::mt19937_64& rng) {
   if (r.staticInput) return "";
   const KernelIR& ir = k.ir();
   const uint64_t top = 0xffffffffu;
   const uint64_t unit = std::max<uint64_t>(r.chunk, 1) * (r.gridZip ? 2 : 1);
   const uint64_t sizes[] = {top, top - top % unit, top - 300, top / 2 + 1,
                             (uint64_t{1} << 31) + rng() % (uint64_t{1} << 31)};
+  // The DMutable arrays' lengths (the bins, acc: the first arguments after the input), by the
+  // number their parameters' names end in (m1 and n1, ...).
+  std::map<std::string, uint64_t> mutableLength;
+  for (const Param& p : ir.params) {
+    if (p.kind == ParamKind::Array && !p.output && p.name != "in0") {
+      const size_t j = mutableLength.size();
+      mutableLength[p.name.substr(1)] = expected.at(j).size();
+    }
+  }
   for (const uint64_t n : sizes) {
-    // Parameter values: the input's length n, every other length (the bins) its array's size.
+    // Parameter values: the input's length n, every other length its array's size.
     std::vector<Wide> values(ir.params.size(), 0);
     for (size_t i = 0; i < ir.params.size(); ++i) {
       if (ir.params[i].kind == ParamKind::Length)
-        values[i] = ir.params[i].name == "n0" ? n : r.globalBins;
+        values[i] = ir.params[i].name == "n0" ? n : mutableLength.at(ir.params[i].name.substr(1));
     }
     std::vector<KernelArg> args;
     bool wraps = false;
@@ -118,7 +142,7 @@ std::string checkHugeLengths(const Recipe& r, const Kernel& k, std::mt19937_64& 
       const Param& p = ir.params[i];
       if (p.kind != ParamKind::Array) continue;
       const bool writes = p.output || ir.arrays[p.array].writable;
-      uint64_t count = p.name == "in0" ? n : r.globalBins;
+      uint64_t count = p.name == "in0" ? n : p.output ? 0 : mutableLength.at(p.name.substr(1));
       if (p.output) {
         want[i] = exact(ir, p.length, values);
         wraps = wraps || want[i] > top;
@@ -215,8 +239,8 @@ const DefectStats& defectStats() { return stats; }
 std::string checkDefectClasses(const Recipe& r, const Kernel& k, const std::vector<uint32_t>& in,
                                const std::vector<std::vector<uint32_t>>& expected,
                                std::mt19937_64& rng) {
-  std::string failure = checkAliasing(k, in, expected, rng);
-  if (failure.empty()) failure = checkHugeLengths(r, k, rng);
+  std::string failure = checkAliasing(r, k, in, expected, rng);
+  if (failure.empty()) failure = checkHugeLengths(r, k, expected, rng);
   if (failure.empty()) failure = checkLeaks(rng);
   return failure;
 }

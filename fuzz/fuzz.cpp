@@ -63,11 +63,30 @@ std::string firstDifference(const std::vector<uint32_t>& got, const std::vector<
 // A barrier to remove from every kernel (-1: none), for the fuzzer's self-test.
 int dropBarrier = -1;
 
+// The input as the kernel's parameter type (u8, u16 or u32 elements; the words are in range).
+struct TypedInput {
+  std::vector<uint8_t> u8;
+  std::vector<uint16_t> u16;
+  const std::vector<uint32_t>& u32;
+  uint32_t elem;
+  TypedInput(const Recipe& r, const std::vector<uint32_t>& words) : u32(words), elem(r.elem) {
+    if (elem == 8) u8.assign(words.begin(), words.end());
+    if (elem == 16) u16.assign(words.begin(), words.end());
+  }
+  // f(the elements as a vector of their type)
+  template <class F>
+  auto with(F f) const {
+    return elem == 8 ? f(u8) : elem == 16 ? f(u16) : f(u32);
+  }
+};
+
 // Runs recipe r in every configuration; the first failure, or Ok. The reference must accept r.
 Outcome check(const Recipe& r, bool gpu) {
   using namespace obsidian;
   const std::vector<uint32_t> in = fuzz::inputFor(r);
+  const TypedInput typed(r, in);
   const std::vector<std::vector<uint32_t>> expected = fuzz::reference(r, in);
+  const std::vector<std::vector<uint32_t>> before = fuzz::argumentsBefore(r, expected);
   const Config configs[] = {
       {"shared-memory reuse, subexpression sharing", r.threads, false, 0},
       {"no shared-memory reuse, no subexpression sharing", r.threads, true, 0},
@@ -78,12 +97,8 @@ Outcome check(const Recipe& r, bool gpu) {
     try {
       const Kernel k = fuzz::buildKernel(r, c.threads, c.plain, dropBarrier);
       if (!first) first = k;
-      std::vector<std::vector<uint32_t>> outs;
-      // The bins start at zero; the outputs at a value the kernel must overwrite.
-      for (const auto& e : expected) {
-        outs.emplace_back(e.size(), outs.empty() && r.globalBins ? 0u : 0xdeadbeefu);
-      }
-      std::vector<KernelArg> args{in};
+      std::vector<std::vector<uint32_t>> outs = before;
+      std::vector<KernelArg> args{typed.with([](const auto& v) { return KernelArg(v); })};
       for (auto& out : outs) args.emplace_back(out);
       simulate(k, args, SimOptions{.blocks = c.blocks});
       for (size_t j = 0; j < outs.size(); ++j) {
@@ -95,12 +110,15 @@ Outcome check(const Recipe& r, bool gpu) {
         }
       }
       if (gpu && !fuzz::isDeepFold(r)) {
-        gpu::DeviceBuffer<uint32_t> din(in);
         std::vector<gpu::DeviceBuffer<uint32_t>> douts;
-        for (const auto& e : expected) douts.emplace_back(std::vector<uint32_t>(e.size(), 0));
-        std::vector<KernelArg> dargs{din};
-        for (auto& d : douts) dargs.emplace_back(d);
-        gpu::launch(k, dargs);
+        for (const auto& b : before) douts.emplace_back(b);
+        typed.with([&](const auto& v) {
+          gpu::DeviceBuffer<typename std::decay_t<decltype(v)>::value_type> din(v);
+          std::vector<KernelArg> dargs{din};
+          for (auto& d : douts) dargs.emplace_back(d);
+          gpu::launch(k, dargs);
+          return 0;
+        });
         for (size_t j = 0; j < outs.size(); ++j) {
           const std::vector<uint32_t> got = douts[j].download();
           if (got != outs[j]) {

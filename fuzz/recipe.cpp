@@ -276,6 +276,18 @@ Words refStep(const Where& w, const Node& n, const Words& x) {
       for (uint32_t v : x) ++y[v % n.b];
       return y;
     }
+    case Op::NarrowMap:
+    case Op::NarrowForce: {
+      require(n.c == 8 || n.c == 16, "a narrow step of another width");
+      const uint32_t mask = n.c == 8 ? 0xffu : 0xffffu;
+      Words y(len);
+      for (size_t i = 0; i < len; ++i) {
+        y[i] = n.op == Op::NarrowMap ? narrowMap(n.a, n.b, n.c, x[i])
+               : n.a == 0            ? x[i] & mask
+                                     : (x[i] & mask) + x[i];
+      }
+      return y;
+    }
     default: break;
   }
   throw std::logic_error("fuzz: unknown op");
@@ -342,6 +354,7 @@ class Generator {
         std::vector<Node> nodes;
         if (collective(w, n, nodes)) {
           for (Node& node : nodes) ops.push_back(std::move(node));
+          narrowStep(pullOnly, ops);
           continue;
         }
       }
@@ -354,8 +367,16 @@ class Generator {
           break;
         }
       }
+      narrowStep(pullOnly, ops);
     }
     return ops;
+  }
+
+  // From now on, a narrow step (NarrowMap, NarrowForce) follows a step now and then, drawn from
+  // a stream of its own: they keep the length, so the other streams draw what they drew before.
+  void enableNarrow(uint64_t seed) {
+    narrow_.seed(seed ^ 0x94d049bb133111ebull);
+    narrowOn_ = true;
   }
 
  private:
@@ -580,9 +601,27 @@ class Generator {
     return false;
   }
 
+  // Percent of the steps that a narrow step follows.
+  static constexpr uint64_t kNarrowPercent = 6;
+  void narrowStep(bool pullOnly, std::vector<Node>& ops) {
+    if (!narrowOn_ || narrow_() % 100 >= kNarrowPercent) return;
+    Node node;
+    node.op = pullOnly || narrow_() % 2 == 0 ? Op::NarrowMap : Op::NarrowForce;
+    node.c = narrow_() % 2 == 0 ? 8 : 16;
+    if (node.op == Op::NarrowMap) {
+      node.a = static_cast<uint32_t>(narrow_() % kNarrowOps);
+      node.b = static_cast<uint32_t>(narrow_());
+    } else {
+      node.a = static_cast<uint32_t>(narrow_() % 2);
+    }
+    ops.push_back(node);
+  }
+
   std::mt19937_64& rng_;
   std::mt19937_64 collectives_;
   bool collectivesOn_ = false;
+  std::mt19937_64 narrow_;
+  bool narrowOn_ = false;
   Where block_;
 };
 
@@ -795,6 +834,25 @@ class Printer {
         line(ind, def + h + ".pull();");
         break;
       }
+      case Op::NarrowMap:
+        line(ind, def + "fmap(" + narrowMapText(n.a, n.b, n.c) + ", " + x + ");");
+        break;
+      case Op::NarrowForce: {
+        const std::string bits = std::to_string(n.c), N = "EWord" + bits;
+        const std::string narrow =
+            "fmap([](const EWord32& w) { return w32ToW" + bits + "(w); }, " + x + ")";
+        if (n.a == 0) {
+          line(ind, def + "fmap([](const " + N + "& v) { return w" + bits +
+                        "ToW32(v); }, forcePull(" + p + ", " + narrow + "));");
+          break;
+        }
+        const std::string lo = fresh("lo"), hi = fresh("hi");
+        line(ind, "const auto [" + lo + ", " + hi + "] = unzip(forcePull(" + p + ", zip(" + narrow +
+                      ", " + x + ")));");
+        line(ind, def + "zipWith([](const " + N + "& v, const EWord32& w) { return w" + bits +
+                      "ToW32(v) + w; }, " + lo + ", " + hi + ");");
+        break;
+      }
     }
     return y;
   }
@@ -815,7 +873,10 @@ size_t countNodes(const std::vector<Node>& ops) {
 
 }  // namespace
 
-bool isCollective(Op op) { return static_cast<uint32_t>(op) >= kBasicOps; }
+bool isCollective(Op op) {
+  return static_cast<uint32_t>(op) >= kBasicOps && op <= Op::WarpExchange;
+}
+bool isNarrow(Op op) { return op == Op::NarrowMap || op == Op::NarrowForce; }
 
 bool isPullStep(Op op) {
   switch (op) {
@@ -829,7 +890,8 @@ bool isPullStep(Op op) {
     case Op::BinSplit:
     case Op::Interleave:
     case Op::Ends:
-    case Op::FloatMap: return true;
+    case Op::FloatMap:
+    case Op::NarrowMap: return true;
     default: return false;
   }
 }
@@ -851,14 +913,29 @@ size_t inputLength(const Recipe& r) {
 std::vector<uint32_t> inputFor(const Recipe& r) {
   std::mt19937_64 rng(r.dataSeed);
   std::vector<uint32_t> v(inputLength(r));
-  for (uint32_t& x : v) x = static_cast<uint32_t>(rng());
+  const uint32_t mask = r.elem >= 32 ? 0xffffffffu : (1u << r.elem) - 1;
+  for (uint32_t& x : v) x = static_cast<uint32_t>(rng()) & mask;
   return v;
 }
 
 namespace {
+// Whether the blocks' chunks are pieces of the input itself (splitUp, no grid-level step).
+bool untouchedInput(const Recipe& r) {
+  return r.grid == Shape::SplitUp && !r.gridMap && !r.gridZip;
+}
+
+// acc's words before the kernel runs.
+Words accBefore(const Recipe& r, size_t n) {
+  std::mt19937_64 rng(r.dataSeed ^ 0xbf58476d1ce4e5b9ull);
+  Words v(n);
+  for (uint32_t& x : v) x = static_cast<uint32_t>(rng());
+  return v;
+}
+
 Words blocksOf(const Recipe& r, const Words& g) {
+  // The collectives' vectorized loads read the input's words directly.
   const Where block{Level::Block, r.threads, r.altThreads,
-                    r.grid == Shape::SplitUp && !r.gridMap && !r.gridZip};
+                    untouchedInput(r) && r.elem == 32 && r.vector == 0};
   switch (r.grid) {
     case Shape::SplitUp:
       return perChunk(g, r.chunk, [&](const Words& c) { return refSteps(block, r.body, c); });
@@ -883,6 +960,14 @@ Words blocksOf(const Recipe& r, const Words& g) {
 std::vector<Words> reference(const Recipe& r, const Words& in) {
   require(r.chunk > 0 && r.blocks > 0 && r.threads > 0 && r.altThreads > 0, "empty launch");
   require(r.realBlocks > 0, "no real blocks");
+  require(r.elem == 8 || r.elem == 16 || r.elem == 32, "an input of another width");
+  // vectors<W>: W a power of two of at least 2 elements and at most 16 bytes, over chunks that
+  // start at multiples of W.
+  require(r.vector == 0 || (pow2(r.vector) && r.vector >= 2 && r.vector * r.elem <= 128 &&
+                            untouchedInput(r) && r.chunk % r.vector == 0),
+          "vectors<W> that do not fit");
+  require(r.result == Result::Output || r.grid != Shape::Flat, "an effect needs block programs");
+  require(r.accSlots > 0, "no atomic slots");
   Words g(in);
   if (r.gridMap) {
     for (uint32_t& x : g) x = unaryOp(r.gridA, r.gridB, x);
@@ -901,9 +986,38 @@ std::vector<Words> reference(const Recipe& r, const Words& in) {
     for (uint32_t v : out) ++bins[v % r.globalBins];
     args.push_back(bins);
   }
-  args.push_back(out);
+  switch (r.result) {
+    case Result::Output: args.push_back(out); break;
+    case Result::EffectWrite: {
+      // The blocks' results one after the other, then the spare elements as they were.
+      Words acc = accBefore(r, out.size() + r.accSpare);
+      std::copy(out.begin(), out.end(), acc.begin());
+      args.push_back(acc);
+      break;
+    }
+    case Result::EffectAtomic: {
+      // y[i] of every block into slot i % accSlots, in any order.
+      const size_t m = out.size() / (g.size() / r.chunk);
+      Words acc = accBefore(r, r.accSlots);
+      for (size_t j = 0; j < out.size(); ++j) {
+        uint32_t& slot = acc[(j % m) % r.accSlots];
+        slot = accWord(r.accOp, slot, out[j]);
+      }
+      args.push_back(acc);
+      break;
+    }
+  }
   if (r.gridOutput) args.push_back(g);
   return args;
+}
+
+std::vector<Words> argumentsBefore(const Recipe& r, const std::vector<Words>& after) {
+  std::vector<Words> before;
+  size_t k = 0;
+  if (r.globalBins > 0) before.emplace_back(after[k++].size(), 0u);
+  if (r.result != Result::Output) before.push_back(accBefore(r, after[k++].size()));
+  for (; k < after.size(); ++k) before.emplace_back(after[k].size(), 0xdeadbeefu);
+  return before;
 }
 
 Recipe generate(std::mt19937_64& rng) {
@@ -931,6 +1045,12 @@ Recipe generate(std::mt19937_64& rng) {
                                ? 12
                                : std::max<uint32_t>(2, 16384 / (r.chunk * 4)));
   r.realBlocks = 1 + gen.below(r.blocks);
+  // Narrow inputs, vectors<W> of them and effect-only kernels: drawn from a stream of their
+  // own (seeded by the data seed), so that the main stream draws what it drew before they
+  // existed: a recipe that draws none of them is the previous generator's.
+  std::mt19937_64 extra(r.dataSeed ^ 0xd6e8feb86659fd93ull);
+  const uint32_t width = static_cast<uint32_t>(extra() % 100);
+  r.elem = width < 12 ? 8 : width < 24 ? 16 : 32;
   if (r.grid == Shape::Flat) {
     r.chunk = 1 + gen.below(5000);
     r.blocks = 1;
@@ -951,10 +1071,28 @@ Recipe generate(std::mt19937_64& rng) {
     fold.a = static_cast<uint32_t>(deep() % kBinaryOps);
     fold.b = r.chunk;
     r.body = {fold};
+    r.elem = 32;
     return r;
   }
+  // Each block reads its chunk of the input as vectors, where the chunks are pieces of it.
+  if (untouchedInput(r) && extra() % 100 < (r.elem == 32 ? 10 : 70)) {
+    std::vector<uint32_t> widths;
+    for (uint32_t w = 2; w * r.elem <= 128; w *= 2) {
+      if (r.chunk % w == 0) widths.push_back(w);
+    }
+    if (!widths.empty()) r.vector = widths[extra() % widths.size()];
+  }
   gen.enableCollectives(r.dataSeed, Where{Level::Block, r.threads, r.altThreads,
-                                          r.grid == Shape::SplitUp && !r.gridMap && !r.gridZip});
+                                          untouchedInput(r) && r.elem == 32 && r.vector == 0});
+  gen.enableNarrow(r.dataSeed);
+  const uint32_t result = static_cast<uint32_t>(extra() % 100);
+  if (result < 20) {
+    r.result = result < 10 ? Result::EffectWrite : Result::EffectAtomic;
+    r.accOp = static_cast<uint32_t>(extra() % kAccOps);
+    r.accSlots = 1 + static_cast<uint32_t>(extra() % 64);
+    r.accSpare = static_cast<uint32_t>(extra() % 4);
+    r.effectFirst = extra() % 2 == 0;
+  }
   uint32_t n = r.chunk;
   r.body = gen.body(Level::Block, n, 0, false);
   r.threads = gen.threads();  // a collective may have chosen them
@@ -970,38 +1108,113 @@ Recipe generate(std::mt19937_64& rng) {
 std::string cppSource(const Recipe& r, uint32_t threads, const std::string& function) {
   Printer pr;
   pr.threads = threads;
-  pr.line(0, "// input: " + std::to_string(inputLength(r)) + " words");
+  const std::string bits = std::to_string(r.elem), E = "EWord" + bits;
+  pr.line(0, "// input: " + std::to_string(inputLength(r)) +
+                 (r.elem == 32 ? " words" : " u" + bits + " elements"));
   pr.line(0, "Kernel " + function + "() {");
   const std::string in = r.staticInput ? "SPull" : "DPull";
-  const bool bins = r.globalBins > 0;
-  pr.line(1, "return capture(\"fuzz\", " + std::to_string(threads) + ", [](" + in + "<EWord32> in" +
-                 (bins ? ", DMutable<uint32_t> bins" : "") + ") {");
-  pr.line(2, in + "<EWord32> g = in;");
+  const bool bins = r.globalBins > 0, effect = r.result != Result::Output;
+  const std::string caps = std::string(bins ? ", bins" : "") + (effect ? ", acc" : "");
+  pr.line(1, "return capture(\"fuzz\", " + std::to_string(threads) + ", [](" + in + "<" + E +
+                 "> in" + (bins ? ", DMutable<uint32_t> bins" : "") +
+                 (effect ? ", DMutable<uint32_t> acc" : "") + ") {");
+  if (r.elem == 32) {
+    pr.line(2, in + "<EWord32> g = in;");
+  } else {
+    pr.line(2, in + "<EWord32> g = fmap([](const " + E + "& x) { return w" + bits +
+                   "ToW32(x); }, in);");
+  }
   if (r.gridMap) pr.line(2, "g = fmap(" + Printer::unaryLambda(r.gridA, r.gridB) + ", g);");
   if (r.gridZip) {
     pr.line(2, "const auto [glo, ghi] = halve(g);");
     pr.line(2, "g = zipWith(" + Printer::binaryLambda(r.gridA) + ", glo, ghi);");
   }
-  const std::string ret = r.gridOutput ? "return hana::make_tuple(" : "return ";
-  const std::string end = r.gridOutput ? ", push<Grid>(g));" : ";";
   if (r.grid == Shape::Flat) {
-    pr.line(2, ret + "push<Grid>(g)" + end);
-  } else {
-    pr.line(2, ret + "pConcat(fmap(");
-    pr.line(3, std::string(bins ? "[bins]" : "[]") + "(const SPull<EWord32>& c) {");
-    pr.line(4, std::string("return exec<Block>([c") + (bins ? ", bins" : "") +
-                   "](const Program<Block>& p) {");
-    const std::string res = pr.steps(5, Level::Block, "p", r.body, "c");
-    if (bins) {
-      pr.line(5, "p.forAll(" + res + ".len(), [&](const Program<Thread>& t, const EWord32& i) {");
-      pr.line(6, "atomicAdd(t, bins, " + res + "[i] % " + Printer::u(r.globalBins) + ", 1u);");
-      pr.line(5, "});");
+    pr.line(2, r.gridOutput ? "return hana::make_tuple(push<Grid>(g), push<Grid>(g));"
+                            : "return push<Grid>(g);");
+    const std::string lengths =
+        r.staticInput ? ".staticLengths = {" + std::to_string(inputLength(r)) + "}, " : "";
+    pr.line(1, "}, CaptureOptions{" + lengths + ".nvrtcOptions = {\"--fmad=false\"}});");
+    pr.line(0, "}");
+    return pr.out;
+  }
+  // The chunks: pieces of the input itself where the blocks read vectors of it.
+  const std::string chunkType = r.vector ? "SPull<" + E + ">" : "SPull<EWord32>";
+  const std::string chunkName = r.vector ? "piece" : "c";
+  const std::string chunks = std::string(r.grid == Shape::SplitUp ? "splitUp(" : "coalesce(") +
+                             Printer::u(r.chunk) + ", " + (r.vector ? "in" : "g") + ")";
+  // The block's program over its chunk; the name of its result.
+  auto block = [&](int ind) {
+    if (r.vector) {
+      const std::string w = std::to_string(r.vector) + "u";
+      pr.line(ind, "const auto vecs = vectors<" + std::to_string(r.vector) + ">(piece);");
+      pr.line(ind,
+              "const SPull<EWord32> c = force(p, mkPush<Block, EWord32>(piece.len(), [vecs]("
+              "const Program<Block>& q, const Writer<EWord32>& w) {");
+      pr.line(ind + 1, "q.forAll(len(vecs), [&](const Program<Thread>& t, const EWord32& j) {");
+      pr.line(ind + 2, "std::vector<EWord32> lanes;");
+      pr.line(ind + 2, "hana::for_each(vecs[j], [&](const " + E +
+                           "& x) { lanes.push_back(t.declare(" +
+                           (r.elem == 32 ? std::string("x") : "w" + bits + "ToW32(x)") + ")); });");
+      pr.line(ind + 2,
+              "for (uint32_t k = 0; k < " + w + "; ++k) w(t, lanes[k], j * " + w + " + k);");
+      pr.line(ind + 1, "});");
+      pr.line(ind, "}));");
     }
-    pr.line(5, "return push<Block>(" + res + ");");
-    pr.line(4, "});");
-    pr.line(3, "},");
-    pr.line(3, std::string(r.grid == Shape::SplitUp ? "splitUp(" : "coalesce(") +
-                   Printer::u(r.chunk) + ", g)))" + end);
+    const std::string res = pr.steps(ind, Level::Block, "p", r.body, "c");
+    if (bins) {
+      pr.line(ind, "p.forAll(" + res + ".len(), [&](const Program<Thread>& t, const EWord32& i) {");
+      pr.line(ind + 1,
+              "atomicAdd(t, bins, " + res + "[i] % " + Printer::u(r.globalBins) + ", 1u);");
+      pr.line(ind, "});");
+    }
+    return res;
+  };
+  // The result: the tuple's other element, before or after the block programs' part.
+  const bool before = r.gridOutput && effect && !r.effectFirst;
+  const std::string open = !r.gridOutput ? "return "
+                           : before      ? "return hana::make_tuple(push<Grid>(g), "
+                                         : "return hana::make_tuple(";
+  const std::string close = !r.gridOutput ? ";" : before ? ");" : ", push<Grid>(g));";
+  switch (r.result) {
+    case Result::Output: {
+      pr.line(2, open + "pConcat(fmap(");
+      pr.line(3, "[" + (caps.empty() ? "" : caps.substr(2)) + "](const " + chunkType + "& " +
+                     chunkName + ") {");
+      pr.line(4, "return exec<Block>([" + chunkName + caps + "](const Program<Block>& p) {");
+      const std::string res = block(5);
+      pr.line(5, "return push<Block>(" + res + ");");
+      pr.line(4, "});");
+      pr.line(3, "},");
+      pr.line(3, chunks + "))" + close);
+      break;
+    }
+    case Result::EffectWrite: {
+      pr.line(2, "const auto chunks = " + chunks + ";");
+      pr.line(2, open + "effect([chunks" + caps + "](const Program<Grid>& gp) {");
+      pr.line(3,
+              "gp.distrPar(sizeConv(len(chunks)), [&](const Program<Block>& p, const EWord32& "
+              "bid) {");
+      pr.line(4, "const " + chunkType + " " + chunkName + " = chunks[bid];");
+      const std::string res = block(4);
+      pr.line(4, "p.forAll(" + res + ".len(), [&](const Program<Thread>& t, const EWord32& i) {");
+      pr.line(5, "write(t, acc, bid * " + res + ".len() + i, " + res + "[i]);");
+      pr.line(4, "});");
+      pr.line(3, "});");
+      pr.line(2, "})" + close);
+      break;
+    }
+    case Result::EffectAtomic: {
+      pr.line(2, open + "forEachBlock(" + chunks + ", [" + caps.substr(2) +
+                     "](const Program<Block>& p, const " + chunkType + "& " + chunkName + ") {");
+      const std::string res = block(3);
+      pr.line(3, "p.forAll(" + res + ".len(), [&](const Program<Thread>& t, const EWord32& i) {");
+      pr.line(4, std::string(accName(r.accOp)) + "(t, acc, i % " + Printer::u(r.accSlots) + ", " +
+                     res + "[i]);");
+      pr.line(3, "});");
+      pr.line(2, "})" + close);
+      break;
+    }
   }
   const std::string lengths =
       r.staticInput ? ".staticLengths = {" + std::to_string(inputLength(r)) + "}, " : "";
@@ -1062,6 +1275,13 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
           ++counts["BlockScan/WarpScan" + op];
           break;
         case Op::WarpExchange: ++counts["WarpExchange"]; break;
+        case Op::NarrowMap:
+          ++counts["NarrowMap u" + std::to_string(n.c)];
+          ++counts["NarrowMap operator " + std::to_string(n.a)];
+          break;
+        case Op::NarrowForce:
+          ++counts["NarrowForce u" + std::to_string(n.c) + (n.a == 0 ? "" : " zipped with u32")];
+          break;
         default: ++counts[names[static_cast<size_t>(n.op)]]; break;
       }
       walk(n.kids);
@@ -1077,6 +1297,15 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   if (r.gridOutput) ++counts["two outputs"];
   if (r.globalBins) ++counts["global atomics"];
   if (r.gridZip && r.oddInput) ++counts["odd input, halves differ"];
+  if (r.elem != 32) ++counts["input u" + std::to_string(r.elem)];
+  if (r.vector) {
+    ++counts["vectors<" + std::to_string(r.vector) + "> of u" + std::to_string(r.elem)];
+  }
+  if (r.result == Result::EffectWrite) ++counts["effect-only: distrPar writes"];
+  if (r.result == Result::EffectAtomic) {
+    ++counts["effect-only: forEachBlock " + std::string(accName(r.accOp))];
+  }
+  if (r.result != Result::Output && r.gridOutput) ++counts["effect beside an output"];
 }
 
 size_t recipeSize(const Recipe& r) {
@@ -1087,10 +1316,12 @@ size_t recipeSize(const Recipe& r) {
   forEachNodeList(body, [&](std::vector<Node>& ops) {
     for (const Node& n : ops) {
       if (isCollective(n.op)) variants += (n.a != 0) + (n.c != 0);
+      if (isNarrow(n.op)) variants += n.a != 0;
     }
   });
   return countNodes(r.body) * 100000 + inputLength(r) + r.threads + r.altThreads + r.realBlocks +
-         (r.gridMap ? 1 : 0) + (r.gridZip ? 1 : 0) + variants;
+         (r.gridMap ? 1 : 0) + (r.gridZip ? 1 : 0) + variants + (r.elem != 32) + (r.vector != 0) +
+         (r.result != Result::Output) + r.accSlots + r.accSpare;
 }
 
 std::vector<Recipe> shrinkCandidates(const Recipe& r) {
@@ -1138,6 +1369,10 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
       if (isCollective(step.op) && step.c != 0) {
         edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].c = 0; });
       }
+      // A narrow step's first operator (NarrowForce: the narrow array alone).
+      if (isNarrow(step.op) && step.a != 0) {
+        edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].a = 0; });
+      }
       // Replace a nested step by its kids, spliced in (every step of a lower level is also
       // legal at the level above; the reference decides whether the lengths still fit).
       if (lists[li][j]) {
@@ -1171,6 +1406,19 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
   if (r.gridOutput) with([](Recipe& c) { c.gridOutput = false; });
   if (r.globalBins) with([](Recipe& c) { c.globalBins = 0; });
   if (r.grid == Shape::Coalesce) with([](Recipe& c) { c.grid = Shape::SplitUp; });
+  // The narrow input and the effect: their plainer forms.
+  if (r.elem != 32) {
+    with([](Recipe& c) {
+      c.elem = 32;
+      c.vector = 0;
+    });
+  }
+  if (r.vector) with([](Recipe& c) { c.vector = 0; });
+  if (r.result != Result::Output) with([](Recipe& c) { c.result = Result::Output; });
+  if (r.result == Result::EffectAtomic && r.accOp != 0) with([](Recipe& c) { c.accOp = 0; });
+  if (r.accSlots > 1) with([](Recipe& c) { c.accSlots = 1; });
+  if (r.accSpare > 0) with([](Recipe& c) { c.accSpare = 0; });
+  if (r.effectFirst) with([](Recipe& c) { c.effectFirst = false; });
   if (r.chunk > 1) {
     with([](Recipe& c) { c.chunk /= 2; });
     with([](Recipe& c) { c.chunk -= 1; });

@@ -57,12 +57,19 @@ enum class Op : uint8_t {
   WarpReduce,      // r = warpReduce(c, x); x[i] + r                                (Warp)
   WarpScan,        // force(warpScan(c, x)); b = 1: warpExclusiveScan                (Warp)
   WarpExchange,    // force(warpStoreStriped(items, warpLoadStriped(items, x)))      (Warp)
+  // Narrow element types; c is the width (8: u8, 16: u16). Drawn from a stream of their own
+  // too (see generate()), each appended after a step and keeping its length.
+  NarrowMap,    // fmap(widen(narrowOp(a, b, narrow(x)))): arithmetic in the narrow type   pull
+  NarrowForce,  // a = 0: widen(forcePull(narrow(x))); a = 1: forcePull(zip(narrow(x), x)),
+                // unzip, widen(lo) + hi (a narrow and a u32 array side by side)        force
 };
-constexpr uint32_t kOps = static_cast<uint32_t>(Op::WarpExchange) + 1;
+constexpr uint32_t kOps = static_cast<uint32_t>(Op::NarrowForce) + 1;
 // The steps before the collectives: what the main stream draws from.
 constexpr uint32_t kBasicOps = static_cast<uint32_t>(Op::ForceZip) + 1;
 // Whether op is one of the algorithm layer's collectives.
 bool isCollective(Op op);
+// Whether op is one of the narrow element types' steps.
+bool isNarrow(Op op);
 // Steps that need no program (the only ones allowed inside binSplit).
 bool isPullStep(Op op);
 
@@ -76,6 +83,18 @@ struct Node {
 
 // How the kernel's input is cut into blocks.
 enum class Shape : uint8_t { SplitUp, Coalesce, Flat };
+
+// What the kernel returns for its block programs.
+enum class Result : uint8_t {
+  Output,        // pConcat of the blocks' results: an output array
+  EffectWrite,   // effect(distrPar over the chunks), no output: block bid writes its result y
+                 // into the DMutable<uint32_t> acc at bid * len(y) + i (accSpare more elements
+                 // after those stay as they were)
+  EffectAtomic,  // forEachBlock(chunks), no output: every block combines y[i] into
+                 // acc[i % accSlots] with atomic accOp (add, sub, min, max, and, or, xor:
+                 // the order of the blocks and threads does not change the result)
+};
+constexpr uint32_t kAccOps = 7;
 
 struct Recipe {
   uint32_t threads = 128;       // real threads per block of the main configuration
@@ -95,6 +114,16 @@ struct Recipe {
                              // twice that with gridZip)
   std::vector<Node> body;    // the Block program applied to every chunk
   uint64_t dataSeed = 1;     // the input's random words
+  // Narrow inputs and effect-only kernels (drawn from a stream of their own: see generate()).
+  uint32_t elem = 32;   // the input's element bits: 32, 16 (DPull<EWord16>) or 8 (EWord8),
+                        // widened to words at grid level
+  uint32_t vector = 0;  // > 0: every block reads its chunk of the input (splitUp of the
+                        // untouched input) as vectors<vector>, widened into shared memory
+  Result result = Result::Output;
+  uint32_t accOp = 0;        // EffectAtomic: the atomic operation
+  uint32_t accSlots = 1;     // EffectAtomic: acc's length
+  uint32_t accSpare = 0;     // EffectWrite: elements of acc after the blocks' results
+  bool effectFirst = false;  // effect with gridOutput: the effect first in the result tuple
 };
 
 // A recipe that the reference rejects (a length that does not divide, an empty array, ...):
@@ -110,14 +139,23 @@ constexpr uint32_t kBinaryOps = 5;
 // The collectives' operators (associative; all but the last commutative): see scalar_ops.hpp.
 constexpr uint32_t kCollectiveOps = 7;
 constexpr uint32_t kCommutativeOps = 6;
+// The narrow types' operators (narrowOp in scalar_ops.hpp).
+constexpr uint32_t kNarrowOps = 6;
 
+// The input's elements (below 2^elem), as words.
 std::vector<uint32_t> inputFor(const Recipe& r);
 size_t inputLength(const Recipe& r);
 
 // The oracle: every array argument after the input, in argument order, as it is after the
-// kernel: the global bins (with globalBins), the output, the grid-level output (with
-// gridOutput), computed directly over the arrays. Throws InvalidRecipe.
+// kernel: the global bins (with globalBins), acc (with an effect), the output (without an
+// effect), the grid-level output (with gridOutput), computed directly over the arrays. Throws
+// InvalidRecipe.
 std::vector<std::vector<uint32_t>> reference(const Recipe& r, const std::vector<uint32_t>& in);
+// The same arguments as they are before the kernel runs (`after` is reference's result): the
+// bins zero, acc random words (the kernel must keep what it does not change), the outputs
+// 0xdeadbeef (the kernel must overwrite them).
+std::vector<std::vector<uint32_t>> argumentsBefore(const Recipe& r,
+                                                   const std::vector<std::vector<uint32_t>>& after);
 
 // A random well-typed recipe.
 Recipe generate(std::mt19937_64& rng);

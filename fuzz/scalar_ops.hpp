@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <obsidian/exp.hpp>
+#include <obsidian/memory_ops.hpp>
 #include <string>
+#include <type_traits>
 
 #include "recipe.hpp"
 
@@ -89,6 +91,147 @@ inline std::string collectiveText(uint32_t which) {
 inline const char* collectiveName(uint32_t which) {
   static const char* const names[] = {"sum", "xor", "max", "min", "and", "or", "affine16"};
   return names[which % kCollectiveOps];
+}
+
+// ------------------------------------------------------------------ narrow types
+// The reference's u8 or u16 value: C++ computes X's arithmetic in (unsigned) 32 bits, and the
+// result is truncated back to X; that is what the kernels compute (the CUDA printer widens to
+// unsigned int where int could overflow, the simulator masks). Shift amounts stay below 32.
+template <class X>
+struct Narrow {
+  using Scalar = X;
+  static constexpr uint32_t kMask = static_cast<X>(~X{0});
+  uint32_t v;
+  explicit Narrow(uint32_t x) : v(x & kMask) {}
+  friend Narrow operator+(Narrow a, Narrow b) { return Narrow(a.v + b.v); }
+  friend Narrow operator-(Narrow a, Narrow b) { return Narrow(a.v - b.v); }
+  friend Narrow operator*(Narrow a, Narrow b) { return Narrow(a.v * b.v); }
+  friend Narrow operator/(Narrow a, Narrow b) { return Narrow(a.v / b.v); }
+  friend Narrow operator%(Narrow a, Narrow b) { return Narrow(a.v % b.v); }
+  friend Narrow operator^(Narrow a, Narrow b) { return Narrow(a.v ^ b.v); }
+  friend Narrow operator|(Narrow a, Narrow b) { return Narrow(a.v | b.v); }
+  friend Narrow operator&(Narrow a, Narrow b) { return Narrow(a.v & b.v); }
+  friend Narrow operator<<(Narrow a, Narrow b) { return Narrow(a.v << b.v); }
+  friend Narrow operator>>(Narrow a, Narrow b) { return Narrow(a.v >> b.v); }
+  friend Narrow operator~(Narrow a) { return Narrow(~a.v); }
+  friend Narrow operator-(Narrow a) { return Narrow(0u - a.v); }
+  friend bool operator<(Narrow a, Narrow b) { return a.v < b.v; }
+  friend Narrow min(Narrow a, Narrow b) { return a.v < b.v ? a : b; }
+  friend Narrow max(Narrow a, Narrow b) { return a.v < b.v ? b : a; }
+};
+template <class X>
+Narrow<X> narrowSelect(bool c, Narrow<X> a, Narrow<X> b) {
+  return c ? a : b;
+}
+template <class X>
+obsidian::Exp<X> narrowSelect(const obsidian::EBool& c, const obsidian::Exp<X>& a,
+                              const obsidian::Exp<X>& b) {
+  return obsidian::ifThenElse(c, a, b);
+}
+// N (Exp<X> or Narrow<X>) as the same kind of value of type Y.
+template <class N, class Y>
+struct Rebind;
+template <class X, class Y>
+struct Rebind<obsidian::Exp<X>, Y> {
+  using type = obsidian::Exp<Y>;
+};
+template <class X, class Y>
+struct Rebind<Narrow<X>, Y> {
+  using type = Narrow<Y>;
+};
+template <class Y, class X>
+obsidian::Exp<Y> narrowCast(const obsidian::Exp<X>& e) {
+  return obsidian::cast<Y>(e);
+}
+template <class Y, class X>
+Narrow<Y> narrowCast(Narrow<X> n) {
+  return Narrow<Y>(n.v);
+}
+// The word's low bits as X (w32ToW8, w32ToW16), and back (w8ToW32, w16ToW32).
+template <class X>
+Narrow<X> toNarrow(uint32_t w) {
+  return Narrow<X>(w);
+}
+template <class X>
+obsidian::Exp<X> toNarrow(const obsidian::EWord32& w) {
+  return obsidian::cast<X>(w);
+}
+template <class X>
+uint32_t widen(Narrow<X> n) {
+  return n.v;
+}
+inline obsidian::EWord32 widen(const obsidian::EWord8& e) { return obsidian::w8ToW32(e); }
+inline obsidian::EWord32 widen(const obsidian::EWord16& e) { return obsidian::w16ToW32(e); }
+
+// The narrow operators over N = Exp<X> or Narrow<X> (X = uint8_t or uint16_t), constant c:
+// a u16 product past INT_MAX, shifts (by literals below the width, the library's rule, and by
+// values up to 31, which shift the promoted value), division, select, ~ and unary minus, products
+// of literals (folded at generation time, in X), and a round trip through the other narrow type.
+template <class N>
+N narrowOp(uint32_t which, uint32_t c, const N& x) {
+  using X = typename N::Scalar;
+  using Other = std::conditional_t<sizeof(X) == 1, uint16_t, uint8_t>;
+  using O = typename Rebind<N, Other>::type;
+  constexpr uint32_t bits = 8 * sizeof(X);
+  const N k(c);
+  switch (which % kNarrowOps) {
+    case 0: return x * x + k;
+    case 1: return ((x << N(c % bits)) ^ (k << (x & N(31u)))) + (x >> (k & N(bits - 1)));
+    case 2: return x / (k | N(1u)) + x % (k | N(1u));
+    case 3: return narrowSelect(x < k, ~x, max(x, k) - (-x));
+    case 4: return x * (k * k) + min(x, k + k);
+    default: return narrowCast<X>((narrowCast<Other>(x ^ k) >> O(1u)) * O(c)) + x;
+  }
+}
+// A NarrowMap step's function of a word (width 8 or 16).
+template <class W>
+W narrowMap(uint32_t which, uint32_t c, uint32_t width, const W& w) {
+  if (width == 8) return widen(narrowOp(which, c, toNarrow<uint8_t>(w)));
+  return widen(narrowOp(which, c, toNarrow<uint16_t>(w)));
+}
+// The same as C++ source: a lambda over the word w.
+inline std::string narrowMapText(uint32_t which, uint32_t c, uint32_t width) {
+  const std::string bits = std::to_string(width), other = width == 8 ? "16" : "8";
+  const std::string N = "EWord" + bits, O = "EWord" + other;
+  const uint32_t mask = width == 8 ? 0xffu : 0xffffu, otherMask = width == 8 ? 0xffffu : 0xffu;
+  auto lit = [](const std::string& type, uint32_t v) {
+    return type + "(" + std::to_string(v) + "u)";
+  };
+  std::string e;
+  switch (which % kNarrowOps) {
+    case 0: e = "x * x + k"; break;
+    case 1:
+      e = "((x << " + lit(N, c % width) + ") ^ (k << (x & " + lit(N, 31) + "))) + (x >> (k & " +
+          lit(N, width - 1) + "))";
+      break;
+    case 2: e = "x / (k | " + lit(N, 1) + ") + x % (k | " + lit(N, 1) + ")"; break;
+    case 3: e = "ifThenElse(x < k, ~x, max(x, k) - (-x))"; break;
+    case 4: e = "x * (k * k) + min(x, k + k)"; break;
+    default:
+      e = "cast<uint" + bits + "_t>((cast<uint" + other + "_t>(x ^ k) >> " + lit(O, 1) + ") * " +
+          lit(O, c & otherMask) + ") + x";
+      break;
+  }
+  return "[](const EWord32& w) { const " + N + " x = w32ToW" + bits + "(w); const " + N + " k(" +
+         std::to_string(c & mask) + "u); return w" + bits + "ToW32(" + e + "); }";
+}
+
+// The effect's atomic operations (Result::EffectAtomic), all order-independent.
+inline uint32_t accWord(uint32_t which, uint32_t acc, uint32_t v) {
+  switch (which % kAccOps) {
+    case 0: return acc + v;
+    case 1: return acc - v;
+    case 2: return std::min(acc, v);
+    case 3: return std::max(acc, v);
+    case 4: return acc & v;
+    case 5: return acc | v;
+    default: return acc ^ v;
+  }
+}
+inline const char* accName(uint32_t which) {
+  static const char* const names[] = {"atomicAdd", "atomicSub", "atomicMin", "atomicMax",
+                                      "atomicAnd", "atomicOr",  "atomicXor"};
+  return names[which % kAccOps];
 }
 
 // Float arithmetic on a word: x >> 8 is exact as a float, the product rounds, the sum rounds
