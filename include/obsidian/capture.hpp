@@ -14,6 +14,7 @@
 
 #include "obsidian/atomic.hpp"
 #include "obsidian/force.hpp"
+#include "obsidian/fused.hpp"
 #include "obsidian/kernel.hpp"
 
 namespace obsidian {
@@ -214,13 +215,36 @@ void addPostcondition(Context& ctx, const EBool& holds, const std::string& index
                       const EWord32& count, size_t outputIndex, const std::string& output,
                       const std::string& message);
 
+template <class T>
+using OutputHandle = decltype(MemoryOps<T>::global(std::declval<Context&>(), std::string(), true));
+
+// The global arrays of output j, of `length` elements of type T, made parameters.
+template <class T>
+OutputHandle<T> outputArrays(const CaptureState& s, const EWord32& length, size_t j) {
+  static_assert(Storable<T>, "capture: output elements must be Exp<X> or hana::tuple of them");
+  const auto h = MemoryOps<T>::global(s.ctx, outputName(s, j), true);
+  std::vector<ArrayId> ids;
+  MemoryOps<T>::ids(h, ids);
+  addArrayParam(s.ctx, ids, length.node(), true);
+  s.ctx.kernel().outputs.push_back(OutputInfo{ids, length.node()});
+  return h;
+}
+template <class T>
+Writer<T> outputWriter(const OutputHandle<T>& h) {
+  return [h](const Program<Thread>& t, const T& v, const EWord32& i) {
+    MemoryOps<T>::write(t, h, i, v);
+  };
+}
+
 // Binds output j and returns it as a pull array over the output's arrays (what a
 // postcondition reads).
 template <class R>
 auto bindOutput(const CaptureState& s, const R& result, size_t j) {
   Context& ctx = s.ctx;
-  static_assert(isPush<R>,
-                "capture: a kernel's result must be a Push<Grid> array or a tuple of them");
+  static_assert(
+      isPush<R>,
+      "capture: a kernel's result must be a Push<Grid> array, a Fused<Grid> (pConcat of fuse), "
+      "an effect, or a hana::tuple of them");
   using L = typename R::Level;
   static_assert(!std::is_same_v<L, Warp>,
                 "warp-level programs only inside blocks: pConcat the Push<Warp> arrays into a "
@@ -229,18 +253,34 @@ auto bindOutput(const CaptureState& s, const R& result, size_t j) {
                 "capture: a kernel's result must be Push<Grid>: pConcat block programs over the "
                 "grid");
   using T = typename R::Element;
-  static_assert(Storable<T>, "capture: output elements must be Exp<X> or hana::tuple of them");
-  const auto h = MemoryOps<T>::global(ctx, outputName(s, j), true);
-  std::vector<ArrayId> ids;
-  MemoryOps<T>::ids(h, ids);
-  const ExpPtr length = sizeConv(result.len()).node();
-  addArrayParam(ctx, ids, length, true);
-  ctx.kernel().outputs.push_back(OutputInfo{ids, length});
+  const auto h = outputArrays<T>(s, sizeConv(result.len()), j);
   Program<Grid> p(ctx, ctx.kernel().body);
-  result(p, [h](const Program<Thread>& t, const typename R::Element& v, const EWord32& i) {
-    MemoryOps<T>::write(t, h, i, v);
-  });
-  return DPull<T>(EWord32(length), [h](const EWord32& i) { return MemoryOps<T>::read(h, i); });
+  result(p, outputWriter<T>(h));
+  return DPull<T>(sizeConv(result.len()),
+                  [h](const EWord32& i) { return MemoryOps<T>::read(h, i); });
+}
+
+// Binds the parts of a fused result as outputs first, first + 1, ..., all written by one run
+// of its program (one grid loop); returns how many outputs it bound.
+template <class L, class... Parts>
+size_t bindFused(const CaptureState& s, const Fused<L, Parts...>& result, size_t first) {
+  static_assert(std::is_same_v<L, Grid>,
+                "capture: a fused result must be Fused<Grid>: pConcat the fused block programs "
+                "over the grid");
+  if constexpr (std::is_same_v<L, Grid>) {
+    using F = Fused<Grid, Parts...>;
+    auto writers = [&]<size_t... K>(std::index_sequence<K...>) {
+      // Braces bind the outputs in part order.
+      using Handles = std::tuple<OutputHandle<typename Parts::Element>...>;
+      const Handles h{outputArrays<typename Parts::Element>(s, sizeConv(std::get<K>(result.lens())),
+                                                            first + K)...};
+      return typename F::Writers{outputWriter<typename Parts::Element>(std::get<K>(h))...};
+    }
+    (std::index_sequence_for<Parts...>{});
+    Program<Grid> p(s.ctx, s.ctx.kernel().body);
+    result(p, writers);
+  }
+  return sizeof...(Parts);
 }
 
 // An output with a postcondition: bound as the output, then the condition recorded.
@@ -267,12 +307,16 @@ void bindOutputs(const CaptureState& s, const R& result) {
   size_t j = 0;
   if constexpr (std::is_same_v<R, GridEffect>) {
     bindEffect(s.ctx, result);
+  } else if constexpr (isFused<R>) {
+    j += bindFused(s, result, j);
   } else if constexpr (isOutput<R>) {
     bindOutput(s, result, j++);
   } else {
     hana::for_each(result, [&](const auto& r) {
       if constexpr (std::is_same_v<std::remove_cvref_t<decltype(r)>, GridEffect>) {
         bindEffect(s.ctx, r);
+      } else if constexpr (isFused<decltype(r)>) {
+        j += bindFused(s, r, j);
       } else {
         bindOutput(s, r, j++);
       }
@@ -290,8 +334,9 @@ Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options
 
 // capture(name, threadsPerBlock, f): reify f into a kernel run by `threadsPerBlock` real
 // threads per block. f takes DPull/SPull/DMutable arrays and scalar Exps and returns a
-// Push<Grid> (or a hana::tuple of them, one output each), or a GridEffect (effect(...)) for a
-// kernel whose only effects are on its DMutable arrays.
+// Push<Grid> (or a hana::tuple of them, one output each), a Fused<Grid> (pConcat of fused block
+// programs: one output per part, all written by one grid loop), or a GridEffect (effect(...))
+// for a kernel whose only effects are on its DMutable arrays.
 template <class F>
 Kernel capture(const std::string& name, uint32_t threadsPerBlock, F f,
                const CaptureOptions& options = {}) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "obsidian/force.hpp"
+#include "obsidian/fused.hpp"
 
 namespace obsidian {
 
@@ -181,10 +182,8 @@ auto singletonPush(F f) {
 template <class L, class F>
 auto exec(F f) {
   using R = std::invoke_result_t<F, const Program<L>&>;
-  static_assert(isPush<R> && std::is_same_v<typename R::Level, L>,
-                "exec<L>(f): f must return a Push<L> array");
-  using Len = typename R::Length;
-  using T = typename R::Element;
+  static_assert((isPush<R> || isFused<R>)&&std::is_same_v<typename R::Level, L>,
+                "exec<L>(f): f must return a Push<L> array (or a fused one, fuse(...))");
   Context* outer = detail::currentContext();
   Context scratch(outer ? outer->threadsPerBlock() : 1, outer ? outer->serial() : 0);
   if (outer) {
@@ -192,12 +191,22 @@ auto exec(F f) {
     // What f may look up about the arrays it reads (vectors<W> checks that one is global).
     scratch.kernel().arrays = outer->kernel().arrays;
   }
-  Len n = [&] {
+  auto n = [&] {
     detail::ContextScope scope(scratch);
     Body ignored;
-    return f(Program<L>(scratch, ignored)).len();
+    if constexpr (isFused<R>) {
+      return f(Program<L>(scratch, ignored)).lens();
+    } else {
+      return f(Program<L>(scratch, ignored)).len();
+    }
   }();
-  return Push<L, Len, T>(n, [f](const Program<L>& p, const Writer<T>& w) { f(p)(p, w); });
+  if constexpr (isFused<R>) {
+    return R(n, [f](const Program<L>& p, const typename R::Writers& w) { f(p)(p, w); });
+  } else {
+    using Len = typename R::Length;
+    using T = typename R::Element;
+    return Push<L, Len, T>(n, [f](const Program<L>& p, const Writer<T>& w) { f(p)(p, w); });
+  }
 }
 
 // ---------------------------------------------------------------- concatenation
@@ -285,35 +294,75 @@ auto binSplit(uint32_t n, F f, const SPull<T>& arr) {
 }
 
 // ---------------------------------------------------------------- nesting across levels
-// tConcat<L>(arr): every inner sequential Push<Thread> runs in one thread of level L.
+namespace detail {
+// The writers of a concatenation's inner array b: part k's element j goes to b * m[k] + j.
+template <class Writers, class Lens, size_t... K>
+Writers shiftedWriters(const Writers& w, const Lens& m, const EWord32& b,
+                       std::index_sequence<K...>) {
+  return Writers{
+      [wk = std::get<K>(w), mk = std::get<K>(m), b](const Program<Thread>& t, const auto& v,
+                                                    const EWord32& j) { wk(t, v, b * mk + j); }...};
+}
+
+// The concatenation (pConcat, tConcat) of fused arrays: a fused array of level Up whose part k
+// is the concatenation of the inner arrays' parts k, all written by one loop(p, n, body) over
+// the inner arrays.
+template <class Up, class Len, class L, class... P, class Loop>
+auto concatFused(const char* what, const Pull<Len, Fused<L, P...>>& arr, Loop loop) {
+  static_assert((std::is_same_v<typename P::Length, uint32_t> && ...),
+                "pConcat/tConcat: the parts of the inner fused arrays need a static length "
+                "(uint32_t)");
+  using R = Fused<Up, Push<Up, Len, typename P::Element>...>;
+  const typename Fused<L, P...>::Lengths m = arr[0u].lens();
+  const typename R::Lengths lens = std::apply(
+      [&](auto... mk) { return typename R::Lengths{lenMul(what, arr.len(), mk)...}; }, m);
+  return R(lens, [arr, m, loop](const Program<Up>& p, const typename R::Writers& w) {
+    loop(p, sizeConv(arr.len()), [&](const auto& q, const EWord32& b) {
+      arr[b](q, shiftedWriters(w, m, b, std::index_sequence_for<P...>{}));
+    });
+  });
+}
+}  // namespace detail
+
+// tConcat<L>(arr): every inner sequential Push<Thread> runs in one thread of level L. Inner
+// fused arrays (fuse of Push<Thread>) make a fused array whose part k concatenates parts k.
 template <class L, class Len, class Inner>
 auto tConcat(const Pull<Len, Inner>& arr) {
-  static_assert(isPush<Inner> && std::is_same_v<typename Inner::Level, Thread>,
-                "tConcat: the elements must be Push<Thread> arrays");
-  static_assert(std::is_same_v<typename Inner::Length, uint32_t>,
-                "tConcat: the inner arrays need a static length (uint32_t)");
-  using T = typename Inner::Element;
-  const uint32_t m = arr[0u].len();
-  return Push<L, Len, T>(detail::lenMul("tConcat", arr.len(), m),
-                         [arr, m](const Program<L>& p, const Writer<T>& w) {
-                           auto body = [&](const Program<Thread>& t, const EWord32& i) {
-                             arr[i](t, [&](const Program<Thread>& t2, const T& v,
-                                           const EWord32& j) { w(t2, v, i * m + j); });
-                           };
-                           if constexpr (std::is_same_v<L, Thread>) {
-                             p.seqFor(sizeConv(arr.len()), body);
-                           } else {
-                             p.forAll(sizeConv(arr.len()), body);
-                           }
-                         });
+  static_assert((isPush<Inner> || isFused<Inner>)&&std::is_same_v<typename Inner::Level, Thread>,
+                "tConcat: the elements must be Push<Thread> arrays (or fused ones)");
+  auto loop = [](const Program<L>& p, const EWord32& n, const auto& body) {
+    if constexpr (std::is_same_v<L, Thread>) {
+      p.seqFor(n, body);
+    } else {
+      p.forAll(n, body);
+    }
+  };
+  if constexpr (isFused<Inner>) {
+    return detail::concatFused<L>("tConcat", arr, loop);
+  } else {
+    static_assert(std::is_same_v<typename Inner::Length, uint32_t>,
+                  "tConcat: the inner arrays need a static length (uint32_t)");
+    using T = typename Inner::Element;
+    const uint32_t m = arr[0u].len();
+    return Push<L, Len, T>(detail::lenMul("tConcat", arr.len(), m),
+                           [arr, m, loop](const Program<L>& p, const Writer<T>& w) {
+                             loop(p, sizeConv(arr.len()),
+                                  [&](const Program<Thread>& t, const EWord32& i) {
+                                    arr[i](t, [&](const Program<Thread>& t2, const T& v,
+                                                  const EWord32& j) { w(t2, v, i * m + j); });
+                                  });
+                           });
+  }
 }
 
 // pConcat(arr): the inner Push<L> arrays computed in parallel over level Step<L> (Block
 // programs over the grid, Warp programs over a block, Thread programs over a warp).
-// pConcat<Target>(arr) states the level expected, checked at compile time.
+// pConcat<Target>(arr) states the level expected, checked at compile time. Inner fused arrays
+// (fuse(...)) make a fused array: one loop writes every part.
 template <class Target = void, class Len, class Inner>
 auto pConcat(const Pull<Len, Inner>& arr) {
-  static_assert(isPush<Inner>, "pConcat: the elements must be push arrays");
+  static_assert(isPush<Inner> || isFused<Inner>,
+                "pConcat: the elements must be push arrays (or fused ones)");
   using L = typename Inner::Level;
   static_assert(level_le<L, Block>,
                 "pConcat steps exactly one level up: there is no level above Grid");
@@ -321,17 +370,25 @@ auto pConcat(const Pull<Len, Inner>& arr) {
     using Up = Step<L>;
     static_assert(std::is_same_v<Target, void> || std::is_same_v<Target, Up>,
                   "pConcat steps exactly one level up: Push<L> elements make a Push<Step<L>>");
-    static_assert(std::is_same_v<typename Inner::Length, uint32_t>,
-                  "pConcat: the inner arrays need a static length (uint32_t)");
-    using T = typename Inner::Element;
-    const uint32_t m = arr[0u].len();
-    return Push<Up, Len, T>(detail::lenMul("pConcat", arr.len(), m), [arr, m](const Program<Up>& p,
-                                                                              const Writer<T>& w) {
-      p.distrPar(sizeConv(arr.len()), [&](const Program<L>& q, const EWord32& b) {
-        arr[b](q,
-               [&](const Program<Thread>& t, const T& v, const EWord32& j) { w(t, v, b * m + j); });
-      });
-    });
+    auto loop = [](const Program<Up>& p, const EWord32& n, const auto& body) {
+      p.distrPar(n, body);
+    };
+    if constexpr (isFused<Inner>) {
+      return detail::concatFused<Up>("pConcat", arr, loop);
+    } else {
+      static_assert(std::is_same_v<typename Inner::Length, uint32_t>,
+                    "pConcat: the inner arrays need a static length (uint32_t)");
+      using T = typename Inner::Element;
+      const uint32_t m = arr[0u].len();
+      return Push<Up, Len, T>(detail::lenMul("pConcat", arr.len(), m),
+                              [arr, m, loop](const Program<Up>& p, const Writer<T>& w) {
+                                loop(p, sizeConv(arr.len()),
+                                     [&](const Program<L>& q, const EWord32& b) {
+                                       arr[b](q, [&](const Program<Thread>& t, const T& v,
+                                                     const EWord32& j) { w(t, v, b * m + j); });
+                                     });
+                              });
+    }
   }
 }
 

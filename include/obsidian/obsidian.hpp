@@ -9,6 +9,7 @@
 #include "obsidian/exp.hpp"
 #include "obsidian/export.hpp"
 #include "obsidian/force.hpp"
+#include "obsidian/fused.hpp"
 #include "obsidian/ir.hpp"
 #include "obsidian/kernel.hpp"
 #include "obsidian/level.hpp"

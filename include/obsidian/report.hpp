@@ -1,7 +1,8 @@
 // What a captured kernel needs and costs, as plain data (Kernel::report()): parameters, shared
-// memory with each array's place and live range, barriers, pre- and postconditions, pass
-// timings, and the compiler's registers and spills once compiled. JSON is separate (obsidian/report_json.hpp),
-// so a program that does not ask for it does not compile nlohmann/json.
+// memory with each array's place and live range, global memory access sites and grid passes,
+// barriers, pre- and postconditions, pass timings, and the compiler's registers and spills
+// once compiled. JSON is separate (obsidian/report_json.hpp), so a program that does not ask
+// for it does not compile nlohmann/json.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +61,18 @@ struct ReportLocalArray {
   uint32_t elements = 0;
 };
 
+// Where the generated code touches one global array (an input, output, mutable or grid-state
+// array): its access sites, each counted in the elements it moves once it runs (a vector load
+// of W elements counts W; reads the share pass bound to one variable count once). How often
+// a site runs depends on the launch: SimStats::traffic counts what a run moved.
+struct ReportTraffic {
+  std::string array;
+  std::string type;
+  uint32_t loads = 0;
+  uint32_t stores = 0;
+  uint32_t atomics = 0;
+};
+
 // What ptxas said, once the kernel is compiled.
 struct ReportCompiled {
   std::string arch;
@@ -80,6 +93,10 @@ struct KernelReport {
   std::vector<ReportPostcondition> postconditions;
   std::vector<ReportSharedArray> sharedArrays;
   std::vector<ReportLocalArray> localArrays;
+  std::vector<ReportTraffic> traffic;
+  // Loops over the grid in the program as written: one per Push<Grid> output, one for all the
+  // parts of a fused one (pConcat of fuse). Each pass reads its inputs again.
+  uint32_t gridPasses = 0;
   BarrierCounts barriers;
   std::vector<std::string> nvrtcOptions;  // CaptureOptions::nvrtcOptions
   std::vector<PassTiming> timings;        // reify first, then each pass

@@ -9,8 +9,9 @@
 namespace obsidian {
 
 // Keys: name, threadsPerBlock, sharedBytes, gridBlocks, params, preconditions,
-// postconditions, sharedArrays, localArrays, barriers {block, warp}, nvrtcOptions, timingsMs
-// {pass: ms, compile once compiled}; registers, spillStoreBytes, spillLoadBytes and stackBytes (null until compiled)
+// postconditions, sharedArrays, localArrays, traffic [{array, type, loads, stores, atomics}],
+// gridPasses, barriers {block, warp}, nvrtcOptions, timingsMs {pass: ms, compile once
+// compiled}; registers, spillStoreBytes, spillLoadBytes and stackBytes (null until compiled)
 // and arch (once compiled).
 nlohmann::json toJson(const KernelReport& r);
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "obsidian/arguments.hpp"
@@ -35,10 +36,22 @@ struct SimOptions {
   bool reverseBlocks = false;
 };
 
+// The global memory one run moved, per global array (input, output, mutable and grid-state
+// arrays, in the kernel's array order): elements read, written and atomically updated, summed
+// over every thread (bytes: times elementBytes).
+struct SimTraffic {
+  std::string array;
+  uint32_t elementBytes = 0;
+  uint64_t loads = 0;
+  uint64_t stores = 0;
+  uint64_t atomics = 0;
+};
+
 struct SimStats {
   uint32_t blocks = 0;
   uint32_t threadsPerBlock = 0;
   uint64_t threadSteps = 0;  // statement executions summed over threads
+  std::vector<SimTraffic> traffic;
 };
 
 // simulate(k, args, options): run kernel k on host arrays. Arguments are checked as for a GPU

@@ -82,9 +82,10 @@ std::string cStringLiteral(const std::string& text) {
 bool writes(const KernelIR& k, const Param& p) { return p.output || k.arrays[p.array].writable; }
 
 // The launcher of one kernel, in namespace `ns`. It names the kernel only by its qualified name
-// (::ns::k), so the kernel may share a name with the launcher's parameters and locals (in0,
-// stream, blocks, e): unqualified, those would hide it. Every other identifier written here is
-// reserved for kernels in src/ir/identifiers.cpp.
+// (::ns::k), so the kernel may share a name with the launcher's parameters (in0, stream):
+// unqualified, those would hide it. Its locals are obsidian_*, which no parameter may be named;
+// the one other name it declares, `stream`, is reserved for parameters in
+// src/ir/identifiers.cpp.
 std::string launcher(const KernelIR& k, const std::string& ns) {
   auto show = [&](const ExpPtr& e) { return ir::printExp(e, k.arrays); };
   const std::string kernel = "::" + ns + "::" + k.name;
@@ -163,16 +164,16 @@ std::string launcher(const KernelIR& k, const std::string& ns) {
   }
   // At most maxRealBlocks real blocks (indices and the grid's stride fit in 32 bits); the
   // kernel's virtual blocks loop over them.
-  body << "  uint32_t blocks = " << show(k.gridBlocks) << ";\n"
-       << "  if (blocks == 0) return cudaSuccess;  // nothing to compute\n"
-       << "  if (blocks > " << maxRealBlocks(k.threadsPerBlock)
-       << "u) blocks = " << maxRealBlocks(k.threadsPerBlock)
+  body << "  uint32_t obsidian_blocks = " << show(k.gridBlocks) << ";\n"
+       << "  if (obsidian_blocks == 0) return cudaSuccess;  // nothing to compute\n"
+       << "  if (obsidian_blocks > " << maxRealBlocks(k.threadsPerBlock)
+       << "u) obsidian_blocks = " << maxRealBlocks(k.threadsPerBlock)
        << "u;  // virtual blocks loop over the real ones\n";
   if (k.sharedBytes > 48 * 1024) {
     body << "  {\n"
-         << "    const cudaError_t e = cudaFuncSetAttribute(" << kernel
+         << "    const cudaError_t obsidian_error = cudaFuncSetAttribute(" << kernel
          << ", cudaFuncAttributeMaxDynamicSharedMemorySize, " << k.sharedBytes << ");\n"
-         << "    if (e != cudaSuccess) return e;\n"
+         << "    if (obsidian_error != cudaSuccess) return obsidian_error;\n"
          << "  }\n";
   }
   // -DOBSIDIAN_CHECKED: the kernel's writes to global arrays are bounds-checked (see
@@ -180,13 +181,13 @@ std::string launcher(const KernelIR& k, const std::string& ns) {
   const std::string record = violationSymbol(k);
   body << "#ifdef OBSIDIAN_CHECKED\n"
        << "  {\n"
-       << "    const unsigned long long zero = 0;\n"
-       << "    const cudaError_t e = cudaMemcpyToSymbolAsync(" << record
-       << ", &zero, sizeof zero, 0, cudaMemcpyHostToDevice, stream);\n"
-       << "    if (e != cudaSuccess) return e;\n"
+       << "    const unsigned long long obsidian_zero = 0;\n"
+       << "    const cudaError_t obsidian_error = cudaMemcpyToSymbolAsync(" << record
+       << ", &obsidian_zero, sizeof obsidian_zero, 0, cudaMemcpyHostToDevice, stream);\n"
+       << "    if (obsidian_error != cudaSuccess) return obsidian_error;\n"
        << "  }\n"
        << "#endif\n";
-  body << "  " << kernel << "<<<blocks, " << k.threadsPerBlock << ", " << k.sharedBytes
+  body << "  " << kernel << "<<<obsidian_blocks, " << k.threadsPerBlock << ", " << k.sharedBytes
        << ", stream>>>(";
   for (size_t i = 0; i < callArgs.size(); ++i) body << (i ? ", " : "") << callArgs[i];
   body << ");\n";
@@ -202,19 +203,22 @@ std::string launcher(const KernelIR& k, const std::string& ns) {
   }
   body << "#ifdef OBSIDIAN_CHECKED\n"
        << "  {\n"
-       << "    cudaError_t e = cudaGetLastError();\n"
-       << "    unsigned long long v = 0;\n"
-       << "    if (e == cudaSuccess) e = cudaMemcpyFromSymbolAsync(&v, " << record
-       << ", sizeof v, 0, cudaMemcpyDeviceToHost, stream);\n"
-       << "    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);\n"
-       << "    if (e != cudaSuccess) return e;\n"
-       << "    if (v != 0) {\n"
-       << "      const char* const names[] = {" << names << "};\n"
-       << "      const unsigned long long lengths[] = {" << lengths << "};\n"
+       << "    cudaError_t obsidian_error = cudaGetLastError();\n"
+       << "    unsigned long long obsidian_found = 0;\n"
+       << "    if (obsidian_error == cudaSuccess)\n"
+       << "      obsidian_error = cudaMemcpyFromSymbolAsync(&obsidian_found, " << record
+       << ", sizeof obsidian_found, 0, cudaMemcpyDeviceToHost, stream);\n"
+       << "    if (obsidian_error == cudaSuccess) obsidian_error = cudaStreamSynchronize(stream);\n"
+       << "    if (obsidian_error != cudaSuccess) return obsidian_error;\n"
+       << "    if (obsidian_found != 0) {\n"
+       << "      const char* const obsidian_names[] = {" << names << "};\n"
+       << "      const unsigned long long obsidian_lengths[] = {" << lengths << "};\n"
        << "      std::fprintf(stderr, \"obsidian: kernel " << k.name
        << " (OBSIDIAN_CHECKED): a write to %s[%u] is out of bounds: %s has %llu elements (the "
-          "first out-of-bounds write of the launch; it was not done)\\n\", names[(v >> 32) - 1], "
-          "(unsigned)(v & 0xffffffffu), names[(v >> 32) - 1], lengths[(v >> 32) - 1]);\n"
+          "first out-of-bounds write of the launch; it was not done)\\n\", "
+          "obsidian_names[(obsidian_found >> 32) - 1], "
+          "(unsigned)(obsidian_found & 0xffffffffu), obsidian_names[(obsidian_found >> 32) - 1], "
+          "obsidian_lengths[(obsidian_found >> 32) - 1]);\n"
        << "      return cudaErrorAssert;\n"
        << "    }\n"
        << "    return cudaSuccess;\n"

@@ -232,15 +232,14 @@ std::optional<std::string> reservedIdentifierReason(const std::string& name) {
 }
 
 const std::set<std::string>& launcherLocalNames() {
-  static const std::set<std::string> names = {"stream", "blocks", "e",      "zero",
-                                              "v",      "names",  "lengths"};
+  static const std::set<std::string> names = {"stream"};
   return names;
 }
 
 std::optional<std::string> parameterNameReason(const std::string& name) {
   if (std::optional<std::string> why = reservedIdentifierReason(name)) return why;
   if (launcherLocalNames().count(name)) {
-    return "a name the exported launcher uses (stream, blocks, e, zero, v, names, lengths)";
+    return "the exported launcher's stream parameter";
   }
   return std::nullopt;
 }

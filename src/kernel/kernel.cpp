@@ -8,6 +8,7 @@
 #include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
 #include "kernel/kernel_access.hpp"
+#include "kernel/traffic.hpp"
 #include "obsidian/cache.hpp"
 
 namespace obsidian {
@@ -103,6 +104,8 @@ KernelReport Kernel::makeReport() const {
       r.localArrays.push_back(ReportLocalArray{a.name, typeName(a.type), a.length});
     }
   }
+  r.traffic = globalTraffic(k);
+  r.gridPasses = gridPasses(data_->reified);
   r.barriers = data_->barriers;
   r.nvrtcOptions = data_->nvrtcOptions;
   r.timings = data_->timings;

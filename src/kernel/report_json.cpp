@@ -51,6 +51,16 @@ nlohmann::json toJson(const KernelReport& r) {
     local.push_back({{"name", a.name}, {"type", a.type}, {"elements", a.elements}});
   }
   j["localArrays"] = local;
+  json traffic = json::array();
+  for (const ReportTraffic& t : r.traffic) {
+    traffic.push_back({{"array", t.array},
+                       {"type", t.type},
+                       {"loads", t.loads},
+                       {"stores", t.stores},
+                       {"atomics", t.atomics}});
+  }
+  j["traffic"] = traffic;
+  j["gridPasses"] = r.gridPasses;
   j["barriers"] = {{"block", r.barriers.block}, {"warp", r.barriers.warp}};
   j["nvrtcOptions"] = r.nvrtcOptions;
 

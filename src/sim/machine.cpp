@@ -104,6 +104,7 @@ Machine::Machine(const Kernel& kernel, const BoundArguments& bound, const SimOpt
     g.writable = true;
     hazards_.trackGlobal(static_cast<ArrayId>(a), g.count);
   }
+  traffic_.resize(k_.arrays.size());
   smem_.assign(k_.sharedBytes, 0);
   local_.resize(k_.arrays.size());
   stepLimit_ = options_.maxStepsPerThread * threads_ * std::max<uint64_t>(blocks_, 1);
@@ -121,7 +122,16 @@ SimStats Machine::run() {
     for (auto& [s, v] : params_) std::fill(regs_[s].begin(), regs_[s].end(), v);
     exec(body_, all);
   }
-  return SimStats{blocks_, threads_, steps_};
+  SimStats stats{blocks_, threads_, steps_, {}};
+  for (size_t a = 0; a < k_.arrays.size(); ++a) {
+    const ArrayDecl& d = k_.arrays[a];
+    if (d.space != MemorySpace::Global && d.space != MemorySpace::GridState) continue;
+    SimTraffic t = traffic_[a];
+    t.array = d.name;
+    t.elementBytes = sizeOf(d.type);
+    stats.traffic.push_back(std::move(t));
+  }
+  return stats;
 }
 
 // ---- memory
@@ -140,6 +150,8 @@ uint8_t* Machine::address(ArrayId a, uint64_t i, uint32_t t, bool isWrite, bool 
                         "`");
       }
       hazards_.global(a, i, t, isWrite, atomic);
+      SimTraffic& moved = traffic_[a];
+      ++(atomic ? moved.atomics : isWrite ? moved.stores : moved.loads);
       return g.data + i * size;
     }
     case MemorySpace::Shared: {

@@ -65,6 +65,7 @@ class Machine {
   std::vector<CStmt> body_;
   std::vector<std::vector<ir::Value>> regs_;  // per slot, per thread
   std::vector<GlobalArray> globals_;          // per array (global and grid-state ones)
+  std::vector<SimTraffic> traffic_;           // per array (global and grid-state ones)
   std::vector<uint8_t> smem_;
   std::vector<std::vector<uint8_t>> local_;  // per array (per-thread and per-warp ones)
   Scratch scratch_;

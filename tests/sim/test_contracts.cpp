@@ -223,8 +223,8 @@ TEST_CASE("names: bad names are Errors naming the rule") {
   CHECK(named({"float", "s"}) ==
         "capture(copy): CaptureOptions::names[0] 'float' is a C++ keyword; choose another name");
   CHECK(named({"a", "stream"}) ==
-        "capture(copy): CaptureOptions::names[1] 'stream' is a name the exported launcher uses "
-        "(stream, blocks, e, zero, v, names, lengths); choose another name");
+        "capture(copy): CaptureOptions::names[1] 'stream' is the exported launcher's stream "
+        "parameter; choose another name");
   CHECK(named({"a", "threadIdx"}) ==
         "capture(copy): CaptureOptions::names[1] 'threadIdx' is a "
         "CUDA built-in variable; choose another name");

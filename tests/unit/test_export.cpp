@@ -42,7 +42,7 @@ TEST_CASE("export: a header with a typed launcher that checks the launch") {
             "if ((unsigned long long)out0Count < (unsigned long long)(n0 / 512u)) return "
             "cudaErrorInvalidValue;"));
   CHECK(has(h, "if (in0 == nullptr && in0Count > 0) return cudaErrorInvalidValue;"));
-  CHECK(has(h, "::app::kernels::red3<<<blocks, 256, 1536, stream>>>(in0, n0, out0);"));
+  CHECK(has(h, "::app::kernels::red3<<<obsidian_blocks, 256, 1536, stream>>>(in0, n0, out0);"));
   CHECK_FALSE(has(h, "cudaFuncSetAttribute"));  // 1536 bytes need no opt-in
 }
 
