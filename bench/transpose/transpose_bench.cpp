@@ -6,7 +6,7 @@
 // against a CPU transpose first.
 //
 // Usage: obsidian-bench-transpose [--quick] [--runs N] [--json FILE]
-//        [--threads T --tile S --aligned-writes]
+//        [--threads T --tile S --aligned-writes] [--matrix-api]
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <obsidian/device/transpose.hpp>
@@ -44,6 +44,23 @@ std::vector<size_t> slicesOf(size_t n, size_t total) {
 }
 
 bool alignedWrites = false;  // --aligned-writes
+bool matrixApi = false;      // --matrix-api
+
+// The transpose as a user writes it with obsidian/matrix.hpp: tile (i, j) of the result is the
+// transposed view of the input's tile (j, i), staged in a padded shared tile.
+Kernel matrixTranspose(const TransposePolicy& policy) {
+  const uint32_t tile = policy.tile;
+  return capture("matrixTranspose", policy.threads, [tile](DPull2<EWord32> in) {
+    return pConcat2(fmap(
+                        [](const SPull2<EWord32>& t) {
+                          return exec<Block>([t](const Program<Block>& p) {
+                            return push2<Block>(transpose(force2(p, t)));
+                          });
+                        },
+                        transpose(tiles(tile, tile, in))),
+                    in.cols(), in.rows());
+  });
+}
 
 Row run(const bench::Data<uint32_t>& in, gpu::DeviceBuffer<uint32_t>& out, Shape s,
         const TransposePolicy& policy, int runs) {
@@ -59,16 +76,19 @@ Row run(const bench::Data<uint32_t>& in, gpu::DeviceBuffer<uint32_t>& out, Shape
           true,
           "threads " + std::to_string(policy.threads) + ", tile " + std::to_string(policy.tile)};
   const std::vector<size_t> from = slicesOf(n, in.host.size());
-  const Kernel k = transposeKernel<uint32_t>(policy, aligned);
+  const Kernel k = matrixApi ? matrixTranspose(policy) : transposeKernel<uint32_t>(policy, aligned);
   gpu::LaunchOptions async;
   async.synchronize = false;
   const auto inAt = [&](size_t f) { return in.device.address() + f * 4; };
   const auto outAt = [&](size_t f) { return out.address() + f * 4; };
   const auto launchOurs = [&](size_t f, const gpu::LaunchOptions& o) {
-    gpu::launch(k,
-                {KernelArg::deviceArray(ScalarType::U32, inAt(f), n, false), s.rows, s.cols,
-                 KernelArg::deviceArray(ScalarType::U32, outAt(f), n, true)},
-                o);
+    const KernelArg src = KernelArg::deviceArray(ScalarType::U32, inAt(f), n, false);
+    const KernelArg dst = KernelArg::deviceArray(ScalarType::U32, outAt(f), n, true);
+    if (matrixApi) {
+      gpu::launch(k, {src, s.rows, s.cols, s.cols, dst}, o);  // pitch: the cols
+    } else {
+      gpu::launch(k, {src, s.rows, s.cols, dst}, o);
+    }
   };
   const auto launchCuda = [&](size_t f) {
     bench::cudaTranspose(reinterpret_cast<const uint32_t*>(inAt(f)),
@@ -117,6 +137,9 @@ int main(int argc, char** argv) {
   app.add_option("--tile", chosen.tile, "the tile's side");
   app.add_flag("--aligned-writes", alignedWrites,
                "sector-aligned writes where rows is not a multiple of 8 (measured slower)");
+  app.add_flag("--matrix-api", matrixApi,
+               "ours written with obsidian/matrix.hpp (tiles, force2, pConcat2) instead of the "
+               "device layer's transpose");
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
   if (!bench::deviceOrSkip()) return bench::kSkipped;

@@ -16,6 +16,7 @@
 #include "obsidian/force.hpp"
 #include "obsidian/fused.hpp"
 #include "obsidian/kernel.hpp"
+#include "obsidian/matrix.hpp"
 
 namespace obsidian {
 
@@ -49,7 +50,40 @@ template <class P>
 struct KernelParam {
   static_assert(alwaysFalse<P>,
                 "capture: a kernel parameter must be DPull<T>, SPull<T> (with its length in "
-                "CaptureOptions::staticLengths), DMutable<X> or a scalar Exp<X>");
+                "CaptureOptions::staticLengths), DPull2<T> (a matrix), DMutable<X> or a scalar "
+                "Exp<X>");
+};
+
+// A matrix: `name` (its elements, row-major), then the scalars nameRows, nameCols and
+// namePitch (elements from one row's start to the next's, at least nameCols); element (r, c)
+// is name[r * pitch + c], and the array must hold rows * pitch elements.
+template <class T>
+struct KernelParam<Pull2<EWord32, EWord32, T>> {
+  static DPull2<T> make(CaptureState& s, size_t k) {
+    const std::string name = paramName(s, k, "in");
+    const auto h = MemoryOps<T>::global(s.ctx, name, false);
+    std::vector<ArrayId> ids;
+    MemoryOps<T>::ids(h, ids);
+    const EWord32 rows = variable<uint32_t>(name + "Rows");
+    const EWord32 cols = variable<uint32_t>(name + "Cols");
+    const EWord32 pitch = variable<uint32_t>(name + "Pitch");
+    addArrayParam(s.ctx, ids, (rows * pitch).node(), false);
+    for (const EWord32& v : {rows, cols, pitch}) {
+      addScalarParam(s.ctx, v.node()->name, ScalarType::U32);
+    }
+    s.ctx.require(cast<uint64_t>(rows) * cast<uint64_t>(pitch) <= EWord64(0xffffffffull),
+                  "matrix " + name + ": rows x pitch is at most 4294967295 (indices are 32-bit)");
+    s.ctx.require(pitch >= cols, "matrix " + name + ": the pitch is at least the cols");
+    return DPull2<T>(rows, cols, [h, pitch](const EWord32& r, const EWord32& c) {
+      return MemoryOps<T>::read(h, r * pitch + c);
+    });
+  }
+};
+template <class R, class C, class T>
+struct KernelParam<Pull2<R, C, T>> {
+  static_assert(alwaysFalse<R>,
+                "capture: a matrix parameter is DPull2<T>: its rows, cols and pitch are scalar "
+                "parameters given at launch (static sides are not parameters)");
 };
 
 template <class T>
@@ -185,7 +219,8 @@ struct IsEnsured : std::false_type {};
 template <class R, class F>
 struct IsEnsured<Ensured<R, F>> : std::true_type {};
 template <class R>
-inline constexpr bool isOutput = isPush<R> || IsEnsured<std::remove_cvref_t<R>>::value;
+inline constexpr bool isOutput =
+    isPush<R> || isPush2<R> || IsEnsured<std::remove_cvref_t<R>>::value;
 // The element type of an output (through any ensure).
 template <class R>
 struct OutputElement {
@@ -281,6 +316,16 @@ size_t bindFused(const CaptureState& s, const Fused<L, Parts...>& result, size_t
     result(p, writers);
   }
   return sizeof...(Parts);
+}
+
+// A 2-D result: a dense row-major output of rows * cols elements, element (r, c) at
+// r * cols + c.
+template <class L, class R, class C, class T>
+auto bindOutput(const CaptureState& s, const Push2<L, R, C, T>& result, size_t j) {
+  static_assert(std::is_same_v<L, Grid>,
+                "capture: a 2-D result must be Push2<Grid>: pConcat2 the block programs over the "
+                "grid");
+  return bindOutput(s, flatten(result), j);
 }
 
 // An output with a postcondition: bound as the output, then the condition recorded.

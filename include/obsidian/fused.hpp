@@ -30,6 +30,8 @@ class Fused {
   using Level = L;
   using Lengths = std::tuple<typename Parts::Length...>;
   using Writers = std::tuple<Writer<typename Parts::Element>...>;
+  using Sink = Writers;
+  using Shape = Lengths;
   using Generator = std::function<void(const Program<L>&, const Writers&)>;
   template <size_t K>
   using Part = std::tuple_element_t<K, std::tuple<Parts...>>;
@@ -38,6 +40,7 @@ class Fused {
   Fused(Lengths ns, Generator gen) : ns_(std::move(ns)), gen_(std::move(gen)) {}
 
   const Lengths& lens() const { return ns_; }
+  const Lengths& shape() const { return ns_; }
   template <size_t K>
   const auto& len() const {
     return std::get<K>(ns_);

@@ -178,12 +178,13 @@ auto singletonPush(F f) {
 
 // exec<L>(f): the Push<L> array that the level-L program f returns, as a push array of its
 // own (Obsidian's execBlock/execWarp): f's statements run first, then the push it returned.
-// f runs once more, into a scratch program, to learn the length; it must be a pure generator.
+// f may return any push-like array of level L (Push, Fused, Push2): the result is of its type.
+// f runs once more, into a scratch program, to learn the shape; it must be a pure generator.
 template <class L, class F>
 auto exec(F f) {
   using R = std::invoke_result_t<F, const Program<L>&>;
-  static_assert((isPush<R> || isFused<R>)&&std::is_same_v<typename R::Level, L>,
-                "exec<L>(f): f must return a Push<L> array (or a fused one, fuse(...))");
+  static_assert(detail::PushLike<R> && std::is_same_v<typename R::Level, L>,
+                "exec<L>(f): f must return a Push<L> array (or a fused or 2-D one)");
   Context* outer = detail::currentContext();
   Context scratch(outer ? outer->threadsPerBlock() : 1, outer ? outer->serial() : 0);
   if (outer) {
@@ -191,22 +192,12 @@ auto exec(F f) {
     // What f may look up about the arrays it reads (vectors<W> checks that one is global).
     scratch.kernel().arrays = outer->kernel().arrays;
   }
-  auto n = [&] {
+  const typename R::Shape shape = [&] {
     detail::ContextScope scope(scratch);
     Body ignored;
-    if constexpr (isFused<R>) {
-      return f(Program<L>(scratch, ignored)).lens();
-    } else {
-      return f(Program<L>(scratch, ignored)).len();
-    }
+    return typename R::Shape(f(Program<L>(scratch, ignored)).shape());
   }();
-  if constexpr (isFused<R>) {
-    return R(n, [f](const Program<L>& p, const typename R::Writers& w) { f(p)(p, w); });
-  } else {
-    using Len = typename R::Length;
-    using T = typename R::Element;
-    return Push<L, Len, T>(n, [f](const Program<L>& p, const Writer<T>& w) { f(p)(p, w); });
-  }
+  return R(shape, [f](const Program<L>& p, const typename R::Sink& w) { f(p)(p, w); });
 }
 
 // ---------------------------------------------------------------- concatenation

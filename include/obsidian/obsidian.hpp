@@ -14,6 +14,7 @@
 #include "obsidian/kernel.hpp"
 #include "obsidian/level.hpp"
 #include "obsidian/library.hpp"
+#include "obsidian/matrix.hpp"
 #include "obsidian/memory_ops.hpp"
 #include "obsidian/nvrtc.hpp"
 #include "obsidian/program.hpp"

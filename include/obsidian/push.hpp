@@ -22,11 +22,16 @@ class Push {
   using Level = L;
   using Length = Len;
   using Element = T;
+  // What a generator writes through, and the array's shape: what exec<L> and the other
+  // combinators that rebuild a push-like array (Fused, Push2) of the same kind need.
+  using Sink = Writer<T>;
+  using Shape = Len;
   using Generator = std::function<void(const Program<L>&, const Writer<T>&)>;
 
   Push(Len n, Generator gen) : n_(std::move(n)), gen_(std::move(gen)) {}
 
   const Len& len() const { return n_; }
+  const Len& shape() const { return n_; }
   // Emit the program that writes every element through `w`.
   void operator()(const Program<L>& p, const Writer<T>& w) const { gen_(p, w); }
 
@@ -46,6 +51,20 @@ template <class L, class Len, class T>
 struct IsPush<Push<L, Len, T>> : std::true_type {};
 template <class T>
 inline constexpr bool isPush = IsPush<std::remove_cvref_t<T>>::value;
+
+namespace detail {
+// A push-like array: a level, a shape, what its generator writes through, and a constructor
+// from the two (Push, Fused, Push2), so exec<L> and the like rebuild any of them alike.
+template <class R>
+concept PushLike = requires(const R& r) {
+  typename R::Level;
+  typename R::Sink;
+  typename R::Shape;
+  typename R::Generator;
+  r.shape();
+}
+&&std::is_constructible_v<R, typename R::Shape, typename R::Generator>;
+}  // namespace detail
 
 template <class L, class Len, class T>
 const Len& len(const Push<L, Len, T>& a) {

@@ -1,0 +1,504 @@
+// Matrices: 2-D pull and push arrays (rows x cols, element (r, c), row-major), their tiles and
+// transposed views, 2-D grids of blocks (pConcat2), shared tiles padded against bank conflicts
+// (force2), and stencils whose tiles are loaded with their halo into shared memory once and
+// read there by every neighbour (stencil; Barracuda's automatic shared memory, seed 000).
+// A kernel parameter DPull2<T> is a row-major matrix in global memory with a pitch (its rows,
+// cols and pitch are scalar parameters); a Push2<Grid> result is a dense row-major output.
+//
+// A tiled transpose, one 32 x 32 tile per block, both sides coalesced:
+//   capture("transpose", 256, [](DPull2<EFloat> in) {
+//     return pConcat2(fmap([](const SPull2<EFloat>& t) {
+//       return exec<Block>([t](const Program<Block>& p) {
+//         return push2<Block>(transpose(force2(p, t)));  // padded: 32 x 33
+//       });
+//     }, transpose(tiles(32, 32, in))), in.cols(), in.rows());
+//   });
+#pragma once
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "obsidian/library.hpp"
+
+namespace obsidian {
+
+// ------------------------------------------------------------------ 2-D pull arrays
+// Pull2<R, C, T>: rows x cols elements, element (r, c) = f(r, c). R and C are each uint32_t
+// (static) or EWord32 (dynamic).
+template <class R, class C, class T>
+class Pull2 {
+  static_assert(ASize<R> && ASize<C>,
+                "a Pull2's rows and cols are each uint32_t (static) or EWord32 (dynamic)");
+
+ public:
+  using Rows = R;
+  using Cols = C;
+  using Element = T;
+  using Function = std::function<T(const EWord32&, const EWord32&)>;
+
+  Pull2(R rows, C cols, Function f)
+      : rows_(std::move(rows)), cols_(std::move(cols)), f_(std::move(f)) {}
+
+  const R& rows() const { return rows_; }
+  const C& cols() const { return cols_; }
+  T operator()(const EWord32& r, const EWord32& c) const { return f_(r, c); }
+
+ private:
+  R rows_;
+  C cols_;
+  Function f_;
+};
+
+template <class T>
+using SPull2 = Pull2<uint32_t, uint32_t, T>;
+template <class T>
+using DPull2 = Pull2<EWord32, EWord32, T>;
+
+template <class T>
+struct IsPull2 : std::false_type {};
+template <class R, class C, class T>
+struct IsPull2<Pull2<R, C, T>> : std::true_type {};
+template <class T>
+inline constexpr bool isPull2 = IsPull2<std::remove_cvref_t<T>>::value;
+
+namespace detail {
+template <class N>
+auto asSize(const N& n) {
+  if constexpr (std::is_integral_v<N>) {
+    return toStaticLength(n);
+  } else {
+    static_assert(std::is_same_v<N, EWord32>, "a matrix side is an integer or an EWord32");
+    return n;
+  }
+}
+template <class N>
+using SizeOf = decltype(asSize(std::declval<N>()));
+}  // namespace detail
+
+// mkPull2(rows, cols, f): the matrix whose element (r, c) is f(r, c); rows and cols are each
+// an integer (static) or an EWord32.
+template <class NR, class NC, class F>
+auto mkPull2(NR rows, NC cols, F f) {
+  using T = std::invoke_result_t<F, EWord32, EWord32>;
+  return Pull2<detail::SizeOf<NR>, detail::SizeOf<NC>, T>(detail::asSize(rows),
+                                                          detail::asSize(cols), std::move(f));
+}
+
+template <class F, class R, class C, class T>
+auto fmap(F f, const Pull2<R, C, T>& m) {
+  using U = std::invoke_result_t<F, T>;
+  return Pull2<R, C, U>(m.rows(), m.cols(),
+                        [f, m](const EWord32& r, const EWord32& c) { return f(m(r, c)); });
+}
+
+// zipWith(f, a, b): element (r, c) is f(a(r, c), b(r, c)), over the rows and cols both have.
+template <class F, class RA, class CA, class A, class RB, class CB, class B>
+auto zipWith(F f, const Pull2<RA, CA, A>& a, const Pull2<RB, CB, B>& b) {
+  using R = detail::JoinLen<RA, RB>;
+  using C = detail::JoinLen<CA, CB>;
+  using U = std::invoke_result_t<F, A, B>;
+  return Pull2<R, C, U>(
+      detail::lenMin<R>(a.rows(), b.rows()), detail::lenMin<C>(a.cols(), b.cols()),
+      [f, a, b](const EWord32& r, const EWord32& c) { return f(a(r, c), b(r, c)); });
+}
+
+// transpose(m): the cols x rows view whose element (r, c) is m(c, r).
+template <class R, class C, class T>
+Pull2<C, R, T> transpose(const Pull2<R, C, T>& m) {
+  return Pull2<C, R, T>(m.cols(), m.rows(),
+                        [m](const EWord32& r, const EWord32& c) { return m(c, r); });
+}
+
+// ------------------------------------------------------------------ 2-D push arrays
+template <class T>
+using Writer2 =
+    std::function<void(const Program<Thread>&, const T&, const EWord32& r, const EWord32& c)>;
+
+// Push2<L, R, C, T>: a rows x cols array and the level-L program that writes every element
+// (value, r, c) through a Writer2.
+template <class L, class R, class C, class T>
+class Push2 {
+  static_assert(HierarchyLevel<L>, "Push2<L, ...> needs L to be Thread, Warp, Block or Grid");
+  static_assert(ASize<R> && ASize<C>,
+                "a Push2's rows and cols are each uint32_t (static) or EWord32 (dynamic)");
+
+ public:
+  using Level = L;
+  using Rows = R;
+  using Cols = C;
+  using Element = T;
+  using Sink = Writer2<T>;
+  using Shape = std::pair<R, C>;
+  using Generator = std::function<void(const Program<L>&, const Writer2<T>&)>;
+
+  Push2(R rows, C cols, Generator gen)
+      : shape_(std::move(rows), std::move(cols)), gen_(std::move(gen)) {}
+  Push2(Shape shape, Generator gen) : shape_(std::move(shape)), gen_(std::move(gen)) {}
+
+  const R& rows() const { return shape_.first; }
+  const C& cols() const { return shape_.second; }
+  const Shape& shape() const { return shape_; }
+  void operator()(const Program<L>& p, const Writer2<T>& w) const { gen_(p, w); }
+
+ private:
+  Shape shape_;
+  Generator gen_;
+};
+
+template <class T>
+struct IsPush2 : std::false_type {};
+template <class L, class R, class C, class T>
+struct IsPush2<Push2<L, R, C, T>> : std::true_type {};
+template <class T>
+inline constexpr bool isPush2 = IsPush2<std::remove_cvref_t<T>>::value;
+
+// push2<L>(m): one element per instance of level L, row after row: instance i writes element
+// (i / cols, i % cols), so consecutive threads take consecutive columns (coalesced in a
+// row-major matrix). At Thread level, a sequential loop.
+template <class L, class R, class C, class T>
+Push2<L, R, C, T> push2(const Pull2<R, C, T>& m) {
+  static_assert(HierarchyLevel<L>, "push2<L>: L must be Thread, Warp, Block or Grid");
+  const EWord32 count = [&] {
+    if constexpr (std::is_same_v<R, uint32_t> && std::is_same_v<C, uint32_t>) {
+      return EWord32(detail::lenMul("push2", m.rows(), m.cols()));
+    } else {
+      return detail::lenMul("push2", sizeConv(m.rows()), sizeConv(m.cols()));
+    }
+  }();
+  return Push2<L, R, C, T>(m.rows(), m.cols(),
+                           [m, count](const Program<L>& p, const Writer2<T>& w) {
+                             const EWord32 cols = sizeConv(m.cols());
+                             auto body = [&](const Program<Thread>& t, const EWord32& i) {
+                               const EWord32 r = i / cols, c = i % cols;
+                               w(t, m(r, c), r, c);
+                             };
+                             if constexpr (std::is_same_v<L, Thread>) {
+                               p.seqFor(count, body);
+                             } else {
+                               p.forAll(count, body);
+                             }
+                           });
+}
+
+template <class F, class L, class R, class C, class T>
+auto fmap(F f, const Push2<L, R, C, T>& m) {
+  using U = std::invoke_result_t<F, T>;
+  return Push2<L, R, C, U>(m.shape(), [f, m](const Program<L>& p, const Writer2<U>& w) {
+    m(p, [&](const Program<Thread>& t, const T& v, const EWord32& r, const EWord32& c) {
+      w(t, f(v), r, c);
+    });
+  });
+}
+
+// flatten(m): the rows * cols push array of m's elements in row-major order (element (r, c)
+// at r * cols + c): how a Push2<Grid> result is written to its dense output.
+template <class L, class R, class C, class T>
+auto flatten(const Push2<L, R, C, T>& m) {
+  using Len = detail::JoinLen<R, C>;
+  const Len n = [&] {
+    if constexpr (std::is_same_v<Len, uint32_t>) {
+      return detail::lenMul("flatten", m.rows(), m.cols());
+    } else {
+      return detail::lenMul("flatten", sizeConv(m.rows()), sizeConv(m.cols()));
+    }
+  }();
+  return Push<L, Len, T>(n, [m](const Program<L>& p, const Writer<T>& w) {
+    const EWord32 cols = sizeConv(m.cols());
+    m(p, [&](const Program<Thread>& t, const T& v, const EWord32& r, const EWord32& c) {
+      w(t, v, r * cols + c);
+    });
+  });
+}
+
+// ------------------------------------------------------------------ shared tiles
+// The padding force2 gives a shared tile: none, or Auto: enough that the tile's rows start in
+// different banks (its row pitch, counted in 4-byte banks, or in elements for 8-byte ones, is
+// odd), so a warp reading a column of a 32-row tile touches 32 banks instead of one.
+enum class Padding : uint8_t { Auto, None };
+
+namespace detail {
+// The row pitch, in elements, of a shared tile of `cols` elements of `bytes` bytes each.
+uint32_t sharedPitch(uint32_t cols, uint32_t bytes, Padding padding);
+}  // namespace detail
+
+// force2(p, m): the rows x cols array m writes, made manifest in shared memory (Warp, Block)
+// or per-thread memory (Thread) with padded rows (Padding::Auto), the level's barrier
+// inserted; the result reads it. The shape must be static.
+template <class L, class M, class R, class C, class X>
+SPull2<Exp<X>> force2(const Program<L>& p, const Push2<M, R, C, Exp<X>>& m,
+                      Padding padding = Padding::Auto) {
+  static_assert(level_le<L, Block>,
+                "force2 is not available at Grid level: blocks cannot synchronize");
+  static_assert(std::is_same_v<L, M>,
+                "force2 at level L needs a Push2<L> array: the array's level must match the "
+                "program's level");
+  static_assert(std::is_same_v<R, uint32_t> && std::is_same_v<C, uint32_t>,
+                "force2 needs a static shape (uint32_t rows and cols): shared memory is sized "
+                "at generation time");
+  const uint32_t rows = m.rows(), cols = m.cols();
+  if (rows == 0 || cols == 0) {
+    throw Error("force2: cannot make a matrix of " + std::to_string(rows) + " x " +
+                std::to_string(cols) + " elements manifest");
+  }
+  const uint32_t pitch = detail::sharedPitch(cols, sizeof(X), padding);
+  const uint32_t n = detail::lenMul("force2", rows, pitch);
+  using Ops = MemoryOps<Exp<X>>;
+  const MemorySpace space = std::is_same_v<L, Thread> ? MemorySpace::Local : MemorySpace::Shared;
+  const typename Ops::Handle h = Ops::allocate(p.context(), p.body(), space, L::value, n);
+  m(p, [h, pitch](const Program<Thread>& t, const Exp<X>& v, const EWord32& r, const EWord32& c) {
+    Ops::write(t, h, r * pitch + c, v);
+  });
+  if constexpr (!std::is_same_v<L, Thread>) p.sync();
+  return SPull2<Exp<X>>(rows, cols, [h, pitch](const EWord32& r, const EWord32& c) {
+    return Ops::read(h, r * pitch + c);
+  });
+}
+
+// force2(p, m) of a pull matrix (static shape) at Warp or Block level: as force2(p,
+// push2<L>(m)), but each thread reads all of its elements (consecutive threads along a row)
+// into registers before it stores any, so its loads are in flight together: what a tile load
+// from global memory needs to reach the device's bandwidth. Measured on the H100 (the tiled
+// transpose of tests/matrix_kernels.hpp, 8192 x 8192 u32, bench/RESULTS.md): 190.8 us this way
+// against 304.5 us element by element (32 x 32 tiles, 256 threads).
+template <class L, class X>
+SPull2<Exp<X>> force2(const Program<L>& p, const SPull2<Exp<X>>& m,
+                      Padding padding = Padding::Auto) {
+  static_assert(std::is_same_v<L, Block> || std::is_same_v<L, Warp>,
+                "force2 of a pull matrix is for Warp and Block programs: at Thread level, "
+                "force2(p, push2<Thread>(m))");
+  const uint32_t rows = m.rows(), cols = m.cols();
+  if (rows == 0 || cols == 0) {
+    throw Error("force2: cannot make a matrix of " + std::to_string(rows) + " x " +
+                std::to_string(cols) + " elements manifest");
+  }
+  const uint32_t n = detail::lenMul("force2", rows, cols);
+  const uint32_t threads = std::is_same_v<L, Warp> ? 32u : p.context().threadsPerBlock();
+  const uint32_t each = n / threads + (n % threads != 0);
+  return force2(p,
+                Push2<L, uint32_t, uint32_t, Exp<X>>(
+                    rows, cols,
+                    [m, n, threads, each, cols](const Program<L>& q, const Writer2<Exp<X>>& w) {
+                      q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+                        std::vector<Exp<X>> held;
+                        std::vector<EBool> inside;
+                        for (uint32_t k = 0; k < each; ++k) {
+                          const EWord32 e = tid + k * threads;
+                          inside.push_back(n % threads == 0 || k + 1 < each ? EBool(true) : e < n);
+                          held.push_back(t.declare(
+                              ifThenElse(inside.back(), m(e / cols, e % cols), Exp<X>(X{}))));
+                        }
+                        for (uint32_t k = 0; k < each; ++k) {
+                          const EWord32 e = tid + k * threads;
+                          if (n % threads == 0 || k + 1 < each) {
+                            w(t, held[k], e / cols, e % cols);
+                          } else {
+                            t.cond(inside[k], [&](const Program<Thread>& u) {
+                              w(u, held[k], e / cols, e % cols);
+                            });
+                          }
+                        }
+                      });
+                    }),
+                padding);
+}
+
+// ------------------------------------------------------------------ tiles
+namespace detail {
+// ceil(n / k), without n + k - 1 (which could wrap).
+inline uint32_t tileCount(uint32_t n, uint32_t k) { return n / k + (n % k != 0); }
+inline EWord32 tileCount(const EWord32& n, uint32_t k) {
+  return n / k + ifThenElse(n % k != 0u, EWord32(1u), EWord32(0u));
+}
+void checkTile(const char* what, uint32_t tileRows, uint32_t tileCols);
+}  // namespace detail
+
+// tiles(th, tw, m): the tile grid of m: ceil(rows / th) x ceil(cols / tw) tiles, tile (i, j)
+// the th x tw matrix of m's elements (i * th + r, j * tw + c). Elements of the right and bottom
+// tiles that lie outside m read as zero (m is not read there).
+template <class R, class C, class X>
+auto tiles(uint32_t th, uint32_t tw, const Pull2<R, C, Exp<X>>& m) {
+  detail::checkTile("tiles", th, tw);
+  const R tr = detail::tileCount(m.rows(), th);
+  const C tc = detail::tileCount(m.cols(), tw);
+  return Pull2<R, C, SPull2<Exp<X>>>(tr, tc, [m, th, tw](const EWord32& i, const EWord32& j) {
+    return SPull2<Exp<X>>(th, tw, [m, th, tw, i, j](const EWord32& r, const EWord32& c) {
+      const EWord32 row = i * th + r, col = j * tw + c;
+      return ifThenElse(row < sizeConv(m.rows()) && col < sizeConv(m.cols()), m(row, col),
+                        Exp<X>(X{}));
+    });
+  });
+}
+
+// What a stencil reads beyond the matrix's edges.
+enum class Boundary : uint8_t {
+  Clamp,  // the nearest element inside (the edge row or column repeated)
+  Zero,   // zero
+};
+
+// haloTiles(th, tw, radius, m, boundary): tiles(th, tw, m)'s grid, each tile with the `radius`
+// elements around it: tile (i, j) is the (th + 2 radius) x (tw + 2 radius) matrix whose
+// element (r, c) is m's (i * th + r - radius, j * tw + c - radius), read as `boundary` says
+// outside m.
+template <class R, class C, class X>
+auto haloTiles(uint32_t th, uint32_t tw, uint32_t radius, const Pull2<R, C, Exp<X>>& m,
+               Boundary boundary = Boundary::Clamp) {
+  detail::checkTile("haloTiles", th, tw);
+  const uint32_t hr = detail::lenAdd("haloTiles", th, detail::lenMul("haloTiles", 2u, radius));
+  const uint32_t hc = detail::lenAdd("haloTiles", tw, detail::lenMul("haloTiles", 2u, radius));
+  const R tr = detail::tileCount(m.rows(), th);
+  const C tc = detail::tileCount(m.cols(), tw);
+  return Pull2<R, C, SPull2<Exp<X>>>(
+      tr, tc, [m, th, tw, hr, hc, radius, boundary](const EWord32& i, const EWord32& j) {
+        return SPull2<Exp<X>>(hr, hc, [=](const EWord32& r, const EWord32& c) {
+          // Row i * th + r - radius, kept unsigned: below zero when i * th + r < radius.
+          const EWord32 rows = sizeConv(m.rows()), cols = sizeConv(m.cols());
+          const EWord32 row = i * th + r, col = j * tw + c;
+          if (boundary == Boundary::Clamp) {
+            const EWord32 cr = ifThenElse(row < radius, EWord32(0u), min(row - radius, rows - 1u));
+            const EWord32 cc = ifThenElse(col < radius, EWord32(0u), min(col - radius, cols - 1u));
+            return m(cr, cc);
+          }
+          return ifThenElse(
+              row >= radius && row - radius < rows && col >= radius && col - radius < cols,
+              m(row - radius, col - radius), Exp<X>(X{}));
+        });
+      });
+}
+
+// ------------------------------------------------------------------ 2-D grids
+// A 2-D grid of blocks is one DistrPar over tr x tc instances, each decoding its tile (i, j)
+// from its linear index (one division per block): the launch stays one-dimensional, so
+// virtualization (fewer real blocks than tiles, each looping over several) works unchanged and
+// no side is limited to gridDim.y's 65535.
+namespace detail {
+// `tiles` tiles of `side` elements cover `wanted`: now for static sides; for dynamic ones, a
+// launch precondition unless `tiles` is tileCount(wanted, side) (tiles' own count).
+void checkCovers(const char* what, uint32_t tiles, uint32_t side, uint32_t wanted);
+void checkCovers(const char* what, const EWord32& tiles, uint32_t side, const EWord32& wanted);
+template <class A, class B>
+void checkCovers(const char* what, const A& tiles, uint32_t side, const B& wanted) {
+  if constexpr (std::is_same_v<A, uint32_t> && std::is_same_v<B, uint32_t>) {
+    checkCovers(what, static_cast<uint32_t>(tiles), side, static_cast<uint32_t>(wanted));
+  } else {
+    checkCovers(what, sizeConv(tiles), side, sizeConv(wanted));
+  }
+}
+}  // namespace detail
+
+// pConcat2(arr, rows, cols): a 2-D grid of level-Step<L> instances (Block programs over the
+// grid, ...), one per element of arr, a tr x tc matrix of th x tw Push2<L> tiles; tile (i, j)
+// writes the elements (i * th + r, j * tw + c) of the rows x cols result, those outside it
+// dropped. The tiles must cover the result (rows <= tr * th, cols <= tc * tw: an Error now,
+// or a launch precondition). pConcat2(arr) is the whole tr * th x tc * tw.
+template <class RA, class CA, class Inner, class NR, class NC>
+auto pConcat2(const Pull2<RA, CA, Inner>& arr, const NR& rows, const NC& cols) {
+  static_assert(isPush2<Inner>, "pConcat2: the elements must be Push2 arrays (push2<L>)");
+  using L = typename Inner::Level;
+  static_assert(level_le<L, Block>,
+                "pConcat2 steps exactly one level up: there is no level above Grid");
+  if constexpr (level_le<L, Block>) {
+    using Up = Step<L>;
+    static_assert(std::is_same_v<typename Inner::Rows, uint32_t> &&
+                      std::is_same_v<typename Inner::Cols, uint32_t>,
+                  "pConcat2: the inner arrays need a static shape (uint32_t rows and cols)");
+    using R = detail::SizeOf<NR>;
+    using C = detail::SizeOf<NC>;
+    const R outRows = detail::asSize(rows);
+    const C outCols = detail::asSize(cols);
+    const Inner first = arr(0u, 0u);
+    const uint32_t th = first.rows(), tw = first.cols();
+    detail::checkCovers("rows", arr.rows(), th, outRows);
+    detail::checkCovers("cols", arr.cols(), tw, outCols);
+    using T = typename Inner::Element;
+    const EWord32 count = detail::lenMul("pConcat2", sizeConv(arr.rows()), sizeConv(arr.cols()));
+    return Push2<Up, R, C, T>(
+        outRows, outCols,
+        [arr, th, tw, count, outRows, outCols](const Program<Up>& p, const Writer2<T>& w) {
+          const EWord32 across = sizeConv(arr.cols());
+          p.distrPar(count, [&](const Program<L>& q, const EWord32& b) {
+            const EWord32 i = b / across, j = b % across;  // the instance's tile
+            arr(i, j)(
+                q, [&](const Program<Thread>& t, const T& v, const EWord32& r, const EWord32& c) {
+                  const EWord32 row = i * th + r, col = j * tw + c;
+                  t.cond(row < sizeConv(outRows) && col < sizeConv(outCols),
+                         [&](const Program<Thread>& u) { w(u, v, row, col); });
+                });
+          });
+        });
+  }
+}
+template <class RA, class CA, class Inner>
+auto pConcat2(const Pull2<RA, CA, Inner>& arr) {
+  static_assert(isPush2<Inner>, "pConcat2: the elements must be Push2 arrays (push2<L>)");
+  const Inner first = arr(0u, 0u);
+  if constexpr (std::is_same_v<RA, uint32_t> && std::is_same_v<CA, uint32_t>) {
+    return pConcat2(arr, detail::lenMul("pConcat2", arr.rows(), first.rows()),
+                    detail::lenMul("pConcat2", arr.cols(), first.cols()));
+  } else {
+    return pConcat2(arr, detail::lenMul("pConcat2", sizeConv(arr.rows()), EWord32(first.rows())),
+                    detail::lenMul("pConcat2", sizeConv(arr.cols()), EWord32(first.cols())));
+  }
+}
+
+// ------------------------------------------------------------------ stencils
+// The neighbourhood of one element in a stencil: nb(dr, dc) is the element dr rows below and
+// dc columns right of it (negative: above, left), |dr| and |dc| at most the stencil's radius.
+// It reads a halo tile: element (r, c) of the tile's output is the halo's (r + radius, c +
+// radius).
+template <class X>
+class Neighbourhood {
+ public:
+  Neighbourhood(SPull2<Exp<X>> tile, EWord32 r, EWord32 c, uint32_t radius)
+      : tile_(std::move(tile)), r_(std::move(r)), c_(std::move(c)), radius_(radius) {}
+  Exp<X> operator()(int dr, int dc) const {
+    const int64_t k = radius_;
+    if (dr < -k || dr > k || dc < -k || dc > k) {
+      throw Error("stencil: the neighbour (" + std::to_string(dr) + ", " + std::to_string(dc) +
+                  ") is outside the radius " + std::to_string(radius_) +
+                  " (each offset must be within -" + std::to_string(radius_) + " .. " +
+                  std::to_string(radius_) + ")");
+    }
+    return tile_(r_ + static_cast<uint32_t>(dr + k), c_ + static_cast<uint32_t>(dc + k));
+  }
+  uint32_t radius() const { return radius_; }
+
+ private:
+  SPull2<Exp<X>> tile_;
+  EWord32 r_, c_;
+  uint32_t radius_;
+};
+
+struct StencilOptions {
+  uint32_t tileRows = 16;  // each block's tile of outputs
+  uint32_t tileCols = 32;
+  Boundary boundary = Boundary::Clamp;
+};
+
+// stencil(m, radius, f, options): the rows x cols matrix whose element (r, c) is f(nb), nb the
+// neighbourhood of m's element (r, c) (nb(0, 0) is that element). Each block computes one tile:
+// it loads the tile with its halo (haloTiles) into a padded shared tile once (force2), then
+// every thread computes its elements from it, so each input element is read from global
+// memory about once however many neighbours use it.
+template <class R, class C, class X, class F>
+auto stencil(const Pull2<R, C, Exp<X>>& m, uint32_t radius, F f,
+             const StencilOptions& options = {}) {
+  using U = std::invoke_result_t<F, const Neighbourhood<X>&>;
+  static_assert(isExp<U>, "stencil(m, radius, f): f takes a Neighbourhood and returns an Exp");
+  const uint32_t th = options.tileRows, tw = options.tileCols;
+  detail::checkTile("stencil", th, tw);
+  return pConcat2(
+      fmap(
+          [f, th, tw, radius](const SPull2<Exp<X>>& halo) {
+            return exec<Block>([=](const Program<Block>& p) {
+              const SPull2<Exp<X>> s = force2(p, halo);
+              return push2<Block>(mkPull2(th, tw, [=](const EWord32& r, const EWord32& c) {
+                return f(Neighbourhood<X>(s, r, c, radius));
+              }));
+            });
+          },
+          haloTiles(th, tw, radius, m, options.boundary)),
+      m.rows(), m.cols());
+}
+
+}  // namespace obsidian

@@ -1,0 +1,49 @@
+// GPU tests of matrices (label gpu): the tiled transpose and a stencil on shapes that leave
+// partial tiles at the right and bottom, with a pitch, on fewer real blocks than tiles, against
+// C++ (exactly: the stencil's sum is formed in the reference's order and rounded alike).
+#include <doctest/doctest.h>
+
+#include <obsidian/obsidian.hpp>
+
+#include "../matrix_kernels.hpp"
+#include "../support.hpp"
+
+using namespace obsidian;
+using namespace obsidian::testing;
+using ::testing::randomWords;
+
+namespace {
+
+std::vector<float> randomMatrix(uint32_t rows, uint32_t pitch, uint32_t seed) {
+  const std::vector<uint32_t> w = randomWords(size_t{rows} * pitch, seed, 1000);
+  std::vector<float> m(w.size());
+  for (size_t i = 0; i < w.size(); ++i) m[i] = static_cast<float>(w[i]) * 0.25f - 100.0f;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("gpu: the tiled transpose of matrices with partial tiles and a pitch") {
+  const Kernel k = transpose2d();
+  for (const auto& [rows, cols, pitch] :
+       {std::array<uint32_t, 3>{8191, 4097, 4100}, std::array<uint32_t, 3>{1000, 777, 777}}) {
+    INFO(rows << " x " << cols);
+    const std::vector<float> in = randomMatrix(rows, pitch, rows);
+    gpu::DeviceBuffer<float> din(in), dout(size_t{rows} * cols);
+    gpu::LaunchOptions few;
+    few.blocks = 500;
+    gpu::launch(k, {din, rows, cols, pitch, dout}, few);
+    CHECK(dout.download() == transposeReference(in, rows, cols, pitch));
+  }
+}
+
+TEST_CASE("gpu: a stencil with its halo in shared memory") {
+  for (const Boundary b : {Boundary::Clamp, Boundary::Zero}) {
+    const Kernel k = blur5({16, 32, b});
+    const uint32_t rows = 2049, cols = 1999, pitch = 2048;
+    const std::vector<float> in = randomMatrix(rows, pitch, 9);
+    gpu::DeviceBuffer<float> din(in), dout(size_t{rows} * cols);
+    gpu::launch(k, {din, rows, cols, pitch, dout});
+    CHECK(dout.download() == blur5Reference(in, rows, cols, pitch, b));
+  }
+}

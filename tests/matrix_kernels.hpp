@@ -1,0 +1,73 @@
+// Kernels on matrices (obsidian/matrix.hpp: DPull2 parameters, tiles, pConcat2, force2,
+// stencil), shared by the simulator tests (tests/sim/test_matrix.cpp) and the GPU tests
+// (tests/gpu/test_gpu_matrix.cpp), with their C++ references.
+#pragma once
+
+#include <algorithm>
+#include <obsidian/obsidian.hpp>
+#include <vector>
+
+namespace obsidian::testing {
+
+// The tiled transpose: tile (i, j) of the result is the transposed view of the input's tile
+// (j, i), staged in a padded shared tile (force2 of the pull tile: each thread's loads
+// together; or, elementwise, force2 of push2<Block> of it).
+inline Kernel transpose2d(uint32_t threads = 256, uint32_t tile = 32,
+                          Padding padding = Padding::Auto, bool elementwise = false) {
+  return capture("transpose2d", threads, [tile, padding, elementwise](DPull2<EFloat> in) {
+    return pConcat2(fmap(
+                        [padding, elementwise](const SPull2<EFloat>& t) {
+                          return exec<Block>([t, padding, elementwise](const Program<Block>& p) {
+                            const SPull2<EFloat> s = elementwise
+                                                         ? force2(p, push2<Block>(t), padding)
+                                                         : force2(p, t, padding);
+                            return push2<Block>(transpose(s));
+                          });
+                        },
+                        transpose(tiles(tile, tile, in))),
+                    in.cols(), in.rows());
+  });
+}
+
+// The 5-point average, (up + down + left + right + centre) * 0.2, of every element.
+inline Kernel blur5(const StencilOptions& options = {}, uint32_t threads = 128) {
+  return capture("blur5", threads, [options](DPull2<EFloat> in) {
+    return stencil(
+        in, 1,
+        [](const Neighbourhood<float>& nb) {
+          return (nb(-1, 0) + nb(1, 0) + nb(0, -1) + nb(0, 1) + nb(0, 0)) * 0.2f;
+        },
+        options);
+  });
+}
+
+// The reference of blur5 on a rows x cols matrix with the given pitch, in blur5's order.
+inline std::vector<float> blur5Reference(const std::vector<float>& in, uint32_t rows, uint32_t cols,
+                                         uint32_t pitch, Boundary boundary) {
+  auto at = [&](int64_t r, int64_t c) {
+    if (boundary == Boundary::Zero && (r < 0 || c < 0 || r >= rows || c >= cols)) return 0.0f;
+    r = std::clamp<int64_t>(r, 0, rows - 1);
+    c = std::clamp<int64_t>(c, 0, cols - 1);
+    return in[r * pitch + c];
+  };
+  std::vector<float> out(size_t{rows} * cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      out[r * cols + c] =
+          (at(r - 1, c) + at(r + 1, c) + at(r, c - 1) + at(r, c + 1) + at(r, c)) * 0.2f;
+    }
+  }
+  return out;
+}
+
+// The transpose of a rows x cols matrix with the given pitch, dense.
+inline std::vector<float> transposeReference(const std::vector<float>& in, uint32_t rows,
+                                             uint32_t cols, uint32_t pitch) {
+  std::vector<float> out(size_t{rows} * cols);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) out[c * rows + r] = in[r * pitch + c];
+  }
+  return out;
+}
+
+}  // namespace obsidian::testing

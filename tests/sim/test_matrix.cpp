@@ -1,0 +1,205 @@
+// Matrices (obsidian/matrix.hpp): DPull2 parameters with a pitch, 2-D pull and push arrays,
+// tiles and transposed views, 2-D grids of blocks (pConcat2), padded shared tiles (force2),
+// stencils loading each tile with its halo once; results against C++ on the simulator, the
+// generated code's shape (one load site, the padded pitch), and every misuse an Error.
+#include <doctest/doctest.h>
+
+#include <obsidian/export.hpp>
+#include <obsidian/report_json.hpp>
+#include <obsidian/sim.hpp>
+
+#include "../matrix_kernels.hpp"
+#include "../support.hpp"
+
+using namespace obsidian;
+using namespace obsidian::testing;
+using ::testing::count;
+using ::testing::errorOf;
+using ::testing::randomWords;
+
+namespace {
+
+std::vector<float> randomMatrix(uint32_t rows, uint32_t pitch, uint32_t seed) {
+  const std::vector<uint32_t> w = randomWords(size_t{rows} * pitch, seed, 1000);
+  std::vector<float> m(w.size());
+  for (size_t i = 0; i < w.size(); ++i) m[i] = static_cast<float>(w[i]) * 0.25f - 100.0f;
+  return m;
+}
+
+const SimTraffic& moved(const SimStats& s, const std::string& array) {
+  for (const SimTraffic& t : s.traffic) {
+    if (t.array == array) return t;
+  }
+  FAIL("no traffic for " << array);
+  return s.traffic.front();
+}
+
+struct Shape {
+  uint32_t rows, cols, pitch;
+};
+
+}  // namespace
+
+TEST_CASE("matrix: the tiled transpose, any shape and pitch") {
+  const Kernel k = transpose2d();
+  for (const Shape s : {Shape{70, 45, 48}, Shape{64, 64, 64}, Shape{1, 1, 1}, Shape{33, 1, 3},
+                        Shape{1, 100, 100}, Shape{97, 31, 31}}) {
+    INFO(s.rows << " x " << s.cols << " pitch " << s.pitch);
+    const std::vector<float> in = randomMatrix(s.rows, s.pitch, s.rows + s.cols);
+    std::vector<float> out(size_t{s.rows} * s.cols);
+    simulate(k, {in, s.rows, s.cols, s.pitch, out}, {.blocks = 3});
+    CHECK(out == transposeReference(in, s.rows, s.cols, s.pitch));
+  }
+  // The input read through a 32 x 33 shared tile (one padding column).
+  const std::string cuda = k.cuda();
+  CHECK(k.report().sharedBytes == 32 * 33 * 4);
+  CHECK(count(cuda, " * 33u + ") == 5);    // the tile's 4 writes a thread does, its transposed read
+  CHECK(count(cuda, "% 32u * 33u") == 1);  // its transposed reads
+  const KernelReport r = k.report();
+  CHECK(r.traffic[0].array == "in0");
+  CHECK(r.traffic[0].loads == 4);  // sites: 1024 elements over 256 threads
+  CHECK(r.gridPasses == 1);
+  // The parameters: the matrix, its rows, cols and pitch; the dense output.
+  CHECK(cuda.find("(const float* in0, uint32_t in0Rows, uint32_t in0Cols, uint32_t in0Pitch, "
+                  "float* out0)") != std::string::npos);
+  // Each thread loads its 4 elements before it stores any.
+  CHECK(count(cuda, "? in0[") == 4);
+  CHECK(count(cuda, "if (true)") == 0);
+  // Padding::None keeps 32 columns; the elementwise staging (force2 of push2) one load site.
+  for (const bool elementwise : {false, true}) {
+    const Kernel unpadded = transpose2d(256, 32, Padding::None, elementwise);
+    CHECK(unpadded.report().sharedBytes == 32 * 32 * 4);
+    CHECK(unpadded.report().traffic[0].loads == (elementwise ? 1 : 4));
+    const std::vector<float> in = randomMatrix(50, 40, 3);
+    std::vector<float> out(50 * 40);
+    simulate(unpadded, {in, 50u, 40u, 40u, out}, {.blocks = 2});
+    CHECK(out == transposeReference(in, 50, 40, 40));
+  }
+  // Tiles of more elements than threads, not a multiple of them (the last load guarded).
+  const Kernel odd = transpose2d(96, 16);
+  const std::vector<float> in = randomMatrix(37, 40, 4);
+  std::vector<float> out(37 * 33);
+  simulate(odd, {in, 37u, 33u, 40u, out});
+  CHECK(out == transposeReference(in, 37, 33, 40));
+}
+
+TEST_CASE("matrix: force2 pads a shared tile's rows to distinct banks") {
+  using detail::sharedPitch;
+  CHECK(sharedPitch(32, 4, Padding::Auto) == 33);
+  CHECK(sharedPitch(64, 4, Padding::Auto) == 65);
+  CHECK(sharedPitch(31, 4, Padding::Auto) == 31);  // odd already
+  CHECK(sharedPitch(34, 4, Padding::Auto) == 35);
+  CHECK(sharedPitch(32, 8, Padding::Auto) == 33);  // 8-byte elements: an odd pitch in elements
+  CHECK(sharedPitch(32, 2, Padding::Auto) == 34);  // 17 banks
+  CHECK(sharedPitch(30, 2, Padding::Auto) == 30);  // 15 banks
+  CHECK(sharedPitch(32, 1, Padding::Auto) == 36);  // 9 banks
+  CHECK(sharedPitch(32, 4, Padding::None) == 32);
+}
+
+TEST_CASE("matrix: a stencil loads each tile with its halo once") {
+  for (const Boundary b : {Boundary::Clamp, Boundary::Zero}) {
+    for (const StencilOptions o :
+         {StencilOptions{16, 32, b}, StencilOptions{8, 8, b}, StencilOptions{1, 5, b}}) {
+      INFO("tile " << o.tileRows << " x " << o.tileCols << " boundary " << int(b));
+      const Kernel k = blur5(o);
+      for (const Shape s :
+           {Shape{70, 45, 45}, Shape{16, 32, 40}, Shape{1, 1, 1}, Shape{3, 50, 51}}) {
+        INFO(s.rows << " x " << s.cols << " pitch " << s.pitch);
+        const std::vector<float> in = randomMatrix(s.rows, s.pitch, s.rows * 7 + s.cols);
+        std::vector<float> out(size_t{s.rows} * s.cols);
+        const SimStats st = simulate(k, {in, s.rows, s.cols, s.pitch, out});
+        CHECK(out == blur5Reference(in, s.rows, s.cols, s.pitch, b));
+        // Each tile's halo once: (tileRows + 2) x (tileCols + 2) loads per tile, however many
+        // neighbours read an element (Zero skips the reads outside the matrix).
+        const uint64_t tiles = uint64_t{(s.rows + o.tileRows - 1) / o.tileRows} *
+                               ((s.cols + o.tileCols - 1) / o.tileCols);
+        const uint64_t halo = uint64_t{o.tileRows + 2} * (o.tileCols + 2);
+        if (b == Boundary::Clamp) {
+          CHECK(moved(st, "in0").loads == tiles * halo);
+        } else {
+          CHECK(moved(st, "in0").loads <= tiles * halo);
+        }
+      }
+      // One load site per element each thread stages.
+      const uint32_t threads = 128, halo = (o.tileRows + 2) * (o.tileCols + 2);
+      CHECK(k.report().traffic[0].loads == (halo + threads - 1) / threads);
+    }
+  }
+}
+
+TEST_CASE("matrix: 2-D arrays compose: zipWith, fmap, push2 at grid level, ensure, names") {
+  // c = a + 2 b over the rows and cols both have, written by the grid's threads.
+  const Kernel k =
+      capture("addScaled", 64,
+              [](DPull2<EFloat> a, DPull2<EFloat> b) {
+                const auto sum = zipWith([](const EFloat& x, const EFloat& y) { return x + y; }, a,
+                                         fmap([](const EFloat& y) { return y * 2.0f; }, b));
+                return ensure(
+                    push2<Grid>(sum), [](const EFloat& v) { return v == v; }, "c is a number");
+              },
+              {.names = {"a", "b"}, .outputNames = {"c"}});
+  const std::vector<float> a = randomMatrix(20, 33, 1), b = randomMatrix(25, 17, 2);
+  std::vector<float> c(20 * 17);
+  simulate(k, {a, 20u, 30u, 33u, b, 25u, 17u, 17u, c});
+  for (size_t r = 0; r < 20; ++r) {
+    for (size_t col = 0; col < 17; ++col) {
+      REQUIRE(c[r * 17 + col] == a[r * 33 + col] + b[r * 17 + col] * 2.0f);
+    }
+  }
+  const std::string h = exportHeader({k}, {"app", ""});
+  CHECK(h.find("const float* a, size_t aCount, uint32_t aRows, uint32_t aCols, uint32_t aPitch, "
+               "const float* b, size_t bCount, uint32_t bRows, uint32_t bCols, uint32_t bPitch, "
+               "float* c, size_t cCount") != std::string::npos);
+  CHECK(toJson(k.report())["postconditions"].size() == 1);
+}
+
+TEST_CASE("matrix: misuse is an Error naming the rule") {
+  const Kernel t = transpose2d();
+  const std::vector<float> in = randomMatrix(10, 12, 1);
+  std::vector<float> out(10 * 12);
+  // A pitch below the cols, an array shorter than rows x pitch.
+  CHECK(errorOf([&] {
+          simulate(t, {in, 10u, 12u, 11u, out});
+        }) ==
+        "launch of kernel transpose2d: matrix in0: the pitch is at least the cols (in0Pitch "
+        ">= in0Cols fails with in0Cols = 12, in0Pitch = 11)");
+  CHECK(errorOf([&] {
+          simulate(t, {in, 11u, 12u, 12u, out});
+        })
+            .starts_with("launch of kernel transpose2d: argument in0 has 120 elements; the kernel "
+                         "reads 132"));
+  // A neighbour beyond the radius.
+  CHECK(errorOf([] {
+          capture("far", 64, [](DPull2<EFloat> in) {
+            return stencil(in, 1, [](const Neighbourhood<float>& nb) { return nb(2, 0); });
+          });
+        }) ==
+        "stencil: the neighbour (2, 0) is outside the radius 1 (each offset must be within "
+        "-1 .. 1)");
+  CHECK(errorOf([] {
+          capture("empty", 64, [](DPull2<EFloat> in) {
+            return pConcat2(
+                fmap([](const SPull2<EFloat>& t) { return push2<Block>(t); }, tiles(0, 32, in)),
+                in.rows(), in.cols());
+          });
+        }) == "tiles needs tiles of at least 1 x 1 elements; got 0 x 32");
+  // Static tiles that do not cover the result.
+  CHECK(errorOf([] {
+          capture("shortTiles", 64, [](DPull<EFloat> in) {
+            const auto m = mkPull2(
+                16, 16, [in](const EWord32& r, const EWord32& c) { return in[r * 16u + c]; });
+            return pConcat2(
+                fmap([](const SPull2<EFloat>& t) { return push2<Block>(t); }, tiles(8, 8, m)), 17,
+                16);
+          });
+        }) == "pConcat2: the tiles cover 16 rows of the result's 17 (2 tiles of 8)");
+  // Dynamic ones: a launch precondition.
+  const Kernel wide = capture("wide", 64, [](DPull2<EFloat> in) {
+    return pConcat2(fmap([](const SPull2<EFloat>& t) { return push2<Block>(t); }, tiles(8, 8, in)),
+                    in.rows(), in.cols() + 8u);
+  });
+  std::vector<float> m = randomMatrix(16, 16, 2), w(16 * 24);
+  CHECK(errorOf([&] {
+          simulate(wide, {m, 16u, 16u, 16u, w});
+        }).starts_with("launch of kernel wide: pConcat2: the tiles cover the result's cols"));
+}
