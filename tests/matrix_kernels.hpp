@@ -7,7 +7,17 @@
 #include <obsidian/obsidian.hpp>
 #include <vector>
 
+#include "support.hpp"
+
 namespace obsidian::testing {
+
+// A rows x pitch matrix of random floats (multiples of 0.25 in [-100, 150)).
+inline std::vector<float> randomMatrix(uint32_t rows, uint32_t pitch, uint32_t seed) {
+  const std::vector<uint32_t> w = ::testing::randomWords(size_t{rows} * pitch, seed, 1000);
+  std::vector<float> m(w.size());
+  for (size_t i = 0; i < w.size(); ++i) m[i] = static_cast<float>(w[i]) * 0.25f - 100.0f;
+  return m;
+}
 
 // The tiled transpose: tile (i, j) of the result is the transposed view of the input's tile
 // (j, i), staged in a padded shared tile (force2 of the pull tile: each thread's loads

@@ -1,9 +1,12 @@
-// What several test files share: random inputs, counting in generated text and the message
-// of an expected Error.
+// What several test files share: random inputs, counting in generated text, the message of an
+// expected Error, and what a simulated run moved.
 #pragma once
+
+#include <doctest/doctest.h>
 
 #include <functional>
 #include <obsidian/error.hpp>
+#include <obsidian/sim.hpp>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,6 +36,15 @@ inline std::string errorOf(const std::function<void()>& f) {
     return e.what();
   }
   return "no error";
+}
+
+// The global traffic of `array` in a simulated run (SimStats::traffic).
+inline const obsidian::SimTraffic& moved(const obsidian::SimStats& s, const std::string& array) {
+  for (const obsidian::SimTraffic& t : s.traffic) {
+    if (t.array == array) return t;
+  }
+  FAIL("no traffic for " << array);
+  return s.traffic.front();
 }
 
 }  // namespace testing

@@ -10,18 +10,6 @@
 
 using namespace obsidian;
 using namespace obsidian::testing;
-using ::testing::randomWords;
-
-namespace {
-
-std::vector<float> randomMatrix(uint32_t rows, uint32_t pitch, uint32_t seed) {
-  const std::vector<uint32_t> w = randomWords(size_t{rows} * pitch, seed, 1000);
-  std::vector<float> m(w.size());
-  for (size_t i = 0; i < w.size(); ++i) m[i] = static_cast<float>(w[i]) * 0.25f - 100.0f;
-  return m;
-}
-
-}  // namespace
 
 TEST_CASE("gpu: the tiled transpose of matrices with partial tiles and a pitch") {
   const Kernel k = transpose2d();

@@ -17,6 +17,7 @@ using namespace obsidian;
 using namespace obsidian::testing;
 using ::testing::count;
 using ::testing::errorOf;
+using ::testing::moved;
 using ::testing::randomWords;
 
 namespace {
@@ -26,14 +27,6 @@ std::vector<float> randomFloats(size_t n, uint32_t seed) {
   const std::vector<uint32_t> w = randomWords(n, seed, 2001);
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(w[i]) / 1000.0f - 1.0f;
   return v;
-}
-
-const SimTraffic& moved(const SimStats& s, const std::string& array) {
-  for (const SimTraffic& t : s.traffic) {
-    if (t.array == array) return t;
-  }
-  FAIL("no traffic for " << array);
-  return s.traffic.front();
 }
 
 const ReportTraffic& sites(const KernelReport& r, const std::string& array) {

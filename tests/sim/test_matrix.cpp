@@ -15,24 +15,9 @@ using namespace obsidian;
 using namespace obsidian::testing;
 using ::testing::count;
 using ::testing::errorOf;
-using ::testing::randomWords;
+using ::testing::moved;
 
 namespace {
-
-std::vector<float> randomMatrix(uint32_t rows, uint32_t pitch, uint32_t seed) {
-  const std::vector<uint32_t> w = randomWords(size_t{rows} * pitch, seed, 1000);
-  std::vector<float> m(w.size());
-  for (size_t i = 0; i < w.size(); ++i) m[i] = static_cast<float>(w[i]) * 0.25f - 100.0f;
-  return m;
-}
-
-const SimTraffic& moved(const SimStats& s, const std::string& array) {
-  for (const SimTraffic& t : s.traffic) {
-    if (t.array == array) return t;
-  }
-  FAIL("no traffic for " << array);
-  return s.traffic.front();
-}
 
 struct Shape {
   uint32_t rows, cols, pitch;
