@@ -243,6 +243,48 @@ Ensured<R, F> ensure(R result, F condition, std::string message) {
   return Ensured<R, F>{std::move(result), std::move(condition), std::move(message)};
 }
 
+// ensure<K>(fused, condition, message): a fused result (a Fused<Grid>, or another ensure<J> of
+// one) whose part K has a postcondition, as ensure gives a single output one.
+template <size_t K, class R, class F>
+struct EnsuredPart {
+  R result;
+  F condition;
+  std::string message;
+};
+
+namespace detail {
+template <class R>
+struct FusedResult : std::false_type {};
+template <class L, class... Parts>
+struct FusedResult<Fused<L, Parts...>> : std::true_type {
+  using Fused = obsidian::Fused<L, Parts...>;
+};
+template <size_t K, class R, class F>
+struct FusedResult<EnsuredPart<K, R, F>> : FusedResult<R> {};
+// A fused result: a Fused<L, ...> through any ensure<K>.
+template <class R>
+inline constexpr bool isFusedResult = FusedResult<std::remove_cvref_t<R>>::value;
+}  // namespace detail
+
+template <size_t K, class R, class F>
+EnsuredPart<K, R, F> ensure(R result, F condition, std::string message) {
+  static_assert(detail::isFusedResult<R>,
+                "ensure<K>(result, condition, message): result must be a fused kernel result, a "
+                "Fused<Grid> (pConcat of fuse) or another ensure<J> of one");
+  if constexpr (detail::isFusedResult<R>) {
+    using Whole = typename detail::FusedResult<R>::Fused;
+    static_assert(K < Whole::parts, "ensure<K>: K must name a part of the fused result");
+    if constexpr (K < Whole::parts) {
+      using T = typename Whole::template Part<K>::Element;
+      static_assert(std::is_invocable_r_v<EBool, F, const T&> ||
+                        std::is_invocable_r_v<EBool, F, const DPull<T>&, const EWord32&>,
+                    "ensure<K>(result, condition, message): condition takes an element of part "
+                    "K, or the part (DPull<T>) and an index (EWord32), and returns EBool");
+    }
+  }
+  return EnsuredPart<K, R, F>{std::move(result), std::move(condition), std::move(message)};
+}
+
 namespace detail {
 
 // Records output `out`'s postcondition `holds` (over the variable `index`) in the capture.
@@ -295,29 +337,6 @@ auto bindOutput(const CaptureState& s, const R& result, size_t j) {
                   [h](const EWord32& i) { return MemoryOps<T>::read(h, i); });
 }
 
-// Binds the parts of a fused result as outputs first, first + 1, ..., all written by one run
-// of its program (one grid loop); returns how many outputs it bound.
-template <class L, class... Parts>
-size_t bindFused(const CaptureState& s, const Fused<L, Parts...>& result, size_t first) {
-  static_assert(std::is_same_v<L, Grid>,
-                "capture: a fused result must be Fused<Grid>: pConcat the fused block programs "
-                "over the grid");
-  if constexpr (std::is_same_v<L, Grid>) {
-    using F = Fused<Grid, Parts...>;
-    auto writers = [&]<size_t... K>(std::index_sequence<K...>) {
-      // Braces bind the outputs in part order.
-      using Handles = std::tuple<OutputHandle<typename Parts::Element>...>;
-      const Handles h{outputArrays<typename Parts::Element>(s, sizeConv(std::get<K>(result.lens())),
-                                                            first + K)...};
-      return typename F::Writers{outputWriter<typename Parts::Element>(std::get<K>(h))...};
-    }
-    (std::index_sequence_for<Parts...>{});
-    Program<Grid> p(s.ctx, s.ctx.kernel().body);
-    result(p, writers);
-  }
-  return sizeof...(Parts);
-}
-
 // A 2-D result: a dense row-major output of rows * cols elements, element (r, c) at
 // r * cols + c.
 template <class L, class R, class C, class T>
@@ -328,21 +347,66 @@ auto bindOutput(const CaptureState& s, const Push2<L, R, C, T>& result, size_t j
   return bindOutput(s, flatten(result), j);
 }
 
+// Records `condition` (of an element, or of the output and an index) as output j's
+// postcondition.
+template <class T, class F>
+void recordPostcondition(const CaptureState& s, const DPull<T>& out, const F& condition, size_t j,
+                         const std::string& message) {
+  const EWord32 i = variable<uint32_t>(s.ctx.fresh("i"));
+  const EBool holds = [&] {
+    if constexpr (std::is_invocable_r_v<EBool, F, const T&>) {
+      return EBool(condition(out[i]));
+    } else {
+      return EBool(condition(out, i));
+    }
+  }();
+  addPostcondition(s.ctx, holds, i.node()->name, len(out), j, outputName(s, j), message);
+}
+
 // An output with a postcondition: bound as the output, then the condition recorded.
 template <class R, class F>
 auto bindOutput(const CaptureState& s, const Ensured<R, F>& e, size_t j) {
   using T = typename OutputElement<R>::type;
   const DPull<T> out = bindOutput(s, e.result, j);
-  const EWord32 i = variable<uint32_t>(s.ctx.fresh("i"));
-  const EBool holds = [&] {
-    if constexpr (std::is_invocable_r_v<EBool, F, const T&>) {
-      return EBool(e.condition(out[i]));
-    } else {
-      return EBool(e.condition(out, i));
-    }
-  }();
-  addPostcondition(s.ctx, holds, i.node()->name, len(out), j, outputName(s, j), e.message);
+  recordPostcondition(s, out, e.condition, j, e.message);
   return out;
+}
+
+// Binds the parts of a fused result as outputs first, first + 1, ..., all written by one run
+// of its program (one grid loop); returns them as pull arrays (what postconditions read).
+template <class L, class... Parts>
+auto bindFused(const CaptureState& s, const Fused<L, Parts...>& result, size_t first) {
+  static_assert(std::is_same_v<L, Grid>,
+                "capture: a fused result must be Fused<Grid>: pConcat the fused block programs "
+                "over the grid");
+  if constexpr (std::is_same_v<L, Grid>) {
+    using F = Fused<Grid, Parts...>;
+    using Outputs = std::tuple<DPull<typename Parts::Element>...>;
+    return [&]<size_t... K>(std::index_sequence<K...>) {
+      // Braces bind the outputs in part order.
+      using Handles = std::tuple<OutputHandle<typename Parts::Element>...>;
+      const Handles h{outputArrays<typename Parts::Element>(s, sizeConv(std::get<K>(result.lens())),
+                                                            first + K)...};
+      Program<Grid> p(s.ctx, s.ctx.kernel().body);
+      result(p, typename F::Writers{outputWriter<typename Parts::Element>(std::get<K>(h))...});
+      return Outputs{DPull<typename Parts::Element>(
+          sizeConv(std::get<K>(result.lens())), [hk = std::get<K>(h)](const EWord32& i) {
+            return MemoryOps<typename Parts::Element>::read(hk, i);
+          })...};
+    }
+    (std::index_sequence_for<Parts...>{});
+  } else {
+    return std::tuple<>{};  // (the static_assert above has fired)
+  }
+}
+
+// A fused result with a postcondition on part K: bound as the fused result, then the condition
+// recorded on output first + K.
+template <size_t K, class R, class F>
+auto bindFused(const CaptureState& s, const EnsuredPart<K, R, F>& e, size_t first) {
+  const auto outs = bindFused(s, e.result, first);
+  recordPostcondition(s, std::get<K>(outs), e.condition, first + K, e.message);
+  return outs;
 }
 
 void bindEffect(Context& ctx, const GridEffect& effect);
@@ -352,16 +416,18 @@ void bindOutputs(const CaptureState& s, const R& result) {
   size_t j = 0;
   if constexpr (std::is_same_v<R, GridEffect>) {
     bindEffect(s.ctx, result);
-  } else if constexpr (isFused<R>) {
-    j += bindFused(s, result, j);
+  } else if constexpr (isFusedResult<R>) {
+    const auto outs = bindFused(s, result, j);
+    j += std::tuple_size_v<std::remove_cvref_t<decltype(outs)>>;
   } else if constexpr (isOutput<R>) {
     bindOutput(s, result, j++);
   } else {
     hana::for_each(result, [&](const auto& r) {
       if constexpr (std::is_same_v<std::remove_cvref_t<decltype(r)>, GridEffect>) {
         bindEffect(s.ctx, r);
-      } else if constexpr (isFused<decltype(r)>) {
-        j += bindFused(s, r, j);
+      } else if constexpr (isFusedResult<decltype(r)>) {
+        const auto outs = bindFused(s, r, j);
+        j += std::tuple_size_v<std::remove_cvref_t<decltype(outs)>>;
       } else {
         bindOutput(s, r, j++);
       }

@@ -5,6 +5,7 @@
 // and every misuse an Error.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <obsidian/report_json.hpp>
 #include <obsidian/sim.hpp>
@@ -182,6 +183,48 @@ TEST_CASE("fuse: the report and the simulator count atomics and vector loads") {
   const SimStats sv = simulate(v, {in, sums});
   CHECK(moved(sv, "in0").loads == n);
   CHECK(sites(v.report(), "in0").loads == 4);
+}
+
+TEST_CASE("fuse: ensure<K> puts a postcondition on one part of a fused result") {
+  const Kernel k = capture(
+      "ensured", 64,
+      [](DPull<EWord32> in) {
+        const auto f = pConcat(fmap(
+            [](const SPull<EWord32>& c) {
+              return fuse(push<Block>(c), singletonPush<Block>([c](const Program<Block>& p) {
+                            return blockReduce(p, Sum{}, c);
+                          }));
+            },
+            splitUp(64, in)));
+        return ensure<1>(
+            ensure<0>(
+                f, [](const EWord32& x) { return x < 1000u; }, "copies are below 1000"),
+            [](const DPull<EWord32>& sums, const EWord32& i) { return sums[i] != 7u; },
+            "no block sums to 7");
+      },
+      {.outputNames = {"copy", "sums"}});
+  const KernelReport r = k.report();
+  REQUIRE(r.postconditions.size() == 2);
+  CHECK(r.postconditions[0].output == "copy");
+  CHECK(r.postconditions[1].output == "sums");
+  CHECK(r.gridPasses == 1);
+  std::vector<uint32_t> in = randomWords(64 * 4, 5, 999), copy(64 * 4), sums(4);
+  simulate(k, {in, copy, sums});
+  CHECK(copy == in);
+  in[130] = 1000;
+  CHECK(errorOf([&] {
+          simulate(k, {in, copy, sums});
+        })
+            .starts_with("simulate(kernel ensured): postcondition \"copies are below 1000\" fails: "
+                         "copy[130] = 1000 (the first failing element of copy;"));
+  in[130] = 0;
+  std::fill(in.begin() + 128, in.begin() + 192, 0u);
+  in[140] = 7;  // block 2 sums to 7
+  CHECK(errorOf([&] {
+          simulate(k, {in, copy, sums});
+        })
+            .starts_with("simulate(kernel ensured): postcondition \"no block sums to 7\" fails: "
+                         "sums[2] = 7 (the first failing element of sums;"));
 }
 
 TEST_CASE("fuse: misuse is an Error naming the rule") {
