@@ -134,6 +134,72 @@ EWord32 accAtomic(const Program<Thread>& t, uint32_t op, const DMutable<uint32_t
   }
 }
 
+// A fused part over y at Thread or Block level (see PartKind), made as Printer::fusedReturn
+// prints it.
+SPush<Thread, EWord32> threadPart(const FusedPart& f, const SPull<EWord32>& y) {
+  switch (f.kind) {
+    case PartKind::Map: return push<Thread>(fmap(unaryFn(f.a, f.b), y));
+    case PartKind::Reduce: return seqReduce(binaryFn(f.a), y);
+    case PartKind::Scan: return seqScan(binaryFn(f.a), y);
+  }
+  throw std::logic_error("fuzz: unknown fused part");
+}
+SPush<Block, EWord32> blockPart(const Program<Block>& p, const FusedPart& f,
+                                const SPull<EWord32>& y) {
+  switch (f.kind) {
+    case PartKind::Map: return push<Block>(fmap(unaryFn(f.a, f.b), y));
+    case PartKind::Reduce: {
+      const uint32_t a = f.a, c = f.c;
+      return singletonPush<Block>([a, c, y](const Program<Block>& q) {
+        return withCollective(c, [&](auto op, uint32_t) {
+          return blockReduce(kBlockReduceAlgorithms.at(a), q, op, y);
+        });
+      });
+    }
+    case PartKind::Scan:
+      return withCollective(f.c, [&](auto op, uint32_t) {
+        return blockScan(kBlockScanAlgorithms.at(f.a), p, op, y);
+      });
+  }
+  throw std::logic_error("fuzz: unknown fused part");
+}
+
+// fuse(first, the N parts), nested as the recipe says (the same parts either way).
+template <size_t N, class A, class P>
+auto fuseParts(bool nested, const A& first, const std::vector<P>& parts) {
+  static_assert(N == 1 || N == 2);
+  if constexpr (N == 1) {
+    return fuse(first, parts.at(0));
+  } else {
+    return nested ? fuse(fuse(first, parts.at(0)), parts.at(1))
+                  : fuse(first, parts.at(0), parts.at(1));
+  }
+}
+
+// The end of a block program whose result is y: y fused with r's N parts (Recipe::fused), at
+// Block level or in each thread over its piece of y.
+template <size_t N>
+auto fusedBlock(const Program<Block>& p, const Recipe& r, SPull<EWord32> y) {
+  if (r.fusedForce) y = forcePull(p, y);
+  if (r.fusedThread > 0) {
+    const std::vector<FusedPart> fused = r.fused;
+    const bool nested = r.fusedNested;
+    return tConcat<Block>(fmap(
+        [fused, nested](const SPull<EWord32>& c) {
+          std::vector<SPush<Thread, EWord32>> parts;
+          for (const FusedPart& f : fused) parts.push_back(threadPart(f, c));
+          return fuseParts<N>(nested, push<Thread>(c), parts);
+        },
+        splitUp(r.fusedThread, y)));
+  }
+  std::vector<SPush<Block, EWord32>> parts;
+  for (const FusedPart& f : r.fused) parts.push_back(blockPart(p, f, y));
+  return fuseParts<N>(r.fusedNested, push<Block>(y), parts);
+}
+
+template <size_t N>
+using Parts = std::integral_constant<size_t, N>;
+
 // The kernel of recipe r over an In input (DPull or SPull of the input's element type).
 template <class In>
 Kernel buildFor(const Recipe& r, uint32_t threads, const CaptureOptions& options) {
@@ -207,22 +273,71 @@ Kernel buildFor(const Recipe& r, uint32_t threads, const CaptureOptions& options
                           });
     });
   };
+  // The block programs' output fused with N parts: one Fused<Grid>.
+  auto fusedOutput = [&]<size_t N>(Parts<N>, const In& in, const Muts& m) {
+    if (r.grid == Shape::Flat) throw std::logic_error("fuzz: fused parts without blocks");
+    return withChunks(in, [&](const auto& chunks) {
+      return pConcat(fmap(
+          [&block, &r, m](const auto& c) {
+            return exec<Block>([&block, &r, m, c](const Program<Block>& p) {
+              return fusedBlock<N>(p, r, block(p, c, m));
+            });
+          },
+          chunks));
+    });
+  };
+  // Beside an effect: the grid-level array fused with N parts over its chunks.
+  auto gridFused = [&]<size_t N>(Parts<N>, const In& in) {
+    return pConcat(fmap(
+        [&r](const SPull<EWord32>& c) {
+          return exec<Block>([&r, c](const Program<Block>& p) { return fusedBlock<N>(p, r, c); });
+        },
+        splitUp(r.chunk, grid(in))));
+  };
   const uint32_t bins = r.globalBins ? 1 : 0;
-  if (r.result == Result::Output) {
-    if (!r.gridOutput) return captureWith<In, 0>(threads, options, bins, output);
-    return captureWith<In, 0>(threads, options, bins, [&](const In& in, const Muts& m) {
-      return hana::make_tuple(output(in, m), push<Grid>(grid(in)));
-    });
-  }
-  if (!r.gridOutput) return captureWith<In, 1>(threads, options, 1 + bins, effectOf);
-  if (r.effectFirst) {
+  // The result of the recipe with N fused parts (0: none), each kind in its tuple order.
+  auto withParts = [&]<size_t N>(Parts<N> parts) {
+    auto out = [&](const In& in, const Muts& m) {
+      if constexpr (N == 0) {
+        return output(in, m);
+      } else {
+        return fusedOutput(parts, in, m);
+      }
+    };
+    auto gridOut = [&](const In& in) {
+      if constexpr (N == 0) {
+        return push<Grid>(grid(in));
+      } else {
+        return gridFused(parts, in);
+      }
+    };
+    if (r.result == Result::Output) {
+      if (!r.gridOutput) return captureWith<In, 0>(threads, options, bins, out);
+      if (r.gridFirst) {
+        return captureWith<In, 0>(threads, options, bins, [&](const In& in, const Muts& m) {
+          return hana::make_tuple(push<Grid>(grid(in)), out(in, m));
+        });
+      }
+      return captureWith<In, 0>(threads, options, bins, [&](const In& in, const Muts& m) {
+        return hana::make_tuple(out(in, m), push<Grid>(grid(in)));
+      });
+    }
+    if (!r.gridOutput) return captureWith<In, 1>(threads, options, 1 + bins, effectOf);
+    if (r.effectFirst) {
+      return captureWith<In, 1>(threads, options, 1 + bins, [&](const In& in, const Muts& m) {
+        return hana::make_tuple(effectOf(in, m), gridOut(in));
+      });
+    }
     return captureWith<In, 1>(threads, options, 1 + bins, [&](const In& in, const Muts& m) {
-      return hana::make_tuple(effectOf(in, m), push<Grid>(grid(in)));
+      return hana::make_tuple(gridOut(in), effectOf(in, m));
     });
+  };
+  switch (r.fused.size()) {
+    case 0: return withParts(Parts<0>{});
+    case 1: return withParts(Parts<1>{});
+    case 2: return withParts(Parts<2>{});
+    default: throw std::logic_error("fuzz: more than two fused parts");
   }
-  return captureWith<In, 1>(threads, options, 1 + bins, [&](const In& in, const Muts& m) {
-    return hana::make_tuple(push<Grid>(grid(in)), effectOf(in, m));
-  });
 }
 
 template <class X>

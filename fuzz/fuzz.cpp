@@ -2,8 +2,9 @@
 // becomes a kernel that runs on the simulator in several configurations (shared-memory reuse
 // and subexpression sharing on and off, two thread counts, fewer real blocks than virtual ones)
 // and, with --gpu, on the device; every result must equal the plain C++ reference and the simulator
-// must find no hazard (the recipes use only safe combinators). A failure is shrunk to a small
-// recipe and printed as C++ source; the exit status is then 1.
+// must find no hazard (the recipes use only safe combinators), store each output element once,
+// and the report must count the recipe's grid loops. A failure is shrunk to a small recipe and
+// printed as C++ source; the exit status is then 1.
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
@@ -21,7 +22,7 @@ namespace {
 
 using fuzz::Recipe;
 
-enum class Verdict { Ok, Mismatch, Hazard, Error, Crash, OverSharedLimit, DefectClass };
+enum class Verdict { Ok, Mismatch, Hazard, Error, Crash, OverSharedLimit, DefectClass, Traffic };
 
 const char* verdictName(Verdict v) {
   switch (v) {
@@ -32,6 +33,8 @@ const char* verdictName(Verdict v) {
     case Verdict::Crash: return "unexpected exception";
     case Verdict::OverSharedLimit: return "over the shared-memory limit";
     case Verdict::DefectClass: return "a defect class slipped through (defects.hpp)";
+    case Verdict::Traffic:
+      return "grid passes (report) or output stores (simulator) differ from the recipe's";
   }
   return "?";
 }
@@ -58,6 +61,26 @@ std::string firstDifference(const std::vector<uint32_t>& got, const std::vector<
     }
   }
   return "equal";
+}
+
+// Empty when the run s of kernel k stored each output's elements once (outs: the array
+// arguments after the input, the outputs last); otherwise the first output that it did not.
+std::string outputStores(const obsidian::Kernel& k, const obsidian::SimStats& s,
+                         const std::vector<std::vector<uint32_t>>& outs) {
+  size_t arg = 0;  // array arguments after the input
+  for (const obsidian::Param& p : k.params()) {
+    if (p.kind != obsidian::ParamKind::Array || arg++ == 0 || !p.output) continue;
+    uint64_t stores = 0;
+    for (const obsidian::SimTraffic& t : s.traffic) {
+      if (t.array == p.name) stores = t.stores;
+    }
+    if (stores != outs.at(arg - 2).size()) {
+      return "output " + p.name + " (array argument " + std::to_string(arg - 1) + ") of " +
+             std::to_string(outs[arg - 2].size()) + " elements had " + std::to_string(stores) +
+             " stores";
+    }
+  }
+  return "";
 }
 
 // A barrier to remove from every kernel (-1: none), for the fuzzer's self-test.
@@ -100,7 +123,7 @@ Outcome check(const Recipe& r, bool gpu) {
       std::vector<std::vector<uint32_t>> outs = before;
       std::vector<KernelArg> args{typed.with([](const auto& v) { return KernelArg(v); })};
       for (auto& out : outs) args.emplace_back(out);
-      simulate(k, args, SimOptions{.blocks = c.blocks});
+      const SimStats stats = simulate(k, args, SimOptions{.blocks = c.blocks});
       for (size_t j = 0; j < outs.size(); ++j) {
         if (outs[j] != expected[j]) {
           o.verdict = Verdict::Mismatch;
@@ -109,6 +132,10 @@ Outcome check(const Recipe& r, bool gpu) {
           return o;
         }
       }
+      // Each element of each output (of each part of a fused one) stored once: a part that a
+      // second loop writes again shows here, where the values alone look right.
+      const std::string stores = outputStores(k, stats, outs);
+      if (!stores.empty()) return {Verdict::Traffic, c.name, c.threads, stores};
       if (gpu && !fuzz::isDeepFold(r)) {
         std::vector<gpu::DeviceBuffer<uint32_t>> douts;
         for (const auto& b : before) douts.emplace_back(b);
@@ -153,6 +180,15 @@ Outcome check(const Recipe& r, bool gpu) {
       o.verdict = Verdict::Crash;
       o.detail = e.what();
       return o;
+    }
+  }
+  // One grid loop per Push<Grid> output and effect, and one for all the parts of a fused
+  // output: a fused output that became one loop per part (reading the inputs again) shows here.
+  if (dropBarrier < 0 && first) {
+    const uint32_t got = first->report().gridPasses, want = fuzz::gridPasses(r);
+    if (got != want) {
+      return {Verdict::Traffic, "report", r.threads,
+              "gridPasses " + std::to_string(got) + ", the recipe has " + std::to_string(want)};
     }
   }
   if (dropBarrier < 0 && first) {

@@ -649,7 +649,76 @@ class Printer {
     return x;
   }
 
+  // Prints the end of block program p: its result y fused with r's parts, returned. Each part
+  // is a local of its own, made in order (as build.cpp makes them).
+  void fusedReturn(int ind, const Recipe& r, const std::string& p, std::string y) {
+    if (r.fusedForce) {
+      const std::string forced = fresh("a");
+      line(ind, "const SPull<EWord32> " + forced + " = forcePull(" + p + ", " + y + ");");
+      y = forced;
+    }
+    if (r.fusedThread == 0) {
+      const std::vector<std::string> parts = fusedParts(ind, r, "Block", p, y);
+      line(ind, "return " + fuseText(r, "push<Block>(" + y + ")", parts) + ";");
+      return;
+    }
+    const std::string c = fresh("c");
+    line(ind, "return tConcat<Block>(fmap(");
+    line(ind + 1, "[](const SPull<EWord32>& " + c + ") {");
+    const std::vector<std::string> parts = fusedParts(ind + 2, r, "Thread", "", c);
+    line(ind + 2, "return " + fuseText(r, "push<Thread>(" + c + ")", parts) + ";");
+    line(ind + 1, "},");
+    line(ind + 1, "splitUp(" + u(r.fusedThread) + ", " + y + ")));");
+  }
+
  private:
+  static constexpr const char* kReduceAlgs[] = {"Red1", "Red2", "Red3", "Red4",
+                                                "Red5", "Red6", "Red7", "WarpShuffle"};
+  static constexpr const char* kScanAlgs[] = {"Sklansky", "Sklansky2", "Sklansky3", "KoggeStone",
+                                              "ThreadSequential"};
+
+  // Prints r's fused parts over y at level L (Block or Thread) as locals; returns their names.
+  std::vector<std::string> fusedParts(int ind, const Recipe& r, const std::string& L,
+                                      const std::string& p, const std::string& y) {
+    std::vector<std::string> names;
+    for (const FusedPart& f : r.fused) {
+      std::string what;
+      switch (f.kind) {
+        case PartKind::Map:
+          what = "push<" + L + ">(fmap(" + unaryLambda(f.a, f.b) + ", " + y + "))";
+          break;
+        case PartKind::Reduce:
+          if (L == "Thread") {
+            what = "seqReduce(" + binaryLambda(f.a) + ", " + y + ")";
+          } else {
+            const std::string q = fresh("q");
+            what = "singletonPush<Block>([" + y + "](const Program<Block>& " + q +
+                   ") { return blockReduce(BlockReduceAlgorithm::" + kReduceAlgs[f.a % 8] + ", " +
+                   q + ", " + collectiveText(f.c) + ", " + y + "); })";
+          }
+          break;
+        case PartKind::Scan:
+          what = L == "Thread"
+                     ? "seqScan(" + binaryLambda(f.a) + ", " + y + ")"
+                     : "blockScan(BlockScanAlgorithm::" + std::string(kScanAlgs[f.a % 5]) + ", " +
+                           p + ", " + collectiveText(f.c) + ", " + y + ")";
+          break;
+      }
+      names.push_back(fresh("part"));
+      line(ind, "const auto " + names.back() + " = " + what + ";");
+    }
+    return names;
+  }
+  static std::string fuseText(const Recipe& r, const std::string& first,
+                              const std::vector<std::string>& parts) {
+    if (parts.size() == 2 && r.fusedNested) {
+      return "fuse(fuse(" + first + ", " + parts[0] + "), " + parts[1] + ")";
+    }
+    std::string s = "fuse(" + first;
+    for (const std::string& part : parts) s += ", " + part;
+    return s + ")";
+  }
+
   std::string step(int ind, Level level, const std::string& p, const Node& n,
                    const std::string& x) {
     const std::string L = levelName(level);
@@ -767,25 +836,21 @@ class Printer {
       case Op::SeqNest: nested(L, "sConcat"); break;
       case Op::BlockReduce:
       case Op::WarpReduce: {
-        static const char* const algs[] = {"Red1", "Red2", "Red3", "Red4",
-                                           "Red5", "Red6", "Red7", "WarpShuffle"};
         const std::string r = fresh("r");
-        line(ind,
-             "const EWord32 " + r + " = " +
-                 (n.op == Op::BlockReduce
-                      ? "blockReduce(BlockReduceAlgorithm::" + std::string(algs[n.a % 8]) + ", "
-                      : std::string("warpReduce(")) +
-                 p + ", " + collectiveText(n.c) + ", " + x + ");");
+        line(ind, "const EWord32 " + r + " = " +
+                      (n.op == Op::BlockReduce ? "blockReduce(BlockReduceAlgorithm::" +
+                                                     std::string(kReduceAlgs[n.a % 8]) + ", "
+                                               : std::string("warpReduce(")) +
+                      p + ", " + collectiveText(n.c) + ", " + x + ");");
         line(ind,
              def + "fmap([" + r + "](const EWord32& v) { return v + " + r + "; }, " + x + ");");
         break;
       }
       case Op::BlockScan:
       case Op::WarpScan: {
-        static const char* const algs[] = {"Sklansky", "Sklansky2", "Sklansky3", "KoggeStone",
-                                           "ThreadSequential"};
         const std::string alg =
-            n.op == Op::BlockScan ? "BlockScanAlgorithm::" + std::string(algs[n.a % 5]) + ", " : "";
+            n.op == Op::BlockScan ? "BlockScanAlgorithm::" + std::string(kScanAlgs[n.a % 5]) + ", "
+                                  : "";
         const std::string scan = n.op == Op::BlockScan ? "block" : "warp";
         const std::string what =
             n.b == 1 ? scan + "ExclusiveScan(" + alg + p + ", " + collectiveText(n.c) +
@@ -932,30 +997,95 @@ Words accBefore(const Recipe& r, size_t n) {
   return v;
 }
 
-Words blocksOf(const Recipe& r, const Words& g) {
+// The blocks' results, one array each (Flat: the grid-level array as one).
+std::vector<Words> blockResults(const Recipe& r, const Words& g) {
   // The collectives' vectorized loads read the input's words directly.
   const Where block{Level::Block, r.threads, r.altThreads,
                     untouchedInput(r) && r.elem == 32 && r.vector == 0};
+  std::vector<Words> ys;
   switch (r.grid) {
     case Shape::SplitUp:
-      return perChunk(g, r.chunk, [&](const Words& c) { return refSteps(block, r.body, c); });
+      // perChunk's rules (non-empty results of one length), each result kept.
+      perChunk(g, r.chunk, [&](const Words& c) {
+        ys.push_back(refSteps(block, r.body, c));
+        return ys.back();
+      });
+      return ys;
     case Shape::Coalesce: {
       require(g.size() % r.chunk == 0, "coalesce size does not divide the input");
       const size_t s = g.size() / r.chunk;
-      Words out;
       for (size_t i = 0; i < s; ++i) {
         Words c(r.chunk);
         for (size_t j = 0; j < r.chunk; ++j) c[j] = g[i + s * j];
-        const Words y = refSteps(block, r.body, c);
-        out.insert(out.end(), y.begin(), y.end());
+        ys.push_back(refSteps(block, r.body, c));
       }
-      return out;
+      return ys;
     }
-    case Shape::Flat: return g;
+    case Shape::Flat: return {g};
   }
-  return g;
+  return {g};
+}
+
+Words concatenated(const std::vector<Words>& ys) {
+  Words out;
+  for (const Words& y : ys) out.insert(out.end(), y.begin(), y.end());
+  return out;
+}
+
+// A fused part's collective as the collectives' node (its shape rules are theirs).
+Node partNode(const FusedPart& f) {
+  Node n;
+  n.op = f.kind == PartKind::Reduce ? Op::BlockReduce : Op::BlockScan;
+  n.a = f.a;
+  n.c = f.c;
+  return n;
+}
+
+// Fused part f of one block's result y (see PartKind).
+Words refPart(const Recipe& r, const FusedPart& f, const Words& y) {
+  if (f.kind == PartKind::Map) {
+    Words z(y.size());
+    for (size_t i = 0; i < y.size(); ++i) z[i] = unaryOp(f.a, f.b, y[i]);
+    return z;
+  }
+  if (r.fusedThread > 0) {
+    return perChunk(y, r.fusedThread, [&](const Words& c) {
+      if (f.kind == PartKind::Reduce) return Words{fold(f.a, c)};
+      Words z(c);
+      for (size_t i = 1; i < z.size(); ++i) z[i] = binaryOp(f.a, z[i - 1], z[i]);
+      return z;
+    });
+  }
+  const Node n = partNode(f);
+  require(collectiveFits(Where{Level::Block, r.threads, r.altThreads, false}, n, y.size()),
+          "a fused part's shape rules do not hold");
+  if (f.kind == PartKind::Scan) return refCollective(n, y);
+  uint32_t acc = y[0];
+  for (size_t i = 1; i < y.size(); ++i) acc = collectiveWord(f.c, acc, y[i]);
+  return Words{acc};
+}
+
+// The parts of a fused output over the blocks' results ys: ys concatenated, then each part's
+// arrays concatenated.
+std::vector<Words> refFused(const Recipe& r, const std::vector<Words>& ys) {
+  std::vector<Words> parts{concatenated(ys)};
+  for (const FusedPart& f : r.fused) {
+    require(f.kind != PartKind::Map || f.a < kUnaryOps, "a map of another operator");
+    Words part;
+    for (const Words& y : ys) {
+      if (r.fusedThread > 0) {
+        require(y.size() % r.fusedThread == 0, "the threads' pieces do not divide the result");
+      }
+      const Words z = refPart(r, f, y);
+      part.insert(part.end(), z.begin(), z.end());
+    }
+    parts.push_back(std::move(part));
+  }
+  return parts;
 }
 }  // namespace
+
+uint32_t gridPasses(const Recipe& r) { return 1 + (r.gridOutput ? 1 : 0); }
 
 std::vector<Words> reference(const Recipe& r, const Words& in) {
   require(r.chunk > 0 && r.blocks > 0 && r.threads > 0 && r.altThreads > 0, "empty launch");
@@ -978,7 +1108,12 @@ std::vector<Words> reference(const Recipe& r, const Words& in) {
     for (size_t i = 0; i < h; ++i) z[i] = binaryOp(r.gridA, g[i], g[h + i]);
     g = z;
   }
-  const Words out = blocksOf(r, g);
+  require(r.fused.size() <= 2, "more than two fused parts");
+  require(r.fused.empty() || r.grid != Shape::Flat, "fused parts need block programs");
+  require(r.fused.empty() || r.result == Result::Output || r.gridOutput,
+          "an effect's fused parts need the grid-level output they stand in for");
+  const std::vector<Words> ys = blockResults(r, g);
+  const Words out = concatenated(ys);
   std::vector<Words> args;
   if (r.globalBins > 0) {
     require(r.grid != Shape::Flat, "global bins need block programs");
@@ -986,8 +1121,27 @@ std::vector<Words> reference(const Recipe& r, const Words& in) {
     for (uint32_t v : out) ++bins[v % r.globalBins];
     args.push_back(bins);
   }
+  // The grid-level output, fused with parts over its chunks where an effect stands beside it.
+  std::vector<Words> grid{g};
+  if (!r.fused.empty() && r.result != Result::Output) {
+    std::vector<Words> chunks;
+    perChunk(g, r.chunk, [&](const Words& c) {
+      chunks.push_back(c);
+      return c;
+    });
+    grid = refFused(r, chunks);
+  }
+  if (r.gridOutput && r.gridFirst && r.result == Result::Output) {
+    args.insert(args.end(), grid.begin(), grid.end());
+  }
   switch (r.result) {
-    case Result::Output: args.push_back(out); break;
+    case Result::Output:
+      if (r.fused.empty()) {
+        args.push_back(out);
+      } else {
+        for (Words& part : refFused(r, ys)) args.push_back(std::move(part));
+      }
+      break;
     case Result::EffectWrite: {
       // The blocks' results one after the other, then the spare elements as they were.
       Words acc = accBefore(r, out.size() + r.accSpare);
@@ -1007,7 +1161,9 @@ std::vector<Words> reference(const Recipe& r, const Words& in) {
       break;
     }
   }
-  if (r.gridOutput) args.push_back(g);
+  if (r.gridOutput && !(r.gridFirst && r.result == Result::Output)) {
+    args.insert(args.end(), grid.begin(), grid.end());
+  }
   return args;
 }
 
@@ -1019,6 +1175,60 @@ std::vector<Words> argumentsBefore(const Recipe& r, const std::vector<Words>& af
   for (; k < after.size(); ++k) before.emplace_back(after[k].size(), 0xdeadbeefu);
   return before;
 }
+
+namespace {
+// Percent of the recipes with block programs whose result is fused with more parts.
+constexpr uint64_t kFusedPercent = 12;
+
+// Fused parts beside the block's result of n elements (or, with an effect, beside the chunks
+// of the grid-level output, which the recipe then has).
+void drawFused(Recipe& r, uint32_t n, std::mt19937_64& rng) {
+  auto below = [&rng](uint32_t k) { return static_cast<uint32_t>(rng() % k); };
+  if (r.result != Result::Output) {
+    r.gridOutput = true;
+    n = r.chunk;
+  }
+  // A third of them fused in each thread, over pieces of up to 16 elements.
+  if (below(3) == 0) {
+    std::vector<uint32_t> pieces;
+    for (uint32_t k = 1; k <= std::min(n, 16u); ++k) {
+      if (n % k == 0) pieces.push_back(k);
+    }
+    r.fusedThread = pieces[below(static_cast<uint32_t>(pieces.size()))];
+  }
+  const Where block{Level::Block, r.threads, r.altThreads, false};
+  const uint32_t parts = 1 + below(2);
+  for (uint32_t i = 0; i < parts; ++i) {
+    FusedPart f;
+    f.kind = static_cast<PartKind>(below(3));
+    if (f.kind != PartKind::Map && r.fusedThread > 0) {
+      f.a = below(kBinaryOps);
+    } else if (f.kind != PartKind::Map) {
+      // A collective's algorithm that fits n elements at both thread counts, if any.
+      std::vector<uint32_t> fit;
+      for (uint32_t a = 0; a < (f.kind == PartKind::Reduce ? 8u : 5u); ++a) {
+        f.a = a;
+        if (collectiveFits(block, partNode(f), n)) fit.push_back(a);
+      }
+      if (fit.empty()) {
+        f.kind = PartKind::Map;
+      } else {
+        f.a = fit[below(static_cast<uint32_t>(fit.size()))];
+        // Reductions other than red1 reorder: commutative operators only.
+        f.c = below(f.kind == PartKind::Reduce && f.a != 0 ? kCommutativeOps : kCollectiveOps);
+      }
+    }
+    if (f.kind == PartKind::Map) {
+      f.a = below(kUnaryOps);
+      f.b = static_cast<uint32_t>(rng());
+    }
+    r.fused.push_back(f);
+  }
+  r.fusedForce = below(2) == 0;
+  r.fusedNested = parts == 2 && below(2) == 0;
+  r.gridFirst = r.result == Result::Output && r.gridOutput && below(2) == 0;
+}
+}  // namespace
 
 Recipe generate(std::mt19937_64& rng) {
   Generator gen(rng);
@@ -1102,6 +1312,10 @@ Recipe generate(std::mt19937_64& rng) {
   const bool anyThreads = !gen.usesWarps && !gen.threadBound;
   if (anyThreads && gen.chance(30)) r.threads = 1 + gen.below(300);
   if (anyThreads && gen.chance(30)) r.altThreads = 1 + gen.below(300);
+  // Fused outputs: from a stream of their own, drawn last (the parts fit the final thread
+  // counts), so that the other streams draw what they drew before.
+  std::mt19937_64 fused(r.dataSeed ^ 0x2545f4914f6cdd1dull);
+  if (fused() % 100 < kFusedPercent) drawFused(r, n, fused);
   return r;
 }
 
@@ -1170,12 +1384,24 @@ std::string cppSource(const Recipe& r, uint32_t threads, const std::string& func
     }
     return res;
   };
+  // Beside an effect, the grid-level output fused with parts over its chunks.
+  const bool fusedGrid = effect && !r.fused.empty();
+  if (fusedGrid) {
+    pr.line(2, "const auto fusedOut = pConcat(fmap(");
+    pr.line(3, "[](const SPull<EWord32>& gc) {");
+    pr.line(4, "return exec<Block>([gc](const Program<Block>& gq) {");
+    pr.fusedReturn(5, r, "gq", "gc");
+    pr.line(4, "});");
+    pr.line(3, "},");
+    pr.line(3, "splitUp(" + Printer::u(r.chunk) + ", g)));");
+  }
   // The result: the tuple's other element, before or after the block programs' part.
-  const bool before = r.gridOutput && effect && !r.effectFirst;
+  const std::string gridOut = fusedGrid ? "fusedOut" : "push<Grid>(g)";
+  const bool before = r.gridOutput && (effect ? !r.effectFirst : r.gridFirst);
   const std::string open = !r.gridOutput ? "return "
-                           : before      ? "return hana::make_tuple(push<Grid>(g), "
+                           : before      ? "return hana::make_tuple(" + gridOut + ", "
                                          : "return hana::make_tuple(";
-  const std::string close = !r.gridOutput ? ";" : before ? ");" : ", push<Grid>(g));";
+  const std::string close = !r.gridOutput ? ";" : before ? ");" : ", " + gridOut + ");";
   switch (r.result) {
     case Result::Output: {
       pr.line(2, open + "pConcat(fmap(");
@@ -1183,7 +1409,11 @@ std::string cppSource(const Recipe& r, uint32_t threads, const std::string& func
                      chunkName + ") {");
       pr.line(4, "return exec<Block>([" + chunkName + caps + "](const Program<Block>& p) {");
       const std::string res = block(5);
-      pr.line(5, "return push<Block>(" + res + ");");
+      if (r.fused.empty()) {
+        pr.line(5, "return push<Block>(" + res + ");");
+      } else {
+        pr.fusedReturn(5, r, "p", res);
+      }
       pr.line(4, "});");
       pr.line(3, "},");
       pr.line(3, chunks + "))" + close);
@@ -1306,7 +1536,38 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
     ++counts["effect-only: forEachBlock " + std::string(accName(r.accOp))];
   }
   if (r.result != Result::Output && r.gridOutput) ++counts["effect beside an output"];
+  if (!r.fused.empty()) {
+    const std::string level = r.fusedThread > 0 ? "Thread" : "Block";
+    ++counts["fused: " + std::to_string(1 + r.fused.size()) + " parts at " + level + " level"];
+    if (r.result != Result::Output) ++counts["fused: beside an effect"];
+    if (r.result == Result::Output && r.gridOutput) ++counts["fused: beside an output"];
+    if (r.gridFirst) ++counts["fused: after an output"];
+    if (r.fusedForce) ++counts["fused: result forced first"];
+    if (r.fusedNested) ++counts["fused: nested fuse"];
+    static const char* const kinds[] = {" map", " reduce", " scan"};
+    for (const FusedPart& f : r.fused) {
+      std::string what = "fused part: " + level + kinds[static_cast<size_t>(f.kind)];
+      if (f.kind != PartKind::Map && r.fusedThread == 0) {
+        what += f.kind == PartKind::Reduce ? std::string(" ") + reduceAlgs[f.a % 8]
+                                           : std::string(" ") + scanAlgs[f.a % 5];
+        ++counts["fused part: Block collective " + std::string(collectiveName(f.c))];
+      }
+      ++counts[what];
+    }
+  }
 }
+
+namespace {
+// The fused parts' share of recipeSize: a part weighs as a step; its variants one each.
+size_t fusedSize(const Recipe& r) {
+  size_t size =
+      r.fused.size() * 100000 + (r.fusedThread > 0) + r.fusedForce + r.fusedNested + r.gridFirst;
+  for (const FusedPart& f : r.fused) {
+    size += (f.kind != PartKind::Map) + (f.a != 0) + (f.b != 0) + (f.c != 0);
+  }
+  return size;
+}
+}  // namespace
 
 size_t recipeSize(const Recipe& r) {
   // The collectives' variants (non-zero algorithm, operator, ...) count one each: shrinking
@@ -1321,7 +1582,7 @@ size_t recipeSize(const Recipe& r) {
   });
   return countNodes(r.body) * 100000 + inputLength(r) + r.threads + r.altThreads + r.realBlocks +
          (r.gridMap ? 1 : 0) + (r.gridZip ? 1 : 0) + variants + (r.elem != 32) + (r.vector != 0) +
-         (r.result != Result::Output) + r.accSlots + r.accSpare;
+         (r.result != Result::Output) + r.accSlots + r.accSpare + fusedSize(r);
 }
 
 std::vector<Recipe> shrinkCandidates(const Recipe& r) {
@@ -1419,6 +1680,34 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
   if (r.accSlots > 1) with([](Recipe& c) { c.accSlots = 1; });
   if (r.accSpare > 0) with([](Recipe& c) { c.accSpare = 0; });
   if (r.effectFirst) with([](Recipe& c) { c.effectFirst = false; });
+  // The fused output: none, fewer parts, plainer parts, a plainer fuse.
+  if (!r.fused.empty()) {
+    with([](Recipe& c) {
+      c.fused.clear();
+      c.fusedThread = 0;
+      c.fusedForce = c.fusedNested = false;
+    });
+  }
+  for (size_t k = 0; k < r.fused.size(); ++k) {
+    const auto at = static_cast<long>(k);
+    if (r.fused.size() > 1) {
+      with([at](Recipe& c) {
+        c.fused.erase(c.fused.begin() + at);
+        c.fusedNested = false;
+      });
+    }
+    // The simplest part: a map of the first operator and constant 0.
+    const FusedPart& f = r.fused[k];
+    if (f.kind != PartKind::Map || f.a != 0 || f.b != 0) {
+      with([k](Recipe& c) { c.fused[k] = FusedPart{}; });
+    }
+    if (f.kind != PartKind::Map && f.a != 0) with([k](Recipe& c) { c.fused[k].a = 0; });
+    if (f.kind != PartKind::Map && f.c != 0) with([k](Recipe& c) { c.fused[k].c = 0; });
+  }
+  if (r.fusedThread > 0) with([](Recipe& c) { c.fusedThread = 0; });
+  if (r.fusedForce) with([](Recipe& c) { c.fusedForce = false; });
+  if (r.fusedNested) with([](Recipe& c) { c.fusedNested = false; });
+  if (r.gridFirst) with([](Recipe& c) { c.gridFirst = false; });
   if (r.chunk > 1) {
     with([](Recipe& c) { c.chunk /= 2; });
     with([](Recipe& c) { c.chunk -= 1; });

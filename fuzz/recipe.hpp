@@ -96,6 +96,21 @@ enum class Result : uint8_t {
 };
 constexpr uint32_t kAccOps = 7;
 
+// A part fused beside the block's result y (Recipe::fused): one more output, written by the
+// same program (fuse), at Block level or, with Recipe::fusedThread, in each thread over its
+// piece of y (tConcat of fused Thread programs).
+enum class PartKind : uint8_t {
+  Map,     // push(fmap(unary(a, b), y))                                     y's length
+  Reduce,  // Block: singletonPush<Block>(blockReduce(algorithm a, c, y))    one element
+           // Thread: seqReduce(binary(a), piece)                             one per thread
+  Scan,    // Block: blockScan(algorithm a, c, y), its push array            y's length
+           // Thread: seqScan(binary(a), piece)                               y's length
+};
+struct FusedPart {
+  PartKind kind = PartKind::Map;
+  uint32_t a = 0, b = 0, c = 0;  // the operator or algorithm (a, c), the map's constant (b)
+};
+
 struct Recipe {
   uint32_t threads = 128;       // real threads per block of the main configuration
   uint32_t altThreads = 64;     // another thread count, for the differential run
@@ -124,6 +139,16 @@ struct Recipe {
   uint32_t accSlots = 1;     // EffectAtomic: acc's length
   uint32_t accSpare = 0;     // EffectWrite: elements of acc after the blocks' results
   bool effectFirst = false;  // effect with gridOutput: the effect first in the result tuple
+  // Fused outputs (drawn from a stream of their own too). Not empty: the block programs return
+  // fuse(push<Block>(y), the parts...) for their result y, pConcat makes it one Fused<Grid> (an
+  // output per part, one grid loop). With an effect, the fused output stands in the tuple
+  // instead of push<Grid> of the grid-level array (gridOutput): blocks of splitUp(chunk) of it,
+  // y each block's chunk.
+  std::vector<FusedPart> fused;
+  uint32_t fusedThread = 0;  // > 0: the parts are Thread programs over pieces of this length
+  bool fusedForce = false;   // y forced (forcePull) before the parts read it
+  bool fusedNested = false;  // fuse(fuse(push(y), part 1), part 2): the same parts, nested
+  bool gridFirst = false;    // output with gridOutput: push<Grid> first in the result tuple
 };
 
 // A recipe that the reference rejects (a length that does not divide, an empty array, ...):
@@ -148,7 +173,8 @@ size_t inputLength(const Recipe& r);
 
 // The oracle: every array argument after the input, in argument order, as it is after the
 // kernel: the global bins (with globalBins), acc (with an effect), the output (without an
-// effect), the grid-level output (with gridOutput), computed directly over the arrays. Throws
+// effect), the grid-level output (with gridOutput; gridFirst puts it before the output), the
+// parts of a fused output each in turn, computed directly over the arrays. Throws
 // InvalidRecipe.
 std::vector<std::vector<uint32_t>> reference(const Recipe& r, const std::vector<uint32_t>& in);
 // The same arguments as they are before the kernel runs (`after` is reference's result): the
@@ -174,6 +200,10 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r);
 size_t recipeSize(const Recipe& r);
 
 std::string levelName(Level l);
+
+// Loops over the grid that recipe r's kernel has (KernelReport::gridPasses): one per Push<Grid>
+// output, one for a fused output's parts together, one per effect.
+uint32_t gridPasses(const Recipe& r);
 
 // How often each step kind (and grid shape) occurs in r, added to counts.
 void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts);
