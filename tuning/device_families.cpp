@@ -84,10 +84,14 @@ class HistogramInstance : public Instance {
     if constexpr (std::is_same_v<S, uint8_t>) return upper ? upper : 200u;
     if constexpr (std::is_same_v<S, uint32_t>) return upper ? upper : 3000000000u;
   }
-  void simulate() override {
+  std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& options) override {
     HistogramOptions o;
     o.policy = policy_;
+    o.simulation = options;
+    std::vector<obsidian::SimStats> runs(1);
+    o.simulated = &runs[0];
     got_ = histogramEven<S>(samples_, bins_, HistogramLevel<S>(0), upper(), o);
+    return runs;
   }
   void prepareGpu(DataCache&) override {
     for (size_t i = 0; i < rotationsFor(samples_.size() * sizeof(S)); ++i)
@@ -130,10 +134,14 @@ class TransposeInstance : public Instance {
     for (size_t r = 0; r < rows_; ++r)
       for (size_t c = 0; c < cols_; ++c) expected_[c * rows_ + r] = in_[r * cols_ + c];
   }
-  void simulate() override {
+  std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& options) override {
     TransposeOptions o;
     o.policy = policy_;
+    o.simulation = options;
+    std::vector<obsidian::SimStats> runs(1);
+    o.simulated = &runs[0];
     got_ = transpose<X>(in_, rows_, cols_, o);
+    return runs;
   }
   void prepareGpu(DataCache&) override {
     for (size_t i = 0; i < rotationsFor(in_.size() * sizeof(X) * 2); ++i) {

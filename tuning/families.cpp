@@ -157,7 +157,9 @@ class ArrayInstance : public Instance {
     poison(out_);
   }
 
-  void simulate() override { obsidian::simulate(k_, {*in_, out_}); }
+  std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& o) override {
+    return {obsidian::simulate(k_, {*in_, out_}, o)};
+  }
   void prepareGpu(DataCache& cache) override {
     dIn_ = deviceInput<T>(cache, *in_, tag_);
     dOut_ = std::make_unique<gpu::DeviceBuffer<T>>(out_.size());
@@ -309,15 +311,17 @@ class WholeReduceInstance : public Instance {
       if (m == 1) break;
     }
   }
-  void simulate() override {
+  std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& o) override {
+    std::vector<obsidian::SimStats> runs;
     std::vector<T> data = *in_;
     for (size_t m : sizes_) {
       std::vector<T> partial(m);
       poison(partial);
-      obsidian::simulate(k_, {data, partial});
+      runs.push_back(obsidian::simulate(k_, {data, partial}, o));
       data = std::move(partial);
     }
     got_ = data.at(0);
+    return runs;
   }
   void prepareGpu(DataCache& cache) override {
     dIn_ = deviceInput<T>(cache, *in_, "whole");
@@ -499,7 +503,9 @@ class MandelInstance : public Instance {
       : k_(std::move(k)), height_(height), expected_(std::move(expected)), out_(expected_->size()) {
     poison(out_);
   }
-  void simulate() override { obsidian::simulate(k_, {height_, out_}); }
+  std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& o) override {
+    return {obsidian::simulate(k_, {height_, out_}, o)};
+  }
   void prepareGpu(DataCache&) override {
     dOut_ = std::make_unique<gpu::DeviceBuffer<uint8_t>>(out_.size());
     poison(*dOut_);

@@ -91,8 +91,9 @@ class DataCache {
 class Instance {
  public:
   virtual ~Instance() = default;
-  // Run once on the simulator; the outputs stay on the host for check().
-  virtual void simulate() = 0;
+  // Run once on the simulator with `options`; the outputs stay on the host for check(). What
+  // each launch counted, in order.
+  virtual std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& options) = 0;
   // Allocate and upload the device buffers (inputs shared through `cache`).
   virtual void prepareGpu(DataCache& cache) = 0;
   // Inputs held in rotation: run r reads copy r % rotations(), so that timed runs do not find

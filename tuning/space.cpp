@@ -118,9 +118,12 @@ std::vector<Point> parseOne(const nlohmann::json& space, bool simulate, const st
   for (;;) {
     Params p = nlohmann::json::object();
     for (size_t a = 0; a < axes.size(); ++a) p[family.params[a].name] = axes[a][index[a]];
+    Params full = family.canonical(p, false);
     p = family.canonical(std::move(p), simulate);
     std::string key = pointKey(family.name, p);
-    if (seen.insert(key).second) points.push_back(Point{&family, std::move(p), std::move(key)});
+    if (seen.insert(key).second) {
+      points.push_back(Point{&family, std::move(p), std::move(key), std::move(full)});
+    }
     // next index, the last parameter fastest
     size_t a = axes.size();
     while (a > 0 && ++index[a - 1] == axes[a - 1].size()) index[--a] = 0;
@@ -130,6 +133,15 @@ std::vector<Point> parseOne(const nlohmann::json& space, bool simulate, const st
 }
 
 }  // namespace
+
+double workScale(const Point& p) {
+  double scale = 1;
+  for (const auto& [name, value] : p.params.items()) {
+    if (!value.is_number() || !p.full.contains(name) || p.full[name] == value) continue;
+    scale *= p.full[name].get<double>() / value.get<double>();
+  }
+  return scale;
+}
 
 std::string pointKey(const std::string& family, const Params& params) {
   return family + " " + params.dump();  // object keys are sorted: a stable key

@@ -23,7 +23,13 @@ struct Point {
   const Family* family = nullptr;
   Params params;    // canonical (see Family::canonical)
   std::string key;  // family name + canonical parameters: identifies the point in a results file
+  // The point as the GPU runs it (sizes not capped): what a simulated point stands for.
+  Params full;
 };
+
+// How many times the work of p.full is p.params's: the product of full / capped over the
+// numeric parameters the simulator caps (the families' sizes scale their work linearly).
+double workScale(const Point& p);
 
 // Throws obsidian::Error with a message that names the offending construct (file, family,
 // parameter, value).

@@ -216,14 +216,55 @@ bool cannotLaunch(int code) {
          code == 701 /* CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES */;
 }
 
+// ------------------------------------------------------------------ predicting
+// The simulator's cost model (obsidian/profile.hpp) over every launch of a point: the
+// predicted times add up; the bound is the longest launch's.
+obsidian::CostEstimate predictRuns(const std::vector<obsidian::SimStats>& runs, double scale) {
+  obsidian::CostEstimate sum;
+  double longest = -1;
+  for (const obsidian::SimStats& r : runs) {
+    if (!r.profile.enabled) continue;  // an empty launch
+    const obsidian::CostEstimate e = obsidian::predictTime(r.profile, {}, scale);
+    sum.microseconds += e.microseconds;
+    sum.dramUs += e.dramUs;
+    sum.l2Us += e.l2Us;
+    sum.l1Us += e.l1Us;
+    sum.issueUs += e.issueUs;
+    sum.sharedUs += e.sharedUs;
+    sum.blocksUs += e.blocksUs;
+    sum.latencyUs += e.latencyUs;
+    if (e.microseconds > longest) {  // the longest launch's bound and latency parts
+      longest = e.microseconds;
+      sum.bound = e.bound;
+      sum.waves = e.waves;
+      sum.residentWarps = e.residentWarps;
+      sum.loadRounds = e.loadRounds;
+      sum.barriers = e.barriers;
+      sum.instructions = e.instructions;
+    }
+  }
+  return sum;
+}
+
+// What a point's simulated launches counted, summed, and their predicted time on the GPU at
+// the point's full size, into its results line.
+void addPrediction(const std::vector<obsidian::SimStats>& runs, double scale,
+                   nlohmann::json& line) {
+  obsidian::SimProfile total;
+  for (const obsidian::SimStats& r : runs) total.total += r.profile.total;
+  nlohmann::json counters = obsidian::toJson(total)["total"];
+  line["counters"] = counters;
+  line["predicted"] = obsidian::toJson(predictRuns(runs, scale));
+  line["predicted"]["scale"] = scale;
+}
+
 // ------------------------------------------------------------------ pruning
-// The cost model (see README.md): a memory-bound kernel's bandwidth grows at most in
-// proportion to the threads it keeps resident per SM (bytes in flight), so a point whose
-// occupancy is below the group best's by more than pruneFactor is predicted to be at least
-// that much slower and is not run.
+// The cost model predicts every point's time from a simulated run of a slice of it (README.md,
+// "Pruning"); a point predicted slower than its group's best point so far (best in measured
+// time) by more than pruneFactor, both predicted the same way, is not run.
 struct GroupBest {
   double ms = 0;
-  double residentThreads = 0;
+  double predictedUs = 0;
   std::string label;
 };
 
@@ -276,7 +317,9 @@ Resumed resume(const std::string& path, const std::string& wantMode) {
       const std::string g = j["family"].get<std::string>() + " " + j["group"].get<std::string>();
       const double ms = j["time_ms"]["median"];
       if (!r.best.count(g) || ms < r.best[g].ms) {
-        r.best[g] = {ms, j.value("residentThreadsPerSm", 0.0), j["label"].get<std::string>()};
+        const double predicted =
+            j.contains("predicted") ? j["predicted"]["microseconds"].get<double>() : 0.0;
+        r.best[g] = {ms, predicted, j["label"].get<std::string>()};
       }
     }
   }
@@ -378,15 +421,26 @@ class PointRunner {
       return Status::Skipped;
     }
     const std::string groupKey = f.name + " " + line["group"].get<std::string>();
-    if (options_.simulate) return simulate(*inst, reason);
-    return onGpu(*inst, b, groupKey, line, reason);
+    if (options_.simulate) return simulate(p, *inst, line, reason);
+    return onGpu(p, *inst, b, groupKey, line, reason);
   }
 
  private:
-  Status simulate(Instance& inst, std::string& reason) {
+  Status simulate(const Point& p, Instance& inst, nlohmann::json& line, std::string& reason) {
     try {
-      inst.simulate();
+      obsidian::SimOptions o;
+      o.profile = true;
+      const std::vector<obsidian::SimStats> runs = inst.simulate(o);
       reason = inst.check();
+      line["fullKey"] = pointKey(p.family->name, p.full);
+      line["fullParams"] = p.full;
+      if (reason.empty()) {
+        const double scale = workScale(p);
+        addPrediction(runs, scale, line);
+        line["bytes"] = inst.bytesMoved() * scale;
+        line["gbps"] =
+            inst.bytesMoved() * scale / (line["predicted"]["microseconds"].get<double>() * 1e3);
+      }
       return reason.empty() ? Status::Ok : Status::Wrong;
     } catch (const obsidian::HazardError& e) {
       reason = e.what();
@@ -397,19 +451,40 @@ class PointRunner {
     }
   }
 
-  Status onGpu(Instance& inst, const Built& b, const std::string& groupKey, nlohmann::json& line,
-               std::string& reason) {
+  // The point's predicted time: its kernels built for the simulator's capped sizes and run
+  // there with the counters on (no hazard detection: the GPU run checks the result).
+  double predict(const Point& p, nlohmann::json& line) {
+    const Family& f = *p.family;
+    Point capped = p;
+    capped.params = f.canonical(p.params, true);
+    capped.full = p.params;
+    const auto t0 = Clock::now();
+    const std::vector<Kernel> kernels = f.build(capped.params);
+    std::unique_ptr<Instance> inst = f.instantiate(capped.params, kernels, simCache_);
+    obsidian::SimOptions o;
+    o.profile = true;
+    o.detectHazards = false;
+    addPrediction(inst->simulate(o), workScale(capped), line);
+    s_.predictSeconds += secondsSince(t0);
+    return line["predicted"]["microseconds"].get<double>();
+  }
+
+  Status onGpu(const Point& p, Instance& inst, const Built& b, const std::string& groupKey,
+               nlohmann::json& line, std::string& reason) {
     try {
-      const double resident = residentThreadsPerSm(b.kernels.at(0));
-      line["residentThreadsPerSm"] = resident;
-      const auto it = best_.find(groupKey);
-      if (options_.prune && it != best_.end() && it->second.residentThreads > 0 &&
-          resident * options_.pruneFactor < it->second.residentThreads) {
-        reason = "predicted slower than the group's best (" + it->second.label + ", " +
-                 fixed(it->second.ms * 1e3, 1) + " us) by more than " +
-                 fixed(options_.pruneFactor, 1) + "x: " + fixed(resident, 0) +
-                 " resident threads per SM against " + fixed(it->second.residentThreads, 0);
-        return Status::Pruned;
+      line["residentThreadsPerSm"] = residentThreadsPerSm(b.kernels.at(0));
+      double predicted = 0;
+      if (options_.prune) {
+        predicted = predict(p, line);
+        const auto it = best_.find(groupKey);
+        if (it != best_.end() && it->second.predictedUs > 0 &&
+            predicted > options_.pruneFactor * it->second.predictedUs) {
+          reason = "predicted slower than the group's best (" + it->second.label + ", " +
+                   fixed(it->second.ms * 1e3, 1) + " us, predicted " +
+                   fixed(it->second.predictedUs, 1) + " us) by more than " +
+                   fixed(options_.pruneFactor, 1) + "x: predicted " + fixed(predicted, 1) + " us";
+          return Status::Pruned;
+        }
       }
       auto t0 = Clock::now();
       inst.prepareGpu(cache_);
@@ -427,7 +502,7 @@ class PointRunner {
       line["bytes"] = inst.bytesMoved();
       line["gbps"] = inst.bytesMoved() / (t.median * 1e-3) / 1e9;
       if (!best_.count(groupKey) || t.median < best_[groupKey].ms) {
-        best_[groupKey] = {t.median, resident,
+        best_[groupKey] = {t.median, predicted,
                            line["label"].get<std::string>() + " " +
                                std::to_string(b.kernels[0].threadsPerBlock()) + " threads"};
       }
@@ -446,6 +521,7 @@ class PointRunner {
   std::map<std::string, GroupBest> best_;
   SweepSummary& s_;
   DataCache cache_;
+  DataCache simCache_;  // the capped inputs of predict()
 };
 
 void count(SweepSummary& s, Status status) {
@@ -487,9 +563,10 @@ void summarize(const SweepSummary& s, const SweepOptions& options, const std::st
               << "  outside the GPU runs: device init " << fixed(s.deviceInitSeconds, 2)
               << " s, waiting for kernels " << fixed(s.waitSeconds, 2)
               << " s, inputs and references " << fixed(s.dataSeconds, 2)
-              << " s, first run and check " << fixed(s.checkSeconds, 2) << " s, the rest "
+              << " s, first run and check " << fixed(s.checkSeconds, 2)
+              << " s, predicting (--prune) " << fixed(s.predictSeconds, 2) << " s, the rest "
               << fixed(s.wallSeconds - s.gpuRunSeconds - s.deviceInitSeconds - s.waitSeconds -
-                           s.dataSeconds - s.checkSeconds,
+                           s.dataSeconds - s.checkSeconds - s.predictSeconds,
                        2)
               << " s";
   }
@@ -510,6 +587,7 @@ void summarize(const SweepSummary& s, const SweepOptions& options, const std::st
                      {"waitForKernelsSeconds", s.waitSeconds},
                      {"dataSeconds", s.dataSeconds},
                      {"firstRunAndCheckSeconds", s.checkSeconds},
+                     {"predictSeconds", s.predictSeconds},
                      {"kernels", s.kernels},
                      {"nvrtcCompiles", s.nvrtcCompiles},
                      {"compileWallSeconds", s.compileWallSeconds},
@@ -642,8 +720,21 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-bool timedOk(const nlohmann::json& j) { return j["status"] == "ok" && j.contains("time_ms"); }
-double medianUs(const nlohmann::json& j) { return j["time_ms"]["median"].get<double>() * 1e3; }
+// Lines with a time: measured on the GPU, or predicted by the cost model on the simulator.
+bool timedOk(const nlohmann::json& j) {
+  return j["status"] == "ok" && (j.contains("time_ms") || j.contains("predicted"));
+}
+double medianUs(const nlohmann::json& j) {
+  return j.contains("time_ms") ? j["time_ms"]["median"].get<double>() * 1e3
+                               : j["predicted"]["microseconds"].get<double>();
+}
+std::string gbpsText(const nlohmann::json& j) {
+  return j.contains("gbps") ? fixed(j["gbps"].get<double>(), 0) : "-";
+}
+// A simulated point stands for the point at its full size (fullParams).
+const nlohmann::json& paramsOf(const nlohmann::json& j) {
+  return j.contains("fullParams") ? j["fullParams"] : j["params"];
+}
 std::string threadsText(const nlohmann::json& j) {
   return j["threads"].dump() + (j.value("virtualized", false) ? "*" : "");
 }
@@ -659,7 +750,8 @@ void printTables(const std::string& resultsPath, bool simulate, bool markdown) {
   for (const nlohmann::json& j : lines) {
     const std::string familyName = j["family"].get<std::string>();  // see space.cpp (GCC 13)
     const Family& f = findFamily(familyName);
-    byProblem[f.name][groupOf(f, j["params"], f.sizeParam)][j["size"]].push_back(&j);
+    const nlohmann::json& params = paramsOf(j);
+    byProblem[f.name][groupOf(f, params, f.sizeParam)][params.at(f.sizeParam)].push_back(&j);
   }
   for (const auto& [family, problems] : byProblem) {
     const Family& f = findFamily(family);
@@ -678,11 +770,12 @@ void printTables(const std::string& resultsPath, bool simulate, bool markdown) {
     }
     for (const auto& [problem, bySize] : problems) {
       const std::string what = family + (problem.empty() ? "" : " " + problem);
-      if (simulate) continue;  // one table per family, below
+      // On the simulator, the cost model's predicted times at the full sizes.
+      const std::string us = simulate ? "predicted us" : "median us";
       // Best and worst point per size (the paper's Figures 6 and 10 as tables).
       TextTable bw(what + ": best and worst point per " + f.sizeParam + " (* virtualized)",
-                   {f.sizeParam, "best", "threads", "median us", "GB/s", "worst", "threads",
-                    "median us", "GB/s", "points ok/all"});
+                   {f.sizeParam, "best", "threads", us, "GB/s", "worst", "threads", us, "GB/s",
+                    "points ok/all"});
       // Per variant: the best time over thread counts at each size, and its thread count
       // (Figure 6's two tables in one).
       std::set<nlohmann::json> sizes;
@@ -704,20 +797,18 @@ void printTables(const std::string& resultsPath, bool simulate, bool markdown) {
         }
         if (!best) continue;
         bw.add({size.dump(), (*best)["label"], threadsText(*best), fixed(medianUs(*best), 1),
-                fixed((*best)["gbps"].get<double>(), 0), (*worst)["label"], threadsText(*worst),
-                fixed(medianUs(*worst), 1), fixed((*worst)["gbps"].get<double>(), 0),
-                std::to_string(ok) + "/" + std::to_string(js.size())});
+                gbpsText(*best), (*worst)["label"], threadsText(*worst), fixed(medianUs(*worst), 1),
+                gbpsText(*worst), std::to_string(ok) + "/" + std::to_string(js.size())});
       }
       if (sizes.empty()) continue;
       bw.print(markdown);
       std::vector<std::string> head{"variant"};
       for (const nlohmann::json& z : sizes) head.push_back(f.sizeParam + " " + z.dump());
-      TextTable fig6(what +
-                         ": per variant, the best median us over thread counts (threads; * "
-                         "virtualized)",
-                     head);
+      TextTable fig6(
+          what + ": per variant, the best " + us + " over thread counts (threads; * virtualized)",
+          head);
       TextTable worstT(
-          what + ": per variant, the worst median us over thread counts (threads; * virtualized)",
+          what + ": per variant, the worst " + us + " over thread counts (threads; * virtualized)",
           head);
       for (const auto& [label, cells] : bestOf) {
         std::vector<std::string> row{label}, wrow{label};

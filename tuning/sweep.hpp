@@ -34,6 +34,7 @@ struct SweepOptions {
 struct SweepSummary {
   size_t points = 0, resumed = 0, ran = 0;
   size_t ok = 0, wrong = 0, skipped = 0, pruned = 0, errors = 0;
+  double predictSeconds = 0;  // --prune: simulating slices of points for the cost model
   double wallSeconds = 0, gpuRunSeconds = 0;  // the whole sweep; warm-up and timed runs
   // Outside the GPU runs: creating the device context, waiting for the compile threads,
   // inputs and references (generated, uploaded), the first (checked) run of each point.

@@ -15,6 +15,9 @@ Options parse(CLI::App& app, int argc, char** argv) {
   app.add_flag("--simulate", o.simulate, "run on the CPU simulator even where a GPU exists");
   app.add_flag("--gpu", o.requireGpu, "run on the GPU; exit 77 (skipped) where there is none");
   app.add_flag("--quick", o.quick, "small sizes (for tests)");
+  app.add_flag("--profile", o.profile,
+               "print each kernel's counters from the simulator (coalescing, bank conflicts, "
+               "divergence) and its predicted time");
   app.add_option("--runs", o.runs, "timed runs per variant on the GPU")
       ->check(CLI::Range(1, 10000));
   try {
@@ -78,6 +81,12 @@ double timeOnGpu(const std::function<void()>& launches, const Options& o) {
 }
 
 double run(const Kernel& k, Args& args, const Options& o) {
+  if (o.profile) {
+    SimOptions so;
+    so.profile = true;
+    const SimStats s = simulate(k, args.host(), so);
+    std::cout << "\nprofile of " << k.name() << " (simulator):\n" << profileSummary(s.profile);
+  }
   if (!o.gpu()) {
     simulate(k, args.host());
     return std::nan("");

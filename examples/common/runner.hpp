@@ -21,6 +21,7 @@ struct Options {
   bool simulate = false;    // run on the simulator even where a GPU exists
   bool requireGpu = false;  // run on the GPU, or exit 77 ("skipped") where there is none
   bool quick = false;       // small sizes, for tests
+  bool profile = false;     // also run each kernel on the simulator with its counters
   int runs = 20;            // timed runs on the GPU (after warm-up); the median is reported
   bool gpu() const { return !simulate && gpu::available(); }
 };
@@ -90,7 +91,8 @@ class Args {
 
 // Runs k once (on the GPU or the simulator, as `o` says), leaving the outputs in the host
 // vectors; on the GPU it then times o.runs more launches and returns the median in ms (NaN on
-// the simulator).
+// the simulator). With o.profile it first runs k on the simulator with the performance
+// counters and prints them (profileSummary).
 double run(const Kernel& k, Args& args, const Options& o);
 
 // Median time in ms of `launches` (a whole GPU pipeline) over o.runs runs after warm-up.

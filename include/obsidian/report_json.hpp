@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "obsidian/profile.hpp"
 #include "obsidian/report.hpp"
 
 namespace obsidian {
@@ -14,5 +15,18 @@ namespace obsidian {
 // compiled}; registers, spillStoreBytes, spillLoadBytes and stackBytes (null until compiled)
 // and arch (once compiled).
 nlohmann::json toJson(const KernelReport& r);
+
+// A simulated run's counters (SimOptions::profile): blocks, threadsPerBlock, sharedBytes, total
+// {counter: count, ..., and the ratios globalLoadEfficiency, globalStoreEfficiency,
+// sharedLoadWavefrontsPerRequest, sharedStoreWavefrontsPerRequest, simtEfficiency},
+// statements [{statement, cudaLine, text, loops, unrolled, counters {non-zero counters}}].
+nlohmann::json toJson(const SimProfile& p);
+// The cost model's prediction: microseconds, bound, each part (dramUs, l2Us, l1Us, issueUs,
+// sharedUs, blocksUs, latencyUs) and the latency term's (waves, residentWarps, loadRounds,
+// barriers, instructions).
+nlohmann::json toJson(const CostEstimate& e);
+// The report with the counters of a simulated run and their predicted time beside it: keys
+// "profile" and "predicted" added to toJson(r).
+nlohmann::json toJson(const KernelReport& r, const SimProfile& p, const DeviceModel& m = {});
 
 }  // namespace obsidian

@@ -10,6 +10,7 @@
 
 #include "obsidian/arguments.hpp"
 #include "obsidian/kernel.hpp"
+#include "obsidian/profile.hpp"
 
 namespace obsidian {
 
@@ -34,6 +35,9 @@ struct SimOptions {
   // that waits on a block with a lower index (instead of one that drew an earlier ticket) never
   // ends this way, and the step limit above reports it.
   bool reverseBlocks = false;
+  // Count what the memory system and the warps would see (obsidian/profile.hpp): SimStats::
+  // profile. Off, nothing is counted and nothing costs.
+  bool profile = false;
 };
 
 // The global memory one run moved, per global array (input, output, mutable and grid-state
@@ -52,6 +56,7 @@ struct SimStats {
   uint32_t threadsPerBlock = 0;
   uint64_t threadSteps = 0;  // statement executions summed over threads
   std::vector<SimTraffic> traffic;
+  SimProfile profile;  // with SimOptions::profile
 };
 
 // simulate(k, args, options): run kernel k on host arrays. Arguments are checked as for a GPU

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "obsidian/ir.hpp"
 
@@ -21,6 +22,10 @@ namespace obsidian {
 // decodeViolation). IfDefined puts the guards and the record under #ifdef OBSIDIAN_CHECKED.
 enum class Checks : uint8_t { None, Always, IfDefined };
 std::string emitCuda(const KernelIR& k, Checks checks = Checks::None);
+
+// The line of emitCuda(k) (Checks::None: Kernel::cuda()) where each statement of k.body
+// starts, for the statements in pre-order (the order sim::Compiler numbers them in).
+std::vector<uint32_t> cudaStatementLines(const KernelIR& k);
 
 // Just the __global__ function (no prelude, no header comment). `externC` false gives it
 // internal C++ linkage (static), so exported kernels live in a namespace of the user's choosing

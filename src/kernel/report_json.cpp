@@ -83,4 +83,64 @@ nlohmann::json toJson(const KernelReport& r) {
   return j;
 }
 
+namespace {
+
+nlohmann::json countersJson(const SimCounters& c, bool all) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t i = 0; i < kCounterCount; ++i) {
+    if (all || c.values[i] != 0) j[counterName(static_cast<Counter>(i))] = c.values[i];
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json toJson(const SimProfile& p) {
+  using nlohmann::json;
+  json total = countersJson(p.total, true);
+  total["globalLoadEfficiency"] = p.total.globalLoadEfficiency();
+  total["globalStoreEfficiency"] = p.total.globalStoreEfficiency();
+  total["sharedLoadWavefrontsPerRequest"] = p.total.sharedLoadWavefrontsPerRequest();
+  total["sharedStoreWavefrontsPerRequest"] = p.total.sharedStoreWavefrontsPerRequest();
+  total["simtEfficiency"] = p.total.simtEfficiency();
+  json statements = json::array();
+  for (const SimStatementProfile& s : p.statements) {
+    statements.push_back({{"statement", s.statement},
+                          {"cudaLine", s.cudaLine},
+                          {"text", s.text},
+                          {"loops", s.loops},
+                          {"unrolled", s.unrolled},
+                          {"counters", countersJson(s.counters, false)}});
+  }
+  return {{"blocks", p.blocks},
+          {"threadsPerBlock", p.threadsPerBlock},
+          {"sharedBytes", p.sharedBytes},
+          {"total", total},
+          {"statements", statements}};
+}
+
+nlohmann::json toJson(const CostEstimate& e) {
+  return {{"microseconds", e.microseconds},
+          {"bound", e.bound},
+          {"dramUs", e.dramUs},
+          {"l2Us", e.l2Us},
+          {"l1Us", e.l1Us},
+          {"issueUs", e.issueUs},
+          {"sharedUs", e.sharedUs},
+          {"blocksUs", e.blocksUs},
+          {"latencyUs", e.latencyUs},
+          {"waves", e.waves},
+          {"residentWarps", e.residentWarps},
+          {"loadRounds", e.loadRounds},
+          {"barriers", e.barriers},
+          {"instructions", e.instructions}};
+}
+
+nlohmann::json toJson(const KernelReport& r, const SimProfile& p, const DeviceModel& m) {
+  nlohmann::json j = toJson(r);
+  j["profile"] = toJson(p);
+  j["predicted"] = toJson(predictTime(p, m));
+  return j;
+}
+
 }  // namespace obsidian

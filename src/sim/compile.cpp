@@ -46,6 +46,9 @@ std::unique_ptr<CExp> Compiler::exp(const ExpPtr& e) {
       break;
     case ExpKind::Index:
       c->array = e->array;
+      c->vecWidth = e->vecWidth;
+      c->vecLane = e->vecLane;
+      c->ownLane = e->ownLane;
       c->a = exp(e->args[0]);
       break;
   }
@@ -71,6 +74,7 @@ std::vector<CStmt> Compiler::body(const Body& b) {
 
 CStmt Compiler::stmt(const Stmt& s) {
   CStmt c;
+  c.id = statements_++;  // before the bodies: pre-order
   std::visit(
       [&](const auto& n) {
         using T = std::remove_cvref_t<decltype(n)>;

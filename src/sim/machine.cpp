@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "codegen/emit_cuda.hpp"
 #include "memmap/memory_map.hpp"
 
 namespace obsidian::sim {
@@ -108,6 +109,13 @@ Machine::Machine(const Kernel& kernel, const BoundArguments& bound, const SimOpt
   smem_.assign(k_.sharedBytes, 0);
   local_.resize(k_.arrays.size());
   stepLimit_ = options_.maxStepsPerThread * threads_ * std::max<uint64_t>(blocks_, 1);
+  if (options_.profile) {
+    std::vector<uint64_t> bytes(k_.arrays.size(), 0);
+    for (size_t a = 0; a < k_.arrays.size(); ++a) {
+      if (globals_[a].data) bytes[a] = globals_[a].count * sizeOf(k_.arrays[a].type);
+    }
+    counters_ = std::make_unique<Counters>(compiler_.statementCount(), bytes);
+  }
 }
 
 SimStats Machine::run() {
@@ -117,12 +125,14 @@ SimStats Machine::run() {
     at_.block = options_.reverseBlocks ? blocks_ - 1 - b : b;
     // A fresh block: its shared memory is undefined and nothing orders it with others.
     hazards_.startBlock();
+    if (counters_) counters_->startBlock();
     // Shared memory is undefined at a block's start: a poison pattern, not the last block's.
     std::fill(smem_.begin(), smem_.end(), uint8_t{0xa5});
     for (auto& [s, v] : params_) std::fill(regs_[s].begin(), regs_[s].end(), v);
     exec(body_, all);
+    if (counters_) counters_->boundary();
   }
-  SimStats stats{blocks_, threads_, steps_, {}};
+  SimStats stats{blocks_, threads_, steps_, {}, counters_ ? profile() : SimProfile{}};
   for (size_t a = 0; a < k_.arrays.size(); ++a) {
     const ArrayDecl& d = k_.arrays[a];
     if (d.space != MemorySpace::Global && d.space != MemorySpace::GridState) continue;
@@ -132,6 +142,60 @@ SimStats Machine::run() {
     stats.traffic.push_back(std::move(t));
   }
   return stats;
+}
+
+SimProfile Machine::profile() const {
+  SimProfile p;
+  p.enabled = true;
+  p.blocks = blocks_;
+  p.threadsPerBlock = threads_;
+  p.sharedBytes = k_.sharedBytes;
+  const std::vector<uint32_t> lines = cudaStatementLines(k_);
+  const std::vector<SimCounters>& counts = counters_->perStatement();
+  // The iterations of a loop with literal bounds (0 for other loops).
+  auto trips = [](const CStmt& s) -> uint64_t {
+    if (s.op != Op::SeqFor) return 0;
+    for (const auto* e : {s.e0.get(), s.e1.get(), s.e2.get()}) {
+      if (e->kind != ExpKind::Literal) return 0;
+    }
+    const uint64_t start = s.e0->lit.u, bound = s.e1->lit.u, step = s.e2->lit.u;
+    return bound <= start || step == 0 ? 0 : (bound - start + step - 1) / step;
+  };
+  auto walk = [&](const std::vector<CStmt>& body, uint32_t loops, uint64_t unrolled,
+                  auto& self) -> void {
+    for (const CStmt& s : body) {
+      if (counts[s.id][Counter::WarpStatements] != 0) {
+        OBSIDIAN_ASSERT(s.id < lines.size(), "emitCuda prints every statement the simulator runs");
+        p.statements.push_back({s.id, lines[s.id], s.text, loops,
+                                static_cast<uint32_t>(std::min<uint64_t>(unrolled, 64)),
+                                counts[s.id]});
+        p.total += counts[s.id];
+      }
+      const bool loop = s.op == Op::SeqFor || s.op == Op::SeqWhile;
+      const uint64_t n = trips(s);
+      self(s.body, loops + (loop ? 1 : 0), n > 0 ? std::min<uint64_t>(unrolled * n, 64) : unrolled,
+           self);
+      self(s.otherwise, loops, unrolled, self);
+    }
+  };
+  walk(body_, 0, 1, walk);
+  return p;
+}
+
+void Machine::counted(ArrayId a, AccessKind kind, const Lanes& lanes, uint32_t bytes) {
+  const uint32_t s = at_.stmt->id;
+  switch (k_.arrays[a].space) {
+    case MemorySpace::Global:
+    case MemorySpace::GridState:
+      counters_->global(s, kind, a, !globals_[a].writable, bytes, lanes, addresses_);
+      break;
+    case MemorySpace::Shared: counters_->shared(s, kind, bytes, lanes, addresses_); break;
+    case MemorySpace::Register:
+      if (kind == AccessKind::Load) counters_->shuffle(s, lanes);  // writes: the lane's own
+      break;
+    case MemorySpace::Local: break;  // registers (or local memory: not modelled)
+  }
+  addresses_.clear();
 }
 
 // ---- memory
@@ -150,6 +214,7 @@ uint8_t* Machine::address(ArrayId a, uint64_t i, uint32_t t, bool isWrite, bool 
                         "`");
       }
       hazards_.global(a, i, t, isWrite, atomic);
+      if (counters_) addresses_.push_back(i * size);
       SimTraffic& moved = traffic_[a];
       ++(atomic ? moved.atomics : isWrite ? moved.stores : moved.loads);
       return g.data + i * size;
@@ -166,6 +231,7 @@ uint8_t* Machine::address(ArrayId a, uint64_t i, uint32_t t, bool isWrite, bool 
       OBSIDIAN_ASSERT(at + size <= smem_.size(),
                       "shared arrays lie inside the kernel's shared memory");
       hazards_.shared(at, size, a, i, t, isWrite, atomic);
+      if (counters_) addresses_.push_back(at);
       return smem_.data() + at;
     }
     case MemorySpace::Register: {
@@ -221,13 +287,16 @@ void Machine::eval(const CExp& e, const Lanes& lanes, ir::Value* out) {
       return;
     case ExpKind::Unary:
       eval(*e.a, lanes, out);
+      if (counters_) counters_->arithmetic(at_.stmt->id, lanes, isFloat(e.argType));
       for (uint32_t t : lanes) out[t] = ir::evalUnary(e.un, e.argType, out[t]);
       return;
     case ExpKind::Cast:
       eval(*e.a, lanes, out);
+      if (counters_) counters_->arithmetic(at_.stmt->id, lanes, false);
       for (uint32_t t : lanes) out[t] = ir::evalCast(e.type, e.argType, out[t]);
       return;
     case ExpKind::Binary: {
+      if (counters_) counters_->arithmetic(at_.stmt->id, lanes, isFloat(e.argType));
       if (e.bin == BinOp::And || e.bin == BinOp::Or) {  // short-circuit, as in CUDA
         eval(*e.a, lanes, out);
         Lanes rest, done;
@@ -253,6 +322,7 @@ void Machine::eval(const CExp& e, const Lanes& lanes, ir::Value* out) {
       return;
     }
     case ExpKind::Select: {  // only the chosen side is evaluated, as in CUDA
+      if (counters_) counters_->arithmetic(at_.stmt->id, lanes, false);
       ir::Value* cond = acquire();
       eval(*e.a, lanes, cond);
       Lanes yes, no;
@@ -267,6 +337,12 @@ void Machine::eval(const CExp& e, const Lanes& lanes, ir::Value* out) {
       eval(*e.a, lanes, ix);
       if (k_.arrays[e.array].space == MemorySpace::Register) hazards_.converged(e.array, lanes, ix);
       for (uint32_t t : lanes) out[t] = load(address(e.array, ix[t].u, t, false, false), e.type);
+      // A wide load is one access of every lane's vector, counted at its first element; a
+      // lane's own element of a register array is its register.
+      if (counters_ && e.vecLane == 0 && !e.ownLane) {
+        counted(e.array, AccessKind::Load, lanes, e.vecWidth * sizeOf(e.type));
+      }
+      addresses_.clear();
       release();
       return;
     }
@@ -312,6 +388,11 @@ void Machine::exec(const CStmt& s, const Lanes& lanes) {
   if (lanes.empty()) return;
   at_.stmt = &s;
   countSteps(lanes.size());
+  // Loops count each test of their condition (below). Straight-line code ends at anything but
+  // an assignment or declaration (Counters::boundary).
+  const bool straight = s.op == Op::Assign || s.op == Op::Declare || s.op == Op::AssignVar;
+  if (counters_ && !straight) counters_->boundary();
+  if (counters_ && s.op != Op::SeqFor && s.op != Op::SeqWhile) counters_->statement(s.id, lanes);
   switch (s.op) {
     case Op::Assign: {
       ir::Value* ix = acquire();
@@ -321,6 +402,7 @@ void Machine::exec(const CStmt& s, const Lanes& lanes) {
       at_.stmt = &s;
       const ScalarType t = k_.arrays[s.array].type;
       for (uint32_t l : lanes) store(address(s.array, ix[l].u, l, true, false), t, v[l]);
+      if (counters_) counted(s.array, AccessKind::Store, lanes, sizeOf(t));
       release();
       release();
       return;
@@ -346,10 +428,15 @@ void Machine::exec(const CStmt& s, const Lanes& lanes) {
       Lanes active = lanes, next;
       for (;;) {
         at_.stmt = &s;
+        if (counters_) counters_->boundary();
         eval(*s.e1, active, bound);
         next.clear();
         for (uint32_t l : active) {
           if (regs_[s.slot][l].u < bound[l].u) next.push_back(l);
+        }
+        if (counters_) {
+          counters_->statement(s.id, active);
+          counters_->branch(s.id, active, next);
         }
         active.swap(next);
         if (active.empty()) break;
@@ -365,6 +452,7 @@ void Machine::exec(const CStmt& s, const Lanes& lanes) {
           regs_[s.slot][l].u = std::min<uint64_t>(regs_[s.slot][l].u + step[l].u, 0xffffffffu);
         }
       }
+      if (counters_) counters_->boundary();
       release();
       release();
       return;
@@ -374,16 +462,22 @@ void Machine::exec(const CStmt& s, const Lanes& lanes) {
       Lanes active = lanes, next;
       for (;;) {
         at_.stmt = &s;
+        if (counters_) counters_->boundary();
         eval(*s.e0, active, cond);
         next.clear();
         for (uint32_t l : active) {
           if (cond[l].u) next.push_back(l);
+        }
+        if (counters_) {
+          counters_->statement(s.id, active);
+          counters_->branch(s.id, active, next);
         }
         active.swap(next);
         if (active.empty()) break;
         countSteps(active.size());
         exec(s.body, active);
       }
+      if (counters_) counters_->boundary();
       release();
       return;
     }
@@ -393,8 +487,11 @@ void Machine::exec(const CStmt& s, const Lanes& lanes) {
       Lanes yes, no;
       split(lanes, cond, yes, no);
       release();
+      if (counters_) counters_->branch(s.id, lanes, yes);
       exec(s.body, yes);
+      if (counters_) counters_->boundary();
       exec(s.otherwise, no);
+      if (counters_) counters_->boundary();
       return;
     }
     case Op::Allocate: {
@@ -406,8 +503,14 @@ void Machine::exec(const CStmt& s, const Lanes& lanes) {
       }
       return;
     }
-    case Op::Sync: hazards_.barrier(s, lanes); return;
-    case Op::Fence: hazards_.fence(); return;
+    case Op::Sync:
+      hazards_.barrier(s, lanes);
+      if (counters_) counters_->barrier(s.id, s.level, lanes);
+      return;
+    case Op::Fence:
+      hazards_.fence();
+      if (counters_) counters_->fence(s.id, lanes);
+      return;
     case Op::Atomic: {
       ir::Value* ix = acquire();
       ir::Value* v = acquire();
@@ -423,6 +526,11 @@ void Machine::exec(const CStmt& s, const Lanes& lanes) {
         const ir::Value old = load(p, t);
         if (update) store(p, t, atomicUpdate(s, t, old, v[l], cmp[l]));
         regs_[s.slot][l] = old;
+      }
+      // A volatile load (AtomicOp::Load) is a load to the memory system.
+      if (counters_) {
+        counted(s.array, s.atomic == AtomicOp::Load ? AccessKind::Load : AccessKind::Atomic, lanes,
+                sizeOf(t));
       }
       hazards_.atomicOn(s.array);
       release();

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "obsidian/arguments.hpp"
 #include "obsidian/sim.hpp"
+#include "sim/counters.hpp"
 #include "sim/hazards.hpp"
 #include "sim/program.hpp"
 
@@ -45,6 +47,9 @@ class Machine {
 
   // Address of element i of array a for thread t; checks bounds and records the access.
   uint8_t* address(ArrayId a, uint64_t i, uint32_t t, bool isWrite, bool atomic);
+  // With counters: the access whose addresses address() just collected, one per lane.
+  void counted(ArrayId a, AccessKind kind, const Lanes& lanes, uint32_t bytes);
+  SimProfile profile() const;
 
   // out[t] = e for every t in lanes.
   void eval(const CExp& e, const Lanes& lanes, ir::Value* out);
@@ -71,6 +76,8 @@ class Machine {
   Scratch scratch_;
   Cursor at_;
   Hazards hazards_;
+  std::unique_ptr<Counters> counters_;  // SimOptions::profile
+  std::vector<uint64_t> addresses_;     // with counters: address()'s byte addresses, in order
   uint64_t steps_ = 0;
   uint64_t stepLimit_ = 0;
 };

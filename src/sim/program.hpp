@@ -23,6 +23,9 @@ struct CExp {
   ir::Value lit{};
   int slot = -1;
   ArrayId array = 0;
+  uint8_t vecWidth = 1;  // Index: lane vecLane of a vecWidth-element wide load
+  uint8_t vecLane = 0;
+  bool ownLane = false;  // Index of a register array: the lane's own element (no shuffle)
   std::unique_ptr<CExp> a, b, c;
 };
 
@@ -41,6 +44,7 @@ enum class Op : uint8_t {
 
 struct CStmt {
   Op op;
+  uint32_t id = 0;  // pre-order number in the kernel (the order emitCuda prints statements in)
   Level level = Level::Thread;
   ArrayId array = 0;
   int slot = -1;
@@ -61,6 +65,8 @@ class Compiler {
   // The slot of variable `name` (a new one the first time it is seen).
   int slot(const std::string& name);
   size_t slotCount() const { return slots_.size(); }
+  // Statements compiled so far (ids are 0 .. statementCount() - 1).
+  uint32_t statementCount() const { return statements_; }
 
   std::vector<CStmt> body(const Body& b);
 
@@ -76,6 +82,7 @@ class Compiler {
   const KernelIR& k_;
   std::map<std::string, int> slots_;
   std::unordered_map<std::string, ExpPtr> shared_;  // variable -> its value, expanded
+  uint32_t statements_ = 0;
 };
 
 }  // namespace obsidian::sim

@@ -419,6 +419,10 @@ struct HistogramOptions {
   uint32_t blocks = 0;
   // Add to the counts already in `bins` instead of zeroing them first.
   bool accumulate = false;
+  // Simulator: its options (hazard detection, counters), and where to put what the run
+  // counted (null: nowhere).
+  SimOptions simulation = {};
+  SimStats* simulated = nullptr;
   // GPU: the stream to run on (null: the default stream), and whether to wait for the result.
   const gpu::Stream* stream = nullptr;
   bool synchronize = true;
@@ -526,7 +530,8 @@ std::vector<uint32_t> histogramEven(std::span<const S> samples, uint32_t bins,
   args.push_back(KernelArg(counts));
   for (const KernelArg& a : detail::histogramScalars<S>(bins, lower, upper, n, blocks))
     args.push_back(a);
-  simulate(k, args);
+  SimStats stats = simulate(k, args, options.simulation);
+  if (options.simulated) *options.simulated = std::move(stats);
   return counts;
 }
 

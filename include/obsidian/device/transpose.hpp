@@ -247,6 +247,10 @@ struct TransposeOptions {
   // The policy; empty (threads 0): the table's row for this GPU and the matrix's shape
   // (transposePolicyFor).
   TransposePolicy policy{0, 0};
+  // Simulator: its options (hazard detection, counters), and where to put what the run
+  // counted (null: nowhere).
+  SimOptions simulation = {};
+  SimStats* simulated = nullptr;
   // GPU: the stream to run on (null: the default stream), and whether to wait for the result.
   const gpu::Stream* stream = nullptr;
   bool synchronize = true;
@@ -284,7 +288,8 @@ requires(!std::is_same_v<X, bool>) std::vector<X> transpose(std::span<const X> i
   const Kernel k = transposeKernel<X>(detail::transposePolicy(options, rows, cols));
   std::vector<X> out(in.size());
   if (in.empty()) return out;
-  simulate(k, {in, rows, cols, out});
+  SimStats stats = simulate(k, {in, rows, cols, out}, options.simulation);
+  if (options.simulated) *options.simulated = std::move(stats);
   return out;
 }
 
