@@ -340,6 +340,199 @@ Kernel buildFor(const Recipe& r, uint32_t threads, const CaptureOptions& options
   }
 }
 
+// ------------------------------------------------------------------ matrices
+using Tile = SPull2<EWord32>;
+using Mat = DPull2<EWord32>;
+using MatrixResult = Push2<Grid, EWord32, EWord32, EWord32>;
+
+Padding paddingOf(uint32_t d) { return d == 0 ? Padding::Auto : Padding::None; }
+
+Mat matrixExpr(const MExpr& e, const std::vector<Mat>& g) {
+  switch (e.kind) {
+    case MExprKind::Input: return g.at(e.a);
+    case MExprKind::Map: return fmap(unaryFn(e.a, e.b), matrixExpr(e.kids.at(0), g));
+    case MExprKind::Zip:
+      return zipWith(binaryFn(e.a), matrixExpr(e.kids.at(0), g), matrixExpr(e.kids.at(1), g));
+    case MExprKind::Transpose: return transpose(matrixExpr(e.kids.at(0), g));
+  }
+  throw std::logic_error("fuzz: unknown matrix expression");
+}
+
+template <class L>
+Push2<L, uint32_t, uint32_t, EWord32> tileProgram(const Program<L>& p,
+                                                  const std::vector<TileNode>& ops, Tile t);
+
+// pConcat2 of the kids' programs one level below L over the tiles of t (see TileOp::Nest).
+template <class L>
+Push2<L, uint32_t, uint32_t, EWord32> nestPush(const TileNode& n, const Tile& t) {
+  using Down = std::conditional_t<std::is_same_v<L, Block>, Warp, Thread>;
+  const std::vector<TileNode> kids = n.kids;
+  auto sub = [kids](const Tile& s) {
+    return exec<Down>([kids, s](const Program<Down>& q) { return tileProgram<Down>(q, kids, s); });
+  };
+  const auto ts = tiles(n.b, n.c, t);
+  if (transposes(kids)) return pConcat2(fmap(sub, transpose(ts)), t.cols(), t.rows());
+  return pConcat2(fmap(sub, ts), t.rows(), t.cols());
+}
+
+// force2 of tile t as step n says: the pull tile (Warp, Block) or push2<L> of it.
+template <class X, class L>
+SPull2<Exp<X>> forceTile(const Program<L>& p, const TileNode& n, const SPull2<Exp<X>>& t) {
+  if constexpr (!std::is_same_v<L, Thread>) {
+    if (n.a == 0) return force2(p, t, paddingOf(n.d));
+  }
+  return force2(p, push2<L>(t), paddingOf(n.d));
+}
+
+template <class X, class L>
+Tile narrowForceTile(const Program<L>& p, const TileNode& n, const Tile& t) {
+  const auto narrow = fmap([](const EWord32& w) { return toNarrow<X>(w); }, t);
+  return fmap([](const Exp<X>& v) { return widen(v); }, forceTile<X>(p, n, narrow));
+}
+
+template <class L>
+Tile tileStep(const Program<L>& p, const TileNode& n, const Tile& t) {
+  switch (n.op) {
+    case TileOp::Map: return fmap(unaryFn(n.a, n.b), t);
+    case TileOp::AddIndex: {
+      const uint32_t b = n.b;
+      return mkPull2(t.rows(), t.cols(),
+                     [t, b](const EWord32& r, const EWord32& c) { return t(r, c) + r * b + c; });
+    }
+    case TileOp::Transpose: return transpose(t);
+    case TileOp::ZipRotate: {
+      const uint32_t rows = t.rows(), cols = t.cols(), dr = n.b, dc = n.c;
+      return zipWith(
+          binaryFn(n.a), t,
+          mkPull2(rows, cols, [t, rows, cols, dr, dc](const EWord32& r, const EWord32& c) {
+            return t((r + dr) % rows, (c + dc) % cols);
+          }));
+    }
+    case TileOp::Force: return forceTile<uint32_t>(p, n, t);
+    case TileOp::NarrowForce:
+      return n.c == 8 ? narrowForceTile<uint8_t>(p, n, t) : narrowForceTile<uint16_t>(p, n, t);
+    case TileOp::Nest:
+      if constexpr (!std::is_same_v<L, Thread>) {
+        return force2(p, nestPush<L>(n, t), paddingOf(n.d));
+      }
+      break;
+  }
+  throw std::logic_error("fuzz: tile step not available at level " + levelName(levelOf<L>()));
+}
+
+// The tile program: its steps, then its last step's push array where that is a nest, else
+// push2<L> of the tile (as Printer's printTileProgram prints it).
+template <class L>
+Push2<L, uint32_t, uint32_t, EWord32> tileProgram(const Program<L>& p,
+                                                  const std::vector<TileNode>& ops, Tile t) {
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if constexpr (!std::is_same_v<L, Thread>) {
+      if (ops[k].op == TileOp::Nest && k + 1 == ops.size()) return nestPush<L>(ops[k], t);
+    }
+    t = tileStep<L>(p, ops[k], t);
+  }
+  return push2<L>(t);
+}
+
+MatrixResult gridTiles(const MatrixRecipe& mr, const Mat& m) {
+  const std::vector<TileNode> body = mr.body;
+  auto block = [body](const Tile& t) {
+    return exec<Block>(
+        [body, t](const Program<Block>& p) { return tileProgram<Block>(p, body, t); });
+  };
+  const auto ts = tiles(mr.tileRows, mr.tileCols, m);
+  if (mr.transposeGrid) {
+    const auto arr = fmap(block, transpose(ts));
+    return mr.whole ? pConcat2(arr) : pConcat2(arr, m.cols(), m.rows());
+  }
+  const auto arr = fmap(block, ts);
+  return mr.whole ? pConcat2(arr) : pConcat2(arr, m.rows(), m.cols());
+}
+
+// The stencil over m (of words, or a narrow input read as its own type).
+template <class X>
+MatrixResult stencilOf(const MatrixRecipe& mr, const DPull2<Exp<X>>& m) {
+  const std::vector<StencilTerm> terms = mr.terms;
+  const auto f = [terms](const Neighbourhood<X>& nb) {
+    EWord32 acc = widenLane(nb(terms.at(0).dr, terms.at(0).dc));
+    for (size_t k = 1; k < terms.size(); ++k) {
+      acc = binaryOp(terms[k].op, acc, widenLane(nb(terms[k].dr, terms[k].dc)));
+    }
+    return acc;
+  };
+  const Boundary boundary = mr.zero ? Boundary::Zero : Boundary::Clamp;
+  const uint32_t th = mr.tileRows, tw = mr.tileCols, radius = mr.radius;
+  if (!mr.viaHalo) return stencil(m, radius, f, StencilOptions{th, tw, boundary});
+  // The stencil's blocks written out, the halo tile forced as the recipe says.
+  const Padding padding = paddingOf(mr.haloPadding);
+  const bool push = mr.haloPush;
+  return pConcat2(
+      fmap(
+          [f, th, tw, radius, padding, push](const SPull2<Exp<X>>& halo) {
+            return exec<Block>([f, halo, th, tw, radius, padding, push](const Program<Block>& p) {
+              const SPull2<Exp<X>> s =
+                  push ? force2(p, push2<Block>(halo), padding) : force2(p, halo, padding);
+              return push2<Block>(
+                  mkPull2(th, tw, [f, s, radius](const EWord32& r, const EWord32& c) {
+                    return f(Neighbourhood<X>(s, r, c, radius));
+                  }));
+            });
+          },
+          haloTiles(th, tw, radius, m, boundary)),
+      m.rows(), m.cols());
+}
+
+template <class X>
+Mat widenMatrix(const DPull2<Exp<X>>& m) {
+  if constexpr (std::is_same_v<X, uint32_t>) {
+    return m;
+  } else {
+    return fmap([](const Exp<X>& x) { return widen(x); }, m);
+  }
+}
+
+// The kernel's result over its matrix parameters `in` (a tuple of DPull2 of their types).
+template <class Tuple>
+MatrixResult matrixResult(const MatrixRecipe& mr, const Tuple& in) {
+  std::vector<Mat> g;
+  std::apply([&g](const auto&... x) { (g.push_back(widenMatrix(x)), ...); }, in);
+  const Mat m = matrixExpr(mr.expr, g);
+  switch (mr.out) {
+    case MatrixOut::Push: return push2<Grid>(m);
+    case MatrixOut::Tiles: return gridTiles(mr, m);
+    case MatrixOut::Stencil:
+      if (!mr.narrowHalo) return stencilOf(mr, m);
+      if constexpr (std::tuple_size_v<Tuple> == 2) {
+        if (mr.expr.a == 1) return stencilOf(mr, std::get<1>(in));
+      }
+      return stencilOf(mr, std::get<0>(in));
+  }
+  throw std::logic_error("fuzz: unknown matrix output");
+}
+
+// The matrix kernel of r over inputs of element types X..., then the rest's types.
+template <class... X>
+Kernel buildMatrix(const Recipe& r, uint32_t threads, const CaptureOptions& options) {
+  const std::vector<MatrixInput>& inputs = r.matrix->inputs;
+  constexpr size_t k = sizeof...(X);
+  if constexpr (k > 0) {
+    if (k == inputs.size()) {
+      return capture(
+          "fuzz", threads,
+          [&r](DPull2<Exp<X>>... in) { return matrixResult(*r.matrix, std::make_tuple(in...)); },
+          options);
+    }
+  }
+  if constexpr (k < 2) {
+    switch (inputs.at(k).elem) {
+      case 8: return buildMatrix<X..., uint8_t>(r, threads, options);
+      case 16: return buildMatrix<X..., uint16_t>(r, threads, options);
+      default: return buildMatrix<X..., uint32_t>(r, threads, options);
+    }
+  }
+  throw std::logic_error("fuzz: a matrix kernel of more than two inputs");
+}
+
 template <class X>
 Kernel buildWith(const Recipe& r, uint32_t threads, const CaptureOptions& options) {
   return r.staticInput ? buildFor<SPull<Exp<X>>>(r, threads, options)
@@ -355,7 +548,8 @@ Kernel buildKernel(const Recipe& r, uint32_t threads, bool plain, int dropBarrie
   // Two roundings for a * b + c on the GPU too, as in the reference (see floatOp).
   options.nvrtcOptions = {"--fmad=false"};
   if (r.staticInput) options.staticLengths = {static_cast<uint32_t>(inputLength(r))};
-  const Kernel k = r.elem == 8    ? buildWith<uint8_t>(r, threads, options)
+  const Kernel k = r.matrix       ? buildMatrix<>(r, threads, options)
+                   : r.elem == 8  ? buildWith<uint8_t>(r, threads, options)
                    : r.elem == 16 ? buildWith<uint16_t>(r, threads, options)
                                   : buildWith<uint32_t>(r, threads, options);
   if (dropBarrier < 0) return k;

@@ -76,27 +76,45 @@ std::string messageOf(const std::function<void()>& f) {
   return "";
 }
 
+// The input's elements (words in range) as the array of an element type.
+KernelArg typedArray(uint32_t elem, const uint32_t* start, size_t count) {
+  if (elem == 8) {
+    return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(start), count);
+  }
+  if (elem == 16) {
+    return std::span<const uint16_t>(reinterpret_cast<const uint16_t*>(start), count);
+  }
+  return std::span<const uint32_t>(start, count);
+}
+
 std::string checkAliasing(const Recipe& r, const Kernel& k, const std::vector<uint32_t>& in,
                           const std::vector<std::vector<uint32_t>>& expected,
                           std::mt19937_64& rng) {
   // The last argument: the kernel's output, or acc (a DMutable) of an effect-only kernel.
   const std::vector<uint32_t>& out = expected.back();
   if (in.empty() || out.empty()) return "";
-  // One buffer of words; the input (of u8, u16 or u32 elements) at its start, the output
-  // starting somewhere inside the input's bytes.
-  const size_t inBytes = in.size() * (r.elem / 8), inWords = (inBytes + 3) / 4;
+  // The first input array (of a matrix recipe: the first matrix, its scalars after it).
+  const uint32_t elem = r.matrix ? r.matrix->inputs[0].elem : r.elem;
+  const size_t count =
+      r.matrix ? size_t{r.matrix->inputs[0].rows} * r.matrix->inputs[0].pitch : in.size();
+  // One buffer of words; the first input (of u8, u16 or u32 elements) at its start, the
+  // output starting somewhere inside its bytes.
+  const size_t inBytes = count * (elem / 8), inWords = (inBytes + 3) / 4;
   const size_t shift = rng() % inWords;
   std::vector<uint32_t> buffer(std::max(inWords, shift + out.size()));
   std::vector<std::vector<uint32_t>> others(expected.begin(), expected.end() - 1);
-  const uint32_t* start = buffer.data();
-  std::vector<KernelArg> args;
-  if (r.elem == 8) {
-    args.emplace_back(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(start), in.size()));
-  } else if (r.elem == 16) {
-    args.emplace_back(
-        std::span<const uint16_t>(reinterpret_cast<const uint16_t*>(start), in.size()));
-  } else {
-    args.emplace_back(std::span<const uint32_t>(start, in.size()));
+  std::vector<KernelArg> args{typedArray(elem, buffer.data(), count)};
+  // A matrix recipe's scalars, and its second matrix as words of its type (zeros).
+  std::vector<uint32_t> second;
+  if (r.matrix) {
+    const std::vector<MatrixInput>& ms = r.matrix->inputs;
+    for (size_t j = 0; j < ms.size(); ++j) {
+      if (j > 0) {
+        second.assign((size_t{ms[j].rows} * ms[j].pitch * (ms[j].elem / 8) + 3) / 4, 0);
+        args.push_back(typedArray(ms[j].elem, second.data(), size_t{ms[j].rows} * ms[j].pitch));
+      }
+      for (uint32_t v : {ms[j].rows, ms[j].cols, ms[j].pitch}) args.emplace_back(v);
+    }
   }
   for (auto& o : others) args.emplace_back(o);
   args.emplace_back(std::span<uint32_t>(buffer.data() + shift, out.size()));
@@ -106,6 +124,76 @@ std::string checkAliasing(const Recipe& r, const Kernel& k, const std::vector<ui
            ") was not refused" + (m.empty() ? "" : ": " + m);
   }
   ++stats.aliased;
+  return "";
+}
+
+// The launch checks of a matrix kernel whose matrices (each) have rows x cols (and a pitch)
+// near and past 2^32 elements: as checkHugeLengths.
+std::string checkMatrixHugeLengths(const Kernel& k, std::mt19937_64& rng) {
+  const KernelIR& ir = k.ir();
+  const uint64_t top = 0xffffffffu;
+  const uint64_t big = (uint64_t{1} << 16) + rng() % (uint64_t{1} << 16);
+  const uint64_t shapes[][3] = {{65536, 65535, 65535},
+                                {65535, 65537, 65537},
+                                {top, 1, 1},
+                                {1, top, top},
+                                {3, top / 3, top / 3},
+                                {2, uint64_t{1} << 31, uint64_t{1} << 31},
+                                {big, top / big, top / big},
+                                {top / big, big - 1, big}};
+  for (const auto& shape : shapes) {
+    // Parameter values: every matrix's rows, cols and pitch the shape's.
+    std::vector<Wide> values(ir.params.size(), 0);
+    for (size_t i = 0; i < ir.params.size(); ++i) {
+      const std::string& name = ir.params[i].name;
+      if (ir.params[i].kind != ParamKind::Scalar) continue;
+      if (name.ends_with("Rows")) values[i] = shape[0];
+      if (name.ends_with("Cols")) values[i] = shape[1];
+      if (name.ends_with("Pitch")) values[i] = shape[2];
+    }
+    std::vector<KernelArg> args;
+    bool wraps = false;
+    std::vector<Wide> want(ir.params.size(), 0);
+    uint64_t address = uint64_t{1} << 40;
+    for (size_t i = 0; i < ir.params.size(); ++i) {
+      const Param& p = ir.params[i];
+      if (p.kind == ParamKind::Scalar) {
+        args.emplace_back(static_cast<uint32_t>(values[i]));
+        continue;
+      }
+      // A matrix holds rows x pitch elements (past 2^32 in one shape: refused by a
+      // precondition).
+      uint64_t count = shape[0] * shape[2];
+      if (p.output) {
+        want[i] = exact(ir, p.length, values);
+        wraps = wraps || want[i] > top;
+        count = want[i] > top ? top : static_cast<uint64_t>(want[i]);
+      }
+      args.push_back(KernelArg::deviceArray(p.type, address, count, p.output));
+      address += uint64_t{1} << 36;  // far apart: no overlap
+    }
+    ++stats.hugeLengths;
+    std::optional<BoundArguments> bound;
+    const std::string m = messageOf([&] { bound = bindArguments(ir, args); });
+    const std::string at = " (matrices of " + std::to_string(shape[0]) + " x " +
+                           std::to_string(shape[1]) + ", pitch " + std::to_string(shape[2]) + ")";
+    if (!bound) {
+      if (m.find(" fails with ") == std::string::npos) {
+        return "the launch checks refused with a message that is no precondition" + at + ": " + m;
+      }
+      continue;
+    }
+    if (wraps) return "an output length past 2^32 passed the launch checks" + at;
+    for (size_t i = 0; i < ir.params.size(); ++i) {
+      if (ir.params[i].kind == ParamKind::Array && ir.params[i].output &&
+          bound->lengths[i] != want[i]) {
+        return "output " + ir.params[i].name + " has length " + str(bound->lengths[i]) +
+               " after the launch checks; its exact length is " + str(want[i]) + at;
+      }
+    }
+    const uint32_t blocks = realBlocks(ir, *bound, 0, "fuzz");
+    if (blocks > maxRealBlocks(ir.threadsPerBlock)) return "more real blocks than allowed" + at;
+  }
   return "";
 }
 
@@ -240,7 +328,9 @@ std::string checkDefectClasses(const Recipe& r, const Kernel& k, const std::vect
                                const std::vector<std::vector<uint32_t>>& expected,
                                std::mt19937_64& rng) {
   std::string failure = checkAliasing(r, k, in, expected, rng);
-  if (failure.empty()) failure = checkHugeLengths(r, k, expected, rng);
+  if (failure.empty()) {
+    failure = r.matrix ? checkMatrixHugeLengths(k, rng) : checkHugeLengths(r, k, expected, rng);
+  }
   if (failure.empty()) failure = checkLeaks(rng);
   return failure;
 }

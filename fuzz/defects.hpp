@@ -14,8 +14,9 @@ namespace fuzz {
 
 // Empty when k, the kernel of recipe r, passes every check; otherwise what slipped through:
 // - aliased buffers: an output overlapping the input must be refused by simulate;
-// - lengths near and past 2^32 (a DPull input of 2^32 - 1 elements and other sizes, bound to
-//   made-up device addresses, so nothing runs): either the launch checks refuse the launch, or
+// - lengths near and past 2^32 (a DPull input of 2^32 - 1 elements and other sizes, or matrices
+//   of rows x cols near and past 2^32 elements, bound to made-up device addresses, so nothing
+//   runs): either the launch checks refuse the launch, or
 //   every array length they derive equals the exact (unwrapped) value of its expression and
 //   fits in 32 bits, and the grid stays within maxRealBlocks;
 // - leaked captures: a value, length, array or mutable array of one capture used in another

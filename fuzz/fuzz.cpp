@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <obsidian/obsidian.hpp>
 #include <obsidian/sim.hpp>
 #include <optional>
@@ -64,20 +65,21 @@ std::string firstDifference(const std::vector<uint32_t>& got, const std::vector<
 }
 
 // Empty when the run s of kernel k stored each output's elements once (outs: the array
-// arguments after the input, the outputs last); otherwise the first output that it did not.
+// arguments after the `inputs` input arrays, the outputs last); otherwise the first output
+// that it did not.
 std::string outputStores(const obsidian::Kernel& k, const obsidian::SimStats& s,
-                         const std::vector<std::vector<uint32_t>>& outs) {
-  size_t arg = 0;  // array arguments after the input
+                         const std::vector<std::vector<uint32_t>>& outs, size_t inputs) {
+  size_t arg = 0;  // array arguments
   for (const obsidian::Param& p : k.params()) {
-    if (p.kind != obsidian::ParamKind::Array || arg++ == 0 || !p.output) continue;
+    if (p.kind != obsidian::ParamKind::Array || arg++ < inputs || !p.output) continue;
     uint64_t stores = 0;
     for (const obsidian::SimTraffic& t : s.traffic) {
       if (t.array == p.name) stores = t.stores;
     }
-    if (stores != outs.at(arg - 2).size()) {
-      return "output " + p.name + " (array argument " + std::to_string(arg - 1) + ") of " +
-             std::to_string(outs[arg - 2].size()) + " elements had " + std::to_string(stores) +
-             " stores";
+    const size_t j = arg - 1 - inputs;  // in outs
+    if (stores != outs.at(j).size()) {
+      return "output " + p.name + " (array argument " + std::to_string(j + 1) + ") of " +
+             std::to_string(outs[j].size()) + " elements had " + std::to_string(stores) + " stores";
     }
   }
   return "";
@@ -86,28 +88,52 @@ std::string outputStores(const obsidian::Kernel& k, const obsidian::SimStats& s,
 // A barrier to remove from every kernel (-1: none), for the fuzzer's self-test.
 int dropBarrier = -1;
 
-// The input as the kernel's parameter type (u8, u16 or u32 elements; the words are in range).
-struct TypedInput {
+// The kernel's input arguments: the input as its parameter type (u8, u16 or u32 elements; the
+// words are in range), or each matrix of a matrix recipe, its rows, cols and pitch after it.
+struct InputPart {
+  uint32_t elem = 32;
   std::vector<uint8_t> u8;
   std::vector<uint16_t> u16;
-  const std::vector<uint32_t>& u32;
-  uint32_t elem;
-  TypedInput(const Recipe& r, const std::vector<uint32_t>& words) : u32(words), elem(r.elem) {
-    if (elem == 8) u8.assign(words.begin(), words.end());
-    if (elem == 16) u16.assign(words.begin(), words.end());
-  }
+  std::vector<uint32_t> u32;
+  std::vector<uint32_t> shape;  // a matrix: rows, cols, pitch
   // f(the elements as a vector of their type)
   template <class F>
   auto with(F f) const {
     return elem == 8 ? f(u8) : elem == 16 ? f(u16) : f(u32);
   }
+  // The array argument a (this part's elements, where they are) and the matrix's scalars.
+  void append(obsidian::KernelArg a, std::vector<obsidian::KernelArg>& args) const {
+    args.push_back(a);
+    for (uint32_t s : shape) args.emplace_back(s);
+  }
 };
+
+std::vector<InputPart> inputParts(const Recipe& r, const std::vector<uint32_t>& words) {
+  auto part = [](uint32_t elem, auto begin, auto end) {
+    InputPart p;
+    p.elem = elem;
+    if (elem == 8) p.u8.assign(begin, end);
+    if (elem == 16) p.u16.assign(begin, end);
+    if (elem == 32) p.u32.assign(begin, end);
+    return p;
+  };
+  if (!r.matrix) return {part(r.elem, words.begin(), words.end())};
+  std::vector<InputPart> parts;
+  auto at = words.begin();
+  for (const fuzz::MatrixInput& m : r.matrix->inputs) {
+    const auto end = at + static_cast<long>(size_t{m.rows} * m.pitch);
+    parts.push_back(part(m.elem, at, end));
+    parts.back().shape = {m.rows, m.cols, m.pitch};
+    at = end;
+  }
+  return parts;
+}
 
 // Runs recipe r in every configuration; the first failure, or Ok. The reference must accept r.
 Outcome check(const Recipe& r, bool gpu) {
   using namespace obsidian;
   const std::vector<uint32_t> in = fuzz::inputFor(r);
-  const TypedInput typed(r, in);
+  const std::vector<InputPart> parts = inputParts(r, in);
   const std::vector<std::vector<uint32_t>> expected = fuzz::reference(r, in);
   const std::vector<std::vector<uint32_t>> before = fuzz::argumentsBefore(r, expected);
   const Config configs[] = {
@@ -121,7 +147,8 @@ Outcome check(const Recipe& r, bool gpu) {
       const Kernel k = fuzz::buildKernel(r, c.threads, c.plain, dropBarrier);
       if (!first) first = k;
       std::vector<std::vector<uint32_t>> outs = before;
-      std::vector<KernelArg> args{typed.with([](const auto& v) { return KernelArg(v); })};
+      std::vector<KernelArg> args;
+      for (const InputPart& p : parts) p.with([&](const auto& v) { p.append(v, args); });
       for (auto& out : outs) args.emplace_back(out);
       const SimStats stats = simulate(k, args, SimOptions{.blocks = c.blocks});
       for (size_t j = 0; j < outs.size(); ++j) {
@@ -134,18 +161,23 @@ Outcome check(const Recipe& r, bool gpu) {
       }
       // Each element of each output (of each part of a fused one) stored once: a part that a
       // second loop writes again shows here, where the values alone look right.
-      const std::string stores = outputStores(k, stats, outs);
+      const std::string stores = outputStores(k, stats, outs, parts.size());
       if (!stores.empty()) return {Verdict::Traffic, c.name, c.threads, stores};
       if (gpu && !fuzz::isDeepFold(r)) {
         std::vector<gpu::DeviceBuffer<uint32_t>> douts;
         for (const auto& b : before) douts.emplace_back(b);
-        typed.with([&](const auto& v) {
-          gpu::DeviceBuffer<typename std::decay_t<decltype(v)>::value_type> din(v);
-          std::vector<KernelArg> dargs{din};
-          for (auto& d : douts) dargs.emplace_back(d);
-          gpu::launch(k, dargs);
-          return 0;
-        });
+        std::vector<std::shared_ptr<void>> dins;  // the inputs' buffers, kept to the launch
+        std::vector<KernelArg> dargs;
+        for (const InputPart& p : parts) {
+          p.with([&](const auto& v) {
+            using T = typename std::decay_t<decltype(v)>::value_type;
+            const auto din = std::make_shared<gpu::DeviceBuffer<T>>(v);
+            dins.push_back(din);
+            p.append(*din, dargs);
+          });
+        }
+        for (auto& d : douts) dargs.emplace_back(d);
+        gpu::launch(k, dargs);
         for (size_t j = 0; j < outs.size(); ++j) {
           const std::vector<uint32_t> got = douts[j].download();
           if (got != outs[j]) {
@@ -327,8 +359,9 @@ int main(int argc, char** argv) {
     const Recipe small = shrink(r, o.verdict, gpu, verbose);
     const Outcome so = check(small, gpu);
     std::cout << "shrunk (" << verdictName(so.verdict) << " in \"" << so.config << "\", "
-              << so.threads << " threads, " << small.realBlocks << " real blocks of "
-              << small.blocks << "): " << so.detail << "\n"
+              << so.threads << " threads, " << small.realBlocks << " real blocks"
+              << (small.matrix ? "" : " of " + std::to_string(small.blocks)) << "): " << so.detail
+              << "\n"
               << fuzz::cppSource(small, so.threads);
     return 1;
   }

@@ -971,6 +971,11 @@ std::string levelName(Level l) {
 }
 
 size_t inputLength(const Recipe& r) {
+  if (r.matrix) {
+    size_t n = 0;
+    for (const MatrixInput& m : r.matrix->inputs) n += size_t{m.rows} * m.pitch;
+    return n;
+  }
   return static_cast<size_t>(r.chunk) * r.blocks * (r.gridZip ? 2 : 1) +
          (r.gridZip && r.oddInput ? 1 : 0);
 }
@@ -978,6 +983,17 @@ size_t inputLength(const Recipe& r) {
 std::vector<uint32_t> inputFor(const Recipe& r) {
   std::mt19937_64 rng(r.dataSeed);
   std::vector<uint32_t> v(inputLength(r));
+  if (r.matrix) {
+    // Each matrix's elements (the ones past the cols in each row too) below 2^elem.
+    size_t k = 0;
+    for (const MatrixInput& m : r.matrix->inputs) {
+      const uint32_t mask = m.elem >= 32 ? 0xffffffffu : (1u << m.elem) - 1;
+      for (size_t i = 0; i < size_t{m.rows} * m.pitch; ++i) {
+        v[k++] = static_cast<uint32_t>(rng()) & mask;
+      }
+    }
+    return v;
+  }
   const uint32_t mask = r.elem >= 32 ? 0xffffffffu : (1u << r.elem) - 1;
   for (uint32_t& x : v) x = static_cast<uint32_t>(rng()) & mask;
   return v;
@@ -1085,9 +1101,611 @@ std::vector<Words> refFused(const Recipe& r, const std::vector<Words>& ys) {
 }
 }  // namespace
 
+// ------------------------------------------------------------------ matrices
+namespace {
+
+// A dense row-major matrix of words: the reference's matrices.
+struct Mat {
+  uint32_t rows = 0, cols = 0;
+  Words v;
+  Mat() = default;
+  Mat(uint32_t r, uint32_t c) : rows(r), cols(c), v(size_t{r} * c) {}
+  uint32_t& at(uint32_t r, uint32_t c) { return v[size_t{r} * cols + c]; }
+  uint32_t at(uint32_t r, uint32_t c) const { return v[size_t{r} * cols + c]; }
+};
+
+Mat refMatrixExpr(const MExpr& e, const std::vector<Mat>& ins) {
+  switch (e.kind) {
+    case MExprKind::Input:
+      require(e.a < ins.size() && e.kids.empty(), "a matrix input the kernel does not have");
+      return ins[e.a];
+    case MExprKind::Map: {
+      require(e.kids.size() == 1, "a matrix map of other than one matrix");
+      Mat x = refMatrixExpr(e.kids[0], ins);
+      for (uint32_t& v : x.v) v = unaryOp(e.a, e.b, v);
+      return x;
+    }
+    case MExprKind::Zip: {
+      require(e.kids.size() == 2, "a matrix zip of other than two matrices");
+      const Mat x = refMatrixExpr(e.kids[0], ins), y = refMatrixExpr(e.kids[1], ins);
+      Mat z(std::min(x.rows, y.rows), std::min(x.cols, y.cols));
+      for (uint32_t r = 0; r < z.rows; ++r) {
+        for (uint32_t c = 0; c < z.cols; ++c) z.at(r, c) = binaryOp(e.a, x.at(r, c), y.at(r, c));
+      }
+      return z;
+    }
+    case MExprKind::Transpose: {
+      require(e.kids.size() == 1, "a matrix transpose of other than one matrix");
+      const Mat x = refMatrixExpr(e.kids[0], ins);
+      Mat t(x.cols, x.rows);
+      for (uint32_t r = 0; r < t.rows; ++r) {
+        for (uint32_t c = 0; c < t.cols; ++c) t.at(r, c) = x.at(c, r);
+      }
+      return t;
+    }
+  }
+  throw std::logic_error("fuzz: unknown matrix expression");
+}
+
+Mat refTiled(Level inner, const Mat& m, uint32_t th, uint32_t tw, bool transposed, bool whole,
+             const std::vector<TileNode>& body, bool& warps);
+
+Mat refTileSteps(Level level, const std::vector<TileNode>& ops, Mat t, bool& warps) {
+  for (const TileNode& n : ops) {
+    require(n.kids.empty() || n.op == TileOp::Nest, "kids of a step that has none");
+    switch (n.op) {
+      case TileOp::Map:
+        for (uint32_t& v : t.v) v = unaryOp(n.a, n.b, v);
+        break;
+      case TileOp::AddIndex:
+        for (uint32_t r = 0; r < t.rows; ++r) {
+          for (uint32_t c = 0; c < t.cols; ++c) t.at(r, c) += r * n.b + c;
+        }
+        break;
+      case TileOp::Transpose: {
+        Mat x(t.cols, t.rows);
+        for (uint32_t r = 0; r < x.rows; ++r) {
+          for (uint32_t c = 0; c < x.cols; ++c) x.at(r, c) = t.at(c, r);
+        }
+        t = std::move(x);
+        break;
+      }
+      case TileOp::ZipRotate: {
+        Mat x(t.rows, t.cols);
+        for (uint32_t r = 0; r < t.rows; ++r) {
+          for (uint32_t c = 0; c < t.cols; ++c) {
+            x.at(r, c) = binaryOp(n.a, t.at(r, c), t.at((r + n.b) % t.rows, (c + n.c) % t.cols));
+          }
+        }
+        t = std::move(x);
+        break;
+      }
+      case TileOp::Force:
+      case TileOp::NarrowForce:
+        // The pull form is for Warp and Block programs (each thread's loads together).
+        require(n.a <= 1 && n.d <= 1 && (n.a == 1 || level != Level::Thread),
+                "a force2 form the level does not have");
+        if (n.op == TileOp::NarrowForce) {
+          require(n.c == 8 || n.c == 16, "a narrow force of another width");
+          for (uint32_t& v : t.v) v &= n.c == 8 ? 0xffu : 0xffffu;
+        }
+        break;
+      case TileOp::Nest: {
+        require(level != Level::Thread && n.d <= 1, "a nest in a thread program");
+        const Level inner = level == Level::Block ? Level::Warp : Level::Thread;
+        warps = warps || inner == Level::Warp;
+        t = refTiled(inner, t, n.b, n.c, transposes(n.kids), false, n.kids, warps);
+        break;
+      }
+    }
+  }
+  return t;
+}
+
+// pConcat2 over the th x tw tiles of m (their grid transposed with `transposed`), each the
+// result of body at level `inner`: m's shape (or its transpose), or with whole the whole grid
+// of the results. Elements of the tiles outside m read as zero, writes outside are dropped.
+Mat refTiled(Level inner, const Mat& m, uint32_t th, uint32_t tw, bool transposed, bool whole,
+             const std::vector<TileNode>& body, bool& warps) {
+  require(th > 0 && tw > 0 && th <= 4096 && tw <= 4096, "tiles of another size");
+  const uint32_t tr = m.rows / th + (m.rows % th != 0), tc = m.cols / tw + (m.cols % tw != 0);
+  const uint32_t gr = transposed ? tc : tr, gc = transposed ? tr : tc;
+  std::vector<Mat> results;
+  for (uint32_t i = 0; i < gr; ++i) {
+    for (uint32_t j = 0; j < gc; ++j) {
+      const uint32_t ti = transposed ? j : i, tj = transposed ? i : j;
+      Mat tile(th, tw);
+      for (uint32_t r = 0; r < th; ++r) {
+        for (uint32_t c = 0; c < tw; ++c) {
+          const uint64_t row = uint64_t{ti} * th + r, col = uint64_t{tj} * tw + c;
+          if (row < m.rows && col < m.cols) {
+            tile.at(r, c) = m.at(static_cast<uint32_t>(row), static_cast<uint32_t>(col));
+          }
+        }
+      }
+      results.push_back(refTileSteps(inner, body, std::move(tile), warps));
+    }
+  }
+  const uint32_t ih = results[0].rows, iw = results[0].cols;
+  const uint64_t outRows = whole ? uint64_t{gr} * ih : transposed ? m.cols : m.rows;
+  const uint64_t outCols = whole ? uint64_t{gc} * iw : transposed ? m.rows : m.cols;
+  require(uint64_t{gr} * ih >= outRows && uint64_t{gc} * iw >= outCols && outRows * outCols > 0 &&
+              outRows * outCols <= (1u << 24),
+          "the tiles do not cover the result");
+  Mat out(static_cast<uint32_t>(outRows), static_cast<uint32_t>(outCols));
+  for (uint32_t i = 0; i < gr; ++i) {
+    for (uint32_t j = 0; j < gc; ++j) {
+      const Mat& y = results[size_t{i} * gc + j];
+      for (uint32_t r = 0; r < ih; ++r) {
+        for (uint32_t c = 0; c < iw; ++c) {
+          const uint64_t row = uint64_t{i} * ih + r, col = uint64_t{j} * iw + c;
+          if (row < out.rows && col < out.cols) {
+            out.at(static_cast<uint32_t>(row), static_cast<uint32_t>(col)) = y.at(r, c);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Element (r, c) of the stencil over m: the terms' neighbours folded.
+Mat refStencil(const MatrixRecipe& mr, const Mat& m) {
+  require(mr.tileRows > 0 && mr.tileCols > 0 && mr.radius <= 3 && !mr.terms.empty() &&
+              mr.haloPadding <= 1,
+          "a stencil of another shape");
+  const int64_t k = mr.radius;
+  for (const StencilTerm& t : mr.terms) {
+    require(t.dr >= -k && t.dr <= k && t.dc >= -k && t.dc <= k, "a neighbour past the radius");
+  }
+  auto at = [&](int64_t r, int64_t c) {
+    if (mr.zero && (r < 0 || c < 0 || r >= m.rows || c >= m.cols)) return 0u;
+    return m.at(static_cast<uint32_t>(std::clamp<int64_t>(r, 0, m.rows - 1)),
+                static_cast<uint32_t>(std::clamp<int64_t>(c, 0, m.cols - 1)));
+  };
+  Mat out(m.rows, m.cols);
+  for (int64_t r = 0; r < m.rows; ++r) {
+    for (int64_t c = 0; c < m.cols; ++c) {
+      uint32_t acc = at(r + mr.terms[0].dr, c + mr.terms[0].dc);
+      for (size_t j = 1; j < mr.terms.size(); ++j) {
+        acc = binaryOp(mr.terms[j].op, acc, at(r + mr.terms[j].dr, c + mr.terms[j].dc));
+      }
+      out.at(static_cast<uint32_t>(r), static_cast<uint32_t>(c)) = acc;
+    }
+  }
+  return out;
+}
+
+bool usesInput(const MExpr& e, uint32_t k) {
+  if (e.kind == MExprKind::Input) return e.a == k;
+  for (const MExpr& kid : e.kids) {
+    if (usesInput(kid, k)) return true;
+  }
+  return false;
+}
+
+std::vector<Words> matrixReference(const Recipe& r, const Words& in) {
+  const MatrixRecipe& mr = *r.matrix;
+  require(!mr.inputs.empty() && mr.inputs.size() <= 2, "a matrix kernel of other inputs");
+  require(r.threads > 0 && r.threads <= 1024 && r.altThreads > 0 && r.altThreads <= 1024 &&
+              r.realBlocks > 0,
+          "empty launch");
+  std::vector<Mat> ins;
+  size_t offset = 0;
+  for (const MatrixInput& m : mr.inputs) {
+    require(m.rows > 0 && m.cols > 0 && m.pitch >= m.cols &&
+                (m.elem == 8 || m.elem == 16 || m.elem == 32) &&
+                uint64_t{m.rows} * m.pitch <= (1u << 22),
+            "a matrix input of another shape");
+    Mat x(m.rows, m.cols);
+    for (uint32_t row = 0; row < m.rows; ++row) {
+      for (uint32_t c = 0; c < m.cols; ++c)
+        x.at(row, c) = in.at(offset + size_t{row} * m.pitch + c);
+    }
+    offset += size_t{m.rows} * m.pitch;
+    ins.push_back(std::move(x));
+  }
+  const Mat m = refMatrixExpr(mr.expr, ins);
+  bool warps = false;
+  Mat out;
+  switch (mr.out) {
+    case MatrixOut::Push: out = m; break;
+    case MatrixOut::Tiles:
+      out = refTiled(Level::Block, m, mr.tileRows, mr.tileCols, mr.transposeGrid, mr.whole, mr.body,
+                     warps);
+      break;
+    case MatrixOut::Stencil:
+      require(!mr.narrowHalo || (mr.expr.kind == MExprKind::Input && mr.expr.a < ins.size() &&
+                                 mr.inputs[mr.expr.a].elem != 32),
+              "a narrow stencil of words");
+      out = refStencil(mr, m);
+      break;
+  }
+  // Warp programs need whole warps.
+  require(!warps || (r.threads % 32 == 0 && r.altThreads % 32 == 0), "warps of part of a warp");
+  return {out.v};
+}
+
+// ------------------------------------------------------------------ matrices: generation
+class MatrixGenerator {
+ public:
+  explicit MatrixGenerator(std::mt19937_64& rng) : rng_(rng) {}
+  bool warps = false;  // a Warp program was made: blocks of whole warps
+
+  uint32_t below(uint32_t n) { return static_cast<uint32_t>(rng_() % n); }
+  bool chance(uint32_t percent) { return below(100) < percent; }
+
+  // A matrix side: small and odd mostly, powers of two and their neighbours, now and then long.
+  uint32_t side() {
+    switch (below(10)) {
+      case 0: return 1u << below(7);
+      case 1: return std::max(1u, (2u << below(6)) + below(3) - 1);
+      case 2: return 1 + below(130);
+      default: return 1 + below(48);
+    }
+  }
+  // A tile side up to hi.
+  uint32_t tileSide(uint32_t hi) {
+    const uint32_t s = below(3) == 0 ? 1u << below(6) : 1 + below(hi);
+    return std::min(s, hi);
+  }
+
+  MatrixInput input() {
+    MatrixInput m;
+    m.rows = side();
+    m.cols = side();
+    if (uint64_t{m.rows} * m.cols > 6000) m.cols = std::max(1u, 6000 / m.rows);
+    m.pitch = chance(40) ? m.cols + 1 + below(9) : m.cols;
+    const uint32_t width = below(100);
+    m.elem = width < 15 ? 8 : width < 30 ? 16 : 32;
+    return m;
+  }
+
+  MExpr expr(int depth, uint32_t inputs) {
+    MExpr e;
+    const uint32_t k = below(10);
+    if (depth >= 3 || k < 4) {
+      e.a = below(inputs);
+      return e;
+    }
+    if (k < 6) {
+      e.kind = MExprKind::Map;
+      e.a = below(kUnaryOps);
+      e.b = static_cast<uint32_t>(rng_());
+      e.kids = {expr(depth + 1, inputs)};
+    } else if (k < 8) {
+      e.kind = MExprKind::Transpose;
+      e.kids = {expr(depth + 1, inputs)};
+    } else {
+      e.kind = MExprKind::Zip;
+      e.a = below(kBinaryOps);
+      e.kids = {expr(depth + 1, inputs), expr(depth + 1, inputs)};
+    }
+    return e;
+  }
+
+  // Steps of a tile program at `level` over a rows x cols tile.
+  std::vector<TileNode> tileBody(Level level, uint32_t rows, uint32_t cols, int depth) {
+    std::vector<TileNode> ops;
+    const uint32_t count = 1 + below(depth == 0 ? 4 : 3);
+    for (uint32_t s = 0; s < count; ++s) {
+      TileNode n;
+      const uint32_t k = below(level == Level::Thread || depth >= 2 ? 12 : 15);
+      n.op = k < 2    ? TileOp::Map
+             : k < 4  ? TileOp::AddIndex
+             : k < 6  ? TileOp::Transpose
+             : k < 8  ? TileOp::ZipRotate
+             : k < 11 ? TileOp::Force
+             : k < 12 ? TileOp::NarrowForce
+                      : TileOp::Nest;
+      switch (n.op) {
+        case TileOp::Map:
+          n.a = below(kUnaryOps);
+          n.b = static_cast<uint32_t>(rng_());
+          break;
+        case TileOp::AddIndex: n.b = below(1000); break;
+        case TileOp::Transpose: std::swap(rows, cols); break;
+        case TileOp::ZipRotate:
+          n.a = below(kBinaryOps);
+          n.b = below(rows + 2);
+          n.c = below(cols + 2);
+          break;
+        case TileOp::Force:
+        case TileOp::NarrowForce:
+          n.a = level == Level::Thread ? 1 : below(2);
+          n.c = below(2) == 0 ? 8 : 16;
+          n.d = below(2);
+          break;
+        case TileOp::Nest: {
+          // Warp sub-tiles of up to 256 elements, thread sub-tiles of up to 32.
+          const uint32_t area = level == Level::Block ? 256 : 32;
+          n.b = tileSide(std::min(rows + 2, 32u));
+          n.c = tileSide(std::max(1u, std::min(cols + 2, area / n.b)));
+          const Level inner = level == Level::Block ? Level::Warp : Level::Thread;
+          warps = warps || inner == Level::Warp;
+          n.kids = tileBody(inner, n.b, n.c, depth + 1);
+          if (transposes(n.kids)) std::swap(rows, cols);
+          n.d = below(2);
+          break;
+        }
+      }
+      ops.push_back(std::move(n));
+    }
+    return ops;
+  }
+
+  MatrixRecipe recipe() {
+    MatrixRecipe mr;
+    const uint32_t inputs = chance(35) ? 2 : 1;
+    for (uint32_t k = 0; k < inputs; ++k) mr.inputs.push_back(input());
+    mr.expr = expr(0, inputs);
+    // Both inputs in the expression.
+    if (inputs == 2 && !usesInput(mr.expr, 1)) {
+      MExpr zip;
+      zip.kind = MExprKind::Zip;
+      zip.a = below(kBinaryOps);
+      MExpr second;
+      second.a = 1;
+      zip.kids =
+          chance(50) ? std::vector<MExpr>{mr.expr, second} : std::vector<MExpr>{second, mr.expr};
+      mr.expr = zip;
+    }
+    const uint32_t out = below(100);
+    if (out < 20) return mr;
+    if (out < 60) {
+      mr.out = MatrixOut::Tiles;
+      mr.tileRows = tileSide(40);
+      mr.tileCols = tileSide(std::max(1u, std::min(40u, 1024 / mr.tileRows)));
+      mr.transposeGrid = chance(40);
+      mr.body = tileBody(Level::Block, mr.tileRows, mr.tileCols, 0);
+      // The result is m's shape (or its transpose) where the tiles' results fit it.
+      const bool fits = transposes(mr.body) == mr.transposeGrid || mr.tileRows == mr.tileCols;
+      mr.whole = !fits || chance(15);
+      return mr;
+    }
+    mr.out = MatrixOut::Stencil;
+    // Now and then straight over a lone input, often narrow, then read as its own type.
+    if (inputs == 1 && chance(40)) {
+      mr.expr = MExpr{};
+      if (chance(50)) mr.inputs[0].elem = chance(50) ? 8 : 16;
+    }
+    mr.radius = below(3);
+    mr.tileRows = tileSide(32);
+    mr.tileCols = tileSide(std::max(1u, std::min(32u, 512 / mr.tileRows)));
+    mr.zero = chance(50);
+    const int k = static_cast<int>(mr.radius);
+    const uint32_t terms = 1 + below(5);
+    for (uint32_t t = 0; t < terms; ++t) {
+      StencilTerm term;
+      term.dr = static_cast<int>(below(2 * mr.radius + 1)) - k;
+      term.dc = static_cast<int>(below(2 * mr.radius + 1)) - k;
+      term.op = below(kBinaryOps);
+      mr.terms.push_back(term);
+    }
+    mr.viaHalo = chance(35);
+    mr.haloPadding = below(2);
+    mr.haloPush = chance(50);
+    mr.narrowHalo =
+        mr.expr.kind == MExprKind::Input && mr.inputs[mr.expr.a].elem != 32 && chance(80);
+    return mr;
+  }
+
+ private:
+  std::mt19937_64& rng_;
+};
+
+// Percent of the recipes that are matrix kernels.
+constexpr uint64_t kMatrixPercent = 10;
+
+// A matrix recipe of the data seed, every choice from the matrix stream.
+Recipe generateMatrix(uint64_t dataSeed, std::mt19937_64& rng) {
+  MatrixGenerator gen(rng);
+  Recipe r;
+  r.dataSeed = dataSeed;
+  r.matrix = gen.recipe();
+  const std::vector<uint32_t> threadCounts{32, 64, 96, 128, 192, 256, 512, 1024};
+  r.threads = threadCounts[gen.below(8)];
+  r.altThreads = threadCounts[gen.below(8)];
+  if (!gen.warps && gen.chance(30)) r.threads = 1 + gen.below(300);
+  if (!gen.warps && gen.chance(30)) r.altThreads = 1 + gen.below(300);
+  r.realBlocks = 1 + gen.below(4);
+  return r;
+}
+
+// ------------------------------------------------------------------ matrices: printing
+std::string elemType(uint32_t elem) { return "EWord" + std::to_string(elem); }
+const char* paddingName(uint32_t d) { return d == 0 ? "Padding::Auto" : "Padding::None"; }
+
+std::string matrixExprText(const MExpr& e) {
+  switch (e.kind) {
+    case MExprKind::Input: return "g" + std::to_string(e.a);
+    case MExprKind::Map:
+      return "fmap(" + Printer::unaryLambda(e.a, e.b) + ", " + matrixExprText(e.kids.at(0)) + ")";
+    case MExprKind::Zip:
+      return "zipWith(" + Printer::binaryLambda(e.a) + ", " + matrixExprText(e.kids.at(0)) + ", " +
+             matrixExprText(e.kids.at(1)) + ")";
+    case MExprKind::Transpose: return "transpose(" + matrixExprText(e.kids.at(0)) + ")";
+  }
+  return "?";
+}
+
+void printTileProgram(Printer& pr, int ind, Level level, const std::string& p,
+                      const std::vector<TileNode>& ops, std::string x);
+
+// pConcat2 over the tiles of tile x, the programs one level below `level` (its text, without
+// a final semicolon, over several lines: the caller prints `open` before it and `close` after).
+void printNest(Printer& pr, int ind, Level level, const TileNode& n, const std::string& x,
+               const std::string& open, const std::string& close) {
+  const Level inner = level == Level::Block ? Level::Warp : Level::Thread;
+  const std::string L = levelName(inner), s = pr.fresh("s"), q = pr.fresh("q");
+  const bool t = transposes(n.kids);
+  pr.line(ind, open + "pConcat2(fmap(");
+  pr.line(ind + 1, "[](const SPull2<EWord32>& " + s + ") {");
+  pr.line(ind + 2, "return exec<" + L + ">([" + s + "](const Program<" + L + ">& " + q + ") {");
+  printTileProgram(pr, ind + 3, inner, q, n.kids, s);
+  pr.line(ind + 2, "});");
+  pr.line(ind + 1, "},");
+  const std::string ts = "tiles(" + Printer::u(n.b) + ", " + Printer::u(n.c) + ", " + x + ")";
+  pr.line(ind + 1, (t ? "transpose(" + ts + ")), " + x + ".cols(), " + x + ".rows()"
+                      : ts + "), " + x + ".rows(), " + x + ".cols()") +
+                       ")" + close);
+}
+
+// Prints the steps of a tile program and its return (the last step's push array where it is
+// a nest, else push2<L> of the tile).
+void printTileProgram(Printer& pr, int ind, Level level, const std::string& p,
+                      const std::vector<TileNode>& ops, std::string x) {
+  const std::string L = levelName(level);
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const TileNode& n = ops[k];
+    if (n.op == TileOp::Nest && k + 1 == ops.size()) {
+      printNest(pr, ind, level, n, x, "return ", ";");
+      return;
+    }
+    const std::string y = pr.fresh("a");
+    const std::string def = "const SPull2<EWord32> " + y + " = ";
+    auto forced = [&](const std::string& t) {
+      return "force2(" + p + ", " + (n.a == 0 ? t : "push2<" + L + ">(" + t + ")") + ", " +
+             paddingName(n.d) + ")";
+    };
+    switch (n.op) {
+      case TileOp::Map:
+        pr.line(ind, def + "fmap(" + Printer::unaryLambda(n.a, n.b) + ", " + x + ");");
+        break;
+      case TileOp::AddIndex:
+        pr.line(ind, def + "mkPull2(" + x + ".rows(), " + x + ".cols(), [" + x +
+                         "](const EWord32& r, const EWord32& c) { return " + x + "(r, c) + r * " +
+                         Printer::u(n.b) + " + c; });");
+        break;
+      case TileOp::Transpose: pr.line(ind, def + "transpose(" + x + ");"); break;
+      case TileOp::ZipRotate:
+        pr.line(ind, def + "zipWith(" + Printer::binaryLambda(n.a) + ", " + x + ", mkPull2(" + x +
+                         ".rows(), " + x + ".cols(), [" + x +
+                         "](const EWord32& r, const EWord32& c) { return " + x + "((r + " +
+                         Printer::u(n.b) + ") % " + x + ".rows(), (c + " + Printer::u(n.c) +
+                         ") % " + x + ".cols()); }));");
+        break;
+      case TileOp::Force: pr.line(ind, def + forced(x) + ";"); break;
+      case TileOp::NarrowForce: {
+        const std::string bits = std::to_string(n.c);
+        pr.line(
+            ind,
+            def + "fmap([](const EWord" + bits + "& v) { return w" + bits + "ToW32(v); }, " +
+                forced("fmap([](const EWord32& w) { return w32ToW" + bits + "(w); }, " + x + ")") +
+                ");");
+        break;
+      }
+      case TileOp::Nest:
+        printNest(pr, ind, level, n, x, def + "force2(" + p + ", ",
+                  ", " + std::string(paddingName(n.d)) + ");");
+        break;
+    }
+    x = y;
+  }
+  pr.line(ind, "return push2<" + L + ">(" + x + ");");
+}
+
+// The stencil's function of a neighbourhood of X (the terms folded), as a lambda.
+std::string stencilFnText(const MatrixRecipe& mr, uint32_t elem) {
+  const std::string bits = std::to_string(elem);
+  auto nb = [&](const StencilTerm& t) {
+    const std::string read = "nb(" + std::to_string(t.dr) + ", " + std::to_string(t.dc) + ")";
+    return elem == 32 ? read : "w" + bits + "ToW32(" + read + ")";
+  };
+  std::string s = "[](const Neighbourhood<uint" + bits +
+                  "_t>& nb) { EWord32 acc = " + nb(mr.terms.at(0)) + "; ";
+  for (size_t k = 1; k < mr.terms.size(); ++k) {
+    s += "acc = " + Printer::binaryLambda(mr.terms[k].op) + "(acc, " + nb(mr.terms[k]) + "); ";
+  }
+  return s + "return acc; }";
+}
+
+std::string matrixSource(const Recipe& r, uint32_t threads, const std::string& function) {
+  const MatrixRecipe& mr = *r.matrix;
+  Printer pr;
+  pr.threads = threads;
+  std::string shapes, params;
+  for (size_t k = 0; k < mr.inputs.size(); ++k) {
+    const MatrixInput& m = mr.inputs[k];
+    shapes += std::string(k ? ", " : "") + std::to_string(m.rows) + " x " + std::to_string(m.cols) +
+              " (pitch " + std::to_string(m.pitch) + ") " +
+              (m.elem == 32 ? "words" : "u" + std::to_string(m.elem));
+    params +=
+        std::string(k ? ", " : "") + "DPull2<" + elemType(m.elem) + "> in" + std::to_string(k);
+  }
+  pr.line(0, "// matrix inputs: " + shapes);
+  pr.line(0, "Kernel " + function + "() {");
+  pr.line(1, "return capture(\"fuzz\", " + std::to_string(threads) + ", [](" + params + ") {");
+  for (size_t k = 0; k < mr.inputs.size(); ++k) {
+    const std::string g = "g" + std::to_string(k), in = "in" + std::to_string(k);
+    const uint32_t e = mr.inputs[k].elem;
+    const std::string bits = std::to_string(e);
+    pr.line(2, "const DPull2<EWord32> " + g + " = " +
+                   (e == 32 ? in
+                            : "fmap([](const EWord" + bits + "& x) { return w" + bits +
+                                  "ToW32(x); }, " + in + ")") +
+                   ";");
+  }
+  pr.line(2, "const DPull2<EWord32> m = " + matrixExprText(mr.expr) + ";");
+  const std::string boundary = mr.zero ? "Boundary::Zero" : "Boundary::Clamp";
+  switch (mr.out) {
+    case MatrixOut::Push: pr.line(2, "return push2<Grid>(m);"); break;
+    case MatrixOut::Tiles: {
+      pr.line(2, "return pConcat2(fmap(");
+      pr.line(3, "[](const SPull2<EWord32>& t) {");
+      pr.line(4, "return exec<Block>([t](const Program<Block>& p) {");
+      printTileProgram(pr, 5, Level::Block, "p", mr.body, "t");
+      pr.line(4, "});");
+      pr.line(3, "},");
+      const std::string ts =
+          "tiles(" + Printer::u(mr.tileRows) + ", " + Printer::u(mr.tileCols) + ", m)";
+      const std::string dims = mr.whole           ? ""
+                               : mr.transposeGrid ? ", m.cols(), m.rows()"
+                                                  : ", m.rows(), m.cols()";
+      pr.line(3, (mr.transposeGrid ? "transpose(" + ts + ")" : ts) + ")" + dims + ");");
+      break;
+    }
+    case MatrixOut::Stencil: {
+      const uint32_t elem = mr.narrowHalo ? mr.inputs.at(mr.expr.a).elem : 32;
+      const std::string src = mr.narrowHalo ? "in" + std::to_string(mr.expr.a) : "m";
+      const std::string X = "uint" + std::to_string(elem) + "_t", E = elemType(elem);
+      pr.line(2, "const auto f = " + stencilFnText(mr, elem) + ";");
+      if (!mr.viaHalo) {
+        pr.line(2, "return stencil(" + src + ", " + Printer::u(mr.radius) + ", f, StencilOptions{" +
+                       Printer::u(mr.tileRows) + ", " + Printer::u(mr.tileCols) + ", " + boundary +
+                       "});");
+        break;
+      }
+      // The stencil's blocks written out: the halo tile forced as the recipe says.
+      const std::string halo = mr.haloPush ? "push2<Block>(halo)" : "halo";
+      pr.line(2, "return pConcat2(fmap(");
+      pr.line(3, "[f](const SPull2<" + E + ">& halo) {");
+      pr.line(4, "return exec<Block>([f, halo](const Program<Block>& p) {");
+      pr.line(5, "const SPull2<" + E + "> s = force2(p, " + halo + ", " +
+                     paddingName(mr.haloPadding) + ");");
+      pr.line(5, "return push2<Block>(mkPull2(" + Printer::u(mr.tileRows) + ", " +
+                     Printer::u(mr.tileCols) +
+                     ", [f, s](const EWord32& r, const EWord32& c) { return f(Neighbourhood<" + X +
+                     ">(s, r, c, " + Printer::u(mr.radius) + ")); }));");
+      pr.line(4, "});");
+      pr.line(3, "},");
+      pr.line(3, "haloTiles(" + Printer::u(mr.tileRows) + ", " + Printer::u(mr.tileCols) + ", " +
+                     Printer::u(mr.radius) + ", " + src + ", " + boundary + ")), " + src +
+                     ".rows(), " + src + ".cols());");
+      break;
+    }
+  }
+  pr.line(1, "}, CaptureOptions{.nvrtcOptions = {\"--fmad=false\"}});");
+  pr.line(0, "}");
+  return pr.out;
+}
+
+}  // namespace
+
 uint32_t gridPasses(const Recipe& r) { return 1 + (r.gridOutput ? 1 : 0); }
 
 std::vector<Words> reference(const Recipe& r, const Words& in) {
+  if (r.matrix) return matrixReference(r, in);
   require(r.chunk > 0 && r.blocks > 0 && r.threads > 0 && r.altThreads > 0, "empty launch");
   require(r.realBlocks > 0, "no real blocks");
   require(r.elem == 8 || r.elem == 16 || r.elem == 32, "an input of another width");
@@ -1237,6 +1855,10 @@ Recipe generate(std::mt19937_64& rng) {
   r.threads = gen.pick(threadCounts);
   r.altThreads = gen.pick(threadCounts);
   r.dataSeed = rng();
+  // Matrix kernels: from a stream of their own (seeded by the data seed), every choice of
+  // theirs too, so the recipes that are not matrix ones are the previous generator's.
+  std::mt19937_64 matrix(r.dataSeed ^ 0x3c79ac492ba7b653ull);
+  if (matrix() % 100 < kMatrixPercent) return generateMatrix(r.dataSeed, matrix);
   const uint32_t kind = gen.below(20);
   r.grid = kind == 0 ? Shape::Flat : kind < 5 ? Shape::Coalesce : Shape::SplitUp;
   r.gridMap = gen.chance(25);
@@ -1320,6 +1942,7 @@ Recipe generate(std::mt19937_64& rng) {
 }
 
 std::string cppSource(const Recipe& r, uint32_t threads, const std::string& function) {
+  if (r.matrix) return matrixSource(r, threads, function);
   Printer pr;
   pr.threads = threads;
   const std::string bits = std::to_string(r.elem), E = "EWord" + bits;
@@ -1457,7 +2080,294 @@ bool isDeepFold(const Recipe& r) {
   return r.body.size() == 1 && r.body[0].op == Op::SplitFold && r.body[0].b >= 4096;
 }
 
+// ------------------------------------------------------------------ matrices: shrinking
+namespace {
+
+void forEachTileList(std::vector<TileNode>& ops,
+                     const std::function<void(std::vector<TileNode>&)>& f) {
+  f(ops);
+  for (TileNode& n : ops) forEachTileList(n.kids, f);
+}
+
+size_t countTileNodes(const std::vector<TileNode>& ops) {
+  size_t c = 0;
+  for (const TileNode& n : ops) c += 1 + countTileNodes(n.kids);
+  return c;
+}
+
+size_t countExprNodes(const MExpr& e) {
+  size_t c = 1;
+  for (const MExpr& kid : e.kids) c += countExprNodes(kid);
+  return c;
+}
+
+// Calls f on the expression's nodes in preorder.
+void forEachExpr(MExpr& e, const std::function<void(MExpr&)>& f) {
+  f(e);
+  for (MExpr& kid : e.kids) forEachExpr(kid, f);
+}
+
+// recipeSize of a matrix recipe (a transposed grid weighs more than the whole grid's result).
+size_t matrixSize(const Recipe& r) {
+  const MatrixRecipe& mr = *r.matrix;
+  size_t size = (countTileNodes(mr.body) + countExprNodes(mr.expr) + mr.terms.size() +
+                 mr.inputs.size() + (mr.out != MatrixOut::Push)) *
+                    100000 +
+                r.threads + r.altThreads + r.realBlocks + size_t{mr.tileRows} * mr.tileCols +
+                mr.radius + 2 * mr.transposeGrid + mr.whole + mr.zero + mr.viaHalo +
+                mr.haloPadding + mr.haloPush + mr.narrowHalo;
+  for (const MatrixInput& m : mr.inputs) {
+    size += size_t{m.rows} * m.pitch + m.cols + (m.elem != 32);
+  }
+  std::vector<TileNode> body = mr.body;
+  forEachTileList(body, [&](std::vector<TileNode>& ops) {
+    for (const TileNode& n : ops) {
+      if (n.op == TileOp::Nest) size += size_t{n.b} * n.c + n.d;
+      if (n.op == TileOp::ZipRotate) size += n.b + n.c;
+      if (n.op == TileOp::Force) size += n.a + n.d;
+      if (n.op == TileOp::NarrowForce) size += 1 + n.a + n.d;
+    }
+  });
+  for (const StencilTerm& t : mr.terms) size += (t.dr != 0) + (t.dc != 0) + (t.op != 0);
+  return size;
+}
+
+std::vector<Recipe> matrixShrinkCandidates(const Recipe& r) {
+  const MatrixRecipe& mr = *r.matrix;
+  std::vector<Recipe> out;
+  auto with = [&](const std::function<void(MatrixRecipe&)>& change) {
+    Recipe c = r;
+    change(*c.matrix);
+    out.push_back(std::move(c));
+  };
+  // The plainest output: push2<Grid> of the expression.
+  if (mr.out != MatrixOut::Push) {
+    with([](MatrixRecipe& m) {
+      m.out = MatrixOut::Push;
+      m.body.clear();
+      m.terms.clear();
+      m.tileRows = m.tileCols = 1;
+      m.radius = 0;
+      m.transposeGrid = m.whole = m.zero = m.viaHalo = m.haloPush = m.narrowHalo = false;
+      m.haloPadding = 0;
+    });
+  }
+  // The tile programs: each step removed, a nest replaced by its kids, simpler forms.
+  std::vector<std::vector<TileOp>> lists;
+  std::vector<TileNode> probe = mr.body;
+  forEachTileList(probe, [&](std::vector<TileNode>& v) {
+    std::vector<TileOp> ops;
+    for (const TileNode& n : v) ops.push_back(n.op);
+    lists.push_back(ops);
+  });
+  auto edit = [&](size_t li, const std::function<void(std::vector<TileNode>&)>& change) {
+    with([&](MatrixRecipe& m) {
+      size_t k = 0;
+      forEachTileList(m.body, [&](std::vector<TileNode>& v) {
+        if (k++ == li) change(v);
+      });
+    });
+  };
+  for (size_t li = 0; li < lists.size(); ++li) {
+    for (size_t j = 0; j < lists[li].size(); ++j) {
+      const auto at = static_cast<long>(j);
+      edit(li, [at](std::vector<TileNode>& v) { v.erase(v.begin() + at); });
+      const TileOp op = lists[li][j];
+      if (op == TileOp::Nest) {
+        edit(li, [at](std::vector<TileNode>& v) {
+          const std::vector<TileNode> kids = v[static_cast<size_t>(at)].kids;
+          v.erase(v.begin() + at);
+          v.insert(v.begin() + at, kids.begin(), kids.end());
+        });
+        edit(li, [at](std::vector<TileNode>& v) {
+          TileNode& n = v[static_cast<size_t>(at)];
+          n.b = std::max(1u, n.b / 2);
+          n.c = std::max(1u, n.c / 2);
+        });
+      }
+      if (op == TileOp::NarrowForce) {
+        edit(li, [at](std::vector<TileNode>& v) { v[static_cast<size_t>(at)].op = TileOp::Force; });
+      }
+      if (op == TileOp::Force || op == TileOp::NarrowForce || op == TileOp::Nest) {
+        edit(li, [at](std::vector<TileNode>& v) { v[static_cast<size_t>(at)].d = 0; });
+      }
+      if (op == TileOp::Force || op == TileOp::NarrowForce) {
+        edit(li, [at](std::vector<TileNode>& v) { v[static_cast<size_t>(at)].a = 0; });
+      }
+      if (op == TileOp::ZipRotate) {
+        edit(li, [at](std::vector<TileNode>& v) {
+          v[static_cast<size_t>(at)].b = 0;
+          v[static_cast<size_t>(at)].c = 0;
+        });
+      }
+    }
+  }
+  if (mr.whole) with([](MatrixRecipe& m) { m.whole = false; });
+  if (mr.transposeGrid) {
+    with([](MatrixRecipe& m) { m.transposeGrid = false; });
+    with([](MatrixRecipe& m) {
+      m.transposeGrid = false;
+      m.whole = true;
+    });
+  }
+  if (mr.out != MatrixOut::Push) {
+    if (mr.tileRows > 1) {
+      with([](MatrixRecipe& m) { m.tileRows = 1; });
+      with([](MatrixRecipe& m) { m.tileRows /= 2; });
+      with([](MatrixRecipe& m) { m.tileRows -= 1; });
+    }
+    if (mr.tileCols > 1) {
+      with([](MatrixRecipe& m) { m.tileCols = 1; });
+      with([](MatrixRecipe& m) { m.tileCols /= 2; });
+      with([](MatrixRecipe& m) { m.tileCols -= 1; });
+    }
+  }
+  // The stencil: fewer and nearer neighbours, a smaller radius, the plainer options.
+  for (size_t k = 0; k < mr.terms.size(); ++k) {
+    const auto at = static_cast<long>(k);
+    if (mr.terms.size() > 1) with([at](MatrixRecipe& m) { m.terms.erase(m.terms.begin() + at); });
+    const StencilTerm& t = mr.terms[k];
+    if (t.dr != 0) with([k](MatrixRecipe& m) { m.terms[k].dr = 0; });
+    if (t.dc != 0) with([k](MatrixRecipe& m) { m.terms[k].dc = 0; });
+    if (t.op != 0) with([k](MatrixRecipe& m) { m.terms[k].op = 0; });
+  }
+  if (mr.radius > 0) with([](MatrixRecipe& m) { m.radius -= 1; });
+  if (mr.zero) with([](MatrixRecipe& m) { m.zero = false; });
+  if (mr.viaHalo) with([](MatrixRecipe& m) { m.viaHalo = false; });
+  if (mr.haloPadding) with([](MatrixRecipe& m) { m.haloPadding = 0; });
+  if (mr.haloPush) with([](MatrixRecipe& m) { m.haloPush = false; });
+  if (mr.narrowHalo) with([](MatrixRecipe& m) { m.narrowHalo = false; });
+  // The expression: a node replaced by one of its kids.
+  MExpr exprProbe = mr.expr;
+  std::vector<size_t> kidCounts;
+  forEachExpr(exprProbe, [&](MExpr& e) { kidCounts.push_back(e.kids.size()); });
+  for (size_t i = 0; i < kidCounts.size(); ++i) {
+    for (size_t j = 0; j < kidCounts[i]; ++j) {
+      with([i, j](MatrixRecipe& m) {
+        size_t k = 0;
+        forEachExpr(m.expr, [&](MExpr& e) {
+          if (k++ == i) {
+            const MExpr kid = e.kids[j];
+            e = kid;
+          }
+        });
+      });
+    }
+  }
+  // The inputs: one, smaller, without a pitch, of words.
+  if (mr.inputs.size() == 2) {
+    with([](MatrixRecipe& m) {
+      forEachExpr(m.expr, [](MExpr& e) {
+        if (e.kind == MExprKind::Input) e.a = 0;
+      });
+      m.inputs.pop_back();
+    });
+  }
+  for (size_t k = 0; k < mr.inputs.size(); ++k) {
+    const MatrixInput& m = mr.inputs[k];
+    if (m.rows > 1) {
+      with([k](MatrixRecipe& x) { x.inputs[k].rows = 1; });
+      with([k](MatrixRecipe& x) { x.inputs[k].rows /= 2; });
+      with([k](MatrixRecipe& x) { x.inputs[k].rows -= 1; });
+    }
+    if (m.cols > 1) {
+      with([k](MatrixRecipe& x) { x.inputs[k].cols = x.inputs[k].pitch = 1; });
+      with([k](MatrixRecipe& x) { x.inputs[k].cols /= 2; });
+      with([k](MatrixRecipe& x) { x.inputs[k].cols -= 1; });
+    }
+    if (m.pitch > m.cols) {
+      with([k](MatrixRecipe& x) { x.inputs[k].pitch = x.inputs[k].cols; });
+      with([k](MatrixRecipe& x) {
+        x.inputs[k].pitch -= (x.inputs[k].pitch - x.inputs[k].cols + 1) / 2;
+      });
+    }
+    if (m.elem != 32) {
+      with([k](MatrixRecipe& x) {
+        x.inputs[k].elem = 32;
+        x.narrowHalo = false;
+      });
+    }
+  }
+  auto launch = [&](const std::function<void(Recipe&)>& change) {
+    Recipe c = r;
+    change(c);
+    out.push_back(std::move(c));
+  };
+  if (r.realBlocks > 1) launch([](Recipe& c) { c.realBlocks = 1; });
+  for (uint32_t t : {32u, 64u}) {
+    if (r.threads > t) launch([t](Recipe& c) { c.threads = t; });
+    if (r.altThreads > t) launch([t](Recipe& c) { c.altThreads = t; });
+  }
+  // Only smaller ones: the shrinker takes the first candidate that fails alike, and one that
+  // changed nothing would be taken again and again.
+  const size_t size = matrixSize(r);
+  std::erase_if(out, [size](const Recipe& c) { return matrixSize(c) >= size; });
+  return out;
+}
+
+void countMatrix(const Recipe& r, std::map<std::string, uint64_t>& counts) {
+  const MatrixRecipe& mr = *r.matrix;
+  ++counts["matrix programs"];
+  if (mr.inputs.size() == 2) ++counts["matrix: two inputs"];
+  for (const MatrixInput& m : mr.inputs) {
+    if (m.elem != 32) ++counts["matrix: u" + std::to_string(m.elem) + " input"];
+    if (m.pitch > m.cols) ++counts["matrix: pitch > cols"];
+  }
+  static const char* const exprs[] = {"input", "map", "zipWith", "transpose"};
+  MExpr e = mr.expr;
+  forEachExpr(e, [&](MExpr& x) {
+    if (x.kind != MExprKind::Input) {
+      ++counts[std::string("matrix: grid ") + exprs[static_cast<size_t>(x.kind)]];
+    }
+  });
+  switch (mr.out) {
+    case MatrixOut::Push: ++counts["matrix: push2<Grid>"]; break;
+    case MatrixOut::Tiles:
+      ++counts["matrix: tiles, pConcat2"];
+      if (mr.transposeGrid) ++counts["matrix: tiles, transposed grid"];
+      if (mr.whole) ++counts["matrix: tiles, whole grid"];
+      break;
+    case MatrixOut::Stencil:
+      ++counts["matrix: stencil radius " + std::to_string(mr.radius) +
+               (mr.zero ? " Zero" : " Clamp")];
+      if (mr.viaHalo) {
+        ++counts[std::string("matrix: stencil via haloTiles, ") + (mr.haloPush ? "push2" : "pull") +
+                 (mr.haloPadding ? " None" : " Auto")];
+      }
+      if (mr.narrowHalo) ++counts["matrix: stencil of a narrow matrix"];
+      break;
+  }
+  static const char* const ops[] = {"map",   "addIndex",     "transpose", "zipRotate",
+                                    "force", "narrow force", "nest"};
+  // The tile steps by level: walk the body with the levels of its nests.
+  std::function<void(const std::vector<TileNode>&, Level)> walk = [&](const auto& list, Level l) {
+    for (const TileNode& n : list) {
+      std::string what = std::string("matrix tile: ") + ops[static_cast<size_t>(n.op)];
+      if (n.op == TileOp::Force || n.op == TileOp::NarrowForce) {
+        what += std::string(n.a == 0 ? " pull" : " push2") + (n.d == 0 ? " Auto" : " None");
+      }
+      ++counts[what + " at " + levelName(l)];
+      if (n.op == TileOp::Nest) walk(n.kids, l == Level::Block ? Level::Warp : Level::Thread);
+    }
+  };
+  walk(mr.body, Level::Block);
+}
+
+}  // namespace
+
+bool transposes(const std::vector<TileNode>& ops) {
+  bool t = false;
+  for (const TileNode& n : ops) {
+    if (n.op == TileOp::Transpose || (n.op == TileOp::Nest && transposes(n.kids))) t = !t;
+  }
+  return t;
+}
+
 void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
+  if (r.matrix) {
+    countMatrix(r, counts);
+    return;
+  }
   if (isDeepFold(r)) ++counts["deep fold"];
   static const char* const names[] = {
       "Map",          "AddIndex",  "ZipHalves",  "ZipEvenOdds", "Rotate",   "SplitFold",
@@ -1570,6 +2480,7 @@ size_t fusedSize(const Recipe& r) {
 }  // namespace
 
 size_t recipeSize(const Recipe& r) {
+  if (r.matrix) return matrixSize(r);
   // The collectives' variants (non-zero algorithm, operator, ...) count one each: shrinking
   // moves them towards the simplest.
   size_t variants = 0;
@@ -1586,6 +2497,7 @@ size_t recipeSize(const Recipe& r) {
 }
 
 std::vector<Recipe> shrinkCandidates(const Recipe& r) {
+  if (r.matrix) return matrixShrinkCandidates(r);
   std::vector<Recipe> out;
   auto with = [&](auto change) {
     Recipe c = r;

@@ -1,13 +1,14 @@
-// The fuzzer's program description: a recipe tree of combinator applications with their sizes,
-// and its three interpretations: obsidian calls that build the kernel (build.hpp), a plain C++
-// reference over std::vector (the oracle, no IR involved), and C++ source text that rebuilds the
-// same kernel with the library (for shrunk repros and regression tests). Every recipe the
-// generator makes is well typed and well sized; shrinking only keeps candidates that the
-// reference accepts.
+// The fuzzer's program description: a recipe tree of combinator applications with their sizes
+// (over 1-D arrays, or over matrices: MatrixRecipe), and its three interpretations: obsidian calls
+// that build the kernel (build.hpp), a plain C++ reference over std::vector (the oracle, no IR
+// involved), and C++ source text that rebuilds the same kernel with the library (for shrunk repros
+// and regression tests). Every recipe the generator makes is well typed and well sized; shrinking
+// only keeps candidates that the reference accepts.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -111,6 +112,83 @@ struct FusedPart {
   uint32_t a = 0, b = 0, c = 0;  // the operator or algorithm (a, c), the map's constant (b)
 };
 
+// ------------------------------------------------------------------ matrices
+// A matrix recipe (Recipe::matrix): a kernel of one or two DPull2 inputs (obsidian/matrix.hpp)
+// and one dense row-major Push2<Grid> output, built from a grid-level matrix expression and
+// one way of writing it: push2<Grid>, a 2-D grid of blocks over its tiles (pConcat2 of block
+// programs, which may nest warp and thread programs over sub-tiles), or a stencil.
+struct MatrixInput {
+  uint32_t rows = 1, cols = 1, pitch = 1;  // pitch >= cols: elements from one row to the next
+  uint32_t elem = 32;                      // element bits: 32, 16 (DPull2<EWord16>) or 8
+};
+
+// The grid-level matrix of words (a DPull2<EWord32> of the inputs' dynamic shapes).
+enum class MExprKind : uint8_t {
+  Input,      // input a, widened to words
+  Map,        // fmap(unary(a, b), kid)
+  Zip,        // zipWith(binary(a), kid 0, kid 1): the rows and cols both have
+  Transpose,  // transpose(kid)
+};
+struct MExpr {
+  MExprKind kind = MExprKind::Input;
+  uint32_t a = 0, b = 0;
+  std::vector<MExpr> kids;
+};
+
+// One step of a tile program (a block's tile, or a warp's or thread's sub-tile: static shape).
+enum class TileOp : uint8_t {
+  Map,          // fmap(unary(a, b))                                                   pull
+  AddIndex,     // mkPull2: t(r, c) + r * b + c                                        pull
+  Transpose,    // transpose(t): the cols x rows view                                  pull
+  ZipRotate,    // zipWith(binary(a), t, t's ((r + b) % rows, (col + c) % cols))       pull
+  Force,        // force2(p, t) (a = 0, Warp and Block: each thread's loads together) or
+                // force2(p, push2<L>(t)) (a = 1); padding d (0: Auto, 1: None)      force
+  NarrowForce,  // as Force, of t narrowed to c bits (8 or 16), widened again        force
+  Nest,         // pConcat2 of programs one level down over tiles(b, c) of t, each running
+                // the kids on its sub-tile (transpose(tiles) where the kids transpose, so
+                // the result is t's shape or its transpose); forced (padding d) unless it is
+                // the last step, whose push array the program then returns              force
+};
+struct TileNode {
+  TileOp op = TileOp::Map;
+  uint32_t a = 0, b = 0, c = 0, d = 0;
+  std::vector<TileNode> kids;
+};
+
+// How the matrix recipe writes its expression m.
+enum class MatrixOut : uint8_t {
+  Push,     // push2<Grid>(m)
+  Tiles,    // pConcat2 over the tiles(tileRows, tileCols, m) (transposed with transposeGrid)
+            // of block programs running body; the result m's shape (or its transpose), or
+            // with whole the whole grid of the blocks' results
+  Stencil,  // stencil(m, radius, f, {tileRows, tileCols, boundary}), f folding the terms'
+            // neighbours; or with viaHalo the same blocks written out: pConcat2 over
+            // haloTiles, force2 of the halo tile (padding, pull or push form)
+};
+struct StencilTerm {
+  int dr = 0, dc = 0;  // the neighbour, each within the radius
+  uint32_t op = 0;     // binary(op) of the terms before and this one (the first: unused)
+};
+struct MatrixRecipe {
+  std::vector<MatrixInput> inputs;  // one or two
+  MExpr expr;
+  MatrixOut out = MatrixOut::Push;
+  uint32_t tileRows = 1, tileCols = 1;
+  // Tiles
+  bool transposeGrid = false, whole = false;
+  std::vector<TileNode> body;  // at Block level
+  // Stencil
+  uint32_t radius = 0;
+  bool zero = false;  // Boundary::Zero (else Clamp)
+  std::vector<StencilTerm> terms;
+  bool viaHalo = false;
+  uint32_t haloPadding = 0;  // viaHalo: 0 Auto, 1 None
+  bool haloPush = false;     // viaHalo: force2 of push2<Block>(halo) instead of the pull tile
+  bool narrowHalo = false;   // the stencil reads its input (expr: a narrow one) as its type
+};
+// Whether a list of tile steps leaves its tile transposed (cols x rows).
+bool transposes(const std::vector<TileNode>& ops);
+
 struct Recipe {
   uint32_t threads = 128;       // real threads per block of the main configuration
   uint32_t altThreads = 64;     // another thread count, for the differential run
@@ -149,6 +227,9 @@ struct Recipe {
   bool fusedForce = false;   // y forced (forcePull) before the parts read it
   bool fusedNested = false;  // fuse(fuse(push(y), part 1), part 2): the same parts, nested
   bool gridFirst = false;    // output with gridOutput: push<Grid> first in the result tuple
+  // A matrix kernel instead of all the above but the thread and block counts and the data seed
+  // (drawn from a stream of its own too).
+  std::optional<MatrixRecipe> matrix;
 };
 
 // A recipe that the reference rejects (a length that does not divide, an empty array, ...):
