@@ -323,9 +323,11 @@ auto tiles(uint32_t th, uint32_t tw, const Pull2<R, C, Exp<X>>& m) {
   const C tc = detail::tileCount(m.cols(), tw);
   return Pull2<R, C, SPull2<Exp<X>>>(tr, tc, [m, th, tw](const EWord32& i, const EWord32& j) {
     return SPull2<Exp<X>>(th, tw, [m, th, tw, i, j](const EWord32& r, const EWord32& c) {
-      const EWord32 row = i * th + r, col = j * tw + c;
-      return ifThenElse(row < sizeConv(m.rows()) && col < sizeConv(m.cols()), m(row, col),
-                        Exp<X>(X{}));
+      // i * th <= rows - 1 (i < ceil(rows / th)): r < rows - i * th never wraps, where
+      // i * th + r < rows would for rows near 2^32.
+      const EWord32 top = i * th, left = j * tw;
+      return ifThenElse(r < sizeConv(m.rows()) - top && c < sizeConv(m.cols()) - left,
+                        m(top + r, left + c), Exp<X>(X{}));
     });
   });
 }
@@ -351,17 +353,23 @@ auto haloTiles(uint32_t th, uint32_t tw, uint32_t radius, const Pull2<R, C, Exp<
   return Pull2<R, C, SPull2<Exp<X>>>(
       tr, tc, [m, th, tw, hr, hc, radius, boundary](const EWord32& i, const EWord32& j) {
         return SPull2<Exp<X>>(hr, hc, [=](const EWord32& r, const EWord32& c) {
-          // Row i * th + r - radius, kept unsigned: below zero when i * th + r < radius.
+          // Row i * th + r - radius, worked out from i * th (at most rows - 1) without
+          // wrapping: above the tile by radius - r, or below its top by r - radius.
           const EWord32 rows = sizeConv(m.rows()), cols = sizeConv(m.cols());
-          const EWord32 row = i * th + r, col = j * tw + c;
+          const EWord32 top = i * th, left = j * tw;
           if (boundary == Boundary::Clamp) {
-            const EWord32 cr = ifThenElse(row < radius, EWord32(0u), min(row - radius, rows - 1u));
-            const EWord32 cc = ifThenElse(col < radius, EWord32(0u), min(col - radius, cols - 1u));
-            return m(cr, cc);
+            auto clamp = [radius](const EWord32& base, const EWord32& k, const EWord32& n) {
+              return ifThenElse(
+                  k >= radius, ifThenElse(k - radius <= n - 1u - base, base + (k - radius), n - 1u),
+                  ifThenElse(base >= radius - k, base - (radius - k), EWord32(0u)));
+            };
+            return m(clamp(top, r, rows), clamp(left, c, cols));
           }
-          return ifThenElse(
-              row >= radius && row - radius < rows && col >= radius && col - radius < cols,
-              m(row - radius, col - radius), Exp<X>(X{}));
+          auto inside = [radius](const EWord32& base, const EWord32& k, const EWord32& n) {
+            return ifThenElse(k >= radius, k - radius <= n - 1u - base, base >= radius - k);
+          };
+          return ifThenElse(inside(top, r, rows) && inside(left, c, cols),
+                            m(top + r - radius, left + c - radius), Exp<X>(X{}));
         });
       });
 }
@@ -420,9 +428,12 @@ auto pConcat2(const Pull2<RA, CA, Inner>& arr, const NR& rows, const NC& cols) {
             const EWord32 i = b / across, j = b % across;  // the instance's tile
             arr(i, j)(
                 q, [&](const Program<Thread>& t, const T& v, const EWord32& r, const EWord32& c) {
-                  const EWord32 row = i * th + r, col = j * tw + c;
-                  t.cond(row < sizeConv(outRows) && col < sizeConv(outCols),
-                         [&](const Program<Thread>& u) { w(u, v, row, col); });
+                  // i * th + r < rows without wrapping (tiles past the result's may have
+                  // i * th beyond 2^32): r < rows && i <= (rows - r - 1) / th.
+                  auto within = [](const EWord32& k, const EWord32& t, uint32_t side,
+                                   const EWord32& n) { return k < n && t <= (n - k - 1u) / side; };
+                  t.cond(within(r, i, th, sizeConv(outRows)) && within(c, j, tw, sizeConv(outCols)),
+                         [&](const Program<Thread>& u) { w(u, v, i * th + r, j * tw + c); });
                 });
           });
         });

@@ -138,6 +138,35 @@ TEST_CASE("matrix: 2-D arrays compose: zipWith, fmap, push2 at grid level, ensur
   CHECK(toJson(k.report())["postconditions"].size() == 1);
 }
 
+// A matrix of 2^32 - 1 rows cannot be simulated, but its tiles' elements at literal indices fold
+// to literals: the last tile's rows past the matrix must read as the edge (Clamp) or zero, not
+// wrap around to row 0 (element (r, c) of m below is r + 1, so row 0 reads 1).
+TEST_CASE("matrix: tiles and halos of a matrix of 2^32 - 1 rows do not wrap to row 0") {
+  const uint32_t rows = 0xffffffffu;
+  const auto m = mkPull2(rows, 1u, [](const EWord32& r, const EWord32&) { return r + 1u; });
+  auto value = [](const EWord32& e) {
+    REQUIRE(e.node()->kind == ExpKind::Literal);
+    return static_cast<uint32_t>(e.node()->bits);
+  };
+  // tiles(7, 1): the last tile starts at row 7 * 613566756 = 2^32 - 4.
+  const auto t = tiles(7, 1, m)(EWord32(613566756u), EWord32(0u));
+  CHECK(value(t(EWord32(2u), EWord32(0u))) == 0xffffffffu);                         // row 2^32 - 2
+  for (uint32_t r = 3; r < 7; ++r) CHECK(value(t(EWord32(r), EWord32(0u))) == 0u);  // outside
+  // haloTiles(16, 1, radius 1): the last tile starts at row 2^32 - 16; its halo rows 16 and 17
+  // are rows 2^32 - 1 and 2^32, past the last one (2^32 - 2).
+  const auto clamp = haloTiles(16, 1, 1, m, Boundary::Clamp)(EWord32(268435455u), EWord32(0u));
+  const auto zero = haloTiles(16, 1, 1, m, Boundary::Zero)(EWord32(268435455u), EWord32(0u));
+  CHECK(value(clamp(EWord32(15u), EWord32(1u))) == 0xffffffffu);  // row 2^32 - 2 itself
+  for (uint32_t r : {16u, 17u}) {
+    CHECK(value(clamp(EWord32(r), EWord32(1u))) == 0xffffffffu);  // the last row, repeated
+    CHECK(value(zero(EWord32(r), EWord32(1u))) == 0u);
+  }
+  CHECK(value(zero(EWord32(15u), EWord32(1u))) == 0xffffffffu);
+  // The first tile's halo above row 0: the edge (Clamp) or zero.
+  const auto first = haloTiles(16, 1, 1, m, Boundary::Clamp)(EWord32(0u), EWord32(0u));
+  CHECK(value(first(EWord32(0u), EWord32(1u))) == 1u);
+}
+
 TEST_CASE("matrix: misuse is an Error naming the rule") {
   const Kernel t = transpose2d();
   const std::vector<float> in = randomMatrix(10, 12, 1);
