@@ -311,6 +311,19 @@ inline EWord32 tileCount(const EWord32& n, uint32_t k) {
   return n / k + ifThenElse(n % k != 0u, EWord32(1u), EWord32(0u));
 }
 void checkTile(const char* what, uint32_t tileRows, uint32_t tileCols);
+// The rows (or cols) `n` of a matrix read `reach` at a time from a tile's first: the last
+// tile's indices (32-bit, as the generated code computes them) stay below 2^32 when
+// n + reach <= 2^32. An Error now for a static n, a launch precondition for a dynamic one.
+void checkExtent(const char* what, const char* side, uint32_t n, uint32_t reach);
+void checkExtent(const char* what, const char* side, const EWord32& n, uint32_t reach);
+template <class N>
+void checkExtent(const char* what, const char* side, const N& n, uint32_t reach) {
+  if constexpr (std::is_same_v<N, uint32_t>) {
+    checkExtent(what, side, static_cast<uint32_t>(n), reach);
+  } else {
+    checkExtent(what, side, sizeConv(n), reach);
+  }
+}
 }  // namespace detail
 
 // tiles(th, tw, m): the tile grid of m: ceil(rows / th) x ceil(cols / tw) tiles, tile (i, j)
@@ -319,15 +332,15 @@ void checkTile(const char* what, uint32_t tileRows, uint32_t tileCols);
 template <class R, class C, class X>
 auto tiles(uint32_t th, uint32_t tw, const Pull2<R, C, Exp<X>>& m) {
   detail::checkTile("tiles", th, tw);
+  detail::checkExtent("tiles", "rows", m.rows(), th);
+  detail::checkExtent("tiles", "cols", m.cols(), tw);
   const R tr = detail::tileCount(m.rows(), th);
   const C tc = detail::tileCount(m.cols(), tw);
   return Pull2<R, C, SPull2<Exp<X>>>(tr, tc, [m, th, tw](const EWord32& i, const EWord32& j) {
     return SPull2<Exp<X>>(th, tw, [m, th, tw, i, j](const EWord32& r, const EWord32& c) {
-      // i * th <= rows - 1 (i < ceil(rows / th)): r < rows - i * th never wraps, where
-      // i * th + r < rows would for rows near 2^32.
-      const EWord32 top = i * th, left = j * tw;
-      return ifThenElse(r < sizeConv(m.rows()) - top && c < sizeConv(m.cols()) - left,
-                        m(top + r, left + c), Exp<X>(X{}));
+      const EWord32 row = i * th + r, col = j * tw + c;
+      return ifThenElse(row < sizeConv(m.rows()) && col < sizeConv(m.cols()), m(row, col),
+                        Exp<X>(X{}));
     });
   });
 }
@@ -348,28 +361,24 @@ auto haloTiles(uint32_t th, uint32_t tw, uint32_t radius, const Pull2<R, C, Exp<
   detail::checkTile("haloTiles", th, tw);
   const uint32_t hr = detail::lenAdd("haloTiles", th, detail::lenMul("haloTiles", 2u, radius));
   const uint32_t hc = detail::lenAdd("haloTiles", tw, detail::lenMul("haloTiles", 2u, radius));
+  detail::checkExtent("haloTiles", "rows", m.rows(), hr);
+  detail::checkExtent("haloTiles", "cols", m.cols(), hc);
   const R tr = detail::tileCount(m.rows(), th);
   const C tc = detail::tileCount(m.cols(), tw);
   return Pull2<R, C, SPull2<Exp<X>>>(
       tr, tc, [m, th, tw, hr, hc, radius, boundary](const EWord32& i, const EWord32& j) {
         return SPull2<Exp<X>>(hr, hc, [=](const EWord32& r, const EWord32& c) {
-          // Row i * th + r - radius, worked out from i * th (at most rows - 1) without
-          // wrapping: above the tile by radius - r, or below its top by r - radius.
+          // Row i * th + r - radius, kept unsigned: below zero when i * th + r < radius.
           const EWord32 rows = sizeConv(m.rows()), cols = sizeConv(m.cols());
-          const EWord32 top = i * th, left = j * tw;
+          const EWord32 row = i * th + r, col = j * tw + c;
           if (boundary == Boundary::Clamp) {
-            auto clamp = [radius](const EWord32& base, const EWord32& k, const EWord32& n) {
-              return ifThenElse(
-                  k >= radius, ifThenElse(k - radius <= n - 1u - base, base + (k - radius), n - 1u),
-                  ifThenElse(base >= radius - k, base - (radius - k), EWord32(0u)));
-            };
-            return m(clamp(top, r, rows), clamp(left, c, cols));
+            const EWord32 cr = ifThenElse(row < radius, EWord32(0u), min(row - radius, rows - 1u));
+            const EWord32 cc = ifThenElse(col < radius, EWord32(0u), min(col - radius, cols - 1u));
+            return m(cr, cc);
           }
-          auto inside = [radius](const EWord32& base, const EWord32& k, const EWord32& n) {
-            return ifThenElse(k >= radius, k - radius <= n - 1u - base, base >= radius - k);
-          };
-          return ifThenElse(inside(top, r, rows) && inside(left, c, cols),
-                            m(top + r - radius, left + c - radius), Exp<X>(X{}));
+          return ifThenElse(
+              row >= radius && row - radius < rows && col >= radius && col - radius < cols,
+              m(row - radius, col - radius), Exp<X>(X{}));
         });
       });
 }
@@ -428,12 +437,9 @@ auto pConcat2(const Pull2<RA, CA, Inner>& arr, const NR& rows, const NC& cols) {
             const EWord32 i = b / across, j = b % across;  // the instance's tile
             arr(i, j)(
                 q, [&](const Program<Thread>& t, const T& v, const EWord32& r, const EWord32& c) {
-                  // i * th + r < rows without wrapping (tiles past the result's may have
-                  // i * th beyond 2^32): r < rows && i <= (rows - r - 1) / th.
-                  auto within = [](const EWord32& k, const EWord32& t, uint32_t side,
-                                   const EWord32& n) { return k < n && t <= (n - k - 1u) / side; };
-                  t.cond(within(r, i, th, sizeConv(outRows)) && within(c, j, tw, sizeConv(outCols)),
-                         [&](const Program<Thread>& u) { w(u, v, i * th + r, j * tw + c); });
+                  const EWord32 row = i * th + r, col = j * tw + c;
+                  t.cond(row < sizeConv(outRows) && col < sizeConv(outCols),
+                         [&](const Program<Thread>& u) { w(u, v, row, col); });
                 });
           });
         });

@@ -21,8 +21,28 @@ void checkTile(const char* what, uint32_t tileRows, uint32_t tileCols) {
   }
 }
 
+void checkExtent(const char* what, const char* side, uint32_t n, uint32_t reach) {
+  if (uint64_t{n} + reach > (uint64_t{1} << 32)) {
+    throw Error(std::string(what) + ": a matrix of " + std::to_string(n) + " " + side +
+                " is too close to 2^32 " + side +
+                ": the last tile's indices would pass 2^32 - 1 (" + side + " + " +
+                std::to_string(reach) + " must be at most 2^32)");
+  }
+}
+
+void checkExtent(const char* what, const char* side, const EWord32& n, uint32_t reach) {
+  requireLength(cast<uint64_t>(n) + EWord64(reach) <= EWord64(uint64_t{1} << 32),
+                std::string(what) + ": the matrix's " + side + " + " + std::to_string(reach) +
+                    " must be at most 2^32 (the last tile's indices would pass 2^32 - 1)");
+}
+
 void checkCovers(const char* what, uint32_t tiles, uint32_t side, uint32_t wanted) {
   const uint64_t covered = uint64_t{tiles} * side;
+  if (covered > (uint64_t{1} << 32)) {
+    throw Error(std::string("pConcat2: ") + std::to_string(tiles) + " tiles of " +
+                std::to_string(side) + " " + what + " pass 2^32 " + what +
+                " (their indices would wrap)");
+  }
   if (covered < wanted) {
     throw Error(std::string("pConcat2: the tiles cover ") + std::to_string(covered) + " " + what +
                 " of the result's " + std::to_string(wanted) + " (" + std::to_string(tiles) +
@@ -34,6 +54,9 @@ void checkCovers(const char* what, const EWord32& tiles, uint32_t side, const EW
   if (ir::equal(tiles.node(), tileCount(wanted, side).node())) return;  // tiles(...)'s own count
   requireLength(cast<uint64_t>(tiles) * EWord64(side) >= cast<uint64_t>(wanted),
                 std::string("pConcat2: the tiles cover the result's ") + what);
+  requireLength(
+      cast<uint64_t>(tiles) * EWord64(side) <= EWord64(uint64_t{1} << 32),
+      std::string("pConcat2: the tiles' ") + what + " are at most 2^32 (their indices would wrap)");
 }
 
 }  // namespace obsidian::detail
