@@ -127,6 +127,33 @@ std::string checkAliasing(const Recipe& r, const Kernel& k, const std::vector<ui
   return "";
 }
 
+// The launch checks of one made-up launch at huge lengths (`at` says which): they must refuse
+// it with a precondition, or pass it with every output's exact length and few enough real
+// blocks. "" when they did.
+std::string judgeHugeLaunch(const KernelIR& ir, const std::vector<KernelArg>& args, bool wraps,
+                            const std::vector<Wide>& want, const std::string& at) {
+  ++stats.hugeLengths;
+  std::optional<BoundArguments> bound;
+  const std::string m = messageOf([&] { bound = bindArguments(ir, args); });
+  if (!bound) {
+    if (m.find(" fails with ") == std::string::npos) {
+      return "the launch checks refused with a message that is no precondition" + at + ": " + m;
+    }
+    return "";  // refused by a precondition (divisibility, or a length past 2^32)
+  }
+  if (wraps) return "an output length past 2^32 passed the launch checks" + at;
+  for (size_t i = 0; i < ir.params.size(); ++i) {
+    if (ir.params[i].kind == ParamKind::Array && ir.params[i].output &&
+        bound->lengths[i] != want[i]) {
+      return "output " + ir.params[i].name + " has length " + str(bound->lengths[i]) +
+             " after the launch checks; its exact length is " + str(want[i]) + at;
+    }
+  }
+  const uint32_t blocks = realBlocks(ir, *bound, 0, "fuzz");
+  if (blocks > maxRealBlocks(ir.threadsPerBlock)) return "more real blocks than allowed" + at;
+  return "";
+}
+
 // The launch checks of a matrix kernel whose matrices (each) have rows x cols (and a pitch)
 // near and past 2^32 elements: as checkHugeLengths.
 std::string checkMatrixHugeLengths(const Kernel& k, std::mt19937_64& rng) {
@@ -172,27 +199,9 @@ std::string checkMatrixHugeLengths(const Kernel& k, std::mt19937_64& rng) {
       args.push_back(KernelArg::deviceArray(p.type, address, count, p.output));
       address += uint64_t{1} << 36;  // far apart: no overlap
     }
-    ++stats.hugeLengths;
-    std::optional<BoundArguments> bound;
-    const std::string m = messageOf([&] { bound = bindArguments(ir, args); });
     const std::string at = " (matrices of " + std::to_string(shape[0]) + " x " +
                            std::to_string(shape[1]) + ", pitch " + std::to_string(shape[2]) + ")";
-    if (!bound) {
-      if (m.find(" fails with ") == std::string::npos) {
-        return "the launch checks refused with a message that is no precondition" + at + ": " + m;
-      }
-      continue;
-    }
-    if (wraps) return "an output length past 2^32 passed the launch checks" + at;
-    for (size_t i = 0; i < ir.params.size(); ++i) {
-      if (ir.params[i].kind == ParamKind::Array && ir.params[i].output &&
-          bound->lengths[i] != want[i]) {
-        return "output " + ir.params[i].name + " has length " + str(bound->lengths[i]) +
-               " after the launch checks; its exact length is " + str(want[i]) + at;
-      }
-    }
-    const uint32_t blocks = realBlocks(ir, *bound, 0, "fuzz");
-    if (blocks > maxRealBlocks(ir.threadsPerBlock)) return "more real blocks than allowed" + at;
+    if (std::string f = judgeHugeLaunch(ir, args, wraps, want, at); !f.empty()) return f;
   }
   return "";
 }
@@ -239,26 +248,8 @@ std::string checkHugeLengths(const Recipe& r, const Kernel& k,
       args.push_back(KernelArg::deviceArray(p.type, address, count, writes));
       address += uint64_t{1} << 36;  // far apart: no overlap
     }
-    ++stats.hugeLengths;
-    std::optional<BoundArguments> bound;
-    const std::string m = messageOf([&] { bound = bindArguments(ir, args); });
     const std::string at = " (input of " + std::to_string(n) + " elements)";
-    if (!bound) {
-      if (m.find(" fails with ") == std::string::npos) {
-        return "the launch checks refused with a message that is no precondition" + at + ": " + m;
-      }
-      continue;  // refused by a precondition (divisibility, or a length past 2^32)
-    }
-    if (wraps) return "an output length past 2^32 passed the launch checks" + at;
-    for (size_t i = 0; i < ir.params.size(); ++i) {
-      if (ir.params[i].kind == ParamKind::Array && ir.params[i].output &&
-          bound->lengths[i] != want[i]) {
-        return "output " + ir.params[i].name + " has length " + str(bound->lengths[i]) +
-               " after the launch checks; its exact length is " + str(want[i]) + at;
-      }
-    }
-    const uint32_t blocks = realBlocks(ir, *bound, 0, "fuzz");
-    if (blocks > maxRealBlocks(ir.threadsPerBlock)) return "more real blocks than allowed" + at;
+    if (std::string f = judgeHugeLaunch(ir, args, wraps, want, at); !f.empty()) return f;
   }
   return "";
 }
