@@ -109,8 +109,8 @@ void Counters::arithmetic(uint32_t s, const Lanes& lanes, bool isFloat) {
   if (isFloat) c[Counter::FloatOperations] += lanes.size();
 }
 
-void Counters::atomics(uint32_t s, const Lanes&, const std::vector<uint64_t>& addresses,
-                       size_t begin, size_t end) {
+void Counters::atomics(uint32_t s, const std::vector<uint64_t>& addresses, size_t begin,
+                       size_t end) {
   scratch_.assign(addresses.begin() + static_cast<ptrdiff_t>(begin),
                   addresses.begin() + static_cast<ptrdiff_t>(end));
   counts_[s][Counter::AtomicLanes] += end - begin;
@@ -135,7 +135,7 @@ void Counters::global(uint32_t s, AccessKind kind, ArrayId a, bool readOnly, uin
   std::vector<uint32_t>& touched = touched_[a];
   forWarps(lanes, [&](size_t begin, size_t end) {
     ++c[k.requests];
-    if (kind == AccessKind::Atomic) atomics(s, lanes, addresses, begin, end);
+    if (kind == AccessKind::Atomic) atomics(s, addresses, begin, end);
     // Ideal: the distinct bytes asked for, packed into sectors.
     scratch_.assign(addresses.begin() + static_cast<ptrdiff_t>(begin),
                     addresses.begin() + static_cast<ptrdiff_t>(end));
@@ -240,7 +240,7 @@ void Counters::countShared(uint32_t s, AccessKind kind, uint32_t bytes, const La
   const uint32_t words = std::max<uint32_t>(bytes / 4, 1);
   forWarps(lanes, [&](size_t begin, size_t end) {
     ++c[k.requests];
-    if (kind == AccessKind::Atomic) atomics(s, lanes, addresses, begin, end);
+    if (kind == AccessKind::Atomic) atomics(s, addresses, begin, end);
     size_t j = begin;
     while (j < end) {
       const uint32_t g = lanes[j] % kWarp / group;

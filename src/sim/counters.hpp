@@ -59,8 +59,8 @@ class Counters {
   // Calls f(begin, end) for each warp's run of lanes[begin, end).
   template <class F>
   static void forWarps(const Lanes& lanes, F&& f);
-  void atomics(uint32_t s, const Lanes& lanes, const std::vector<uint64_t>& addresses, size_t begin,
-               size_t end);
+  // The lanes [begin, end) of one atomic request: their count and their distinct addresses.
+  void atomics(uint32_t s, const std::vector<uint64_t>& addresses, size_t begin, size_t end);
   void countShared(uint32_t s, AccessKind kind, uint32_t bytes, const Lanes& lanes,
                    const std::vector<uint64_t>& addresses);
   struct Pending {
