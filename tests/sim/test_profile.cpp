@@ -227,8 +227,11 @@ TEST_CASE("profile: off, nothing is counted; the JSON; the cost model") {
   CHECK(off.profile.statements.empty());
   CHECK(errorOf([&] { predictTime(off.profile); }) ==
         "predictTime: the run was not profiled (set SimOptions::profile)");
+  CHECK(errorOf([&] { profileSummary(off.profile); }) ==
+        "profileSummary: the run was not profiled (set SimOptions::profile)");
 
   const SimStats on = profiled(k, {in, out});
+  CHECK(profileSummary(on.profile).find("predicted on H100 SXM") != std::string::npos);
   const nlohmann::json j = toJson(on.profile);
   CHECK(j["blocks"] == 4);
   CHECK(j["total"]["globalLoadRequests"] == 32);
