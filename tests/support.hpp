@@ -1,5 +1,5 @@
-// What several test files share: random inputs, counting in generated text, the message of an
-// expected Error, and what a simulated run moved.
+// What several test files share: random inputs, a host scan, counting in generated text, the
+// message of an expected Error, and what a simulated run moved.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -12,6 +12,19 @@
 #include <vector>
 
 namespace testing {
+
+// The inclusive (or exclusive: identity first) f-scan of `in`, in order, on the host.
+template <class X, class F>
+std::vector<X> hostScan(const std::vector<X>& in, F f, bool inclusive, X identity) {
+  std::vector<X> out(in.size());
+  X acc = identity;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!inclusive) out[i] = acc;
+    acc = f(acc, in[i]);
+    if (inclusive) out[i] = acc;
+  }
+  return out;
+}
 
 // n random words below `below` (0: over the whole range), reproducible from `seed`.
 inline std::vector<uint32_t> randomWords(size_t n, uint32_t seed, uint32_t below = 0) {

@@ -719,15 +719,21 @@ Family deviceScanFamily() {
                int64_t{1} << 28),
       intParam("threads", "threads per block (a multiple of 32)", 32, 1024),
       intParam("items", "elements each thread scans (odd: no bank conflicts)", 1, 64, 15),
-      choiceParam("stage", "load the tile through shared memory first", {"no", "yes"}, "no")};
-  f.labelParams = {"items", "stage"};
+      choiceParam("load", "how threads get their elements (block/load_store.hpp)",
+                  {"direct", "striped", "warpStriped"}, "direct"),
+      intParam("delay", "the look-back's back-off in ns (0: none)", 0, 1000000, 0),
+      intParam("blocks", "blocks per SM the registers must allow (0: the compiler's choice)", 0, 64,
+               0)};
+  f.labelParams = {"items", "load", "delay", "blocks"};
   f.sizeParam = "n";
   f.canonical = [](Params p, bool simulate) {
     if (simulate) p["n"] = std::min<uint64_t>(p.at("n").get<uint64_t>(), 20000);
     return p;
   };
   f.build = [](const Params& p) {
-    const ScanPolicy policy{u32(p, "threads"), u32(p, "items"), str(p, "stage") == "yes"};
+    const ScanPolicy policy{u32(p, "threads"), u32(p, "items"),
+                            parseBlockLoadAlgorithm(str(p, "load")), u32(p, "delay"),
+                            u32(p, "blocks")};
     const ScanKind kind = str(p, "kind") == "exclusive" ? ScanKind::Exclusive : ScanKind::Inclusive;
     return std::vector<Kernel>{str(p, "type") == "f32"
                                    ? scanKernel<float>(Sum{}, policy, kind, 0.0f)
@@ -738,7 +744,12 @@ Family deviceScanFamily() {
                                    : deviceScanInstance<uint32_t>(p, k, cache);
   };
   f.variantLabel = [](const Params& p) {
-    return "x" + std::to_string(u32(p, "items")) + (str(p, "stage") == "yes" ? " staged" : "");
+    const std::string load = str(p, "load");
+    const uint32_t delay = u32(p, "delay");
+    const uint32_t blocks = u32(p, "blocks");
+    return "x" + std::to_string(u32(p, "items")) + (load == "direct" ? "" : " " + load) +
+           (delay == 0 ? "" : " d" + std::to_string(delay)) +
+           (blocks == 0 ? "" : " b" + std::to_string(blocks));
   };
   return f;
 }

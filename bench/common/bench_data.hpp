@@ -25,6 +25,10 @@ struct Data {
     for (T& x : host) {
       if constexpr (std::is_same_v<T, float>) {
         x = static_cast<float>(rng() >> 40) / static_cast<float>(1 << 24);  // [0, 1), not zero
+      } else if constexpr (std::is_same_v<T, double>) {
+        x = static_cast<double>(rng() >> 11) / static_cast<double>(uint64_t{1} << 53);  // [0, 1)
+      } else if constexpr (std::is_same_v<T, uint64_t>) {
+        x = rng();
       } else {
         x = static_cast<uint32_t>(rng());
       }
@@ -35,7 +39,12 @@ struct Data {
 
 template <class T>
 inline const char* typeName() {
-  return std::is_same_v<T, float> ? "f32" : "u32";
+  if constexpr (std::is_same_v<T, float>) return "f32";
+  if constexpr (std::is_same_v<T, double>) return "f64";
+  if constexpr (std::is_same_v<T, uint64_t>) return "u64";
+  if constexpr (std::is_same_v<T, uint16_t>) return "u16";
+  if constexpr (std::is_same_v<T, uint8_t>) return "u8";
+  return "u32";
 }
 
 // Sum of host[from, from + n) as the reference: wrapping for u32, double for f32.

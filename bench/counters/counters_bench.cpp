@@ -62,7 +62,7 @@ std::vector<Case> cases() {
                                BlockScanAlgorithm::Sklansky3}) {
     c.push_back({tileScanKernel<uint32_t>(a, Sum{}, 512, 256), n, n, {}});
   }
-  c.push_back({scanKernel<uint32_t>(Sum{}, ScanPolicy{256, 15, false}), n, n, {}});
+  c.push_back({scanKernel<uint32_t>(Sum{}, ScanPolicy{256, 15, BlockLoadAlgorithm::Direct}), n, n, {}});
   c.push_back({transposeKernel("transposeUnpadded", Padding::None),
                size_t{side} * side,
                size_t{side} * side,

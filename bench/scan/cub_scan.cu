@@ -25,19 +25,29 @@ void scan(void* temp, size_t& bytes, const void* in, void* out, size_t n, bool e
   }
 }
 
+// scan<T> for the element type named by `type`.
+template <class F>
+void withType(ScanElement type, F f) {
+  switch (type) {
+    case ScanElement::U32: return f(unsigned{});
+    case ScanElement::F32: return f(float{});
+    case ScanElement::U64: return f(static_cast<unsigned long long>(0));
+    case ScanElement::F64: return f(double{});
+  }
+}
+
 }  // namespace
 
-size_t cubScanTempBytes(size_t n, bool isFloat, bool exclusive) {
+size_t cubScanTempBytes(size_t n, ScanElement type, bool exclusive) {
   size_t bytes = 0;
-  isFloat ? scan<float>(nullptr, bytes, nullptr, nullptr, n, exclusive)
-          : scan<unsigned>(nullptr, bytes, nullptr, nullptr, n, exclusive);
+  withType(type,
+           [&](auto x) { scan<decltype(x)>(nullptr, bytes, nullptr, nullptr, n, exclusive); });
   return bytes;
 }
 
-void cubScanSum(const void* in, void* out, size_t n, bool isFloat, bool exclusive, void* temp,
+void cubScanSum(const void* in, void* out, size_t n, ScanElement type, bool exclusive, void* temp,
                 size_t bytes) {
-  isFloat ? scan<float>(temp, bytes, in, out, n, exclusive)
-          : scan<unsigned>(temp, bytes, in, out, n, exclusive);
+  withType(type, [&](auto x) { scan<decltype(x)>(temp, bytes, in, out, n, exclusive); });
 }
 
 }  // namespace bench

@@ -6,10 +6,12 @@
 
 namespace bench {
 
+enum class ScanElement { U32, F32, U64, F64 };
+
 // Enqueue cub::DeviceScan::InclusiveSum (or ExclusiveSum) of in[0, n) into out on the default
-// stream, u32 or f32; `temp` must hold cubScanTempBytes(n, ...) bytes.
-size_t cubScanTempBytes(size_t n, bool isFloat, bool exclusive);
-void cubScanSum(const void* in, void* out, size_t n, bool isFloat, bool exclusive, void* temp,
+// stream; `temp` must hold cubScanTempBytes(n, ...) bytes.
+size_t cubScanTempBytes(size_t n, ScanElement type, bool exclusive);
+void cubScanSum(const void* in, void* out, size_t n, ScanElement type, bool exclusive, void* temp,
                 size_t tempBytes);
 
 }  // namespace bench

@@ -1,13 +1,13 @@
 // The scan benchmark (issue: scans as fast as CUB). In one run, on the same random data: our
 // single-pass scan (the library's device scan, obsidian/device/scan.hpp, with the tuned policy
-// for the device: kScanPolicies; --threads/--seq/--stage override it)
+// for the device: kScanPolicies; --threads/--seq/--load override it)
 // against cub::DeviceScan::InclusiveSum / ExclusiveSum, the three-kernel large scan of the case
 // studies, and a 16-byte copy kernel as the roofline (bytes read + written). Small inputs are
 // rotated over disjoint slices of 1 GiB buffers; every slice's output is checked first.
 //
 // Tile shapes are swept by obsidian-tune (tuning/spaces/device_scan.json).
 //
-// Usage: obsidian-bench-scan [--quick] [--runs N] [--json FILE] [--threads T --seq S --stage]
+// Usage: obsidian-bench-scan [--quick] [--runs N] [--json FILE] [--threads T --seq S --load NAME]
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <obsidian/obsidian.hpp>
@@ -35,19 +35,21 @@ struct Config {
   int runs = 30;
 };
 
-// The prefixes of host[from, from + n) against out (u32 exactly, f32 to a relative bound).
+// The prefixes of host[from, from + n) against out (integers exactly, wrapping; floats to a
+// relative bound).
 template <class T>
 bool checkScan(const std::vector<T>& host, size_t from, size_t n, const std::vector<T>& out,
                bool exclusive) {
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_floating_point_v<T>) {
+    const double tolerance = std::is_same_v<T, float> ? 1e-4 : 1e-10;
     double acc = 0;
     for (size_t i = 0; i < n; ++i) {
       if (!exclusive) acc += host[from + i];
-      if (!std::isfinite(out[i]) || std::abs(out[i] - acc) > 1e-4 * acc + 1e-2) return false;
+      if (!std::isfinite(out[i]) || std::abs(out[i] - acc) > tolerance * acc + 1e-2) return false;
       if (exclusive) acc += host[from + i];
     }
   } else {
-    uint32_t acc = 0;
+    T acc = 0;
     for (size_t i = 0; i < n; ++i) {
       if (!exclusive) acc += host[from + i];
       if (out[i] != acc) return false;
@@ -55,6 +57,14 @@ bool checkScan(const std::vector<T>& host, size_t from, size_t n, const std::vec
     }
   }
   return true;
+}
+
+template <class T>
+bench::ScanElement scanElement() {
+  if constexpr (std::is_same_v<T, float>) return bench::ScanElement::F32;
+  if constexpr (std::is_same_v<T, double>) return bench::ScanElement::F64;
+  if constexpr (std::is_same_v<T, uint64_t>) return bench::ScanElement::U64;
+  return bench::ScanElement::U32;
 }
 
 template <class T>
@@ -69,10 +79,12 @@ Row runScan(const Data<T>& d, gpu::DeviceBuffer<T>& out, size_t n, bool exclusiv
           true,
           true,
           "threads " + std::to_string(c.policy.threads) + ", seq " +
-              std::to_string(c.policy.itemsPerThread) + (c.policy.stage ? ", staged" : "")};
+              std::to_string(c.policy.itemsPerThread) + ", " + name(c.policy.load) + ", delay " +
+              std::to_string(c.policy.delayNs) + ", blocks " +
+              std::to_string(c.policy.blocksPerSm)};
   const std::vector<size_t> from = slices(n, d.host.size());
-  const bool isFloat = std::is_same_v<T, float>;
-  const size_t tempBytes = bench::cubScanTempBytes(n, isFloat, exclusive);
+  const bench::ScanElement type = scanElement<T>();
+  const size_t tempBytes = bench::cubScanTempBytes(n, type, exclusive);
   void* temp = bench::deviceAlloc(std::max<size_t>(tempBytes, 1));
   auto outAt = [&](size_t f) { return mutablePtr(out.address() + f * sizeof(T)); };
   gpu::LaunchOptions async;
@@ -82,8 +94,8 @@ Row runScan(const Data<T>& d, gpu::DeviceBuffer<T>& out, size_t n, bool exclusiv
     gpu::launch(k, {slice(d.device, f, n), slice(out, f, n, true)});
     bench::download(got.data(), outAt(f), n * sizeof(T));
     row.oursOk = row.oursOk && checkScan(d.host, f, n, got, exclusive);
-    bench::cubScanSum(ptr(d.device.address() + f * sizeof(T)), outAt(f), n, isFloat, exclusive,
-                      temp, tempBytes);
+    bench::cubScanSum(ptr(d.device.address() + f * sizeof(T)), outAt(f), n, type, exclusive, temp,
+                      tempBytes);
     bench::download(got.data(), outAt(f), n * sizeof(T));
     row.cubOk = row.cubOk && checkScan(d.host, f, n, got, exclusive);
   }
@@ -96,7 +108,7 @@ Row runScan(const Data<T>& d, gpu::DeviceBuffer<T>& out, size_t n, bool exclusiv
   row.cub = bench::timeGpu(
       [&](int r) {
         const size_t f = from[r % from.size()];
-        bench::cubScanSum(ptr(d.device.address() + f * sizeof(T)), outAt(f), n, isFloat, exclusive,
+        bench::cubScanSum(ptr(d.device.address() + f * sizeof(T)), outAt(f), n, type, exclusive,
                           temp, tempBytes);
       },
       c.runs);
@@ -123,12 +135,12 @@ Row runLargeScan(const Data<uint32_t>& d, size_t n, int runs) {
   gpu::LaunchOptions async;
   async.synchronize = false;
   row.ours = bench::timeGpu([&](int) { plan.run(in, out, false, async); }, runs);
-  const size_t tempBytes = bench::cubScanTempBytes(n, false, false);
+  const size_t tempBytes = bench::cubScanTempBytes(n, bench::ScanElement::U32, false);
   void* temp = bench::deviceAlloc(std::max<size_t>(tempBytes, 1));
   row.cub = bench::timeGpu(
       [&](int) {
-        bench::cubScanSum(ptr(in.address()), mutablePtr(out.address()), n, false, false, temp,
-                          tempBytes);
+        bench::cubScanSum(ptr(in.address()), mutablePtr(out.address()), n, bench::ScanElement::U32,
+                          false, temp, tempBytes);
       },
       runs);
   row.roof = bench::timeGpu(
@@ -143,7 +155,8 @@ const bench::Table kTable{
     "check\n",
     14, 8, "copy"};
 
-void print(const Row& r, double roofline) { bench::print(kTable, r, roofline); }
+// The same for 8-byte elements (u64, f64): 16 bytes per element.
+const bench::Table kTable64{kTable.header, 14, 16, "copy"};
 
 }  // namespace
 
@@ -155,10 +168,16 @@ int main(int argc, char** argv) {
   app.add_option("--threads", c.policy.threads, "scanAll: threads per block (default: policy)");
   app.add_option("--seq", c.policy.itemsPerThread,
                  "scanAll: elements per thread (odd avoids bank conflicts)");
-  app.add_flag("--stage", c.policy.stage, "scanAll: load each tile through shared memory");
+  std::string load = name(c.policy.load);
+  app.add_option("--load", load, "scanAll: direct, striped or warpStriped (default: policy)");
+  app.add_option("--delay", c.policy.delayNs,
+                 "scanAll: look-back back-off in ns (default: policy)");
+  app.add_option("--blocks", c.policy.blocksPerSm,
+                 "scanAll: blocks per SM the registers must allow (default: policy)");
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
   c.runs = common.runs;
+  c.policy.load = parseBlockLoadAlgorithm(load);
 
   if (!bench::deviceOrSkip()) return bench::kSkipped;
   const size_t total = bench::kTotal;
@@ -177,7 +196,8 @@ int main(int argc, char** argv) {
   json rows = json::array();
 
   std::cout << "\nscanAll: " << c.policy.threads << " threads x " << c.policy.itemsPerThread
-            << " elements per tile" << (c.policy.stage ? ", staged" : "") << "\n"
+            << " elements per tile, " << name(c.policy.load) << " loads, look-back delay "
+            << c.policy.delayNs << " ns, " << c.policy.blocksPerSm << " blocks per SM\n"
             << kTable.header;
   const Kernel ku = scanKernel<uint32_t>(Sum{}, c.policy);
   const Kernel kf = scanKernel<float>(Sum{}, c.policy);
@@ -186,14 +206,32 @@ int main(int argc, char** argv) {
     for (const Row& r :
          {runScan(words, outWords, n, false, c, ku), runScan(floats, outFloats, n, false, c, kf),
           runScan(words, outWords, n, true, c, ke)}) {
-      print(r, roofline);
+      bench::print(kTable, r, roofline);
       rows.push_back(bench::toJson(kTable, r));
     }
   }
   for (size_t n : bench::largeSizes(common.quick)) {
     const Row r = runLargeScan(words, n, c.runs);
-    print(r, roofline);
+    bench::print(kTable, r, roofline);
     rows.push_back(bench::toJson(kTable, r));
+  }
+  {
+    // 64-bit elements: separate flag and value arrays in the look-back (no packed word), 2 GiB
+    // each way at 2^28.
+    Data<uint64_t> longs(total, 3);
+    Data<double> doubles(total, 4);
+    gpu::DeviceBuffer<uint64_t> outLongs(total);
+    gpu::DeviceBuffer<double> outDoubles(total);
+    const Kernel kl = scanKernel<uint64_t>(Sum{}, c.policy);
+    const Kernel kd = scanKernel<double>(Sum{}, c.policy);
+    std::cout << "\n64-bit elements (GB/s and %copy count 16 bytes per element)\n" << kTable.header;
+    for (size_t n : bench::tableSizes(common)) {
+      for (const Row& r : {runScan(longs, outLongs, n, false, c, kl),
+                           runScan(doubles, outDoubles, n, false, c, kd)}) {
+        bench::print(kTable64, r, roofline);
+        rows.push_back(bench::toJson(kTable64, r));
+      }
+    }
   }
   return bench::finish(common, roofline, rows);
 }

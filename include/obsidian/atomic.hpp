@@ -91,6 +91,17 @@ SMutable<X> newGlobal(const Program<L>& p, uint32_t n) {
 // are published to the blocks whose atomics on that array come later.
 inline void threadFence(const Program<Thread>& t) { t.emit(Fence{}); }
 
+// nanosleep(t, ns): __nanosleep(ns): the thread sleeps for about ns nanoseconds (the hardware
+// takes it as a hint, up to 1 ms), leaving its issue slots and memory bandwidth to others: the
+// back-off of a loop that polls what another block will write. It changes nothing the program
+// computes (the simulator ignores it).
+inline void nanosleep(const Program<Thread>& t, uint32_t ns) {
+  if (ns > 1000000) {
+    throw Error("nanosleep(" + std::to_string(ns) + "): at most 1000000 ns (1 ms)");
+  }
+  t.emit(Sleep{ns});
+}
+
 // write(t, m, i, v): m[i] = v
 template <class Len, KernelScalar X, class I>
 void write(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,

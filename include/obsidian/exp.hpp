@@ -25,7 +25,9 @@ enum class ExpKind : uint8_t {
   Binary,
   Select,  // c ? a : b, only the chosen side is evaluated
   Cast,
-  Index,  // array[index]; with vecWidth > 1, one lane of an aligned vector load
+  BitCast,  // the same bits read as another type of the same size (u32 <-> i32 <-> f32, u64 <->
+            // f64)
+  Index,    // array[index]; with vecWidth > 1, one lane of an aligned vector load
 };
 
 enum class UnOp : uint8_t {
@@ -155,6 +157,8 @@ ExpPtr unary(UnOp op, ExpPtr a);
 ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b);
 ExpPtr select(ExpPtr c, ExpPtr a, ExpPtr b);
 ExpPtr cast(ScalarType to, ExpPtr a);
+// a's bits as type `to` (the same size; not bool): no conversion.
+ExpPtr bitcast(ScalarType to, ExpPtr a);
 // array[ix]; `origin` is the capture that made the array (0 for arrays of no capture).
 ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin = 0);
 // Element `elementIx` (== vectorIx * width + lane) of a global array, read as lane `lane` of the
@@ -329,6 +333,41 @@ template <KernelScalar To, KernelScalar From>
 Exp<To> cast(const Exp<From>& e) {
   return Exp<To>(ir::cast(scalarTypeOf<To>, e.node()));
 }
+// bitcast<To>(e): e's bits read as a To of the same size, with no conversion (CUDA's
+// __float_as_uint and kin): u32, i32 and f32 among themselves, u64 and f64. What packs a
+// 32-bit value of any type into half of a 64-bit word (see bitsOf/fromBits below).
+template <KernelScalar To, KernelScalar From>
+Exp<To> bitcast(const Exp<From>& e) {
+  static_assert(sizeof(To) == sizeof(From) && sizeof(To) >= 4 && !std::is_same_v<To, bool> &&
+                    !std::is_same_v<From, bool>,
+                "bitcast<To>(e) needs types of the same size: u32, i32, f32 among themselves, or "
+                "u64 and f64");
+  return Exp<To>(ir::bitcast(scalarTypeOf<To>, e.node()));
+}
+// bits32(e): the bits of a value of at most 32 bits as a u32 (zero-extended when narrower);
+// fromBits32<X>(w) is its inverse. Together with 64-bit shifts they pack two such values in one
+// u64, read and written by one access (device/scan.hpp's tile status words).
+template <KernelScalar X>
+EWord32 bits32(const Exp<X>& e) {
+  static_assert(sizeof(X) <= 4, "bits32 needs a type of at most 32 bits");
+  if constexpr (std::is_same_v<X, float> || std::is_same_v<X, int32_t>) {
+    return bitcast<uint32_t>(e);
+  } else {
+    return cast<uint32_t>(e);
+  }
+}
+template <KernelScalar X>
+Exp<X> fromBits32(const EWord32& w) {
+  static_assert(sizeof(X) <= 4, "fromBits32 needs a type of at most 32 bits");
+  if constexpr (std::is_same_v<X, float> || std::is_same_v<X, int32_t>) {
+    return bitcast<X>(w);
+  } else if constexpr (std::is_same_v<X, bool>) {
+    return w != 0u;
+  } else {
+    return cast<X>(w);
+  }
+}
+
 inline EFloat w32ToF(const EWord32& e) { return cast<float>(e); }
 inline EWord32 fToW32(const EFloat& e) { return cast<uint32_t>(e); }
 inline EWord8 w32ToW8(const EWord32& e) { return cast<uint8_t>(e); }

@@ -171,10 +171,15 @@ struct Atomic {
 // every block before its later ones. A fence and then an atomic publish a block's writes to
 // the blocks whose atomics on the same array come after it (the last-block pattern).
 struct Fence {};
+// __nanosleep(ns): the thread gives up its issue slots for about ns nanoseconds (a polling
+// loop's back-off). No effect on memory or on what the program computes.
+struct Sleep {
+  uint32_t ns = 0;
+};
 
 struct Stmt {
   std::variant<Assign, Declare, AssignVar, ForAll, DistrPar, SeqFor, SeqWhile, Cond, Allocate, Sync,
-               Atomic, Fence>
+               Atomic, Fence, Sleep>
       node;
   template <class T>
   Stmt(T n) : node(std::move(n)) {}  // NOLINT: statements are built from their nodes
@@ -223,6 +228,7 @@ struct KernelIR {
   // kernel must come from it or from no capture (verify checks).
   uint32_t capture = 0;
   uint32_t threadsPerBlock = 0;
+  uint32_t minBlocksPerSm = 0;  // CaptureOptions::minBlocksPerSm (0: not given)
   std::vector<ArrayDecl> arrays;
   std::vector<Param> params;
   std::vector<OutputInfo> outputs;

@@ -39,6 +39,11 @@ struct CaptureOptions {
   // generated code uses (capture throws Error naming the rule otherwise).
   std::vector<std::string> names = {};
   std::vector<std::string> outputNames = {};
+  // __launch_bounds__' second argument: the CUDA compiler keeps the kernel's registers few
+  // enough for this many blocks per SM (0: it chooses). Registers often decide how many blocks
+  // an SM holds; this trades them (spills show in the kernel's report) for occupancy. At most
+  // 2048 threads' worth (the blocks an sm_90 SM can hold).
+  uint32_t minBlocksPerSm = 0;
   // Keep the IR after every pass in Kernel::irDump(). OBSIDIAN_DUMP_IR=1 in the environment
   // keeps it too and also prints it to std::cerr.
   bool dumpIr = false;

@@ -48,7 +48,9 @@ class Emitter {
            << "[" << a.length << "];\n";
     }
     out_ << (externC ? "extern \"C\" " : "static ") << "__global__ void __launch_bounds__("
-         << k_.threadsPerBlock << ") " << k_.name << "(" << params() << ")\n{\n";
+         << k_.threadsPerBlock;
+    if (k_.minBlocksPerSm > 0) out_ << ", " << k_.minBlocksPerSm;
+    out_ << ") " << k_.name << "(" << params() << ")\n{\n";
     if (k_.sharedBytes > 0) {
       out_ << "  extern __shared__ __align__(16) unsigned char smem[];\n";
       for (const ArrayDecl& a : k_.arrays) {
@@ -216,6 +218,11 @@ class Emitter {
                  << "\n";
           } else if constexpr (std::is_same_v<T, Fence>) {
             out_ << pad(d) << "__threadfence();\n";
+          } else if constexpr (std::is_same_v<T, Sleep>) {
+            // __nanosleep needs sm_70; before it, the loop polls without backing off.
+            out_ << "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700\n"
+                 << pad(d) << "__nanosleep(" << n.ns << "u);\n"
+                 << "#endif\n";
           } else if constexpr (std::is_same_v<T, Atomic>) {
             const ScalarType t = k_.arrays.at(n.array).type;
             if (n.result.empty() || !read_.contains(n.result)) {

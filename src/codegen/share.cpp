@@ -27,7 +27,8 @@ bool isLeaf(const ExpNode& e) {
     case ExpKind::Unary:
     case ExpKind::Binary:
     case ExpKind::Select:
-    case ExpKind::Cast: return false;
+    case ExpKind::Cast:
+    case ExpKind::BitCast: return false;
     // A register array's own element prints as the lane's register: a leaf in the CUDA.
     case ExpKind::Index: return e.ownLane;
   }
@@ -62,7 +63,8 @@ bool costly(const ExpNode& e) {
     case ExpKind::BlockIdx:
     case ExpKind::GridDim:
     case ExpKind::Select:
-    case ExpKind::Cast: return false;
+    case ExpKind::Cast:
+    case ExpKind::BitCast: return false;
   }
   return false;
 }
@@ -104,6 +106,8 @@ void collectEffects(const Stmt& s, Effects& e) {
           e.barrier = true;
         } else if constexpr (std::is_same_v<T, Fence>) {
           e.ordering = true;
+        } else if constexpr (std::is_same_v<T, Sleep>) {
+          // No effect on values: what was available stays so.
         } else {
           // A declaration, a loop's own index and an allocation make new names: nothing
           // available before them mentions those.
@@ -158,7 +162,7 @@ std::vector<ExpPtr*> evaluated(Stmt& s) {
           static_assert(std::is_same_v<T, ForAll> || std::is_same_v<T, DistrPar> ||
                             std::is_same_v<T, SeqFor> || std::is_same_v<T, SeqWhile> ||
                             std::is_same_v<T, Allocate> || std::is_same_v<T, Sync> ||
-                            std::is_same_v<T, Fence>,
+                            std::is_same_v<T, Fence> || std::is_same_v<T, Sleep>,
                         "share: a statement type is not handled");
           return {};
         }
@@ -245,7 +249,8 @@ class Sharer {
       case ExpKind::BlockIdx:
       case ExpKind::GridDim:
       case ExpKind::Select:
-      case ExpKind::Cast: break;
+      case ExpKind::Cast:
+      case ExpKind::BitCast: break;
       case ExpKind::Unary: put(e->unOp); break;
       case ExpKind::Binary: put(e->binOp); break;
       case ExpKind::Index:

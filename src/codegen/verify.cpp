@@ -260,6 +260,8 @@ class Verifier {
             }
           } else if constexpr (std::is_same_v<T, Fence>) {
             OBSIDIAN_ASSERT(level == Level::Thread, "fences are Thread-level statements");
+          } else if constexpr (std::is_same_v<T, Sleep>) {
+            OBSIDIAN_ASSERT(level == Level::Thread, "sleeps are Thread-level statements");
           } else if constexpr (std::is_same_v<T, Atomic>) {
             OBSIDIAN_ASSERT(level == Level::Thread, "atomics are Thread-level statements");
             checkArray(n.array);

@@ -206,6 +206,7 @@ ExpPtr share(const ExpPtr& e, const std::string& name) {
     case ExpKind::Binary:
     case ExpKind::Select:
     case ExpKind::Cast:
+    case ExpKind::BitCast:
     case ExpKind::Index: break;
   }
   if (e->share && e->name == name) return e;
@@ -253,7 +254,8 @@ bool equal(const ExpPtr& a, const ExpPtr& b) {
       case ExpKind::BlockIdx:
       case ExpKind::GridDim:
       case ExpKind::Select:
-      case ExpKind::Cast: break;
+      case ExpKind::Cast:
+      case ExpKind::BitCast: break;
       case ExpKind::Unary: same = x->unOp == y->unOp; break;
       case ExpKind::Binary: same = x->binOp == y->binOp; break;
       case ExpKind::Index:
@@ -443,6 +445,18 @@ ExpPtr cast(ScalarType to, ExpPtr a) {
   return withDepth(std::move(n));
 }
 
+ExpPtr bitcast(ScalarType to, ExpPtr a) {
+  OBSIDIAN_ASSERT(a != nullptr, "bitcast operand");
+  OBSIDIAN_ASSERT(sizeOf(to) == sizeOf(a->type) && sizeOf(to) >= 4 && to != ScalarType::Bool,
+                  "bitcast between types of one size");
+  if (a->type == to) return a;
+  if (a->kind == ExpKind::BitCast && a->args[0]->type == to) return a->args[0];
+  if (a->isLiteral()) return literalOf(to, evalBitCast(to, a->type, literalValue(*a)));
+  auto n = node(ExpKind::BitCast, to);
+  n->args[0] = std::move(a);
+  return withDepth(std::move(n));
+}
+
 namespace {
 ExpPtr scalarIndex(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin, bool ownLane) {
   OBSIDIAN_ASSERT(ix && ix->type == ScalarType::U32, "array indices are uint32");
@@ -526,6 +540,7 @@ uint64_t upperBound(const ExpPtr& e) {
         return clamp(upperBound(e->args[0]));
       }
       return top;
+    case ExpKind::BitCast: return top;  // from a float or a signed integer
     case ExpKind::Select: return std::max(upperBound(e->args[1]), upperBound(e->args[2]));
     case ExpKind::Binary: {
       const ExpPtr& a = e->args[0];

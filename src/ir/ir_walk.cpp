@@ -56,6 +56,10 @@ class Rewriter {
         ExpPtr a = self(e->args[0]);
         return a == e->args[0] ? e : cast(e->type, a);
       }
+      case ExpKind::BitCast: {
+        ExpPtr a = self(e->args[0]);
+        return a == e->args[0] ? e : bitcast(e->type, a);
+      }
       case ExpKind::Index: {
         ExpPtr i = self(e->args[0]);
         if (e->vecWidth > 1) {
@@ -114,9 +118,9 @@ void eachExpRef(S& s, F&& f) {
           if (n.value) f(n.value);
           if (n.compare) f(n.compare);
         } else {
-          static_assert(
-              std::is_same_v<T, Allocate> || std::is_same_v<T, Sync> || std::is_same_v<T, Fence>,
-              "eachExpRef: a statement type is not handled");
+          static_assert(std::is_same_v<T, Allocate> || std::is_same_v<T, Sync> ||
+                            std::is_same_v<T, Fence> || std::is_same_v<T, Sleep>,
+                        "eachExpRef: a statement type is not handled");
         }
       },
       s.node);
@@ -158,7 +162,7 @@ std::vector<Body*> childBodies(Stmt& s) {
           static_assert(std::is_same_v<T, Assign> || std::is_same_v<T, Declare> ||
                             std::is_same_v<T, AssignVar> || std::is_same_v<T, Allocate> ||
                             std::is_same_v<T, Sync> || std::is_same_v<T, Atomic> ||
-                            std::is_same_v<T, Fence>,
+                            std::is_same_v<T, Fence> || std::is_same_v<T, Sleep>,
                         "childBodies: a statement type is not handled");
           return {};
         }

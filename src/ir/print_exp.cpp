@@ -85,6 +85,7 @@ int precOf(const ExpNode& e) {
     case ExpKind::Binary: return wrapsNarrow(e) ? kUnary : binPrec(e.binOp);
     case ExpKind::Select: return kSelect;
     case ExpKind::Cast: return kUnary;
+    case ExpKind::BitCast: return kPrimary;  // a call, or a cast printed in parentheses
   }
   return kPrimary;
 }
@@ -179,6 +180,7 @@ class Printer {
         out_ += "(" + std::string(cudaTypeName(n.type)) + ")";
         operand(n.args[0], kUnary, kUnary);
         return;
+      case ExpKind::BitCast: bitcast(n); return;
       case ExpKind::Select:
         operand(n.args[0], kSelect + 1, kSelect);
         out_ += " ? ";
@@ -228,6 +230,31 @@ class Printer {
     out_ += ", ";
     print(b);
     out_ += ")";
+  }
+
+  // CUDA's reinterpreting intrinsics; between the integers of one size, a cast (the same bits).
+  void bitcast(const ExpNode& n) {
+    const ScalarType from = n.args[0]->type, to = n.type;
+    std::string call, after;
+    if (to == ScalarType::F32) {
+      call = from == ScalarType::I32 ? "__int_as_float(" : "__uint_as_float(";
+    } else if (from == ScalarType::F32) {
+      call = to == ScalarType::I32 ? "__float_as_int(" : "__float_as_uint(";
+    } else if (to == ScalarType::F64) {
+      call = "__longlong_as_double((long long)";
+    } else if (from == ScalarType::F64) {
+      call = "((uint64_t)__double_as_longlong(";
+      after = ")";
+    } else {
+      call = "((" + std::string(cudaTypeName(to)) + ")";
+    }
+    out_ += call;
+    if (call.back() == ')') {
+      operand(n.args[0], kUnary, kUnary);  // after a cast
+    } else {
+      print(n.args[0]);  // a call's whole argument
+    }
+    out_ += after + ")";
   }
 
   void unary(const ExpNode& n) {

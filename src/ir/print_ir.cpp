@@ -72,6 +72,8 @@ class IrPrinter {
             out_ << pad(d) << "sync " << levelName(n.level) << "\n";
           } else if constexpr (std::is_same_v<T, Fence>) {
             out_ << pad(d) << "fence\n";
+          } else if constexpr (std::is_same_v<T, Sleep>) {
+            out_ << pad(d) << "sleep " << n.ns << " ns\n";
           } else if constexpr (std::is_same_v<T, Atomic>) {
             out_ << pad(d) << n.result << " = atomic" << atomicOpName(n.op) << " " << name(n.array)
                  << "[" << e(n.index) << "]";

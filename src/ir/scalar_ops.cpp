@@ -2,6 +2,7 @@
 #include "ir/scalar_ops.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -197,6 +198,17 @@ Value evalCast(ScalarType to, ScalarType from, Value a) {
   if (v <= lo) return intValue(bitsOf(to, lo));
   if (v >= top) return intValue(isSignedInteger(to) ? typeMask(to) >> 1 : typeMask(to));
   return intValue(bitsOf(to, v));
+}
+
+Value evalBitCast(ScalarType to, ScalarType from, Value a) {
+  OBSIDIAN_ASSERT(sizeOf(to) == sizeOf(from), "bitcast between types of one size");
+  if (to == from) return a;
+  uint64_t bits = a.u & typeMask(from);
+  if (from == ScalarType::F32) bits = std::bit_cast<uint32_t>(static_cast<float>(a.f));
+  if (from == ScalarType::F64) bits = std::bit_cast<uint64_t>(a.f);
+  if (to == ScalarType::F32) return realValue(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+  if (to == ScalarType::F64) return realValue(std::bit_cast<double>(bits));
+  return intValue(bits & typeMask(to));
 }
 
 Value literalValue(const ExpNode& e) {

@@ -44,6 +44,10 @@ Value evalUnary(UnOp op, ScalarType t, Value a);
 // Conversion as CUDA does it; float to integer saturates, NaN becomes 0 (to u8 and u16: to u32
 // first, then truncated).
 Value evalCast(ScalarType to, ScalarType from, Value a);
+// The same bits read as `to` (types of one size, see ir::bitcast). A float's value is kept as a
+// double here, so f32 NaNs carry their payload but not a signalling bit (no CUDA arithmetic
+// makes one).
+Value evalBitCast(ScalarType to, ScalarType from, Value a);
 
 // The value of a literal node, and a literal node for a value.
 Value literalValue(const ExpNode& e);

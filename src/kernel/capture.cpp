@@ -296,9 +296,21 @@ KernelIR postconditionKernel(const KernelIR& k, const Postcondition& c, size_t n
 
 }  // namespace
 
+// The most threads an SM holds (sm_70 to sm_90; some parts hold fewer, and then the CUDA
+// compiler takes minBlocksPerSm as a hint).
+constexpr uint32_t kMaxThreadsPerSm = 2048;
+
 Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options,
                      double reifyMilliseconds) {
   KernelIR& k = ctx->kernel();
+  if (options.minBlocksPerSm > 0 &&
+      uint64_t{options.minBlocksPerSm} * k.threadsPerBlock > kMaxThreadsPerSm) {
+    throw Error("capture(" + k.name + "): minBlocksPerSm " +
+                std::to_string(options.minBlocksPerSm) + " blocks of " +
+                std::to_string(k.threadsPerBlock) + " threads exceed the " +
+                std::to_string(kMaxThreadsPerSm) + " threads an SM holds");
+  }
+  k.minBlocksPerSm = options.minBlocksPerSm;
   if (k.body.empty()) {
     throw Error("capture(" + k.name +
                 "): the kernel computes nothing (its result writes no "

@@ -50,6 +50,8 @@ ir::Value eval(const KernelIR& k, const ExpPtr& e, const BoundArguments& b) {
     case ExpKind::Select:
       return eval(k, e->args[0], b).u ? eval(k, e->args[1], b) : eval(k, e->args[2], b);
     case ExpKind::Cast: return ir::evalCast(e->type, e->args[0]->type, eval(k, e->args[0], b));
+    case ExpKind::BitCast:
+      return ir::evalBitCast(e->type, e->args[0]->type, eval(k, e->args[0], b));
     case ExpKind::ThreadIdx:
     case ExpKind::BlockIdx:
     case ExpKind::GridDim:

@@ -41,6 +41,7 @@ std::unique_ptr<CExp> Compiler::exp(const ExpPtr& e) {
       c->c = exp(e->args[2]);
       break;
     case ExpKind::Cast:
+    case ExpKind::BitCast:
       c->argType = e->args[0]->type;
       c->a = exp(e->args[0]);
       break;
@@ -134,6 +135,9 @@ CStmt Compiler::stmt(const Stmt& s) {
         } else if constexpr (std::is_same_v<T, Fence>) {
           c.op = Op::Fence;
           c.text = "__threadfence()";
+        } else if constexpr (std::is_same_v<T, Sleep>) {
+          c.op = Op::Sleep;
+          c.text = "__nanosleep(" + std::to_string(n.ns) + ")";
         } else if constexpr (std::is_same_v<T, Atomic>) {
           c.op = Op::Atomic;
           c.atomic = n.op;

@@ -295,6 +295,10 @@ void Machine::eval(const CExp& e, const Lanes& lanes, ir::Value* out) {
       if (counters_) counters_->arithmetic(at_.stmt->id, lanes, false);
       for (uint32_t t : lanes) out[t] = ir::evalCast(e.type, e.argType, out[t]);
       return;
+    case ExpKind::BitCast:  // a register move: no instruction counted
+      eval(*e.a, lanes, out);
+      for (uint32_t t : lanes) out[t] = ir::evalBitCast(e.type, e.argType, out[t]);
+      return;
     case ExpKind::Binary: {
       if (counters_) counters_->arithmetic(at_.stmt->id, lanes, isFloat(e.argType));
       if (e.bin == BinOp::And || e.bin == BinOp::Or) {  // short-circuit, as in CUDA
@@ -511,6 +515,7 @@ void Machine::exec(const CStmt& s, const Lanes& lanes) {
       hazards_.fence();
       if (counters_) counters_->fence(s.id, lanes);
       return;
+    case Op::Sleep: return;  // time only: the simulator's threads take turns anyway
     case Op::Atomic: {
       ir::Value* ix = acquire();
       ir::Value* v = acquire();

@@ -39,7 +39,8 @@ enum class Op : uint8_t {
   Allocate,
   Sync,
   Atomic,
-  Fence
+  Fence,
+  Sleep
 };
 
 struct CStmt {

@@ -4,9 +4,13 @@
 // tickets each.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <bit>
+#include <climits>
 #include <random>
 
 #include "../../examples/scan/scan.hpp"
+#include "../support.hpp"
 
 using namespace obsidian;
 
@@ -63,4 +67,83 @@ TEST_CASE("gpu: scanGrid with a paper block scan (sklansky3) and f32") {
   bool ok = true;
   for (size_t i = 0; i < in.size(); ++i) ok = ok && got[i] == (acc += in[i]);
   CHECK(ok);
+}
+
+namespace {
+// The scan of `in` by policy's kernel, launched twice (the second in a new epoch), against want.
+template <class X, class Op>
+void checkOnGpu(Op f, const ScanPolicy& policy, ScanKind kind, X identity, const std::vector<X>& in,
+                const std::vector<X>& want, const char* what) {
+  const Kernel k = scanKernel<X>(f, policy, kind, identity);
+  gpu::DeviceBuffer<X> din(in), out(in.size());
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    out.zero();
+    gpu::launch(k, {din, out});
+    CHECK_MESSAGE(out.download() == want, what << ", n " << in.size() << ", launch " << repeat);
+  }
+}
+}  // namespace
+
+TEST_CASE("gpu: scanGrid's packed status words (i32, f32) and wide ones (u64, f64)") {
+  for (size_t n : {size_t{3}, size_t{100003}, (size_t{1} << 22) + 5}) {
+    std::mt19937 rng(static_cast<uint32_t>(n) + 7);
+    std::vector<int32_t> ints(n);
+    for (int32_t& x : ints) x = -static_cast<int32_t>(rng() % 1000000) - 1;  // max stays < 0
+    checkOnGpu<int32_t>(
+        Max{}, ScanPolicy{128, 11}, ScanKind::Inclusive, INT32_MIN, ints,
+        ::testing::hostScan<int32_t>(
+            ints, [](int32_t a, int32_t b) { return std::max(a, b); }, true, INT32_MIN),
+        "i32 max");
+    std::vector<float> floats(n);
+    for (float& x : floats) x = -0.25f * static_cast<float>(rng() % 8);  // sums exact in f32
+    checkOnGpu<float>(Sum{}, ScanPolicy{128, 11, BlockLoadAlgorithm::WarpStriped},
+                      ScanKind::Exclusive, 0.0f, floats,
+                      ::testing::hostScan<float>(
+                          floats, [](float a, float b) { return a + b; }, false, 0.0f),
+                      "f32 exclusive sum, warp-striped");
+    std::vector<uint64_t> words(n);
+    for (uint64_t& x : words) x = (uint64_t{rng()} << 24) ^ rng();
+    checkOnGpu<uint64_t>(Sum{}, ScanPolicy{128, 11}, ScanKind::Inclusive, uint64_t{0}, words,
+                         ::testing::hostScan<uint64_t>(
+                             words, [](uint64_t a, uint64_t b) { return a + b; }, true, 0),
+                         "u64 sum");
+    std::vector<double> doubles(n);
+    for (double& x : doubles) x = 0.5 * static_cast<double>(rng() % 4096);  // exact in f64
+    checkOnGpu<double>(Sum{}, ScanPolicy{96, 9, BlockLoadAlgorithm::WarpStriped},
+                       ScanKind::Exclusive, 0.0, doubles,
+                       ::testing::hostScan<double>(
+                           doubles, [](double a, double b) { return a + b; }, false, 0.0),
+                       "f64 exclusive sum, warp-striped");
+  }
+}
+
+TEST_CASE("gpu: bitcasts are CUDA's reinterpretations") {
+  const Kernel k = capture("bits", 128, [](DPull<EFloat> in) {
+    return push<Grid>(fmap(
+        [](const EFloat& x) {
+          const EWord32 w = bitcast<uint32_t>(x);
+          const EFloat back = bitcast<float>(w ^ 0x80000000u);  // the sign flipped
+          // + 0.0 (kept: it is not an identity for -0.0) keeps the two bitcasts apart.
+          const EDouble d = bitcast<double>(cast<uint64_t>(w) << EWord64(32)) + 0.0;
+          return cast<uint32_t>(bitcast<uint64_t>(d) >> EWord64(32)) +
+                 bitcast<uint32_t>(bitcast<int32_t>(back));
+        },
+        in));
+  });
+  std::vector<float> in(1000);
+  std::mt19937 rng(5);
+  for (float& x : in)
+    x = std::bit_cast<float>(static_cast<uint32_t>(rng() & 0x7f7fffffu));  // finite
+  gpu::DeviceBuffer<float> din(in);
+  gpu::DeviceBuffer<uint32_t> out(in.size());
+  gpu::launch(k, {din, out});
+  std::vector<uint32_t> want(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const uint32_t w = std::bit_cast<uint32_t>(in[i]);
+    want[i] = w + (w ^ 0x80000000u);
+  }
+  CHECK(out.download() == want);
+  std::vector<uint32_t> sim(in.size());
+  simulate(k, {in, sim});
+  CHECK(sim == want);
 }

@@ -135,3 +135,194 @@ TEST_CASE("simulator: waiting on a lower block index, not a ticket, never ends i
           simulate(k, {in, out}, o);
         }).starts_with("simulate(kernel byIndex): gave up after"));
 }
+
+namespace {
+// Scans `in` with policy's tiles on the simulator three ways (in order, blocks reversed, two
+// real blocks drawing every ticket) and checks each against `want`.
+template <class X, class Op>
+void checkScanAll(Op f, const ScanPolicy& policy, ScanKind kind, X identity,
+                  const std::vector<X>& in, const std::vector<X>& want) {
+  const Kernel k = scanKernel<X>(f, policy, kind, identity);
+  for (int mode = 0; mode < 3; ++mode) {
+    SimOptions o;
+    o.reverseBlocks = mode == 1;
+    o.blocks = mode == 2 ? 2 : 0;
+    std::vector<X> out(in.size());
+    simulate(k, {in, out}, o);
+    CHECK_MESSAGE(out == want, "n " << in.size() << ", mode " << mode);
+  }
+}
+}  // namespace
+
+TEST_CASE("scanGrid: values of at most 32 bits ride in one status word with their flag") {
+  // Negative i32 and f32 values set the word's top bit; a max-scan's prefixes are all negative.
+  std::vector<int32_t> in(3000);
+  const std::vector<uint32_t> r = randomWords(in.size(), 21);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = -static_cast<int32_t>(r[i] % 100000) - 1;
+  const auto maxOf = [](int32_t a, int32_t b) { return std::max(a, b); };
+  checkScanAll<int32_t>(Max{}, ScanPolicy{32, 5}, ScanKind::Inclusive, INT32_MIN, in,
+                        ::testing::hostScan<int32_t>(in, maxOf, true, INT32_MIN));
+  std::vector<float> fin(3000);
+  for (size_t i = 0; i < fin.size(); ++i) fin[i] = -0.25f * static_cast<float>(r[i] % 8);
+  const std::vector<float> fwant = ::testing::hostScan<float>(
+      fin, [](float a, float b) { return a + b; }, false, 0.0f);  // quarters: exact
+  checkScanAll<float>(Sum{}, ScanPolicy{32, 5}, ScanKind::Exclusive, 0.0f, fin, fwant);
+  // The packed word needs no fence: the only one left orders the epoch before the ticket.
+  const std::string cuda = scanKernel<float>(Sum{}, ScanPolicy{32, 5}).cuda();
+  CHECK(::testing::count(cuda, "__threadfence()") == 1);
+  CHECK(cuda.find("__float_as_uint(") != std::string::npos);
+  CHECK(cuda.find("__uint_as_float(") != std::string::npos);
+  CHECK(cuda.find("__device__ uint64_t") != std::string::npos);
+}
+
+TEST_CASE("scanGrid: 64-bit values keep a flag word, value arrays and fences") {
+  std::vector<uint64_t> in(2500);
+  const std::vector<uint32_t> r = randomWords(in.size(), 22);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = (uint64_t{r[i]} << 31) + r[(i + 1) % r.size()];
+  checkScanAll<uint64_t>(Sum{}, ScanPolicy{32, 3}, ScanKind::Inclusive, uint64_t{0}, in,
+                         ::testing::hostScan<uint64_t>(
+                             in, [](uint64_t a, uint64_t b) { return a + b; }, true, 0));
+  std::vector<double> din(2500);
+  for (size_t i = 0; i < din.size(); ++i) din[i] = 0.5 * static_cast<double>(r[i] % 1000);
+  checkScanAll<double>(Sum{}, ScanPolicy{64, 3}, ScanKind::Exclusive, 0.0, din,
+                       ::testing::hostScan<double>(
+                           din, [](double a, double b) { return a + b; }, false, 0.0));
+  const std::string cuda = scanKernel<double>(Sum{}, ScanPolicy{64, 3}).cuda();
+  CHECK(::testing::count(cuda, "__threadfence()") == 5);  // epoch, 3 publishes, the look-back
+  CHECK(cuda.find("__device__ uint64_t") == std::string::npos);
+}
+
+TEST_CASE("scanGrid: tiles loaded warp-striped or block-striped through shared memory") {
+  const std::vector<uint32_t> in = randomWords(5003, 23);
+  const std::vector<uint32_t> want = ::testing::hostScan<uint32_t>(
+      in, [](uint32_t a, uint32_t b) { return a + b; }, true, 0u);
+  const ScanPolicy warp{64, 5, BlockLoadAlgorithm::WarpStriped};
+  const ScanPolicy block{64, 5, BlockLoadAlgorithm::Striped};
+  checkScanAll<uint32_t>(Sum{}, warp, ScanKind::Inclusive, 0u, in, want);
+  checkScanAll<uint32_t>(Sum{}, block, ScanKind::Inclusive, 0u, in, want);
+  const std::string direct = scanKernel<uint32_t>(Sum{}, ScanPolicy{64, 5}).cuda();
+  // Each thread reads its elements twice (a fold, then the scan): from the input, or from the
+  // staged tile, which costs one barrier more.
+  CHECK(::testing::count(direct, "__syncthreads()") == 5);
+  for (const ScanPolicy& staged : {warp, block}) {
+    CHECK(::testing::count(scanKernel<uint32_t>(Sum{}, staged).cuda(), "__syncthreads()") == 6);
+  }
+  // The warp-striped staging adds no bank conflicts (5 elements per thread: odd), and each of
+  // its loads covers consecutive memory (more of the sectors it touches are ones it needs).
+  SimOptions o;
+  o.profile = true;
+  const auto profileOf = [&](const ScanPolicy& policy) {
+    std::vector<uint32_t> out(in.size());
+    const SimStats s = simulate(scanKernel<uint32_t>(Sum{}, policy), {in, out}, o);
+    CHECK(out == want);
+    return s.profile.total;
+  };
+  const SimCounters d = profileOf(ScanPolicy{64, 5}), w = profileOf(warp);
+  CHECK(w[Counter::SharedLoadConflicts] == d[Counter::SharedLoadConflicts]);
+  CHECK(w[Counter::SharedStoreConflicts] == d[Counter::SharedStoreConflicts]);
+  CHECK(w[Counter::GlobalLoadSectors] < d[Counter::GlobalLoadSectors]);
+  CHECK(w.globalLoadEfficiency() > d.globalLoadEfficiency());
+}
+
+TEST_CASE("seqScanBlock: vectorized loads of scalars; tuples through the other loads") {
+  const Kernel ok = capture("vec", 32, [](DPull<EWord32> in) {
+    return pConcat(fmap(
+        [](const SPull<EWord32>& t) {
+          return exec<Block>([t](const Program<Block>& p) {
+            return push<Block>(seqScanBlock(p, 4, plusW, t, BlockLoadAlgorithm::Vectorized));
+          });
+        },
+        splitUp(128, in)));
+  });
+  std::vector<uint32_t> in = randomWords(256, 24), out(256);
+  simulate(ok, {in, out});
+  std::vector<uint32_t> want(256);
+  for (size_t b = 0; b < 2; ++b) {
+    uint32_t acc = 0;
+    for (size_t i = 0; i < 128; ++i) want[b * 128 + i] = acc += in[b * 128 + i];
+  }
+  CHECK(out == want);
+  using Pair = hana::tuple<EWord32, EWord32>;
+  const auto both = [](const Pair& a, const Pair& b) {
+    return Pair(hana::at_c<0>(a) + hana::at_c<0>(b), hana::at_c<1>(a) + hana::at_c<1>(b));
+  };
+  CHECK(errorOf([&] {
+          capture("vecPairs", 32, [both](DPull<EWord32> in) {
+            return pConcat(fmap(
+                [both](const SPull<EWord32>& t) {
+                  return exec<Block>([t, both](const Program<Block>& p) {
+                    const SPull<Pair> pairs = fmap([](const EWord32& x) { return Pair(x, x); }, t);
+                    return push<Block>(
+                        fmap([](const Pair& x) { return hana::at_c<0>(x); },
+                             seqScanBlock(p, 4, both, pairs, BlockLoadAlgorithm::Vectorized)));
+                  });
+                },
+                splitUp(128, in)));
+          });
+        }) == "blockLoad(vectorized) needs scalar elements (an Exp), not tuples");
+  // Pairs (x, 1) scanned warp-striped: the prefix sums and the positions.
+  const Kernel k = capture("pairs", 32, [both](DPull<EWord32> in) {
+    return pConcat(fmap(
+        [both](const SPull<EWord32>& t) {
+          return exec<Block>([t, both](const Program<Block>& p) {
+            const SPull<Pair> pairs = fmap([](const EWord32& x) { return Pair(x, 1u); }, t);
+            return push<Block>(
+                fmap([](const Pair& x) { return hana::at_c<0>(x) * hana::at_c<1>(x); },
+                     seqScanBlock(p, 3, both, pairs, BlockLoadAlgorithm::WarpStriped)));
+          });
+        },
+        splitUp(96, in)));
+  });
+  std::vector<uint32_t> pin = randomWords(192, 26, 1000), pout(192), pwant(192);
+  for (size_t b = 0; b < 2; ++b) {
+    uint32_t acc = 0;
+    for (uint32_t i = 0; i < 96; ++i) pwant[b * 96 + i] = (acc += pin[b * 96 + i]) * (i + 1);
+  }
+  simulate(k, {pin, pout});
+  CHECK(pout == pwant);
+}
+
+TEST_CASE("scanGrid: the look-back's back-off sleeps between polls and changes no result") {
+  ScanPolicy policy{32, 5};
+  policy.delayNs = 350;
+  const std::vector<uint32_t> in = randomWords(4001, 25);
+  checkScanAll<uint32_t>(Sum{}, policy, ScanKind::Inclusive, 0u, in,
+                         ::testing::hostScan<uint32_t>(
+                             in, [](uint32_t a, uint32_t b) { return a + b; }, true, 0u));
+  const std::string cuda = scanKernel<uint32_t>(Sum{}, policy).cuda();
+  CHECK(::testing::count(cuda, "__nanosleep(350u);") == 1);  // in the polling loop only
+  const size_t poll = cuda.find("while (");
+  CHECK(poll < cuda.find("__nanosleep("));
+  CHECK(scanKernel<uint32_t>(Sum{}, ScanPolicy{32, 5}).cuda().find("__nanosleep") ==
+        std::string::npos);
+  CHECK(errorOf([] {
+          capture("sleepy", 32, [](DPull<EWord32> in) {
+            return scanAll<uint32_t>(Sum{}, in,
+                                     ScanPolicy{32, 5, BlockLoadAlgorithm::Direct, 2000000});
+          });
+        }).ends_with("nanosleep(2000000): at most 1000000 ns (1 ms)"));
+}
+
+TEST_CASE("seqScanBlock: an operator that uses an operand twice stays linear in the elements") {
+  // Each thread folds its 33 elements in a loop: as one expression, max's a > b ? a : b would
+  // repeat the fold so far at every step (2^33 copies).
+  const auto maxOf = [](const EWord32& a, const EWord32& b) { return ifThenElse(a > b, a, b); };
+  const Kernel k = capture("maxScan", 32, [maxOf](DPull<EWord32> in) {
+    return pConcat(fmap(
+        [maxOf](const SPull<EWord32>& t) {
+          return exec<Block>([t, maxOf](const Program<Block>& p) {
+            return push<Block>(seqScanBlock(p, 33, maxOf, t));
+          });
+        },
+        splitUp(32 * 33, in)));
+  });
+  CHECK(k.cuda().size() < 20000);
+  const std::vector<uint32_t> in = randomWords(2 * 32 * 33, 27);
+  std::vector<uint32_t> out(in.size()), want(in.size());
+  for (size_t b = 0; b < 2; ++b) {
+    uint32_t acc = 0;
+    for (size_t i = 0; i < 32 * 33; ++i) want[b * 1056 + i] = acc = std::max(acc, in[b * 1056 + i]);
+  }
+  simulate(k, {in, out});
+  CHECK(out == want);
+}

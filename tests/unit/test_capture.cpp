@@ -406,3 +406,25 @@ TEST_CASE("capture: an effect-only kernel has no output; launch, simulate and re
           });
         }) == "capture(nothing): the kernel computes nothing (its result writes no element)");
 }
+
+TEST_CASE("capture: minBlocksPerSm caps the registers through __launch_bounds__") {
+  // The f32 exclusive look-back scan with 256 x 15 tiles: NVRTC gives it about 48 registers
+  // when it chooses; 8 blocks of 256 threads leave 32 each.
+  const ScanPolicy free{256, 15, BlockLoadAlgorithm::WarpStriped, 400, 0};
+  ScanPolicy capped = free;
+  capped.blocksPerSm = 8;
+  const Kernel a = scanKernel<float>(Sum{}, free, ScanKind::Exclusive, 0.0f);
+  const Kernel b = scanKernel<float>(Sum{}, capped, ScanKind::Exclusive, 0.0f);
+  CHECK(has(a, "__launch_bounds__(256) scanAllExclusive("));
+  CHECK(has(b, "__launch_bounds__(256, 8) scanAllExclusive("));
+  CHECK(a.compile().registers > 32);
+  CHECK(b.compile().registers <= 32);
+  CaptureOptions tooMany;
+  tooMany.minBlocksPerSm = 5;
+  CHECK(::testing::errorOf([&] {
+          capture(
+              "crowded", 512, [](DPull<EWord32> in) { return push<Grid>(in); }, tooMany);
+        }) ==
+        "capture(crowded): minBlocksPerSm 5 blocks of 512 threads exceed the 2048 threads an "
+        "SM holds");
+}

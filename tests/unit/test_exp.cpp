@@ -2,6 +2,7 @@
 // trivial-operation identities, cast folding, constant errors, and printing as CUDA.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -279,6 +280,45 @@ TEST_CASE("exp casts: literals fold, same-type casts vanish") {
   CHECK(w32ToF(x).node()->kind == ExpKind::Cast);
   CHECK(show(w32ToF(x)) == "(float)x");
   CHECK(show(w32ToF(x + u("y"))) == "(float)(x + y)");
+}
+
+TEST_CASE("exp bitcasts: the same bits as another type, folded, undone, printed as CUDA's") {
+  CHECK(bitsOf(bitcast<uint32_t>(EFloat(1.0f))) == 0x3f800000u);
+  CHECK(bitsOf(bitcast<uint32_t>(EFloat(-2.5f))) == std::bit_cast<uint32_t>(-2.5f));
+  CHECK(realOf(bitcast<float>(EWord32(0x40490fdbu))) == static_cast<double>(3.14159274f));
+  CHECK(intOf(bitcast<int32_t>(EFloat(-1.0f))) == static_cast<int32_t>(0xbf800000u));
+  CHECK(realOf(bitcast<float>(EInt32(-1082130432))) == -1.0);
+  CHECK(intOf(bitcast<int32_t>(EWord32(0xffffffffu))) == -1);
+  CHECK(bitsOf(bitcast<uint64_t>(EDouble(-0.5))) == std::bit_cast<uint64_t>(-0.5));
+  CHECK(realOf(bitcast<double>(EWord64(0x400921fb54442d18ull))) == 3.141592653589793);
+  // NaN payloads survive the round trip through the simulator's double.
+  CHECK(bitsOf(bitcast<uint32_t>(bitcast<float>(EWord32(0x7fc12345u)))) == 0x7fc12345u);
+  const ir::Value nan =
+      ir::evalBitCast(ScalarType::F32, ScalarType::U32, ir::intValue(0xffc00001u));
+  CHECK(ir::evalBitCast(ScalarType::U32, ScalarType::F32, nan).u == 0xffc00001u);
+  CHECK(ir::evalBitCast(ScalarType::I32, ScalarType::U32, ir::intValue(0x80000000u)).u ==
+        0x80000000u);
+  // A bitcast back is the original; one to the same type vanishes.
+  const EFloat x = f("x");
+  const EWord32 w = u("w");
+  CHECK(bitcast<float>(bitcast<uint32_t>(x)).node() == x.node());
+  CHECK(bitcast<uint32_t>(w).node() == w.node());
+  CHECK(bitcast<uint32_t>(x).node()->kind == ExpKind::BitCast);
+  CHECK(show(bitcast<uint32_t>(x)) == "__float_as_uint(x)");
+  CHECK(show(bitcast<int32_t>(x + f("y"))) == "__float_as_int(x + y)");
+  CHECK(show(bitcast<float>(w >> 3u)) == "__uint_as_float(w >> 3u)");
+  CHECK(show(bitcast<float>(i32("i"))) == "__int_as_float(i)");
+  CHECK(show(bitcast<int32_t>(w + 1u)) == "((int32_t)(w + 1u))");
+  CHECK(show(bitcast<uint32_t>(i32("i")) + 1u) == "((uint32_t)i) + 1u");
+  CHECK(show(bitcast<double>(variable<uint64_t>("q"))) == "__longlong_as_double((long long)q)");
+  CHECK(show(bitcast<uint64_t>(d("v") * d("v"))) == "((uint64_t)__double_as_longlong(v * v))");
+  // Packing two 32-bit values in a u64 (the look-back's status words).
+  const EWord64 packed = (cast<uint64_t>(bits32(EFloat(-1.0f))) << EWord64(32)) | EWord64(6);
+  CHECK(bitsOf(packed) == (uint64_t{0xbf800000u} << 32 | 6));
+  CHECK(realOf(fromBits32<float>(cast<uint32_t>(packed >> EWord64(32)))) == -1.0);
+  CHECK(intOf(fromBits32<int32_t>(EWord32(0xfffffffeu))) == -2);
+  CHECK(bitsOf(fromBits32<uint8_t>(bits32(EWord8(200)))) == 200);
+  CHECK(boolOf(fromBits32<bool>(bits32(EBool(true)))));
 }
 
 TEST_CASE("exp select: ifThenElse with a literal condition picks a branch") {

@@ -34,19 +34,43 @@ void checkBlockTile(const char* what, uint32_t items, uint32_t length, uint32_t 
 // WarpStriped's rule: a block of whole warps (a partial last warp would read and write past
 // its slice of the tile).
 void checkWholeWarps(const char* what, uint32_t threads);
+
+template <class X>
+SPull<Exp<X>> vectorizedLoad(const Program<Block>& p, const SPull<Exp<X>>& tile) {
+  if constexpr (sizeof(X) > 4) {
+    throw Error(
+        "blockLoad(vectorized) needs elements of at most 4 bytes (vectors of 4 in 16 "
+        "bytes); got " +
+        str(static_cast<uint32_t>(sizeof(X))) + "-byte elements");
+  } else {
+    const auto vecs = vectors<4>(tile);
+    const uint32_t count = vecs.len();
+    return force(p, mkPush<Block, Exp<X>>(tile.len(), [vecs, count](const Program<Block>& q,
+                                                                    const Writer<Exp<X>>& w) {
+                   q.forAll(count, [&](const Program<Thread>& t, const EWord32& v) {
+                     const Vector<4, X> x = vecs[v];
+                     w(t, hana::at_c<0>(x), v * 4u);
+                     w(t, hana::at_c<1>(x), v * 4u + 1u);
+                     w(t, hana::at_c<2>(x), v * 4u + 2u);
+                     w(t, hana::at_c<3>(x), v * 4u + 3u);
+                   });
+                 }));
+  }
+}
 }  // namespace detail
 
 // blockLoad(a, p, items, tile): the tile (threads x items elements), arranged for the blocked
 // arrangement by algorithm a: the result is a pull array of the same elements that each
 // thread may read at its own items consecutive indices cheaply (shared memory for all but
 // Direct, which returns the tile itself). Vectorized needs a tile that reads a global array
-// directly, starting at a multiple of 4 elements, of 4-byte elements (vectors<4>'s rules), and
-// items a multiple of 4; WarpStriped a block of whole warps (a multiple of 32 threads).
+// directly, starting at a multiple of 4 elements, of scalars of at most 4 bytes (vectors<4>'s
+// rules), and items a multiple of 4; WarpStriped a block of whole warps (a multiple of 32
+// threads). The others take any element type (tuples too).
 // Cost: Direct none; the others threads x items elements of shared memory and one block
 // barrier.
-template <class X>
-SPull<Exp<X>> blockLoad(BlockLoadAlgorithm a, const Program<Block>& p, uint32_t items,
-                        const SPull<Exp<X>>& tile) {
+template <class T>
+SPull<T> blockLoad(BlockLoadAlgorithm a, const Program<Block>& p, uint32_t items,
+                   const SPull<T>& tile) {
   const uint32_t threads = p.context().threadsPerBlock();
   detail::checkBlockTile("blockLoad", items, tile.len(), threads);
   switch (a) {
@@ -58,14 +82,13 @@ SPull<Exp<X>> blockLoad(BlockLoadAlgorithm a, const Program<Block>& p, uint32_t 
       // barrier of the force is still needed: the result is read at block level. (Inside a warp
       // program, warpLoadStriped needs only __syncwarp.)
       return force(
-          p, mkPush<Block, Exp<X>>(
-                 tile.len(), [tile, items](const Program<Block>& q, const Writer<Exp<X>>& w) {
-                   q.forAll(tile.len() / items, [&](const Program<Thread>& t, const EWord32& tid) {
-                     const EWord32 base = (tid / 32u) * (32u * items) + tid % 32u;
-                     for (uint32_t k = 0; k < items; ++k)
-                       w(t, tile[base + k * 32u], base + k * 32u);
-                   });
-                 }));
+          p,
+          mkPush<Block, T>(tile.len(), [tile, items](const Program<Block>& q, const Writer<T>& w) {
+            q.forAll(tile.len() / items, [&](const Program<Thread>& t, const EWord32& tid) {
+              const EWord32 base = (tid / 32u) * (32u * items) + tid % 32u;
+              for (uint32_t k = 0; k < items; ++k) w(t, tile[base + k * 32u], base + k * 32u);
+            });
+          }));
     case BlockLoadAlgorithm::Vectorized: break;
   }
   if (items % 4 != 0) {
@@ -74,18 +97,11 @@ SPull<Exp<X>> blockLoad(BlockLoadAlgorithm a, const Program<Block>& p, uint32_t 
         "vectors of 4 elements); got " +
         detail::str(items));
   }
-  const auto vecs = vectors<4>(tile);
-  const uint32_t count = vecs.len();
-  return force(p, mkPush<Block, Exp<X>>(
-                      tile.len(), [vecs, count](const Program<Block>& q, const Writer<Exp<X>>& w) {
-                        q.forAll(count, [&](const Program<Thread>& t, const EWord32& v) {
-                          const Vector<4, X> x = vecs[v];
-                          w(t, hana::at_c<0>(x), v * 4u);
-                          w(t, hana::at_c<1>(x), v * 4u + 1u);
-                          w(t, hana::at_c<2>(x), v * 4u + 2u);
-                          w(t, hana::at_c<3>(x), v * 4u + 3u);
-                        });
-                      }));
+  if constexpr (!isExp<T>) {
+    throw Error("blockLoad(vectorized) needs scalar elements (an Exp), not tuples");
+  } else {
+    return detail::vectorizedLoad(p, tile);
+  }
 }
 
 // blockStore(a, p, items, arr): the reverse: thread t computes arr's elements t * items ..

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "obsidian/block/load_store.hpp"
 #include "obsidian/warp/scan.hpp"
 
 namespace obsidian {
@@ -103,18 +104,22 @@ SPull<T> shiftRight(const T& id, const SPull<T>& arr) {
 }
 
 // ---------------------------------------------------------------- on the warp layer
-// seqScanBlock(p, seq, f, arr): the inclusive f-scan of arr (threads x seq elements): thread t
-// scans elements t*seq .. t*seq+seq-1 (straight from arr: a warp's loads cover consecutive
-// memory, so the cache serves what each load instruction leaves) into shared memory, the
-// threads' totals are scanned by warpScan per warp and then across the warps, and the result
-// is a pull array that adds each thread's prefix as it is read (no second pass over shared
-// memory). seq odd keeps the shared-memory accesses free of bank conflicts. With `stage`, the
-// tile goes through shared memory first, loaded coalesced (one element per thread per step).
-// Cost: two barriers (three with stage), threads x seq + threads + 32 elements of shared memory
-// (twice the tile with stage).
+// seqScanBlock(p, seq, f, arr, load): the inclusive f-scan of arr (threads x seq elements) as a
+// manifest array in shared memory. Thread t owns elements t*seq .. t*seq+seq-1 and reads them
+// twice: first it folds them, the folds are scanned by warpScan per warp, each
+// warp scans the warps' totals for itself, and then each thread scans its elements again from
+// the fold of the threads before it, writing each element's final prefix (so the result is read
+// as it is: no per-element fix-up when it is used). seq odd keeps the shared-memory accesses
+// free of bank conflicts. `load` (block/load_store.hpp) says where the threads read their
+// elements: Direct, straight from arr (a warp's loads cover consecutive memory, so the cache
+// serves the second read and what each load instruction leaves); the others, from blockLoad's
+// arrangement in shared memory (coalesced reads; Vectorized only for a tile that reads a global
+// array directly, see blockLoad).
+// Cost: two barriers (three with any load but Direct), threads x seq + threads elements of
+// shared memory (and the tile again with any load but Direct).
 template <class T, class Op>
 SPull<T> seqScanBlock(const Program<Block>& p, uint32_t seq, Op f, const SPull<T>& arr,
-                      bool stage = false) {
+                      BlockLoadAlgorithm load = BlockLoadAlgorithm::Direct) {
   const uint32_t threads = p.context().threadsPerBlock();
   if (seq == 0 || arr.len() != threads * seq || threads % 32 != 0) {
     throw Error("seqScanBlock needs threads x seq elements (threads a multiple of 32); got " +
@@ -122,41 +127,60 @@ SPull<T> seqScanBlock(const Program<Block>& p, uint32_t seq, Op f, const SPull<T
                 " threads and seq " + std::to_string(seq));
   }
   const uint32_t warps = threads / 32;
-  const SPull<T> source = stage ? forcePull(p, arr) : arr;
-  const SPull<T> own = force(
-      p,
-      tConcat<Block>(fmap([f](const SPull<T>& c) { return seqScan(f, c); }, splitUp(seq, source))));
-  // Per warp: the inclusive scan of its threads' totals.
-  const SPull<T> warpTotals = force(
-      p, pConcat(fmap(
-             [own, seq, f](const EWord32& w) {
-               return exec<Warp>([own, seq, f, w](const Program<Warp>& q) {
-                 return push<Warp>(warpScan(q, f, mkPull(32u, [own, seq, w](const EWord32& lane) {
-                                              return own[(w * 32u + lane) * seq + (seq - 1)];
-                                            })));
-               });
-             },
-             mkPull(warps, [](const EWord32& w) { return w; }))));
-  // The warps' totals (the last lane of each), scanned by the first warp.
-  const SPull<T> warpPrefix =
+  const SPull<T> source = load == BlockLoadAlgorithm::Direct ? arr : blockLoad(load, p, seq, arr);
+  const auto warpIndices = mkPull(warps, [](const EWord32& w) { return w; });
+  // Per warp: the inclusive scan of its threads' folds (each a loop: a fold written as one
+  // expression would repeat an operand that f uses twice at every step).
+  const SPull<T> laneTotals =
       force(p, pConcat(fmap(
-                   [warpTotals, warps, f](const EWord32&) {
-                     return exec<Warp>([warpTotals, warps, f](const Program<Warp>& q) {
-                       return push<Warp>(
-                           warpScan(q, f, mkPull(32u, [warpTotals, warps](const EWord32& i) {
-                                      return warpTotals[min(i, EWord32(warps - 1)) * 32u + 31u];
-                                    })));
+                   [source, seq, f](const EWord32& w) {
+                     return exec<Warp>([source, seq, f, w](const Program<Warp>& q) {
+                       const SPull<T> slice = mkPull(32u * seq, [source, seq, w](const EWord32& k) {
+                         return source[w * (32u * seq) + k];
+                       });
+                       const SPull<T> folds = forceReg(
+                           q, tConcat<Warp>(fmap([f](const SPull<T>& c) { return seqReduce(f, c); },
+                                                 splitUp(seq, slice))));
+                       return push<Warp>(warpScan(q, f, folds));
                      });
                    },
-                   mkPull(1u, [](const EWord32& i) { return i; }))));
-  return SPull<T>(arr.len(), [=](const EWord32& j) {
-    const EWord32 tid = j / seq, warp = tid / 32u, lane = tid % 32u;
-    const T x = own[j];
-    const T inWarp = warpTotals[tid - 1u];       // read only where lane > 0
-    const T beforeWarp = warpPrefix[warp - 1u];  // read only where warp > 0
-    return ifThenElse(warp == 0u, ifThenElse(lane == 0u, x, f(inWarp, x)),
-                      ifThenElse(lane == 0u, f(beforeWarp, x), f(f(beforeWarp, inWarp), x)));
-  });
+                   warpIndices)));
+  // Per warp: the warps' totals (the last lane of each) scanned, each lane's fold of the
+  // threads before it (thread 0's is a stand-in it does not use), and each lane's elements
+  // scanned again from there.
+  return force(
+      p, pConcat(fmap(
+             [=](const EWord32& w) {
+               return exec<Warp>([=](const Program<Warp>& q) {
+                 const SPull<T> acrossWarps =
+                     warpScan(q, f, mkPull(32u, [laneTotals, warps](const EWord32& i) {
+                                return laneTotals[min(i, EWord32(warps - 1)) * 32u + 31u];
+                              }));
+                 const SPull<T> before = forceReg(
+                     q, push<Warp>(mkPull(32u, [=](const EWord32& lane) {
+                       const EWord32 tid = w * 32u + lane;
+                       const T inWarp = laneTotals[ifThenElse(tid == 0u, tid, tid - 1u)];
+                       const T beforeWarp = acrossWarps[ifThenElse(w == 0u, w, w - 1u)];
+                       return ifThenElse(w == 0u, inWarp,
+                                         ifThenElse(lane == 0u, beforeWarp, f(beforeWarp, inWarp)));
+                     })));
+                 return mkPush<Warp, T>(
+                     32u * seq, [=](const Program<Warp>& r, const Writer<T>& out) {
+                       r.forAll(32u, [&](const Program<Thread>& t, const EWord32& lane) {
+                         const EWord32 first = (w * 32u + lane) * seq;
+                         const T x = source[first];
+                         const T acc = MemoryOps<T>::declare(
+                             t, ifThenElse(w * 32u + lane == 0u, x, f(before[lane], x)));
+                         out(t, acc, lane * seq);
+                         t.seqFor(seq - 1, [&](const Program<Thread>& u, const EWord32& k) {
+                           MemoryOps<T>::assign(u, acc, f(acc, source[first + k + 1u]));
+                           out(u, acc, lane * seq + k + 1u);
+                         });
+                       });
+                     });
+               });
+             },
+             warpIndices)));
 }
 
 // ---------------------------------------------------------------- the variants by name

@@ -8,6 +8,8 @@
 // tile's own scan.
 #pragma once
 
+#include <optional>
+
 #include "obsidian/atomic.hpp"
 #include "obsidian/block/scan.hpp"
 #include "obsidian/capture.hpp"
@@ -20,29 +22,95 @@ enum class ScanKind : uint8_t { Inclusive, Exclusive };
 
 struct ScanShape {
   uint32_t tile = 4096;  // elements per tile (one virtual block each)
-  // Tiles the status arrays have room for (grid state: 2 flags' worth of memory per tile);
+  // Tiles the status arrays have room for (grid state: 8 bytes per tile for values of at most
+  // 32 bits, 4 + 2 x the value's size for wider ones);
   // longer inputs are refused at launch. 2^20 tiles of 4096 cover every 32-bit length.
   uint32_t maxTiles = uint32_t{1} << 20;
+  // The look-back's back-off: a lane whose predecessor has published nothing yet sleeps this
+  // long (nanosleep) before it polls again (0: it polls at once), leaving issue slots and L2
+  // bandwidth to the tiles still loading.
+  uint32_t delayNs = 0;
 };
 
 namespace detail {
-// Waits (spinning) until tile k has published something in this epoch; returns its flag, after
-// a fence, so that what the flag published can be read.
-inline EWord32 awaitFlag(const Program<Thread>& t, const SMutable<uint32_t>& flags,
-                         const EWord32& k, const EWord32& epoch) {
-  const EWord32 flag = t.declare(atomicLoad(t, flags, k));
-  t.seqWhile(flag >> 2u != epoch || (flag & 3u) == 0u,
-             [&](const Program<Thread>& s) { s.assign(flag, atomicLoad(s, flags, k)); });
-  threadFence(t);
-  return flag;
-}
+// The look-back's status of every tile, in grid state: a flag (the launch's epoch * 4 + 1 for
+// "aggregate", + 2 for "inclusive prefix"; anything else is "not yet") and a value.
+//
+// A value of at most 32 bits is packed with its flag into one 64-bit word, (value bits << 32) |
+// flag, written with one atomicExch and polled with one 64-bit atomic load: a reader that sees
+// the flag sees the value it was written with, so neither side needs a fence. A wider value
+// (u64, f64) has a flag word and two value arrays (aggregates, inclusive prefixes): the value
+// is written, then a fence, then the flag's atomicExch; a reader polls the flag, fences, then
+// reads the value.
+template <class X>
+class TileStatus {
+ public:
+  static constexpr bool kPacked = sizeof(X) <= 4;
+
+  TileStatus(const Program<Block>& p, uint32_t tiles, uint32_t delayNs) : delayNs_(delayNs) {
+    if constexpr (kPacked) {
+      words_.emplace(newGlobal<uint64_t>(p, tiles));
+    } else {
+      flags_.emplace(newGlobal<uint32_t>(p, tiles));
+      aggregates_.emplace(newGlobal<X>(p, tiles));
+      inclusives_.emplace(newGlobal<X>(p, tiles));
+    }
+  }
+
+  // Thread t publishes tile's value under flag (its low two bits say which kind).
+  void publish(const Program<Thread>& t, const EWord32& tile, const EWord32& flag,
+               const Exp<X>& value, bool inclusive) const {
+    if constexpr (kPacked) {
+      atomicExch(t, *words_, tile,
+                 (cast<uint64_t>(bits32(value)) << EWord64(32)) | cast<uint64_t>(flag));
+    } else {
+      write(t, inclusive ? *inclusives_ : *aggregates_, tile, value);
+      threadFence(t);
+      atomicExch(t, *flags_, tile, flag);
+    }
+  }
+
+  // Waits (spinning) until tile k has published something in this epoch; returns its flag and
+  // the value published with it.
+  hana::tuple<EWord32, Exp<X>> await(const Program<Thread>& t, const EWord32& k,
+                                     const EWord32& epoch) const {
+    const auto pending = [&](const EWord32& flag) {
+      return flag >> 2u != epoch || (flag & 3u) == 0u;
+    };
+    if constexpr (kPacked) {
+      const EWord64 word = t.declare(atomicLoad(t, *words_, k));
+      t.seqWhile(pending(cast<uint32_t>(word)), [&](const Program<Thread>& s) {
+        backOff(s);
+        s.assign(word, atomicLoad(s, *words_, k));
+      });
+      return {cast<uint32_t>(word), fromBits32<X>(cast<uint32_t>(word >> EWord64(32)))};
+    } else {
+      const EWord32 flag = t.declare(atomicLoad(t, *flags_, k));
+      t.seqWhile(pending(flag), [&](const Program<Thread>& s) {
+        backOff(s);
+        s.assign(flag, atomicLoad(s, *flags_, k));
+      });
+      threadFence(t);
+      return {flag, ifThenElse(flag == epoch * 4u + 2u, (*inclusives_)[k], (*aggregates_)[k])};
+    }
+  }
+
+ private:
+  void backOff(const Program<Thread>& t) const {
+    if (delayNs_ > 0) nanosleep(t, delayNs_);
+  }
+
+  uint32_t delayNs_;
+  std::optional<SMutable<uint64_t>> words_;  // packed
+  std::optional<SMutable<uint32_t>> flags_;  // the others: wide values
+  std::optional<SMutable<X>> aggregates_, inclusives_;
+};
 
 // The decoupled look-back of tile `tile` > 0 by one warp: `result` (a Warp-level variable)
 // becomes the f-fold of every tile before it.
 template <class X, class Op, class Later>
 void lookBack(const Program<Warp>& r, Op f, Later later, const Exp<X>& result, const EWord32& tile,
-              const EWord32& epoch, const SMutable<uint32_t>& flags, const SMutable<X>& aggregates,
-              const SMutable<X>& inclusives) {
+              const EWord32& epoch, const TileStatus<X>& status) {
   using Status = hana::tuple<EWord32, Exp<X>>;
   const EWord32 prefixFlag = epoch * 4u + 2u;
   const EWord32 end = r.declare(tile);  // the window is tiles end - 32 .. end - 1
@@ -53,9 +121,8 @@ void lookBack(const Program<Warp>& r, Op f, Later later, const Exp<X>& result, c
       q.forAll(32u, [&](const Program<Thread>& t, const EWord32& lane) {
         // Lanes before tile 0 stand in for it: its real lane comes later and overrides them.
         const EWord32 k = t.declare(ifThenElse(end + lane >= 32u, end + lane - 32u, EWord32(0u)));
-        const EWord32 flag = awaitFlag(t, flags, k, epoch);
-        const Exp<X> value = ifThenElse(flag == prefixFlag, inclusives[k], aggregates[k]);
-        w(t, Status(cast<uint32_t>(flag == prefixFlag), value), lane);
+        const Status got = status.await(t, k, epoch);
+        w(t, Status(cast<uint32_t>(hana::at_c<0>(got) == prefixFlag), hana::at_c<1>(got)), lane);
       });
     });
     const Status folded = warpScan(s, later, forceReg(s, window))[31u];
@@ -75,8 +142,8 @@ void lookBack(const Program<Warp>& r, Op f, Later later, const Exp<X>& result, c
 // input read as the last one (they change no prefix that is written). The look-back is a warp
 // program: threadsPerBlock must be a multiple of 32.
 //
-// Status: per tile, a flag (the launch's epoch * 4 + 1 for "aggregate", + 2 for "inclusive
-// prefix"; anything else is "not yet") and the two values, in grid state. The epoch, kept in
+// Status: per tile, a flag and a value in grid state (detail::TileStatus: one 64-bit word for
+// values of at most 32 bits, which needs no fences). The epoch, kept in
 // grid state too, is read by every block before it takes its ticket and advanced by the block
 // that draws the last ticket when it is done, so flags never need clearing between launches
 // (they would only be confused after 2^30 launches).
@@ -95,9 +162,7 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
     g.distrPar(tiles, [&](const Program<Block>& p, const EWord32&) {
       const SMutable<uint32_t> ticket = newGlobal<uint32_t>(p, 1);
       const SMutable<uint32_t> epochs = newGlobal<uint32_t>(p, 1);
-      const SMutable<uint32_t> flags = newGlobal<uint32_t>(p, shape.maxTiles);
-      const SMutable<X> aggregates = newGlobal<X>(p, shape.maxTiles);
-      const SMutable<X> inclusives = newGlobal<X>(p, shape.maxTiles);
+      const detail::TileStatus<X> status(p, shape.maxTiles, shape.delayNs);
 
       // The tile: a ticket, and the epoch read before it (see above).
       auto drawn = force(
@@ -128,15 +193,9 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
       p.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
         t.cond(
             tile == 0u,
+            [&](const Program<Thread>& u) { status.publish(u, 0u, prefixFlag, aggregate, true); },
             [&](const Program<Thread>& u) {
-              write(u, inclusives, 0u, aggregate);
-              threadFence(u);
-              atomicExch(u, flags, 0u, prefixFlag);
-            },
-            [&](const Program<Thread>& u) {
-              write(u, aggregates, tile, aggregate);
-              threadFence(u);
-              atomicExch(u, flags, tile, aggregateFlag);
+              status.publish(u, tile, aggregateFlag, aggregate, false);
             });
       });
 
@@ -150,23 +209,21 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
         return ifThenElse(hana::at_c<0>(b) != 0u, b,
                           Status(hana::at_c<0>(a), f(hana::at_c<1>(a), hana::at_c<1>(b))));
       };
-      auto prefix = force(p, pConcat(fmap(
-                                 [=](const EWord32&) {
-                                   return singletonPush<Warp>([=](const Program<Warp>& q) {
-                                     const Exp<X> result = q.declare(Exp<X>(identity));
-                                     q.cond(tile != 0u, [&](const Program<Warp>& r) {
-                                       detail::lookBack<X>(r, f, later, result, tile, epoch, flags,
-                                                           aggregates, inclusives);
-                                       r.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
-                                         write(t, inclusives, tile, f(result, aggregate));
-                                         threadFence(t);
-                                         atomicExch(t, flags, tile, prefixFlag);
-                                       });
-                                     });
-                                     return result;
-                                   });
-                                 },
-                                 mkPull(1u, [](const EWord32& w) { return w; }))));
+      auto prefix =
+          force(p, pConcat(fmap(
+                       [=](const EWord32&) {
+                         return singletonPush<Warp>([=](const Program<Warp>& q) {
+                           const Exp<X> result = q.declare(Exp<X>(identity));
+                           q.cond(tile != 0u, [&](const Program<Warp>& r) {
+                             detail::lookBack<X>(r, f, later, result, tile, epoch, status);
+                             r.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
+                               status.publish(t, tile, prefixFlag, f(result, aggregate), true);
+                             });
+                           });
+                           return result;
+                         });
+                       },
+                       mkPull(1u, [](const EWord32& w) { return w; }))));
       // The block of the last ticket has seen every ticket drawn: the next launch may begin a
       // new epoch.
       p.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
@@ -175,41 +232,58 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
       });
       const Exp<X> before = prefix[0u];  // identity for tile 0 (unused by inclusive scans)
 
-      p.forAll(tileLen, [&](const Program<Thread>& t, const EWord32& j) {
-        const EWord32 i = start + j;
-        t.cond(i < n, [&](const Program<Thread>& u) {
-          if (kind == ScanKind::Inclusive) {
-            out(u, ifThenElse(tile == 0u, local[j], f(before, local[j])), i);
-          } else {
-            const Exp<X> prev = local[ifThenElse(j == 0u, EWord32(0u), j - 1u)];
-            out(u, ifThenElse(j == 0u, before, ifThenElse(tile == 0u, prev, f(before, prev))), i);
-          }
-        });
-      });
+      const auto store = [&](const Program<Thread>& u, const EWord32& j) {
+        if (kind == ScanKind::Inclusive) {
+          out(u, ifThenElse(tile == 0u, local[j], f(before, local[j])), start + j);
+        } else {
+          const Exp<X> prev = local[ifThenElse(j == 0u, EWord32(0u), j - 1u)];
+          out(u, ifThenElse(j == 0u, before, ifThenElse(tile == 0u, prev, f(before, prev))),
+              start + j);
+        }
+      };
+      // Every tile but the last is whole: its stores need no bound (start < n, so n - start
+      // does not wrap).
+      p.cond(
+          n - start >= tileLen, [&](const Program<Block>& q) { q.forAll(tileLen, store); },
+          [&](const Program<Block>& q) {
+            q.forAll(tileLen, [&](const Program<Thread>& t, const EWord32& j) {
+              t.cond(start + j < n, [&](const Program<Thread>& u) { store(u, j); });
+            });
+          });
     });
   });
 }
 
 // ---------------------------------------------------------------- the tuned scan
 // The device scan's tiles: threads x itemsPerThread elements scanned by seqScanBlock (each
-// thread scans consecutive elements in registers; an odd count keeps shared memory free of
-// bank conflicts).
+// thread scans consecutive elements; an odd count keeps shared memory free of bank conflicts),
+// which get them by `load` (block/load_store.hpp; not Vectorized: a tile's last elements are
+// clamped reads, not a direct read of the input).
 struct ScanPolicy {
   uint32_t threads = 256;
   uint32_t itemsPerThread = 15;
-  bool stage = false;  // seqScanBlock's coalesced staging of the tile through shared memory
+  BlockLoadAlgorithm load = BlockLoadAlgorithm::Direct;
+  uint32_t delayNs = 0;  // the look-back's back-off (ScanShape::delayNs)
+  // Blocks each SM must be able to hold (CaptureOptions::minBlocksPerSm: the compiler keeps
+  // registers few enough; 0: it chooses). The compiler's own choice varies from 32 to 64
+  // registers between tile shapes, element types and inclusive or exclusive, and with it how
+  // many tiles an SM keeps loading at once.
+  uint32_t blocksPerSm = 0;
 };
 inline constexpr Tuned<ScanPolicy> kScanPolicies[] = {
     {0,
-     {256, 15, false},
+     {256, 15, BlockLoadAlgorithm::WarpStriped, 400, 0},
      "(fallback)",
-     "not measured: a smaller tile than sm_90's, within 48 KB of shared memory"},
+     "not measured: sm_90's tile (31 KB of shared memory, within 48 KB) without its register "
+     "cap (the blocks an SM holds differ between architectures)"},
     {90,
-     {512, 19, false},
+     {256, 15, BlockLoadAlgorithm::WarpStriped, 400, 8},
      "obsidian-tune tuning/spaces/device_scan.json",
-     "H100, 2026-11-23: 2^28 u32 inclusive 1047.3 us, the fastest of 16 tile shapes (512 x 21 "
-     "1056.1, 512 x 15 1093.4, 256 x 21 1129.4; staging slower in every shape) "
-     "(tuning/RESULTS.md, 'Device layer policies')"},
+     "H100, 2026-11-24: the best geometric mean of u32/f32 x inclusive/exclusive at 2^24 and "
+     "2^28 of 144 policies (225.8 us; 2^28 u32 inclusive 799.3 us, exclusive 782.4; 2^24 65.6 "
+     "and 63.7). Runner-up 256 x 11 225.9 us; 128 x 19 (16 blocks per SM) 227.9; the "
+     "compiler's own register choice (32 to 64 registers) 1.2x slower at worst; direct loads "
+     "from 248.9 (tuning/RESULTS.md, 'The scan after issue 16')"},
 };
 inline ScanPolicy scanPolicy(SmVersion sm = currentSm()) {
   return tunedFor(kScanPolicies, sm).policy;
@@ -221,10 +295,12 @@ template <class X, class Op>
 DPush<Grid, Exp<X>> scanAll(Op f, const DPull<Exp<X>>& in, const ScanPolicy& policy,
                             ScanKind kind = ScanKind::Inclusive, X identity = X{}) {
   const auto scan = [policy, f](const Program<Block>& p, const SPull<Exp<X>>& tile) {
-    return seqScanBlock(p, policy.itemsPerThread, f, tile, policy.stage);
+    return seqScanBlock(p, policy.itemsPerThread, f, tile, policy.load);
   };
-  return scanGrid<X>(f, scan, in, ScanShape{policy.threads * policy.itemsPerThread}, kind,
-                     identity);
+  ScanShape shape;
+  shape.tile = policy.threads * policy.itemsPerThread;
+  shape.delayNs = policy.delayNs;
+  return scanGrid<X>(f, scan, in, shape, kind, identity);
 }
 
 // A kernel of scanGrid with any block scan (see scanGrid) over tiles of `tile` elements.
@@ -239,8 +315,11 @@ Kernel scanGridKernel(const std::string& name, Op f, const BlockScan& blockScan,
 template <class X, class Op>
 Kernel scanKernel(Op f, const ScanPolicy& policy, ScanKind kind = ScanKind::Inclusive,
                   X identity = X{}) {
-  return capture(kind == ScanKind::Inclusive ? "scanAll" : "scanAllExclusive", policy.threads,
-                 [=](DPull<Exp<X>> in) { return scanAll<X>(f, in, policy, kind, identity); });
+  CaptureOptions options;
+  options.minBlocksPerSm = policy.blocksPerSm;
+  return capture(
+      kind == ScanKind::Inclusive ? "scanAll" : "scanAllExclusive", policy.threads,
+      [=](DPull<Exp<X>> in) { return scanAll<X>(f, in, policy, kind, identity); }, options);
 }
 
 // ---------------------------------------------------------------- ready calls
