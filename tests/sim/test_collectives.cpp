@@ -233,6 +233,19 @@ TEST_CASE("collectives: block loads and stores in every arrangement move a tile 
         }) ==
         "blockLoad(vectorized) needs items per thread a multiple of 4 (16-byte vectors of 4 "
         "elements); got 2");
+  CHECK(errorOf([] {
+          capture("wide", 32, [](DPull<EWord64> xs) {
+            return pConcat(fmap(
+                [](const SPull<EWord64>& c) {
+                  return exec<Block>([c](const Program<Block>& p) {
+                    return push<Block>(blockLoad(BlockLoadAlgorithm::Vectorized, p, 4, c));
+                  });
+                },
+                splitUp(128, xs)));
+          });
+        }) ==
+        "blockLoad(vectorized) needs elements of at most 4 bytes (vectors of 4 in 16 bytes); got "
+        "8-byte elements");
 }
 
 TEST_CASE("collectives: device::reduce on the simulator, any length, operator and type") {

@@ -127,7 +127,7 @@ SPull<T> seqScanBlock(const Program<Block>& p, uint32_t seq, Op f, const SPull<T
                 " threads and seq " + std::to_string(seq));
   }
   const uint32_t warps = threads / 32;
-  const SPull<T> source = load == BlockLoadAlgorithm::Direct ? arr : blockLoad(load, p, seq, arr);
+  const SPull<T> source = blockLoad(load, p, seq, arr);  // Direct: arr itself
   const auto warpIndices = mkPull(warps, [](const EWord32& w) { return w; });
   // Per warp: the inclusive scan of its threads' folds (each a loop: a fold written as one
   // expression would repeat an operand that f uses twice at every step).

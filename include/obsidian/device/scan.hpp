@@ -57,9 +57,10 @@ class TileStatus {
     }
   }
 
-  // Thread t publishes tile's value under flag (its low two bits say which kind).
-  void publish(const Program<Thread>& t, const EWord32& tile, const EWord32& flag,
+  // Thread t publishes tile's aggregate, or (inclusive) its inclusive prefix, in this epoch.
+  void publish(const Program<Thread>& t, const EWord32& tile, const EWord32& epoch,
                const Exp<X>& value, bool inclusive) const {
+    const EWord32 flag = flagOf(epoch, inclusive);
     if constexpr (kPacked) {
       atomicExch(t, *words_, tile,
                  (cast<uint64_t>(bits32(value)) << EWord64(32)) | cast<uint64_t>(flag));
@@ -70,8 +71,8 @@ class TileStatus {
     }
   }
 
-  // Waits (spinning) until tile k has published something in this epoch; returns its flag and
-  // the value published with it.
+  // Waits (spinning) until tile k has published something in this epoch; returns 1 for an
+  // inclusive prefix (0 for an aggregate) and the value published with it.
   hana::tuple<EWord32, Exp<X>> await(const Program<Thread>& t, const EWord32& k,
                                      const EWord32& epoch) const {
     const auto pending = [&](const EWord32& flag) {
@@ -83,7 +84,8 @@ class TileStatus {
         backOff(s);
         s.assign(word, atomicLoad(s, *words_, k));
       });
-      return {cast<uint32_t>(word), fromBits32<X>(cast<uint32_t>(word >> EWord64(32)))};
+      return {cast<uint32_t>(cast<uint32_t>(word) == flagOf(epoch, true)),
+              fromBits32<X>(cast<uint32_t>(word >> EWord64(32)))};
     } else {
       const EWord32 flag = t.declare(atomicLoad(t, *flags_, k));
       t.seqWhile(pending(flag), [&](const Program<Thread>& s) {
@@ -91,11 +93,16 @@ class TileStatus {
         s.assign(flag, atomicLoad(s, *flags_, k));
       });
       threadFence(t);
-      return {flag, ifThenElse(flag == epoch * 4u + 2u, (*inclusives_)[k], (*aggregates_)[k])};
+      const Exp<bool> inclusive = flag == flagOf(epoch, true);
+      return {cast<uint32_t>(inclusive),
+              ifThenElse(inclusive, (*inclusives_)[k], (*aggregates_)[k])};
     }
   }
 
  private:
+  static EWord32 flagOf(const EWord32& epoch, bool inclusive) {
+    return epoch * 4u + (inclusive ? 2u : 1u);
+  }
   void backOff(const Program<Thread>& t) const {
     if (delayNs_ > 0) nanosleep(t, delayNs_);
   }
@@ -112,7 +119,6 @@ template <class X, class Op, class Later>
 void lookBack(const Program<Warp>& r, Op f, Later later, const Exp<X>& result, const EWord32& tile,
               const EWord32& epoch, const TileStatus<X>& status) {
   using Status = hana::tuple<EWord32, Exp<X>>;
-  const EWord32 prefixFlag = epoch * 4u + 2u;
   const EWord32 end = r.declare(tile);  // the window is tiles end - 32 .. end - 1
   const Exp<bool> first = r.declare(Exp<bool>(true));
   const Exp<bool> done = r.declare(Exp<bool>(false));
@@ -122,7 +128,7 @@ void lookBack(const Program<Warp>& r, Op f, Later later, const Exp<X>& result, c
         // Lanes before tile 0 stand in for it: its real lane comes later and overrides them.
         const EWord32 k = t.declare(ifThenElse(end + lane >= 32u, end + lane - 32u, EWord32(0u)));
         const Status got = status.await(t, k, epoch);
-        w(t, Status(cast<uint32_t>(hana::at_c<0>(got) == prefixFlag), hana::at_c<1>(got)), lane);
+        w(t, got, lane);
       });
     });
     const Status folded = warpScan(s, later, forceReg(s, window))[31u];
@@ -187,16 +193,13 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
         }
       }();
       const Exp<X> aggregate = local[tileLen - 1];
-      const EWord32 aggregateFlag = epoch * 4u + 1u, prefixFlag = epoch * 4u + 2u;
 
       // Thread 0 publishes the tile's aggregate (tile 0: its inclusive prefix).
       p.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
         t.cond(
             tile == 0u,
-            [&](const Program<Thread>& u) { status.publish(u, 0u, prefixFlag, aggregate, true); },
-            [&](const Program<Thread>& u) {
-              status.publish(u, tile, aggregateFlag, aggregate, false);
-            });
+            [&](const Program<Thread>& u) { status.publish(u, 0u, epoch, aggregate, true); },
+            [&](const Program<Thread>& u) { status.publish(u, tile, epoch, aggregate, false); });
       });
 
       // The first warp looks back over windows of the 32 tiles before `end`: each lane waits
@@ -217,7 +220,7 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
                            q.cond(tile != 0u, [&](const Program<Warp>& r) {
                              detail::lookBack<X>(r, f, later, result, tile, epoch, status);
                              r.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
-                               status.publish(t, tile, prefixFlag, f(result, aggregate), true);
+                               status.publish(t, tile, epoch, f(result, aggregate), true);
                              });
                            });
                            return result;
