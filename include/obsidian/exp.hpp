@@ -335,7 +335,7 @@ Exp<To> cast(const Exp<From>& e) {
 }
 // bitcast<To>(e): e's bits read as a To of the same size, with no conversion (CUDA's
 // __float_as_uint and kin): u32, i32 and f32 among themselves, u64 and f64. What packs a
-// 32-bit value of any type into half of a 64-bit word (see bitsOf/fromBits below).
+// 32-bit value of any type into half of a 64-bit word (see bits32/fromBits32 below).
 template <KernelScalar To, KernelScalar From>
 Exp<To> bitcast(const Exp<From>& e) {
   static_assert(sizeof(To) == sizeof(From) && sizeof(To) >= 4 && !std::is_same_v<To, bool> &&
