@@ -135,6 +135,54 @@ TEST_CASE("reduceAll: f32, with grid state and a ticket in the CUDA") {
   CHECK(out[0] == doctest::Approx(std::accumulate(in.begin(), in.end(), 0.0)));
 }
 
+TEST_CASE("transformReduceAll: the mapped elements of several inputs, folded as they load") {
+  // sum of (a[i] - b[i]) * c[i] over u32 (wrapping), with tails of every length.
+  const auto map = [](const EWord32& a, const EWord32& b, const EWord32& c) { return (a - b) * c; };
+  for (uint32_t blocks : {1u, 5u}) {
+    const Kernel k =
+        capture("dotOfDifference", 64, [=](DPull<EWord32> a, DPull<EWord32> b, DPull<EWord32> c) {
+          return transformReduceAll<uint32_t>(plusW, 0u, map, ReducePolicy{64, 2, 0}, blocks, a, b,
+                                              c);
+        });
+    // Each input read once per element, with 16-byte loads.
+    CHECK(k.cuda().find("uint4") != std::string::npos);
+    for (size_t n : {0u, 1u, 3u, 7u, 256u, 1029u, 20003u}) {
+      const auto a = randomWords(n, 1), b = randomWords(n, 2), c = randomWords(n, 3);
+      uint32_t want = 0;
+      for (size_t i = 0; i < n; ++i) want += (a[i] - b[i]) * c[i];
+      std::vector<uint32_t> out(1, 12345);
+      SimOptions two;
+      two.blocks = 2;
+      simulate(k, {a, b, c, out}, two);
+      CHECK_MESSAGE(out[0] == want, "n = " << n << ", blocks = " << blocks);
+    }
+    // The inputs must have one length: a launch precondition.
+    std::vector<uint32_t> out(1);
+    CHECK(errorOf([&] {
+            simulate(k, {randomWords(8, 1), randomWords(9, 2), randomWords(8, 3), out});
+          }).find("transformReduceAll: the inputs have one length") != std::string::npos);
+  }
+  // f32 through fmap on the result (the RMSE of examples/stencils).
+  const Kernel rmse = capture("rmse", 128, [](DPull<EFloat> x, DPull<EFloat> y) {
+    const EFloat count = cast<float>(len(x));
+    return fmap([count](const EFloat& s) { return sqrt(s / count); },
+                transformReduceAll<float>(
+                    [](const EFloat& p, const EFloat& q) { return p + q; }, 0.0f,
+                    [](const EFloat& p, const EFloat& q) { return (p - q) * (p - q); },
+                    ReducePolicy{128, 4, 0}, 3, x, y));
+  });
+  std::vector<float> x(4099), y(4099);
+  double sq = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = 0.5f * static_cast<float>(i % 13);
+    y[i] = 0.25f * static_cast<float>(i % 5);
+    sq += (double(x[i]) - y[i]) * (double(x[i]) - y[i]);
+  }
+  std::vector<float> out(1);
+  simulate(rmse, {x, y, out});
+  CHECK(out[0] == doctest::Approx(std::sqrt(sq / double(x.size()))).epsilon(1e-5));
+}
+
 TEST_CASE("grid state: a block reading another block's result without fence and ticket races") {
   // Every block writes its id; block b then reads the entry of block b - 1, ordered by nothing.
   auto kernel = [](bool order) {

@@ -5,6 +5,10 @@
 // policy, keep the kernel, and launch on the GPU or run on the simulator.
 #pragma once
 
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/transform.hpp>
+#include <boost/hana/unpack.hpp>
+
 #include "obsidian/atomic.hpp"
 #include "obsidian/block/reduce.hpp"
 #include "obsidian/capture.hpp"
@@ -106,12 +110,66 @@ DPull<T> takeActive(const SPull<T>& arr, const EWord32& n) {
 template <class X, class Op>
 Push<Grid, uint32_t, Exp<X>> reduceAll(Op f, X identity, const DPull<Exp<X>>& in,
                                        const ReducePolicy& policy, uint32_t blocks) {
+  return transformReduceAll<X>(
+      f, identity, [](const Exp<X>& x) { return x; }, policy, blocks, in);
+}
+
+namespace detail {
+// Lane L of a vector of W elements (W == 1: the element itself).
+template <uint32_t W, size_t L, class V>
+auto lane(const V& v) {
+  if constexpr (W == 1) {
+    return v;
+  } else {
+    return hana::at_c<L>(v);
+  }
+}
+// The f-fold (in foldLanes' order) of m applied to the lanes of one vector of each input.
+template <class X, uint32_t W, class Op, class Map, class Vs, size_t... L>
+Exp<X> foldMappedLanes(Op f, Map m, const Vs& vs, std::index_sequence<L...>) {
+  const auto mapped = [&](auto l) {
+    return hana::unpack(vs, [&](const auto&... v) { return Exp<X>(m(lane<W, l>(v)...)); });
+  };
+  if constexpr (W == 1) {
+    return mapped(std::integral_constant<size_t, 0>());
+  } else {
+    return foldLanes<X>(f, hana::make_tuple(mapped(std::integral_constant<size_t, L>())...));
+  }
+}
+}  // namespace detail
+
+// transformReduceAll<X>(f, identity, m, policy, blocks, ins...): the f-fold of m(a[i], b[i],
+// ...) over the elements i of the inputs ins = a, b, ... (one length: a launch precondition),
+// computed as the elements are loaded: reduceAll of the mapped array without making it
+// manifest (CUB's TransformReduce; Barracuda's fused RMSE, examples/stencils). Every input is
+// read with 16-byte vectors, so each must be a direct read of a global array.
+template <class X, class Op, class Map, class... In>
+Push<Grid, uint32_t, Exp<X>> transformReduceAll(Op f, X identity, Map m, const ReducePolicy& policy,
+                                                uint32_t blocks, const DPull<Exp<In>>&... ins) {
+  static_assert(sizeof...(In) >= 1, "transformReduceAll needs at least one input");
+  static_assert((std::is_same_v<In, X> && ...),
+                "transformReduceAll: every input has the result's element type");
+  static_assert(std::is_invocable_r_v<Exp<X>, Map, const Exp<In>&...>,
+                "transformReduceAll: m takes one element of each input and returns an Exp<X>");
   if (blocks == 0) throw Error("reduceAll needs at least one block; got 0");
   if (policy.unroll == 0) throw Error("reduceAll needs an unroll of at least 1; got 0");
+  const auto inputs = hana::make_tuple(ins...);
+  const DPull<Exp<X>> in = hana::at_c<0>(inputs);
+  hana::for_each(inputs, [&](const DPull<Exp<X>>& other) {
+    if (!ir::equal(len(other).node(), len(in).node())) {
+      require(len(other) == len(in), "transformReduceAll: the inputs have one length");
+    }
+  });
   constexpr uint32_t width = detail::kVectorWidth<X>;
   return Push<Grid, uint32_t, Exp<X>>(1, [=](const Program<Grid>& g, const Writer<Exp<X>>& out) {
     const uint32_t threads = g.context().threadsPerBlock();
     const auto vecs = detail::asVectors<X>(in);
+    const auto allVecs =
+        hana::transform(inputs, [](const DPull<Exp<X>>& a) { return detail::asVectors<X>(a); });
+    // One element of the mapped array, read from every input.
+    const auto element = [m, inputs](const EWord32& i) {
+      return hana::unpack(inputs, [&](const auto&... a) { return Exp<X>(m(a[i]...)); });
+    };
     // Blocks that run: all of them, or fewer for a short input (at least one).
     const EWord32 active =
         policy.minVectorsPerThread == 0
@@ -120,19 +178,25 @@ Push<Grid, uint32_t, Exp<X>> reduceAll(Op f, X identity, const DPull<Exp<X>>& in
     g.distrPar(active, [&](const Program<Block>& p, const EWord32& bid) {
       const EWord32 tailStart = len(vecs) * width;
       const EWord32 tail = len(in) - tailStart;
-      const auto foldIn = [f](const Exp<X>& acc, const auto& v) {
-        return f(acc, detail::foldLanes<X>(f, v));
+      // The f-fold of the mapped lanes of vector j of every input.
+      const auto vector = [f, m, allVecs](const EWord32& j) {
+        const auto vs = hana::transform(allVecs, [&](const auto& v) { return v[j]; });
+        constexpr uint32_t w = detail::kVectorWidth<X>;
+        return detail::foldMappedLanes<X, w>(f, m, vs, std::make_index_sequence<w>());
       };
-      const auto vector = [f, vecs](const EWord32& j) { return detail::foldLanes<X>(f, vecs[j]); };
+      const auto foldIn = [f, vector](const Exp<X>& acc, const EWord32& j) {
+        return f(acc, vector(j));
+      };
+      const DPull<EWord32> indices(len(vecs), [](const EWord32& j) { return j; });
       // This thread's share of vectors, folded; then one of the len % width tail elements.
       const auto share = [=](const Program<Thread>& t, const EWord32& tid,
                              const Writer<Exp<X>>& w) {
         const EWord32 gid = bid * threads + tid;
         const auto withTail = [&](const Program<Thread>& u, const Exp<X>& acc, const EWord32&) {
-          w(u, ifThenElse(gid < tail, f(acc, in[tailStart + gid]), acc), tid);
+          w(u, ifThenElse(gid < tail, f(acc, element(tailStart + gid)), acc), tid);
         };
         if (!policy.tiles) {  // vectors gid, gid + active * threads, ...
-          seqFoldStrided(foldIn, Exp<X>(identity), vecs, gid, active * threads, policy.unroll)(
+          seqFoldStrided(foldIn, Exp<X>(identity), indices, gid, active * threads, policy.unroll)(
               t, withTail);
           return;
         }
