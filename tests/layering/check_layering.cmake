@@ -15,7 +15,8 @@ set(allowed
   # The paper's smallest program, as the runtime benchmark's probe of launch and compile costs.
   "bench/runtime/runtime_bench.cpp|examples/increment/increment.hpp"
   # The seeds' programs (issue 18): each family's example checks them, its benchmark races them.
-  "bench/stencils/stencils_bench.cpp|examples/stencils/stencils.hpp")
+  "bench/stencils/stencils_bench.cpp|examples/stencils/stencils.hpp"
+  "bench/safegpu/safegpu_bench.cpp|examples/safegpu/safegpu.hpp")
 
 set(offences "")
 foreach(dir include src bench tuning fuzz)
