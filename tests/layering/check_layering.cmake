@@ -16,7 +16,8 @@ set(allowed
   "bench/runtime/runtime_bench.cpp|examples/increment/increment.hpp"
   # The seeds' programs (issue 18): each family's example checks them, its benchmark races them.
   "bench/stencils/stencils_bench.cpp|examples/stencils/stencils.hpp"
-  "bench/safegpu/safegpu_bench.cpp|examples/safegpu/safegpu.hpp")
+  "bench/safegpu/safegpu_bench.cpp|examples/safegpu/safegpu.hpp"
+  "bench/accelerate/accelerate_bench.cpp|examples/accelerate/accelerate.hpp")
 
 set(offences "")
 foreach(dir include src bench tuning fuzz)
