@@ -5,7 +5,7 @@
 // 100000007 floats. Every input is larger than the 50 MB L2; every result, ours and the
 // baseline's, is checked against the C++ reference first.
 //
-// Usage: obsidian-bench-accelerate [--quick] [--runs N] [--json FILE]
+// Usage: obsidian-bench-accelerate [--quick] [--only N] [--runs N] [--json FILE]
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -74,14 +74,18 @@ bool closeAll(const std::vector<float>& got, const std::vector<float>& want, flo
 int main(int argc, char** argv) {
   CLI::App app{"obsidian's dotp, SAXPY and Black-Scholes against cuBLAS and the CUDA samples"};
   bench::CommonOptions common;
-  app.add_flag("--quick", common.quick, "small sizes only");
-  app.add_option("--runs", common.runs, "timed runs per measurement")->check(CLI::Range(1, 10000));
+  bench::addCommonOptions(app, common);
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
+  if (common.only > UINT32_MAX) {
+    std::cerr << "--only: at most 2^32 - 1 elements; got " << common.only << "\n";
+    return 2;
+  }
   if (!bench::deviceOrSkip()) return bench::kSkipped;
 
   std::vector<uint32_t> sizes = {1u << 24, 1u << 26, 100000007};
   if (common.quick) sizes = {1000003};
+  if (common.only) sizes = {static_cast<uint32_t>(common.only)};
   const uint32_t most = *std::max_element(sizes.begin(), sizes.end());
   const size_t stride = (size_t{most} + 3) / 4 * 4;  // 16-byte aligned arrays in one buffer
   // Five arrays: x, y (or s, x, t) and two outputs.

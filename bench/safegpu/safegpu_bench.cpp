@@ -335,16 +335,6 @@ std::string ratio(double r) {
   return s;
 }
 
-// Median, min and max of t's samples.
-void summarize(gpu::Timing& t) {
-  std::vector<double> sorted = t.samplesMs;
-  std::sort(sorted.begin(), sorted.end());
-  const size_t n = sorted.size();
-  t.medianMs = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-  t.minMs = sorted.front();
-  t.maxMs = sorted.back();
-}
-
 // The table's columns.
 constexpr const char* kHead = "%-37s %-11s %8s %10s %10s %10s %7s %7s %9s %6s %6s  %s\n";
 constexpr const char* kRow = "%-37s %-11s %8s %10.1f %10.1f %10.1f %7s %7s %9.1f %6s %6s  %s\n";
@@ -381,7 +371,7 @@ json measure(const Case& c, int runs, bool& ok) {
   time(checked, true, tChecked);
   time(pre, true, tPre);
   time(none, false, tNone);
-  for (gpu::Timing* t : {&tNone, &tPre, &tChecked}) summarize(*t);
+  for (gpu::Timing* t : {&tNone, &tPre, &tChecked}) gpu::summarize(*t);
   const double preRatio = tPre.medianMs / tNone.medianMs;
   const double checkedRatio = tChecked.medianMs / tNone.medianMs;
   // What checking adds per launch (synchronizing, the violation record, the check kernels).

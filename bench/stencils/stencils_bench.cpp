@@ -9,7 +9,8 @@
 // kernel, with the read roofline (16-byte loads) over x and y. Every input is larger than the
 // 50 MB L2; every output, ours and CUDA's, is checked against the C++ reference first.
 //
-// Usage: obsidian-bench-stencils [--quick] [--runs N] [--json FILE]
+// Usage: obsidian-bench-stencils [--quick] [--only N] [--runs N] [--json FILE]
+//        [--tile-rows R --tile-cols C] [--tile T] [--2d-only]
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -99,8 +100,7 @@ KernelArg array(const gpu::DeviceBuffer<float>& b, size_t n, bool writable) {
 int main(int argc, char** argv) {
   CLI::App app{"obsidian's stencils against hand-written CUDA (naive and tiled) on the GPU"};
   bench::CommonOptions common;
-  app.add_flag("--quick", common.quick, "small sizes only");
-  app.add_option("--runs", common.runs, "timed runs per measurement")->check(CLI::Range(1, 10000));
+  bench::addCommonOptions(app, common);
   stencils::Stencil2 tile2{0};
   stencils::Window tile1{0};
   bool only2d = false;
@@ -110,6 +110,10 @@ int main(int argc, char** argv) {
   app.add_flag("--2d-only", only2d, "the 2-D stencils alone");
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
+  if (common.only > UINT32_MAX) {
+    std::cerr << "--only: at most 2^32 - 1 elements; got " << common.only << "\n";
+    return 2;
+  }
   if (!bench::deviceOrSkip()) return bench::kSkipped;
 
   std::vector<uint32_t> lengths = {1u << 26, 100000007};
@@ -118,6 +122,7 @@ int main(int argc, char** argv) {
     lengths = {1000003};
     shapes = {{1000, 777}};
   }
+  if (common.only) lengths = {static_cast<uint32_t>(common.only)};  // the 1-D and RMSE size
   size_t most = 0;
   for (uint32_t n : lengths) most = std::max<size_t>(most, n);
   for (auto [r, c] : shapes) most = std::max<size_t>(most, size_t{r} * c);

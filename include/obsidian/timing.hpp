@@ -39,6 +39,10 @@ struct Timing {
   int runs() const { return static_cast<int>(samplesMs.size()); }
 };
 
+// Sets t's median, min and max from its samples (at least one): what time() reports, for
+// samples gathered from several calls (runs of one program interleaved with others).
+void summarize(Timing& t);
+
 // time(work, options): runs options.setup(r) then work(r) for warm-up and timed runs r = 0, 1,
 // ... (the warm-up runs pass r = 0 .. warmup - 1 too); work only enqueues on options.stream.
 // Waits for the GPU after every run, so a kernel's errors surface here. runs must be >= 1.

@@ -100,13 +100,18 @@ Timing time(const std::function<void(int run)>& work, const TimingOptions& optio
                                std::min<size_t>(maxRuns - done, kMaxBatch));
   }
   settle();
+  summarize(t);
+  return t;
+}
+
+void summarize(Timing& t) {
+  if (t.samplesMs.empty()) throw Error("gpu::summarize: a timing needs at least one sample");
   std::vector<double> sorted = t.samplesMs;
   std::sort(sorted.begin(), sorted.end());
   const size_t n = sorted.size();
   t.medianMs = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   t.minMs = sorted.front();
   t.maxMs = sorted.back();
-  return t;
 }
 
 }  // namespace obsidian::gpu

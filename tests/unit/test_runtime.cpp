@@ -5,9 +5,11 @@
 
 #include <obsidian/runtime.hpp>
 #include <obsidian/sim.hpp>
+#include <obsidian/timing.hpp>
 
 #include "../../examples/increment/increment.hpp"
 #include "../../examples/reduce/reduce.hpp"
+#include "../support.hpp"
 #include "runtime/driver.hpp"
 
 using namespace obsidian;
@@ -83,10 +85,26 @@ TEST_CASE("runtime: a failed CUDA call names the call, the error and the kernel"
     FAIL("check did not throw");
   } catch (const CudaError& e) {
     CHECK(e.code() == CUDA_ERROR_OUT_OF_MEMORY);
-    const std::string expected = gpu::available()
-                                     ? "cuMemAlloc failed for kernel red3: CUDA_ERROR_OUT_OF_MEMORY "
-                                       "(out of memory)"
-                                     : "cuMemAlloc failed for kernel red3: CUresult 2";
+    const std::string expected =
+        gpu::available() ? "cuMemAlloc failed for kernel red3: CUDA_ERROR_OUT_OF_MEMORY "
+                           "(out of memory)"
+                         : "cuMemAlloc failed for kernel red3: CUresult 2";
     CHECK(std::string(e.what()) == expected);
   }
+}
+
+TEST_CASE("gpu::summarize: the median, min and max of a timing's samples") {
+  gpu::Timing odd;
+  odd.samplesMs = {3.0, 1.0, 2.0};
+  gpu::summarize(odd);
+  CHECK(odd.medianMs == 2.0);
+  CHECK(odd.minMs == 1.0);
+  CHECK(odd.maxMs == 3.0);
+  gpu::Timing even;
+  even.samplesMs = {4.0, 1.0, 2.0, 3.0};
+  gpu::summarize(even);
+  CHECK(even.medianMs == 2.5);
+  gpu::Timing none;
+  CHECK(::testing::errorOf([&] { gpu::summarize(none); }) ==
+        "gpu::summarize: a timing needs at least one sample");
 }
