@@ -62,6 +62,12 @@ KernelArg array(uint64_t address, size_t n, bool writable) {
 const float* fptr(uint64_t a) { return reinterpret_cast<const float*>(a); }
 float* mptr(uint64_t a) { return reinterpret_cast<float*>(a); }
 
+// Fills n floats at `address` with NaN (all bits set), so a launch that writes nothing there
+// fails its check.
+void poison(uint64_t address, size_t n) {
+  gpu::detail::setBytes(gpu::Device::get(), address, 0xFF, n * 4);
+}
+
 bool closeAll(const std::vector<float>& got, const std::vector<float>& want, float tolerance) {
   for (size_t i = 0; i < want.size(); ++i) {
     if (!(std::fabs(got[i] - want[i]) <= tolerance * (1 + std::fabs(want[i])))) return false;
@@ -77,8 +83,8 @@ int main(int argc, char** argv) {
   bench::addCommonOptions(app, common);
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
-  if (common.only > UINT32_MAX) {
-    std::cerr << "--only: at most 2^32 - 1 elements; got " << common.only << "\n";
+  if (common.only > INT32_MAX) {  // cuBLAS takes an int
+    std::cerr << "--only: at most 2^31 - 1 elements; got " << common.only << "\n";
     return 2;
   }
   if (!bench::deviceOrSkip()) return bench::kSkipped;
@@ -132,8 +138,10 @@ int main(int argc, char** argv) {
         bench::download(&got, fptr(z), 4);
         return std::fabs(got - want) <= 1e-4 * (1 + std::fabs(want)) + 1e-6 * n;
       };
+      poison(z, 1);
       ours();
       r.oursOk = ok();
+      poison(z, 1);
       theirs();
       r.theirsOk = ok();
       r.ours = bench::timeGpu([&](int) { ours(); }, common.runs);
@@ -151,6 +159,7 @@ int main(int argc, char** argv) {
                     async);
       };
       const auto theirs = [&] { bench::vendorSaxpy(alpha, fptr(x), mptr(w), n); };
+      poison(z, n);
       ours();
       bench::checkCuda("saxpy");
       bench::download(got.data(), fptr(z), size_t{n} * 4);
@@ -191,8 +200,14 @@ int main(int argc, char** argv) {
         bench::download(put.data(), fptr(w), size_t{n} * 4);
         return closeAll(call, wantCall, 1e-4f) && closeAll(put, wantPut, 1e-4f);
       };
+      const auto poisonPrices = [&] {
+        poison(z, n);
+        poison(w, n);
+      };
+      poisonPrices();
       ours();
       r.oursOk = ok();
+      poisonPrices();
       theirs();
       r.theirsOk = ok();
       r.ours = bench::timeGpu([&](int) { ours(); }, common.runs);
@@ -211,6 +226,7 @@ int main(int argc, char** argv) {
       };
       Result f = r;
       f.program = "blackScholes*";
+      poisonPrices();
       oursFilled();
       f.oursOk = ok();
       f.ours = bench::timeGpu([&](int) { oursFilled(); }, common.runs);

@@ -11,6 +11,8 @@
 //
 // Usage: obsidian-bench-stencils [--quick] [--only N] [--runs N] [--json FILE]
 //        [--tile-rows R --tile-cols C] [--tile T] [--2d-only]
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -91,6 +93,17 @@ json toJson(const Result& r) {
               {"ok", r.ok[0] && r.ok[1] && r.ok[2] && r.ok[3]}};
 }
 
+// Writes the JSON (with --json) and returns 0 when every result was right.
+int finish(const bench::CommonOptions& common, const json& results) {
+  if (!common.jsonPath.empty()) {
+    std::ofstream(common.jsonPath)
+        << json{{"device", bench::deviceName()}, {"rows", results}}.dump(2) << "\n";
+  }
+  bool ok = true;
+  for (const json& r : results) ok = ok && r.at("ok").get<bool>();
+  return ok ? 0 : 1;
+}
+
 KernelArg array(const gpu::DeviceBuffer<float>& b, size_t n, bool writable) {
   return KernelArg::deviceArray(ScalarType::F32, b.address(), n, writable);
 }
@@ -110,8 +123,13 @@ int main(int argc, char** argv) {
   app.add_flag("--2d-only", only2d, "the 2-D stencils alone");
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
-  if (common.only > UINT32_MAX) {
-    std::cerr << "--only: at most 2^32 - 1 elements; got " << common.only << "\n";
+  // The 1-D stencils need a whole window (15 elements), the RMSE kernels' sizes fit an int.
+  if (common.only != 0 && (common.only < 15 || common.only > INT32_MAX)) {
+    std::cerr << "--only: 15 to 2^31 - 1 elements; got " << common.only << "\n";
+    return 2;
+  }
+  if ((tile1.tile == 0) || (tile2.tileRows == 0) != (tile2.tileCols == 0)) {
+    std::cerr << "--tile must be at least 1, and --tile-rows and --tile-cols given together\n";
     return 2;
   }
   if (!bench::deviceOrSkip()) return bench::kSkipped;
@@ -223,7 +241,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  if (only2d) lengths.clear();
+  if (only2d) return finish(common, results);
   // RMSE: x = in[0, n), y from the next multiple of 4 elements (16-byte aligned, as the
   // kernels' vector loads need).
   std::cout << "\nRMSE          n   fused us unfused us   CUDA us fused/CUDA fused GB/s read GB/s "
@@ -234,8 +252,7 @@ int main(int argc, char** argv) {
   const stencils::RmseUnfused unfused = stencils::rmseUnfused(
       gpu::occupancyBlocks(reduceKernel<float>(Sum{}, 0.0f, reducePolicy(), 1)));
   const uint32_t cudaBlocks = bench::cudaRmseBlocks();
-  gpu::DeviceBuffer<float> scratch(lengths.back() > lengths.front() ? lengths.back()
-                                                                    : lengths.front());
+  gpu::DeviceBuffer<float> scratch(*std::max_element(lengths.begin(), lengths.end()));
   gpu::DeviceBuffer<float> result(1);
   gpu::DeviceBuffer<uint32_t> state(
       std::vector<uint32_t>{0, 0, 0});  // RMSE state, the read kernel's sink
@@ -265,6 +282,8 @@ int main(int argc, char** argv) {
     bool ok = true;
     bench::Timing t[3];
     for (int k = 0; k < 3; ++k) {
+      const float poison = std::nanf("");  // a launch that writes nothing fails the check
+      bench::upload(bench::mutablePtr(result.address()), &poison, 4);
       launches[k]();
       bench::checkCuda("rmse");
       float got = 0;
@@ -297,11 +316,5 @@ int main(int argc, char** argv) {
                            {"read_gbps", readGbps},
                            {"ok", ok}});
   }
-  if (!common.jsonPath.empty()) {
-    std::ofstream(common.jsonPath)
-        << json{{"device", bench::deviceName()}, {"rows", results}}.dump(2) << "\n";
-  }
-  bool ok = true;
-  for (const json& r : results) ok = ok && r.at("ok").get<bool>();
-  return ok ? 0 : 1;
+  return finish(common, results);
 }

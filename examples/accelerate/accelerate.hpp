@@ -21,7 +21,7 @@ using namespace obsidian;
 inline Kernel dotp(uint32_t blocks, const ReducePolicy& policy = reducePolicy()) {
   return capture("dotp", policy.threads,
                  [=](DPull<EFloat> x, DPull<EFloat> y) {
-                   require(len(x) == len(y), "xs and ys have the same length");
+                   // (transformReduceAll requires x and y to have one length.)
                    return transformReduceAll<float>(
                        Sum{}, 0.0f, [](const EFloat& a, const EFloat& b) { return a * b; }, policy,
                        blocks, x, y);

@@ -162,6 +162,39 @@ TEST_CASE("transformReduceAll: the mapped elements of several inputs, folded as 
             simulate(k, {randomWords(8, 1), randomWords(9, 2), randomWords(8, 3), out});
           }).find("transformReduceAll: the inputs have one length") != std::string::npos);
   }
+  // Vectors of 2 (u64) and of 1 (u8: read one by one) on the grid-strided sweep (tiles off).
+  const Kernel wide = capture("sumOfProducts64", 64, [](DPull<EWord64> a, DPull<EWord64> b) {
+    return transformReduceAll<uint64_t>([](const EWord64& p, const EWord64& q) { return p + q; },
+                                        uint64_t{0},
+                                        [](const EWord64& p, const EWord64& q) { return p * q; },
+                                        ReducePolicy{64, 2, 0, false}, 3, a, b);
+  });
+  const Kernel narrow = capture("sumOfDifferences8", 64, [](DPull<EWord8> a, DPull<EWord8> b) {
+    return transformReduceAll<uint8_t>([](const EWord8& p, const EWord8& q) { return p + q; },
+                                       uint8_t{0},
+                                       [](const EWord8& p, const EWord8& q) { return p - q; },
+                                       ReducePolicy{64, 2, 0, false}, 3, a, b);
+  });
+  for (size_t n : {0u, 1u, 5u, 777u, 5003u}) {
+    std::vector<uint64_t> a(n), b(n);
+    std::vector<uint8_t> c(n), d(n);
+    uint64_t wantWide = 0;
+    uint8_t wantNarrow = 0;
+    for (size_t i = 0; i < n; ++i) {
+      a[i] = (uint64_t{i} << 33) + 7 * i + 1;
+      b[i] = 3 * i + 5;
+      c[i] = static_cast<uint8_t>(i * 37 + 11);
+      d[i] = static_cast<uint8_t>(i * 13);
+      wantWide += a[i] * b[i];
+      wantNarrow = static_cast<uint8_t>(wantNarrow + static_cast<uint8_t>(c[i] - d[i]));
+    }
+    std::vector<uint64_t> outWide(1, 99);
+    std::vector<uint8_t> outNarrow(1, 99);
+    simulate(wide, {a, b, outWide});
+    simulate(narrow, {c, d, outNarrow});
+    CHECK_MESSAGE(outWide[0] == wantWide, "u64, n = " << n);
+    CHECK_MESSAGE(outNarrow[0] == wantNarrow, "u8, n = " << n);
+  }
   // f32 through fmap on the result (the RMSE of examples/stencils).
   const Kernel rmse = capture("rmse", 128, [](DPull<EFloat> x, DPull<EFloat> y) {
     const EFloat count = cast<float>(len(x));
