@@ -8,6 +8,7 @@
 // Usage: obsidian-bench-accelerate [--quick] [--only N] [--runs N] [--json FILE]
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -66,6 +67,21 @@ float* mptr(uint64_t a) { return reinterpret_cast<float*>(a); }
 // fails its check.
 void poison(uint64_t address, size_t n) {
   gpu::detail::setBytes(gpu::Device::get(), address, 0xFF, n * 4);
+}
+
+// Runs ours and theirs once each into poisoned outputs (`poisonOutputs`), checking each with
+// `ok`, then times both: the row of r.
+void race(Result& r, const std::function<void()>& poisonOutputs, const std::function<void()>& ours,
+          const std::function<void()>& theirs, const std::function<bool()>& ok, int runs) {
+  poisonOutputs();
+  ours();
+  r.oursOk = ok();
+  poisonOutputs();
+  theirs();
+  r.theirsOk = ok();
+  r.ours = bench::timeGpu([&](int) { ours(); }, runs);
+  r.theirs = bench::timeGpu([&](int) { theirs(); }, runs);
+  print(r);
 }
 
 bool closeAll(const std::vector<float>& got, const std::vector<float>& want, float tolerance) {
@@ -138,15 +154,8 @@ int main(int argc, char** argv) {
         bench::download(&got, fptr(z), 4);
         return std::fabs(got - want) <= 1e-4 * (1 + std::fabs(want)) + 1e-6 * n;
       };
-      poison(z, 1);
-      ours();
-      r.oursOk = ok();
-      poison(z, 1);
-      theirs();
-      r.theirsOk = ok();
-      r.ours = bench::timeGpu([&](int) { ours(); }, common.runs);
-      r.theirs = bench::timeGpu([&](int) { theirs(); }, common.runs);
-      print(r);
+      race(
+          r, [&] { poison(z, 1); }, ours, theirs, ok, common.runs);
       rows.push_back(toJson(r));
     }
     {  // saxpy against cublasSaxpy (in place: its y is a copy, restored before the check)
@@ -204,15 +213,7 @@ int main(int argc, char** argv) {
         poison(z, n);
         poison(w, n);
       };
-      poisonPrices();
-      ours();
-      r.oursOk = ok();
-      poisonPrices();
-      theirs();
-      r.theirsOk = ok();
-      r.ours = bench::timeGpu([&](int) { ours(); }, common.runs);
-      r.theirs = bench::timeGpu([&](int) { theirs(); }, common.runs);
-      print(r);
+      race(r, poisonPrices, ours, theirs, ok, common.runs);
       rows.push_back(toJson(r));
       // Ours again on an occupancy-sized grid (each block looping over options), as the
       // samples' kernel runs.

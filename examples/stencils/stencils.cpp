@@ -46,6 +46,11 @@ int main(int argc, char** argv) {
   if (n == 0) n = o.quick ? 10007 : o.gpu() ? (1u << 26) + 5 : (1u << 16) + 5;
   if (rows == 0) rows = o.quick ? 67 : o.gpu() ? 8191 : 300;
   if (cols == 0) cols = o.quick ? 101 : o.gpu() ? 4097 : 257;
+  if (n < 15) {  // the moving average's window
+    std::cerr << "error: --n must be at least 15 (a window of the moving average); got " << n
+              << "\n";
+    return 1;
+  }
   try {
     std::cout << "Stencils on " << backendName(o) << "\n";
     bool pass = true;
