@@ -1,6 +1,7 @@
-// The Accelerate example: its three dense benchmarks (seed 004, Section 6; accelerate.hpp), the
-// dot product, SAXPY and Black-Scholes option pricing, on random data of an odd size, each
-// checked against its C++ reference, on the GPU when there is one and on the simulator
+// The Accelerate example: its benchmarks (seed 004, Section 6), the dot product, SAXPY and
+// Black-Scholes option pricing (accelerate.hpp) on random data of an odd size, and the CSR
+// sparse-matrix vector product (spmv.hpp) on a power-law matrix (empty rows, rows of thousands),
+// each checked against its C++ reference, on the GPU when there is one and on the simulator
 // otherwise. First it prints what generating and compiling each kernel costs, as the paper's
 // Table 3 does for Accelerate's (capture, then NVRTC, uncached); then each kernel's resources
 // and, on the GPU, its time and GB/s.
@@ -14,6 +15,7 @@
 #include <obsidian/nvrtc.hpp>
 
 #include "../common/runner.hpp"
+#include "spmv.hpp"
 
 namespace {
 
@@ -40,19 +42,28 @@ int main(int argc, char** argv) {
   CLI::App app{"Accelerate's benchmarks: dot product, SAXPY, Black-Scholes"};
   uint32_t n = 0;
   app.add_option("--n", n, "elements (default: 2^26 + 3 on the GPU, 100003 on the simulator)");
+  uint32_t rows = 0;
+  app.add_option("--rows", rows,
+                 "SpMV's rows (default: 2^22 + 5 on the GPU, 2003 on the simulator)");
   const Options o = parse(app, argc, argv);
   if (n == 0) n = o.quick ? 10007 : o.gpu() ? (1u << 26) + 3 : 100003;
+  if (rows == 0) rows = o.quick ? 1003 : o.gpu() ? (1u << 22) + 5 : 2003;
   try {
     std::cout << "Accelerate's benchmarks, n = " << n << ", on " << backendName(o) << "\n";
     const bool gpu = o.gpu();
     const uint32_t blocks =
         gpu ? gpu::occupancyBlocks(accelerate::dotp(1)) : kSimulatedReduceBlocks;
+    // Power-law rows (mean 16, up to 4096: capped at the row count) over as many columns.
+    const accelerate::Csr matrix =
+        accelerate::powerLawMatrix(rows, rows, 16, std::min(rows, 4096u), 4);
+    const uint32_t threadsPerRow = accelerate::spmvThreadsPerRow(matrix);
 
     // Table 3: generation (capture: the callable run, every pass) and NVRTC, uncached.
     const std::vector<std::pair<std::string, std::function<Kernel()>>> makers = {
         {"dotp", [blocks] { return accelerate::dotp(blocks); }},
         {"saxpy", [] { return accelerate::saxpy(); }},
-        {"blackScholes", [] { return accelerate::blackScholes(); }}};
+        {"blackScholes", [] { return accelerate::blackScholes(); }},
+        {"spmv", [threadsPerRow] { return accelerate::spmv(threadsPerRow); }}};
     std::cout << "\n| kernel | kernels | generation ms | NVRTC ms | CUDA bytes | registers |\n"
               << "| --- | --- | --- | --- | --- | --- |\n";
     for (const auto& [label, make] : makers) {
@@ -114,6 +125,26 @@ int main(int argc, char** argv) {
       }
       pass = pass && ok;
       table.add("blackScholes (call and put)", k, 128, n, ok, ms, 20.0 * n);
+    }
+    {
+      const Kernel k = accelerate::spmv(threadsPerRow);
+      const std::vector<float> v = randomFloats(matrix.cols, 5);
+      std::vector<float> y(matrix.rows);
+      Args args;
+      args.in(matrix.rowOffsets).in(matrix.columns).in(matrix.values).in(v).out(y);
+      const double ms = run(k, args, o);
+      const std::vector<float> want = accelerate::spmvReference(matrix, v);
+      bool ok = true;
+      for (uint32_t r = 0; r < matrix.rows && ok; ++r) {
+        ok = std::fabs(y[r] - want[r]) <= accelerate::spmvTolerance(matrix, v, r);
+        if (!ok) std::cout << "spmv: row " << r << " = " << y[r] << ", want " << want[r] << "\n";
+      }
+      std::cout << "spmv: " << matrix.rows << " rows, " << matrix.values.size()
+                << " nonzeros (mean " << matrix.meanRowLength() << ", longest "
+                << matrix.longestRow() << "), " << threadsPerRow << " lanes a row\n";
+      pass = pass && ok;
+      const double bytes = 8.0 * matrix.values.size() + 12.0 * matrix.rows + 4;
+      table.add("spmv (CSR, power-law rows)", k, 256 / threadsPerRow, matrix.rows, ok, ms, bytes);
     }
     table.print();
     std::cout << (pass ? "PASS" : "FAIL") << "\n";
