@@ -33,6 +33,13 @@ struct VendorSpmv::State {
   cusparseSpMVAlg_t algorithm = CUSPARSE_SPMV_CSR_ALG1;
   void* buffer = nullptr;
   float alpha = 1.0f, beta = 0.0f;
+  // Here rather than in ~VendorSpmv, so that a constructor that throws half way frees too.
+  ~State() {
+    cudaFree(buffer);
+    if (a) cusparseDestroySpMat(a);
+    if (x) cusparseDestroyDnVec(x);
+    if (y) cusparseDestroyDnVec(y);
+  }
 };
 
 VendorSpmv::VendorSpmv(int algorithm, uint32_t rows, uint32_t cols, uint32_t nnz,
@@ -60,12 +67,7 @@ VendorSpmv::VendorSpmv(int algorithm, uint32_t rows, uint32_t cols, uint32_t nnz
         "cusparseSpMV_preprocess");
 }
 
-VendorSpmv::~VendorSpmv() {
-  cudaFree(state_->buffer);
-  cusparseDestroySpMat(state_->a);
-  cusparseDestroyDnVec(state_->x);
-  cusparseDestroyDnVec(state_->y);
-}
+VendorSpmv::~VendorSpmv() = default;
 
 void VendorSpmv::operator()() const {
   const State& s = *state_;

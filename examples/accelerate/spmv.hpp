@@ -43,7 +43,8 @@ inline Kernel spmv(uint32_t threadsPerRow, uint32_t threads = 256, uint32_t unro
         require(len(rowOffsets) >= 1u, "the row offsets hold rows + 1 entries (at least one)");
         require(len(columns) == len(values), "the columns and values have one length (nnz)");
         const EWord32 rows = len(rowOffsets) - 1u, nnz = len(values), cols = len(x);
-        const EWord32 blocks = (rows + (rowsPerWarp * warps - 1u)) / (rowsPerWarp * warps);
+        const EWord32 blocks =
+            obsidian::detail::tileCount(rows, rowsPerWarp * warps);  // no wrap near 2^32
         auto grid = pConcat(mkPull(blocks, [=](const EWord32& b) {
           return pConcat(mkPull(warps, [=](const EWord32& v) {
             return exec<Warp>([=](const Program<Warp>& p) {
@@ -130,6 +131,12 @@ inline uint32_t spmvThreadsPerRow(const Csr& a) {
 }
 
 namespace detail {
+inline void checkColumns(const char* what, uint32_t cols, bool nonzeros) {
+  if (cols == 0 && nonzeros) {
+    throw Error(std::string(what) + " needs at least one column for its nonzeros; got 0");
+  }
+}
+
 // Appends a row's sorted columns with random values in [-1, 1).
 inline void appendRow(Csr& a, std::vector<uint32_t>& cols, std::mt19937_64& rng) {
   std::sort(cols.begin(), cols.end());
@@ -151,8 +158,9 @@ inline Csr bandedMatrix(uint32_t n, uint32_t halfWidth, uint32_t seed) {
   std::vector<uint32_t> cols;
   for (uint32_t r = 0; r < n; ++r) {
     cols.clear();
-    for (uint32_t c = r > halfWidth ? r - halfWidth : 0; c <= r + halfWidth && c < n; ++c)
-      cols.push_back(c);
+    const uint64_t last = std::min<uint64_t>(uint64_t{r} + halfWidth, n - 1);
+    for (uint64_t c = r > halfWidth ? r - halfWidth : 0; c <= last; ++c)
+      cols.push_back(static_cast<uint32_t>(c));
     detail::appendRow(a, cols, rng);
   }
   return a;
@@ -161,10 +169,11 @@ inline Csr bandedMatrix(uint32_t n, uint32_t halfWidth, uint32_t seed) {
 // `perRow` nonzeros in every row at columns drawn uniformly (repeats allowed: CSR and cuSPARSE
 // accept them, and they add).
 inline Csr uniformMatrix(uint32_t rows, uint32_t cols, uint32_t perRow, uint32_t seed) {
+  detail::checkColumns("uniformMatrix", cols, rows > 0 && perRow > 0);
   Csr a;
   a.cols = cols;
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<uint32_t> column(0, cols - 1);
+  std::uniform_int_distribution<uint32_t> column(0, cols ? cols - 1 : 0);
   std::vector<uint32_t> row(perRow);
   for (uint32_t r = 0; r < rows; ++r) {
     for (uint32_t& c : row) c = column(rng);
@@ -178,11 +187,12 @@ inline Csr uniformMatrix(uint32_t rows, uint32_t cols, uint32_t perRow, uint32_t
 // to thousands. Columns uniform.
 inline Csr powerLawMatrix(uint32_t rows, uint32_t cols, double mean, uint32_t longest,
                           uint32_t seed, double alpha = 1.5) {
+  detail::checkColumns("powerLawMatrix", cols, rows > 0 && longest > 0);
   Csr a;
   a.cols = cols;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::uniform_int_distribution<uint32_t> column(0, cols - 1);
+  std::uniform_int_distribution<uint32_t> column(0, cols ? cols - 1 : 0);
   const double scale = mean * (alpha - 1);  // Lomax's mean is scale / (alpha - 1)
   std::vector<uint32_t> row;
   for (uint32_t r = 0; r < rows; ++r) {

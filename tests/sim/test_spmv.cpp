@@ -40,8 +40,8 @@ std::vector<float> randomVector(uint32_t n, uint32_t seed) {
 }  // namespace
 
 TEST_CASE("spmv: every lane-group width on rows of every kind") {
-  // 1000 rows (no block of 128 divides them): a sixth empty, a few in the thousands.
-  const accelerate::Csr a = accelerate::powerLawMatrix(1000, 700, 16, 3000, 5);
+  // 1003 rows (a prime: no block divides them): a sixth empty, a few in the thousands.
+  const accelerate::Csr a = accelerate::powerLawMatrix(1003, 700, 16, 3000, 5);
   // Both extremes are there.
   uint32_t empty = 0;
   for (uint32_t r = 0; r < a.rows; ++r) empty += a.rowOffsets[r] == a.rowOffsets[r + 1];
@@ -106,6 +106,17 @@ TEST_CASE("spmv: its preconditions and arguments, by message") {
   CHECK(errorOf([] { accelerate::spmv(64); }).find("got 64") != std::string::npos);
   CHECK(errorOf([] { accelerate::spmv(4, 100); }) ==
         "spmv needs threads a multiple of 32 of at most 1024; got 100");
+}
+
+TEST_CASE("spmv: the generators refuse nonzeros without columns") {
+  CHECK(errorOf([] { accelerate::uniformMatrix(4, 0, 2, 1); }) ==
+        "uniformMatrix needs at least one column for its nonzeros; got 0");
+  CHECK(errorOf([] { accelerate::powerLawMatrix(4, 0, 16, 100, 1); }) ==
+        "powerLawMatrix needs at least one column for its nonzeros; got 0");
+  CHECK(accelerate::uniformMatrix(4, 0, 0, 1).rowOffsets == std::vector<uint32_t>(5, 0));
+  // A band reaching past 2^32 - 1 stops at the last column.
+  const accelerate::Csr tiny = accelerate::bandedMatrix(3, 0xFFFFFFFFu, 1);
+  CHECK(tiny.rowOffsets == std::vector<uint32_t>{0, 3, 6, 9});
 }
 
 TEST_CASE("spmv: the lane group follows the mean row length and the columns' spread") {
