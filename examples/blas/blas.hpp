@@ -1,0 +1,856 @@
+// The kernel-fusion BLAS seed's eleven BLAS-1/2 sequences (seed 002, Tables 1 and 2) in
+// obsidian, single precision, with double-precision C++ references. Matrices are row-major
+// DPull2 parameters (rows x cols with a pitch); vectors are DPull<EFloat>. Each sequence is a
+// list of kernels (Sequence) that a host runs in order over named buffers, so the example
+// (blas.cpp), the tests (tests/sim/test_blas.cpp) and the benchmark (bench/blas) run the same
+// plan on the simulator or the GPU.
+//
+// The building blocks, each one grid pass over the matrix:
+//   rowDots      a warp per row: lanes fold strided products, xor shuffles add them; the
+//                finishing map (alpha * dot + beta * y[r], ...) is applied before the store.
+//   columnPass   a thread per column folds a band of rows (coalesced across the warp); a band's
+//                column sums go to a partials array that `combine` folds. GEMVER's variant
+//                also writes B = A + u1 v1^T + u2 v2^T as it reads A (fused).
+//   bicgkPass    q = A p and s = A^T r in one pass (fused): a warp owns 32 x perLane columns
+//                and a band of rows; per row its lanes' products meet in xor shuffles (a
+//                partial of q), and each lane keeps its columns' running s in registers.
+// The elementwise sequences (SSCAL, WAXPBY, VADD, MADD) are one grid loop each; AXPYDOT writes
+// z and folds z . u in the same loop (fused), each block publishing a partial that `sumAll`
+// adds.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <obsidian/obsidian.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace blas {
+
+using namespace obsidian;
+
+// ---------------------------------------------------------------- shapes (the tuned choices)
+// The choices the paper's compiler searched (tile sizes, serial iterations per instance), as
+// data: obsidian-bench-blas --sweep measures them; the defaults are its H100 results
+// (bench/RESULTS.md, "Fused BLAS-1/2").
+struct Shape {
+  uint32_t threads = 256;    // threads per block of every pass
+  uint32_t rowUnroll = 4;    // rowDots: products each lane folds per loop trip
+  uint32_t band = 128;       // columnPass: rows each thread folds (serial iterations)
+  uint32_t bicgkBand = 64;   // bicgkPass: rows each warp visits
+  uint32_t perLane = 4;      // bicgkPass: columns each lane owns (a warp's tile: 32 x perLane)
+  uint32_t vectorItems = 4;  // AXPYDOT: elements per thread per block tile
+};
+
+namespace detail {
+inline void checkShape(const Shape& s) {
+  if (s.threads == 0 || s.threads % 32 != 0 || s.threads > 1024) {
+    throw Error("blas::Shape: threads must be a multiple of 32 of at most 1024; got " +
+                std::to_string(s.threads));
+  }
+  const auto positive = [](const char* what, uint32_t v, uint32_t most) {
+    if (v == 0 || v > most) {
+      throw Error(std::string("blas::Shape: ") + what + " must be 1.." + std::to_string(most) +
+                  "; got " + std::to_string(v));
+    }
+  };
+  positive("rowUnroll", s.rowUnroll, 16);
+  positive("band", s.band, 1u << 16);
+  positive("bicgkBand", s.bicgkBand, 1u << 16);
+  positive("perLane", s.perLane, 16);
+  positive("vectorItems", s.vectorItems, 16);
+}
+
+// ceil(n / k) without wrapping near 2^32.
+inline EWord32 ceilDiv(const EWord32& n, uint32_t k) {
+  return n / k + ifThenElse(n % k != 0u, EWord32(1u), EWord32(0u));
+}
+
+// Element (r, c) of a row-major matrix parameter, 0 outside it (reads nothing there).
+template <class M>
+EFloat at(const M& a, const EWord32& r, const EWord32& c) {
+  return ifThenElse(r < a.rows() && c < a.cols(), a(r, c), EFloat(0.0f));
+}
+}  // namespace detail
+
+// ---------------------------------------------------------------- building blocks
+// rowDots(a, x, finish, shape): the Push<Grid> of rows(a) elements, element r finish(r, sum_c
+// a(r, c) * x[c]). One warp per row; lane l folds products l, l + 32, ... (`rowUnroll` a trip),
+// then five xor shuffles give every lane the row's sum and lane 0 stores finish(r, sum). `a` is
+// any matrix expression (GESUMMV folds alpha A + beta B).
+template <class M, class Finish>
+auto rowDots(const M& a, const DPull<EFloat>& x, Finish finish, const Shape& shape) {
+  const uint32_t warps = shape.threads / 32, unroll = shape.rowUnroll;
+  const EWord32 rows = a.rows(), cols = a.cols();
+  auto grid = pConcat(mkPull(detail::ceilDiv(rows, warps), [=](const EWord32& b) {
+    return pConcat(mkPull(warps, [=](const EWord32& v) {
+      return exec<Warp>([=](const Program<Warp>& p) {
+        // Warps past the last row fold the last row again; takeP drops their store.
+        const EWord32 row = min(b * warps + v, rows - 1u);
+        auto sums = forceReg(
+            p, tConcat<Warp>(mkPull(32u, [=](const EWord32& lane) {
+              auto products = mkPull(cols, [=](const EWord32& c) { return a(row, c) * x[c]; });
+              return seqFoldStrided(Sum{}, EFloat(0.0f), products, lane, EWord32(32u), unroll);
+            })));
+        for (uint32_t k = 16; k >= 1; k /= 2) {
+          sums =
+              forceReg(p, push<Warp>(zipWith(
+                              Sum{}, sums, ixMap([k](const EWord32& i) { return i ^ k; }, sums))));
+        }
+        return mkPush<Warp, EFloat>(1u, [=](const Program<Warp>& q, const Writer<EFloat>& out) {
+          q.forAll(32u, [&](const Program<Thread>& t, const EWord32& lane) {
+            t.cond(lane == 0u,
+                   [&](const Program<Thread>& u) { out(u, finish(row, sums[lane]), 0u); });
+          });
+        });
+      });
+    }));
+  }));
+  return takeP(rows, grid);
+}
+
+// columnPass(a, y, partials, shape, visit): for each band of `shape.band` rows b and column c,
+// partials[b * cols + c] = sum over the band's rows r of a(r, c) * y[r]. A thread per column,
+// each block `threads` adjacent columns of one band, so a warp reads 128 contiguous bytes of a
+// row at a time. visit(t, r, c, value) runs on every element as it is read (GEMVER writes B
+// there). The band count is ceil(rows / band); `partials` must hold bands * cols elements (a
+// launch precondition).
+template <class M, class Visit>
+GridEffect columnPass(const M& a, const DPull<EFloat>& y, const DMutable<float>& partials,
+                      const Shape& shape, Visit visit) {
+  const uint32_t threads = shape.threads, band = shape.band;
+  const EWord32 rows = a.rows(), cols = a.cols();
+  const EWord32 bands = detail::ceilDiv(rows, band), tiles = detail::ceilDiv(cols, threads);
+  require(len(y) == rows, "y has one element per row of the matrix");
+  require(len(partials) / bands >= cols || cols == 0u,
+          "the partials hold (rows / band, rounded up) x cols elements");
+  return forEachBlock(mkPull(bands * tiles, [](const EWord32& i) { return i; }),
+                      [=](const Program<Block>& p, const EWord32& blk) {
+                        const EWord32 b = blk / tiles, j = blk % tiles;
+                        p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+                          const EWord32 c = j * threads + tid;
+                          t.cond(c < cols, [&](const Program<Thread>& u) {
+                            const EWord32 first = b * band;
+                            const EWord32 count = min(EWord32(band), rows - first);
+                            const EFloat acc = u.declare(EFloat(0.0f));
+                            u.seqFor(count, [&](const Program<Thread>& s, const EWord32& i) {
+                              const EWord32 r = first + i;
+                              const EFloat value = s.declare(a(r, c));
+                              s.assign(acc, acc + value * y[r]);
+                              visit(s, r, c, value);
+                            });
+                            write(u, partials, b * cols + c, acc);
+                          });
+                        });
+                      });
+}
+
+// bicgkPass(a, p, r, qPartials, sPartials, shape): q = A p and s = A^T r over one read of A.
+// Warp w of the grid owns the column tile j (32 x perLane columns: lane l has l, l + 32, ...)
+// and the band b of bicgkBand rows. For each row of its band it folds its lanes' products
+// with p into one partial of q (five xor shuffles; lane 0 stores qPartials[j * rows + row]),
+// while each lane adds a(row, c) * r[row] into its columns' registers; at the band's end the
+// lanes store sPartials[b * cols + c]. `combine` finishes both.
+inline GridEffect bicgkPass(const DPull2<EFloat>& a, const DPull<EFloat>& pv,
+                            const DPull<EFloat>& rv, const DMutable<float>& qPartials,
+                            const DMutable<float>& sPartials, const Shape& shape) {
+  const uint32_t warps = shape.threads / 32, k = shape.perLane, band = shape.bicgkBand;
+  const uint32_t width = 32 * k;
+  const EWord32 rows = a.rows(), cols = a.cols();
+  const EWord32 bands = detail::ceilDiv(rows, band), tiles = detail::ceilDiv(cols, width);
+  require(len(pv) == cols, "p has one element per column of A");
+  require(len(rv) == rows, "r has one element per row of A");
+  require(len(qPartials) / tiles >= rows || rows == 0u,
+          "the q partials hold (cols / (32 x perLane), rounded up) x rows elements");
+  require(len(sPartials) / bands >= cols || cols == 0u,
+          "the s partials hold (rows / bicgkBand, rounded up) x cols elements");
+  const EWord32 instances = bands * tiles;  // (band, tile) pairs, tile fastest
+  return effect([=](const Program<Grid>& g) {
+    g.distrPar(detail::ceilDiv(instances, warps), [&](const Program<Block>& blk,
+                                                      const EWord32& bid) {
+      blk.distrPar(warps, [&](const Program<Warp>& w, const EWord32& wid) {
+        const EWord32 instance = bid * warps + wid;
+        w.cond(instance < instances, [&](const Program<Warp>& p) {
+          const EWord32 b = instance / tiles, j = instance % tiles;
+          const EWord32 first = b * band, count = min(EWord32(band), rows - first);
+          std::vector<EFloat> acc;
+          for (uint32_t m = 0; m < k; ++m) acc.push_back(p.declare(EFloat(0.0f)));
+          p.seqFor(count, [&](const Program<Warp>& q, const EWord32& i) {
+            const EWord32 row = first + i;
+            const EFloat rr = rv[row];
+            auto sums = forceReg(
+                q,
+                mkPush<Warp, EFloat>(32u, [=](const Program<Warp>& l, const Writer<EFloat>& out) {
+                  l.forAll(32u, [&](const Program<Thread>& t, const EWord32& lane) {
+                    EFloat dot(0.0f);
+                    for (uint32_t m = 0; m < k; ++m) {
+                      const EWord32 c = j * width + m * 32 + lane;
+                      const EFloat value = t.declare(detail::at(a, row, c));
+                      t.assign(acc[m], acc[m] + value * rr);
+                      dot = dot + value * ifThenElse(c < cols, pv[c], EFloat(0.0f));
+                    }
+                    out(t, dot, lane);
+                  });
+                }));
+            for (uint32_t s = 16; s >= 1; s /= 2) {
+              sums = forceReg(
+                  q, push<Warp>(zipWith(Sum{}, sums,
+                                        ixMap([s](const EWord32& x) { return x ^ s; }, sums))));
+            }
+            q.forAll(32u, [&](const Program<Thread>& t, const EWord32& lane) {
+              t.cond(lane == 0u, [&](const Program<Thread>& u) {
+                write(u, qPartials, j * rows + row, sums[lane]);
+              });
+            });
+          });
+          p.forAll(32u, [&](const Program<Thread>& t, const EWord32& lane) {
+            for (uint32_t m = 0; m < k; ++m) {
+              const EWord32 c = j * width + m * 32 + lane;
+              t.cond(c < cols,
+                     [&](const Program<Thread>& u) { write(u, sPartials, b * cols + c, acc[m]); });
+            }
+          });
+        });
+      });
+    });
+  });
+}
+
+// ---------------------------------------------------------------- the kernels
+namespace detail {
+// out[i] = alpha * sum_{k < parts} partials[k * n + i] + beta * y[i] (y: when given), i < n.
+inline auto combined(const EFloat& alpha, const EWord32& parts, const EWord32& n,
+                     const DPull<EFloat>& partials, const EFloat& beta,
+                     const std::optional<DPull<EFloat>>& y) {
+  require(parts >= 1u, "combine needs at least one part");
+  require(len(partials) / parts >= n, "the partials hold parts x n elements");
+  return mkPush<Grid, EFloat>(n, [=](const Program<Grid>& g, const Writer<EFloat>& out) {
+    g.forAll(n, [&](const Program<Thread>& t, const EWord32& i) {
+      const EFloat acc = t.declare(EFloat(0.0f));
+      t.seqFor(parts, [&](const Program<Thread>& s, const EWord32& k) {
+        s.assign(acc, acc + partials[k * n + i]);
+      });
+      out(t, y ? alpha * acc + beta * (*y)[i] : alpha * acc, i);
+    });
+  });
+}
+}  // namespace detail
+
+// combine: out = alpha * (the sum of `parts` consecutive len(y)-element partials) + beta * y.
+// It finishes columnPass (x = beta A^T y + z: alpha = beta, beta = 1, y = z).
+inline Kernel combine(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  return capture(
+      "combine", shape.threads,
+      [](EFloat alpha, EWord32 parts, DPull<EFloat> partials, EFloat beta, DPull<EFloat> y) {
+        return detail::combined(alpha, parts, len(y), partials, beta, y);
+      },
+      {.names = {"alpha", "parts", "partials", "beta", "y"}, .outputNames = {"out"}});
+}
+
+// sumParts: out (n elements) = the sum of `parts` consecutive n-element partials.
+inline Kernel sumParts(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  return capture("sumParts", shape.threads,
+                 [](EWord32 parts, EWord32 n, DPull<EFloat> partials) {
+                   return detail::combined(EFloat(1.0f), parts, n, partials, EFloat(0.0f),
+                                           std::nullopt);
+                 },
+                 {.names = {"parts", "n", "partials"}, .outputNames = {"out"}});
+}
+
+// sumAll: out[0] = the sum of every partial, by one block (each thread folds a strided share,
+// then blockReduce): AXPYDOT's finish, whose partials are one per block of its pass.
+inline Kernel sumAll(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  const uint32_t threads = shape.threads;
+  return capture("sumAll", threads,
+                 [=](DPull<EFloat> partials) {
+                   return pConcat(mkPull(1u, [=](const EWord32&) {
+                     return singletonPush<Block>([=](const Program<Block>& p) {
+                       const auto shares =
+                           force(p, tConcat<Block>(mkPull(threads, [=](const EWord32& t) {
+                                   return seqFoldStrided(Sum{}, EFloat(0.0f), partials, t,
+                                                         EWord32(threads), 4);
+                                 })));
+                       return blockReduce(p, Sum{}, shares);
+                     });
+                   }));
+                 },
+                 {.names = {"partials"}, .outputNames = {"r"}});
+}
+
+// SSCAL, out of place: y = alpha x (CUBLAS scales in place).
+inline Kernel sscal(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  return capture("sscal", shape.threads,
+                 [](EFloat alpha, DPull<EFloat> x) {
+                   return push<Grid>(fmap([alpha](const EFloat& e) { return alpha * e; }, x));
+                 },
+                 {.names = {"alpha", "x"}, .outputNames = {"y"}});
+}
+
+// WAXPBY: w = alpha x + beta y.
+inline Kernel waxpby(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  return capture(
+      "waxpby", shape.threads,
+      [](EFloat alpha, DPull<EFloat> x, EFloat beta, DPull<EFloat> y) {
+        require(len(x) == len(y), "x and y have one length");
+        return push<Grid>(
+            zipWith([=](const EFloat& a, const EFloat& b) { return alpha * a + beta * b; }, x, y));
+      },
+      {.names = {"alpha", "x", "beta", "y"}, .outputNames = {"w"}});
+}
+
+// VADD: x = w + y + z.
+inline Kernel vadd(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  return capture("vadd", shape.threads,
+                 [](DPull<EFloat> w, DPull<EFloat> y, DPull<EFloat> z) {
+                   require(len(w) == len(y) && len(y) == len(z), "w, y and z have one length");
+                   return push<Grid>(zipWith(
+                       [](const EFloat& a, const EFloat& b) { return a + b; },
+                       zipWith([](const EFloat& a, const EFloat& b) { return a + b; }, w, y), z));
+                 },
+                 {.names = {"w", "y", "z"}, .outputNames = {"x"}});
+}
+
+// MADD: C = A + B (a dense rows x cols result; A and B may have pitches).
+inline Kernel madd(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  return capture(
+      "madd", shape.threads,
+      [](DPull2<EFloat> a, DPull2<EFloat> b) {
+        require(a.rows() == b.rows() && a.cols() == b.cols(), "A and B have one shape");
+        return push2<Grid>(zipWith([](const EFloat& x, const EFloat& y) { return x + y; }, a, b));
+      },
+      {.names = {"A", "B"}, .outputNames = {"C"}});
+}
+
+// The blocks AXPYDOT's fused pass runs for n elements (and so the partials it writes).
+inline uint32_t axpydotBlocks(uint64_t n, const Shape& shape = {}) {
+  const uint64_t chunk = uint64_t{shape.threads} * shape.vectorItems;
+  return static_cast<uint32_t>((n + chunk - 1) / chunk);
+}
+
+// AXPYDOT's fused pass: z = w - alpha v, and block b's partial of z . u (partials[b]), in one
+// grid loop: block b's threads compute elements b * chunk + k * threads + tid (coalesced),
+// store z and fold z[i] * u[i] as they go; a block reduction gives the partial. w, v and u are
+// read once and z is never read back (CUBLAS: copy, axpy, dot). sumAll adds the partials.
+inline Kernel axpydot(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  const uint32_t threads = shape.threads, items = shape.vectorItems;
+  return capture(
+      "axpydot", threads,
+      [=](EFloat alpha, DPull<EFloat> w, DPull<EFloat> v, DPull<EFloat> u, DMutable<float> z,
+          DMutable<float> partials) {
+        const EWord32 n = len(w), blocks = detail::ceilDiv(n, threads * items);
+        require(len(v) == n && len(u) == n, "w, v and u have one length");
+        require(len(z) == n, "z has the length of w");
+        require(len(partials) >= blocks, "the partials hold one element per block of the pass");
+        return effect([=](const Program<Grid>& g) {
+          g.distrPar(blocks, [&](const Program<Block>& p, const EWord32& b) {
+            const auto sums = force(
+                p, mkPush<Block, EFloat>(threads, [=](const Program<Block>& q,
+                                                      const Writer<EFloat>& out) {
+                  q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+                    EFloat acc(0.0f);
+                    for (uint32_t k = 0; k < items; ++k) {
+                      const EWord32 i = b * (threads * items) + k * threads + tid;
+                      const EFloat zi = t.declare(ifThenElse(
+                          i < n, w[min(i, n - 1u)] - alpha * v[min(i, n - 1u)], EFloat(0.0f)));
+                      t.cond(i < n, [&](const Program<Thread>& s) { write(s, z, i, zi); });
+                      acc = acc + zi * ifThenElse(i < n, u[min(i, n - 1u)], EFloat(0.0f));
+                    }
+                    out(t, acc, tid);
+                  });
+                }));
+            const EFloat total = blockReduce(p, Sum{}, sums);
+            p.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
+              write(t, partials, b, total);
+            });
+          });
+        });
+      },
+      {.names = {"alpha", "w", "v", "u", "z", "partials"}});
+}
+
+// SGEMV: z = alpha A x + beta y (one pass, rowDots).
+inline Kernel sgemv(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  return capture(
+      "sgemv", shape.threads,
+      [=](EFloat alpha, DPull2<EFloat> a, DPull<EFloat> x, EFloat beta, DPull<EFloat> y) {
+        require(len(x) == a.cols(), "x has one element per column of A");
+        require(len(y) == a.rows(), "y has one element per row of A");
+        return rowDots(
+            a, x, [=](const EWord32& r, const EFloat& d) { return alpha * d + beta * y[r]; },
+            shape);
+      },
+      {.names = {"alpha", "A", "x", "beta", "y"}, .outputNames = {"z"}});
+}
+
+// w = alpha A x (rowDots): ATAX's A x, SGEMVT's and GEMVER's second halves.
+inline Kernel scaledGemv(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  return capture("scaledGemv", shape.threads,
+                 [=](EFloat alpha, DPull2<EFloat> a, DPull<EFloat> x) {
+                   require(len(x) == a.cols(), "x has one element per column of A");
+                   return rowDots(
+                       a, x, [=](const EWord32&, const EFloat& d) { return alpha * d; }, shape);
+                 },
+                 {.names = {"alpha", "A", "x"}, .outputNames = {"w"}});
+}
+
+// GESUMMV: y = alpha A x + beta B x, fused: one warp per row reads both rows and x once
+// (CUBLAS: two gemv calls, x read twice).
+inline Kernel gesummv(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  return capture(
+      "gesummv", shape.threads,
+      [=](EFloat alpha, DPull2<EFloat> a, EFloat beta, DPull2<EFloat> b, DPull<EFloat> x) {
+        require(a.rows() == b.rows() && a.cols() == b.cols(), "A and B have one shape");
+        require(len(x) == a.cols(), "x has one element per column of A");
+        const auto both =
+            zipWith([=](const EFloat& p, const EFloat& q) { return alpha * p + beta * q; }, a, b);
+        return rowDots(
+            both, x, [](const EWord32&, const EFloat& d) { return d; }, shape);
+      },
+      {.names = {"alpha", "A", "beta", "B", "x"}, .outputNames = {"y"}});
+}
+
+// The partials columnPass and bicgkPass write for a rows x cols matrix.
+inline uint32_t bands(uint32_t rows, uint32_t band) { return rows / band + (rows % band != 0); }
+inline uint32_t bicgkTiles(uint32_t cols, const Shape& s) { return bands(cols, 32 * s.perLane); }
+
+// A^T y by bands: partials[b * cols + c] (columnPass); combine or sumParts finishes it.
+inline Kernel columnSums(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  return capture("columnSums", shape.threads,
+                 [=](DPull2<EFloat> a, DPull<EFloat> y, DMutable<float> partials) {
+                   return columnPass(a, y, partials, shape,
+                                     [](const Program<Thread>&, const EWord32&, const EWord32&,
+                                        const EFloat&) {});
+                 },
+                 {.names = {"A", "y", "partials"}});
+}
+
+// GEMVER's first pass, fused: B = A + u1 v1^T + u2 v2^T is written (dense, rows x cols) as it
+// is computed, and B^T y's band partials are folded from it on the way (columnPass's visit).
+inline Kernel gemverUpdate(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  return capture(
+      "gemverUpdate", shape.threads,
+      [=](DPull2<EFloat> a, DPull<EFloat> u1, DPull<EFloat> v1, DPull<EFloat> u2, DPull<EFloat> v2,
+          DPull<EFloat> y, DMutable<float> b, DMutable<float> partials) {
+        const EWord32 rows = a.rows(), cols = a.cols();
+        require(len(u1) == rows && len(u2) == rows, "u1 and u2 have one element per row of A");
+        require(len(v1) == cols && len(v2) == cols, "v1 and v2 have one element per column of A");
+        require(len(b) / cols >= rows || cols == 0u, "B holds rows x cols elements");
+        const auto updated = mkPull2(rows, cols, [=](const EWord32& r, const EWord32& c) {
+          return a(r, c) + u1[r] * v1[c] + u2[r] * v2[c];
+        });
+        return columnPass(updated, y, partials, shape,
+                          [=](const Program<Thread>& t, const EWord32& r, const EWord32& c,
+                              const EFloat& value) { write(t, b, r * cols + c, value); });
+      },
+      {.names = {"A", "u1", "v1", "u2", "v2", "y", "B", "partials"}});
+}
+
+// BiCGK's fused pass (bicgkPass): q's and s's partials from one read of A.
+inline Kernel bicgk(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  return capture(
+      "bicgk", shape.threads,
+      [=](DPull2<EFloat> a, DPull<EFloat> p, DPull<EFloat> r, DMutable<float> qPartials,
+          DMutable<float> sPartials) { return bicgkPass(a, p, r, qPartials, sPartials, shape); },
+      {.names = {"A", "p", "r", "qPartials", "sPartials"}});
+}
+
+// ---------------------------------------------------------------- the sequences
+// A problem: vectors of n elements, or a rows x cols matrix (rows of `pitch` elements).
+struct Problem {
+  uint32_t n = 0;
+  uint32_t rows = 0, cols = 0, pitch = 0;
+  size_t matrixElements() const { return size_t{rows} * pitch; }
+};
+
+// A kernel argument of a step: a named buffer, or a scalar.
+struct Arg {
+  enum class Kind : uint8_t { Buffer, Float, Word };
+  Kind kind;
+  std::string buffer;
+  float real = 0;
+  uint32_t word = 0;
+};
+inline Arg buffer(std::string name) { return {Arg::Kind::Buffer, std::move(name)}; }
+inline Arg real(float v) { return {Arg::Kind::Float, {}, v}; }
+inline Arg word(uint32_t v) { return {Arg::Kind::Word, {}, 0, v}; }
+
+struct Step {
+  Kernel kernel;
+  std::vector<Arg> args;
+};
+
+// A sequence: its kernels in order and the buffers they use (name, elements). Inputs are
+// filled by the caller; outputs are what the reference checks; temporaries are partials.
+struct Sequence {
+  std::string name;
+  std::vector<Step> steps;
+  std::vector<std::pair<std::string, size_t>> inputs, outputs, temporaries;
+  // Bytes the sequence must move at least (every input read once, every output written once):
+  // the roofline's denominator.
+  double bytes() const {
+    double b = 0;
+    for (const auto& [_, n] : inputs) b += 4.0 * n;
+    for (const auto& [_, n] : outputs) b += 4.0 * n;
+    return b;
+  }
+};
+
+// The paper's scalars (any will do; none is 0 or 1, so nothing is folded away).
+inline constexpr float kAlpha = 0.75f, kBeta = -1.25f;
+
+// The eleven names, in the paper's Table 1 order.
+inline const std::vector<std::string>& sequenceNames() {
+  static const std::vector<std::string> names = {"AXPYDOT", "ATAX",  "BiCGK",  "SGEMV",
+                                                 "SGEMVT",  "SSCAL", "GEMVER", "GESUMMV",
+                                                 "MADD",    "VADD",  "WAXPBY"};
+  return names;
+}
+inline bool isVectorSequence(const std::string& name) {
+  return name == "AXPYDOT" || name == "SSCAL" || name == "VADD" || name == "WAXPBY";
+}
+
+// The plan of sequence `name` for problem `pr` (its n for vector sequences, its rows, cols and
+// pitch for matrix ones). An Error for an unknown name or an empty problem.
+inline Sequence sequence(const std::string& name, const Problem& pr, const Shape& shape = {}) {
+  detail::checkShape(shape);
+  Sequence q{name, {}, {}, {}, {}};
+  const bool vector = isVectorSequence(name);
+  if (vector ? pr.n == 0 : (pr.rows == 0 || pr.cols == 0 || pr.pitch < pr.cols)) {
+    throw Error("blas::sequence(" + name +
+                "): needs a non-empty problem (n > 0 for vectors; rows, cols > 0 and pitch >= "
+                "cols for matrices)");
+  }
+  const size_t n = pr.n, m = pr.rows, c = pr.cols, mat = pr.matrixElements();
+  const auto matrix = [&](const std::string& b) {
+    return std::vector<Arg>{buffer(b), word(pr.rows), word(pr.cols), word(pr.pitch)};
+  };
+  const auto dense = [&](const std::string& b) {  // a rows x cols result, pitch cols
+    return std::vector<Arg>{buffer(b), word(pr.rows), word(pr.cols), word(pr.cols)};
+  };
+  const auto join = [](std::vector<std::vector<Arg>> parts) {
+    std::vector<Arg> all;
+    for (auto& p : parts) all.insert(all.end(), p.begin(), p.end());
+    return all;
+  };
+  const uint32_t bandCount = bands(pr.rows, shape.band);
+  if (name == "AXPYDOT") {
+    const uint32_t blocks = axpydotBlocks(n, shape);
+    q.inputs = {{"w", n}, {"v", n}, {"u", n}};
+    q.outputs = {{"z", n}, {"r", 1}};
+    q.temporaries = {{"partials", blocks}};
+    q.steps = {
+        {axpydot(shape),
+         {real(kAlpha), buffer("w"), buffer("v"), buffer("u"), buffer("z"), buffer("partials")}},
+        {sumAll(shape), {buffer("partials"), buffer("r")}}};
+  } else if (name == "SSCAL") {
+    q.inputs = {{"x", n}};
+    q.outputs = {{"y", n}};
+    q.steps = {{sscal(shape), {real(kAlpha), buffer("x"), buffer("y")}}};
+  } else if (name == "WAXPBY") {
+    q.inputs = {{"x", n}, {"y", n}};
+    q.outputs = {{"w", n}};
+    q.steps = {{waxpby(shape), {real(kAlpha), buffer("x"), real(kBeta), buffer("y"), buffer("w")}}};
+  } else if (name == "VADD") {
+    q.inputs = {{"w", n}, {"y", n}, {"z", n}};
+    q.outputs = {{"x", n}};
+    q.steps = {{vadd(shape), {buffer("w"), buffer("y"), buffer("z"), buffer("x")}}};
+  } else if (name == "MADD") {
+    q.inputs = {{"A", mat}, {"B", mat}};
+    q.outputs = {{"C", m * c}};
+    q.steps = {{madd(shape), join({matrix("A"), matrix("B"), {buffer("C")}})}};
+  } else if (name == "SGEMV") {
+    q.inputs = {{"A", mat}, {"x", c}, {"y", m}};
+    q.outputs = {{"z", m}};
+    q.steps = {{sgemv(shape), join({{real(kAlpha)},
+                                    matrix("A"),
+                                    {buffer("x"), real(kBeta), buffer("y"), buffer("z")}})}};
+  } else if (name == "GESUMMV") {
+    q.inputs = {{"A", mat}, {"B", mat}, {"x", c}};
+    q.outputs = {{"y", m}};
+    q.steps = {{gesummv(shape), join({{real(kAlpha)},
+                                      matrix("A"),
+                                      {real(kBeta)},
+                                      matrix("B"),
+                                      {buffer("x"), buffer("y")}})}};
+  } else if (name == "ATAX") {  // t = A x; y = A^T t
+    q.inputs = {{"A", mat}, {"x", c}};
+    q.outputs = {{"y", c}};
+    q.temporaries = {{"t", m}, {"partials", size_t{bandCount} * c}};
+    q.steps = {
+        {scaledGemv(shape), join({{real(1.0f)}, matrix("A"), {buffer("x"), buffer("t")}})},
+        {columnSums(shape), join({matrix("A"), {buffer("t"), buffer("partials")}})},
+        {sumParts(shape), {word(bandCount), word(pr.cols), buffer("partials"), buffer("y")}}};
+  } else if (name == "SGEMVT") {  // x = beta A^T y + z; w = alpha A x
+    q.inputs = {{"A", mat}, {"y", m}, {"z", c}};
+    q.outputs = {{"x", c}, {"w", m}};
+    q.temporaries = {{"partials", size_t{bandCount} * c}};
+    q.steps = {
+        {columnSums(shape), join({matrix("A"), {buffer("y"), buffer("partials")}})},
+        {combine(shape),
+         {real(kBeta), word(bandCount), buffer("partials"), real(1.0f), buffer("z"), buffer("x")}},
+        {scaledGemv(shape), join({{real(kAlpha)}, matrix("A"), {buffer("x"), buffer("w")}})}};
+  } else if (name == "GEMVER") {  // B = A + u1 v1^T + u2 v2^T; x = beta B^T y + z; w = alpha B x
+    q.inputs = {{"A", mat}, {"u1", m}, {"v1", c}, {"u2", m}, {"v2", c}, {"y", m}, {"z", c}};
+    q.outputs = {{"B", m * c}, {"x", c}, {"w", m}};
+    q.temporaries = {{"partials", size_t{bandCount} * c}};
+    q.steps = {
+        {gemverUpdate(shape), join({matrix("A"),
+                                    {buffer("u1"), buffer("v1"), buffer("u2"), buffer("v2"),
+                                     buffer("y"), buffer("B"), buffer("partials")}})},
+        {combine(shape),
+         {real(kBeta), word(bandCount), buffer("partials"), real(1.0f), buffer("z"), buffer("x")}},
+        {scaledGemv(shape), join({{real(kAlpha)}, dense("B"), {buffer("x"), buffer("w")}})}};
+  } else if (name == "BiCGK") {  // q = A p; s = A^T r
+    const uint32_t tiles = bicgkTiles(pr.cols, shape), bb = bands(pr.rows, shape.bicgkBand);
+    q.inputs = {{"A", mat}, {"p", c}, {"r", m}};
+    q.outputs = {{"q", m}, {"s", c}};
+    q.temporaries = {{"qPartials", size_t{tiles} * m}, {"sPartials", size_t{bb} * c}};
+    q.steps = {
+        {bicgk(shape),
+         join({matrix("A"), {buffer("p"), buffer("r"), buffer("qPartials"), buffer("sPartials")}})},
+        {sumParts(shape), {word(tiles), word(pr.rows), buffer("qPartials"), buffer("q")}},
+        {sumParts(shape), {word(bb), word(pr.cols), buffer("sPartials"), buffer("s")}}};
+  } else {
+    throw Error("blas::sequence: no sequence named '" + name +
+                "' (AXPYDOT, ATAX, BiCGK, SGEMV, SGEMVT, SSCAL, GEMVER, GESUMMV, MADD, VADD, "
+                "WAXPBY)");
+  }
+  return q;
+}
+
+// ---------------------------------------------------------------- running and checking
+using Buffers = std::map<std::string, std::vector<float>>;
+
+// Random inputs in [-1, 1) for every input of q (seeded), zeroed outputs and temporaries.
+inline Buffers randomInputs(const Sequence& q, uint32_t seed) {
+  Buffers b;
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 7;
+  for (const auto& [name, n] : q.inputs) {
+    std::vector<float> v(n);
+    for (float& x : v) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      x = static_cast<float>(static_cast<double>(state >> 40) / double(1 << 23) - 1.0);
+    }
+    b[name] = std::move(v);
+  }
+  for (const auto& [name, n] : q.outputs) b[name].assign(n, 0.0f);
+  for (const auto& [name, n] : q.temporaries) b[name].assign(n, 0.0f);
+  return b;
+}
+
+// Runs every step of q on the simulator over `b` (which must hold every buffer of q).
+inline void simulate(const Sequence& q, Buffers& b, const SimOptions& options = {}) {
+  for (const Step& s : q.steps) {
+    std::vector<KernelArg> args;
+    for (const Arg& a : s.args) {
+      if (a.kind == Arg::Kind::Buffer) {
+        args.emplace_back(b.at(a.buffer));
+      } else if (a.kind == Arg::Kind::Float) {
+        args.emplace_back(a.real);
+      } else {
+        args.emplace_back(a.word);
+      }
+    }
+    obsidian::simulate(s.kernel, args, options);
+  }
+}
+
+// The sequence's outputs in double precision from b's inputs, each with the sum of the
+// magnitudes of its terms (its tolerance's scale). GEMVER's and ATAX's second halves start
+// from the reference's own B, x and t.
+struct Expected {
+  std::vector<double> value, scale;
+};
+inline std::map<std::string, Expected> reference(const std::string& name, const Problem& pr,
+                                                 const Buffers& b) {
+  std::map<std::string, Expected> out;
+  const size_t m = pr.rows, c = pr.cols, p = pr.pitch, n = pr.n;
+  const auto in = [&](const char* k) -> const std::vector<float>& { return b.at(k); };
+  const auto elementwise = [&](const char* o, size_t len, auto f) {
+    Expected e{std::vector<double>(len), std::vector<double>(len)};
+    for (size_t i = 0; i < len; ++i) std::tie(e.value[i], e.scale[i]) = f(i);
+    out[o] = std::move(e);
+  };
+  // mat(r, j) = f(r, j): y = alpha mat v (+ beta add), or alpha mat^T v (+ beta add).
+  const auto matVec = [&](const char* o, bool transposed, auto f, const std::vector<double>& v,
+                          double alpha, const std::vector<double>* add, double beta) {
+    const size_t len = transposed ? c : m;
+    Expected e{std::vector<double>(len, 0.0), std::vector<double>(len, 0.0)};
+    for (size_t r = 0; r < m; ++r) {
+      for (size_t j = 0; j < c; ++j) {
+        const double t = f(r, j) * v[transposed ? r : j];
+        e.value[transposed ? j : r] += t;
+        e.scale[transposed ? j : r] += std::fabs(t);
+      }
+    }
+    for (size_t i = 0; i < len; ++i) {
+      e.value[i] = alpha * e.value[i] + (add ? beta * (*add)[i] : 0.0);
+      e.scale[i] = std::fabs(alpha) * e.scale[i] + (add ? std::fabs(beta * (*add)[i]) : 0.0);
+    }
+    out[o] = e;
+    return e.value;
+  };
+  const auto wide = [](const std::vector<float>& v) {
+    return std::vector<double>(v.begin(), v.end());
+  };
+  const auto at = [&](const char* k) {
+    return [&, k](size_t r, size_t j) { return double(b.at(k)[r * p + j]); };
+  };
+  if (name == "AXPYDOT") {
+    // (z's rounding is relative to its terms, not to z: w - alpha v may cancel.)
+    const auto zScale = [&](size_t i) {
+      return std::fabs(in("w")[i]) + std::fabs(double(kAlpha) * in("v")[i]);
+    };
+    elementwise("z", n, [&](size_t i) {
+      return std::pair{in("w")[i] - double(kAlpha) * in("v")[i], zScale(i)};
+    });
+    double r = 0, s = 0;
+    for (size_t i = 0; i < n; ++i) {
+      r += (in("w")[i] - double(kAlpha) * in("v")[i]) * in("u")[i];
+      s += zScale(i) * std::fabs(in("u")[i]);
+    }
+    out["r"] = {{r}, {s}};
+  } else if (name == "SSCAL") {
+    elementwise("y", n, [&](size_t i) {
+      return std::pair{kAlpha * double(in("x")[i]), std::fabs(in("x")[i])};
+    });
+  } else if (name == "WAXPBY") {
+    elementwise("w", n, [&](size_t i) {
+      const double a = kAlpha * double(in("x")[i]), bb = kBeta * double(in("y")[i]);
+      return std::pair{a + bb, std::fabs(a) + std::fabs(bb)};
+    });
+  } else if (name == "VADD") {
+    elementwise("x", n, [&](size_t i) {
+      const double w = in("w")[i], y = in("y")[i], z = in("z")[i];
+      return std::pair{w + y + z, std::fabs(w) + std::fabs(y) + std::fabs(z)};
+    });
+  } else if (name == "MADD") {
+    elementwise("C", m * c, [&](size_t i) {
+      const double a = in("A")[i / c * p + i % c], bb = in("B")[i / c * p + i % c];
+      return std::pair{a + bb, std::fabs(a) + std::fabs(bb)};
+    });
+  } else if (name == "SGEMV") {
+    const auto y = wide(in("y"));
+    matVec("z", false, at("A"), wide(in("x")), kAlpha, &y, kBeta);
+  } else if (name == "GESUMMV") {
+    matVec(
+        "y", false,
+        [&](size_t r, size_t j) {
+          return kAlpha * double(in("A")[r * p + j]) + kBeta * double(in("B")[r * p + j]);
+        },
+        wide(in("x")), 1.0, nullptr, 0);
+  } else if (name == "ATAX") {
+    const auto t = matVec("t", false, at("A"), wide(in("x")), 1.0, nullptr, 0);
+    matVec("y", true, at("A"), t, 1.0, nullptr, 0);
+    out.erase("t");
+  } else if (name == "SGEMVT") {
+    const auto z = wide(in("z"));
+    const auto x = matVec("x", true, at("A"), wide(in("y")), kBeta, &z, 1.0);
+    matVec("w", false, at("A"), x, kAlpha, nullptr, 0);
+  } else if (name == "GEMVER") {
+    const auto bm = [&](size_t r, size_t j) {
+      return double(in("A")[r * p + j]) + double(in("u1")[r]) * in("v1")[j] +
+             double(in("u2")[r]) * in("v2")[j];
+    };
+    elementwise("B", m * c, [&](size_t i) {
+      const size_t r = i / c, j = i % c;
+      return std::pair{bm(r, j), std::fabs(in("A")[r * p + j]) +
+                                     std::fabs(double(in("u1")[r]) * in("v1")[j]) +
+                                     std::fabs(double(in("u2")[r]) * in("v2")[j])};
+    });
+    const auto z = wide(in("z"));
+    const auto x = matVec("x", true, bm, wide(in("y")), kBeta, &z, 1.0);
+    matVec("w", false, bm, x, kAlpha, nullptr, 0);
+  } else if (name == "BiCGK") {
+    matVec("q", false, at("A"), wide(in("p")), 1.0, nullptr, 0);
+    matVec("s", true, at("A"), wide(in("r")), 1.0, nullptr, 0);
+  } else {
+    throw Error("blas::reference: no sequence named '" + name + "'");
+  }
+  return out;
+}
+
+// The first output element that differs from the reference by more than a few float roundings
+// of its terms' magnitudes (relative 2e-5 of the scale, for sums of up to 2^24 terms folded in
+// trees and 32-lane strides), as "z[17]: got 1.5, want 1.25"; empty when all agree.
+inline std::string mismatch(const std::map<std::string, Expected>& want, const Buffers& got) {
+  for (const auto& [name, e] : want) {
+    const std::vector<float>& g = got.at(name);
+    for (size_t i = 0; i < e.value.size(); ++i) {
+      const double tolerance = 2e-5 * e.scale[i] + 1e-30;
+      if (!(std::fabs(double(g[i]) - e.value[i]) <= tolerance)) {
+        return name + "[" + std::to_string(i) + "]: got " + std::to_string(g[i]) + ", want " +
+               std::to_string(e.value[i]);
+      }
+    }
+  }
+  return {};
+}
+
+// The sequence on the GPU: a device buffer per buffer of q, inputs uploaded from `b`.
+using DeviceBuffers = std::map<std::string, gpu::DeviceBuffer<float>>;
+inline DeviceBuffers upload(const Sequence& q, const Buffers& b) {
+  DeviceBuffers d;
+  for (const auto& list : {q.inputs, q.outputs, q.temporaries}) {
+    for (const auto& [name, n] : list) d.emplace(name, gpu::DeviceBuffer<float>(b.at(name)));
+  }
+  return d;
+}
+// Enqueues every step of q (asynchronous unless options says otherwise).
+inline void launch(const Sequence& q, const DeviceBuffers& d, const gpu::LaunchOptions& options) {
+  for (const Step& s : q.steps) {
+    std::vector<KernelArg> args;
+    for (const Arg& a : s.args) {
+      if (a.kind == Arg::Kind::Buffer) {
+        const gpu::DeviceBuffer<float>& buf = d.at(a.buffer);
+        args.push_back(KernelArg::deviceArray(ScalarType::F32, buf.address(), buf.size(), true));
+      } else if (a.kind == Arg::Kind::Float) {
+        args.emplace_back(a.real);
+      } else {
+        args.emplace_back(a.word);
+      }
+    }
+    gpu::launch(s.kernel, args, options);
+  }
+}
+// The outputs of q back into b.
+inline void download(const Sequence& q, const DeviceBuffers& d, Buffers& b) {
+  for (const auto& [name, n] : q.outputs) d.at(name).download(std::span<float>(b.at(name)));
+}
+
+// Bytes q's kernels move: every buffer argument of every step read or written once (the
+// matrix read twice by ATAX and SGEMVT, partials and all). The roofline's numerator.
+inline double movedBytes(const Sequence& q) {
+  std::map<std::string, size_t> sizes;
+  for (const auto& list : {q.inputs, q.outputs, q.temporaries}) {
+    for (const auto& [name, n] : list) sizes[name] = n;
+  }
+  double bytes = 0;
+  for (const Step& s : q.steps) {
+    for (const Arg& a : s.args) {
+      if (a.kind == Arg::Kind::Buffer) bytes += 4.0 * sizes.at(a.buffer);
+    }
+  }
+  return bytes;
+}
+
+}  // namespace blas
