@@ -36,8 +36,8 @@ using namespace obsidian;
 
 // ---------------------------------------------------------------- shapes (the tuned choices)
 // The choices the paper's compiler searched (tile sizes, serial iterations per instance), as
-// data: obsidian-bench-blas --sweep measures them; the defaults are its H100 results
-// (bench/RESULTS.md, "Fused BLAS-1/2").
+// data: obsidian-bench-blas takes each as an option (--band, --bicgk-band, --per-lane, ...);
+// the defaults and the sweep that kept them are in bench/RESULTS.md, "Fused BLAS-1/2".
 struct Shape {
   uint32_t threads = 256;    // threads per block of every pass
   uint32_t rowUnroll = 4;    // rowDots: products each lane folds per loop trip
