@@ -18,7 +18,8 @@ set(allowed
   "bench/stencils/stencils_bench.cpp|examples/stencils/stencils.hpp"
   "bench/safegpu/safegpu_bench.cpp|examples/safegpu/safegpu.hpp"
   "bench/accelerate/accelerate_bench.cpp|examples/accelerate/accelerate.hpp"
-  "bench/accelerate/spmv_bench.cpp|examples/accelerate/spmv.hpp")
+  "bench/accelerate/spmv_bench.cpp|examples/accelerate/spmv.hpp"
+  "bench/blas/blas_bench.cpp|examples/blas/blas.hpp")
 
 set(offences "")
 foreach(dir include src bench tuning fuzz)
