@@ -127,7 +127,8 @@ GridEffect columnPass(const M& a, const DPull<EFloat>& y, const DMutable<float>&
   const EWord32 rows = a.rows(), cols = a.cols();
   const EWord32 bands = detail::ceilDiv(rows, band), tiles = detail::ceilDiv(cols, threads);
   require(len(y) == rows, "y has one element per row of the matrix");
-  require(len(partials) / bands >= cols || cols == 0u,
+  // max(.., 1): an empty matrix needs no partials, and the check must not divide by zero
+  require(len(partials) / max(bands, EWord32(1u)) >= cols || rows == 0u,
           "the partials hold (rows / band, rounded up) x cols elements");
   return forEachBlock(mkPull(bands * tiles, [](const EWord32& i) { return i; }),
                       [=](const Program<Block>& p, const EWord32& blk) {
@@ -155,7 +156,7 @@ GridEffect columnPass(const M& a, const DPull<EFloat>& y, const DMutable<float>&
 // and the band b of bicgkBand rows. For each row of its band it folds its lanes' products
 // with p into one partial of q (five xor shuffles; lane 0 stores qPartials[j * rows + row]),
 // while each lane adds a(row, c) * r[row] into its columns' registers; at the band's end the
-// lanes store sPartials[b * cols + c]. `combine` finishes both.
+// lanes store sPartials[b * cols + c]. `sumParts` finishes both.
 inline GridEffect bicgkPass(const DPull2<EFloat>& a, const DPull<EFloat>& pv,
                             const DPull<EFloat>& rv, const DMutable<float>& qPartials,
                             const DMutable<float>& sPartials, const Shape& shape) {
@@ -165,9 +166,9 @@ inline GridEffect bicgkPass(const DPull2<EFloat>& a, const DPull<EFloat>& pv,
   const EWord32 bands = detail::ceilDiv(rows, band), tiles = detail::ceilDiv(cols, width);
   require(len(pv) == cols, "p has one element per column of A");
   require(len(rv) == rows, "r has one element per row of A");
-  require(len(qPartials) / tiles >= rows || rows == 0u,
+  require(len(qPartials) / max(tiles, EWord32(1u)) >= rows || cols == 0u,
           "the q partials hold (cols / (32 x perLane), rounded up) x rows elements");
-  require(len(sPartials) / bands >= cols || cols == 0u,
+  require(len(sPartials) / max(bands, EWord32(1u)) >= cols || rows == 0u,
           "the s partials hold (rows / bicgkBand, rounded up) x cols elements");
   const EWord32 instances = bands * tiles;  // (band, tile) pairs, tile fastest
   return effect([=](const Program<Grid>& g) {
@@ -452,7 +453,8 @@ inline Kernel gemverUpdate(const Shape& shape = {}) {
         const EWord32 rows = a.rows(), cols = a.cols();
         require(len(u1) == rows && len(u2) == rows, "u1 and u2 have one element per row of A");
         require(len(v1) == cols && len(v2) == cols, "v1 and v2 have one element per column of A");
-        require(len(b) / cols >= rows || cols == 0u, "B holds rows x cols elements");
+        require(len(b) / max(cols, EWord32(1u)) >= rows || cols == 0u,
+                "B holds rows x cols elements");
         const auto updated = mkPull2(rows, cols, [=](const EWord32& r, const EWord32& c) {
           return a(r, c) + u1[r] * v1[c] + u2[r] * v2[c];
         });

@@ -133,6 +133,24 @@ TEST_CASE("blas: user errors name the rule") {
   CHECK(errorOf([&] {
           simulate(blas::bicgk(), {a, 3u, 4u, 4u, x4, y3, small, four});
         }).find("the q partials hold") != std::string::npos);
+  // Empty matrices: the kernels launched directly run (nothing to do) rather than divide by
+  // zero while checking their buffers' sizes.
+  const std::vector<float> none;
+  for (const auto& [rows, cols] : {std::pair{0u, 4u}, std::pair{3u, 0u}, std::pair{0u, 0u}}) {
+    CAPTURE(rows);
+    CAPTURE(cols);
+    const std::vector<float> yr(rows, 1.0f), pc(cols, 1.0f);
+    std::vector<float> q, s, bOut;
+    CHECK(errorOf([&] {
+            simulate(blas::columnSums(), {none, rows, cols, cols, yr, q});
+          }) == "no error");
+    CHECK(errorOf([&] {
+            simulate(blas::bicgk(), {none, rows, cols, cols, pc, yr, q, s});
+          }) == "no error");
+    CHECK(errorOf([&] {
+            simulate(blas::gemverUpdate(), {none, rows, cols, cols, yr, pc, yr, pc, yr, bOut, q});
+          }) == "no error");
+  }
   CHECK(errorOf([&] {
           simulate(blas::axpydot(), {1.0f, x3, x3, x4, three, small});
         }).find("w, v and u have one length") != std::string::npos);
