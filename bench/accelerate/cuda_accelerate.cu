@@ -4,32 +4,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "../common/cublas_handles.hpp"
 #include "cuda_accelerate.hpp"
 
 namespace bench {
 namespace {
-
-// One handle per pointer mode (Sdot's result in device memory, Saxpy's alpha on the host), so
-// no call switches modes inside a timed run.
-cublasHandle_t handle(cublasPointerMode_t mode) {
-  const auto create = [](cublasPointerMode_t m) {
-    cublasHandle_t created = nullptr;
-    if (cublasCreate(&created) != CUBLAS_STATUS_SUCCESS) {
-      throw std::runtime_error("cublasCreate failed");
-    }
-    cublasSetPointerMode(created, m);
-    return created;
-  };
-  static const cublasHandle_t device = create(CUBLAS_POINTER_MODE_DEVICE);
-  static const cublasHandle_t host = create(CUBLAS_POINTER_MODE_HOST);
-  return mode == CUBLAS_POINTER_MODE_DEVICE ? device : host;
-}
-
-void check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string(what) + " failed with status " + std::to_string(s));
-  }
-}
 
 constexpr float kRiskFree = 0.02f, kVolatility = 0.30f;
 
@@ -61,13 +40,15 @@ __global__ void blackScholes(const float* __restrict__ s, const float* __restric
 }  // namespace
 
 void vendorDot(const float* x, const float* y, uint32_t n, float* result) {
-  check(cublasSdot(handle(CUBLAS_POINTER_MODE_DEVICE), static_cast<int>(n), x, 1, y, 1, result),
-        "cublasSdot");
+  cublasCheck(
+      cublasSdot(cublasHandle(CUBLAS_POINTER_MODE_DEVICE), static_cast<int>(n), x, 1, y, 1, result),
+      "cublasSdot");
 }
 
 void vendorSaxpy(float alpha, const float* x, float* y, uint32_t n) {
-  check(cublasSaxpy(handle(CUBLAS_POINTER_MODE_HOST), static_cast<int>(n), &alpha, x, 1, y, 1),
-        "cublasSaxpy");
+  cublasCheck(
+      cublasSaxpy(cublasHandle(CUBLAS_POINTER_MODE_HOST), static_cast<int>(n), &alpha, x, 1, y, 1),
+      "cublasSaxpy");
 }
 
 void cudaBlackScholes(const float* s, const float* x, const float* t, float* call, float* put,
