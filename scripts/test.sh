@@ -17,14 +17,17 @@ bash scripts/install-deps.sh
 
 if (( sanitize )); then
   dir=build-asan
-  options=(-DOBSIDIAN_SANITIZE=ON -DOBSIDIAN_BUILD_BENCH=OFF -DOBSIDIAN_FUZZ_BUDGET=500)
+  options=(-DOBSIDIAN_SANITIZE=ON -DOBSIDIAN_BUILD_BENCH=OFF -DOBSIDIAN_FUZZ_BUDGET=500
+           -DOBSIDIAN_BUILD_PYTHON=OFF)
   exclude=(-LE "gpu|install")
   # Any report fails the test (the build uses -fno-sanitize-recover=all).
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
 else
   dir=build
-  options=()
+  # the Python module and its tests (or a configure error), for the interpreter install-deps.sh
+  # provisioned
+  options=(-DOBSIDIAN_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$(command -v "${PYTHON:-python3}")")
   exclude=()
 fi
 

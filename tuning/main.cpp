@@ -3,7 +3,7 @@
 //   obsidian-tune SPACE.json [-o results.jsonl] [--simulate] [--jobs N] [--runs N]
 //                 [--min-time-ms T] [--max-points N] [--prune [--prune-factor F]]
 //                 [--summary FILE] [--no-progress] [--tables-only] [--markdown]
-//                 [--list-families] [--policies]
+//                 [--list-families] [--policies] [--shard i/N] [--merge FILE...]
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <obsidian/device/histogram.hpp>
@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
       "every result checked against a reference, one JSON line per point"};
   std::string spacePath;
   tuning::SweepOptions o;
+  std::string shard;
+  std::vector<std::string> merge;
   bool list = false, policies = false, tablesOnly = false, markdown = false, noProgress = false,
        noCompile = false;
   app.add_option("space", spacePath, "the search space (JSON; see tuning/README.md)");
@@ -58,6 +60,13 @@ int main(int argc, char** argv) {
   app.add_flag("--no-progress", noProgress, "no progress bar (default: on a terminal)");
   app.add_flag("--tables-only", tablesOnly, "print the tables of the results file; run nothing");
   app.add_flag("--markdown", markdown, "print the tables as Markdown");
+  app.add_option("--shard", shard,
+                 "run only shard i of N (0-based) of the space's points: contiguous slices, for a "
+                 "job array across machines (see README.md)");
+  app.add_option("--merge", merge,
+                 "merge these shards' results files into the output (-o) in the space's order, "
+                 "print the tables; exit 1 when a point of the space is missing")
+      ->expected(1, -1);
   app.add_flag("--list-families", list, "list the kernel families and their parameters");
   app.add_flag("--policies", policies,
                "print the device algorithms' policy tables, with the command and the "
@@ -109,13 +118,32 @@ int main(int argc, char** argv) {
       if (stem.size() > 5 && stem.ends_with(".json")) stem.resize(stem.size() - 5);
       const size_t slash = stem.find_last_of('/');
       if (slash != std::string::npos) stem = stem.substr(slash + 1);
+      if (!shard.empty() && merge.empty()) {
+        const auto [i, n] = tuning::parseShard(shard);
+        stem += ".shard" + std::to_string(i) + "of" + std::to_string(n);
+      }
       o.output = stem + (o.simulate ? ".sim.jsonl" : ".jsonl");
     }
     if (tablesOnly) {
       tuning::printTables(o.output, o.simulate, markdown);
       return 0;
     }
-    const std::vector<tuning::Point> points = tuning::loadSpace(spacePath, o.simulate);
+    std::vector<tuning::Point> points = tuning::loadSpace(spacePath, o.simulate);
+    if (!merge.empty()) {
+      if (!shard.empty()) throw obsidian::Error("--merge and --shard go in separate commands");
+      const tuning::MergeReport r = tuning::mergeResults(merge, o.output, points, o.simulate);
+      std::cout << "merged " << merge.size() << " files into " << o.output << ": " << r.lines
+                << " lines, " << r.missing.size() << " of " << points.size() << " points missing, "
+                << r.foreign.size() << " not in the space\n";
+      for (const std::string& k : r.missing) std::cout << "  missing: " << k << "\n";
+      for (const std::string& k : r.foreign) std::cout << "  not in the space: " << k << "\n";
+      tuning::printTables(o.output, o.simulate, markdown);
+      return r.missing.empty() && r.foreign.empty() ? 0 : 1;
+    }
+    if (!shard.empty()) {
+      const auto [i, n] = tuning::parseShard(shard);
+      points = tuning::shardOf(points, i, n);
+    }
     const tuning::SweepSummary s = tuning::runSweep(points, o);
     tuning::printTables(o.output, o.simulate, markdown);
     // A wrong result or an error fails the sweep; skipped and pruned points do not.

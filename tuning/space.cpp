@@ -1,6 +1,8 @@
 // Search spaces (see space.hpp).
 #include "space.hpp"
 
+#include <algorithm>
+#include <cassert>
 #include <fstream>
 #include <set>
 
@@ -158,6 +160,50 @@ std::vector<Point> parseSpace(const nlohmann::json& space, bool simulate,
     }
   }
   return all;
+}
+
+Point makePoint(const std::string& family, const Params& params, bool simulate) {
+  const std::string where = "point of " + family;
+  if (!params.is_object()) throw Error(where + ": the parameters must be an object");
+  for (const auto& [k, v] : params.items()) {
+    if (v.is_array() || v.is_object()) {
+      throw Error(where + ": parameter \"" + k + "\" needs one value; got " + v.dump());
+    }
+  }
+  std::vector<Point> points =
+      parseSpace(nlohmann::json{{"family", family}, {"params", params}}, simulate, where);
+  assert(points.size() == 1);  // one value per parameter: one point
+  return std::move(points.front());
+}
+
+std::vector<Point> shardOf(const std::vector<Point>& points, size_t index, size_t count) {
+  if (count == 0 || index >= count) {
+    throw Error("shard " + std::to_string(index) + "/" + std::to_string(count) +
+                ": needs 0 <= i < N (shards are numbered from 0)");
+  }
+  const size_t n = points.size();
+  const auto begin = points.begin() + static_cast<std::ptrdiff_t>(n * index / count);
+  const auto end = points.begin() + static_cast<std::ptrdiff_t>(n * (index + 1) / count);
+  return {begin, end};
+}
+
+std::pair<size_t, size_t> parseShard(const std::string& text) {
+  const size_t slash = text.find('/');
+  const auto number = [&](const std::string& part) -> size_t {
+    if (part.empty() || part.size() > 9 ||
+        !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      throw Error("--shard " + text + ": expected i/N with whole numbers (e.g. 0/4)");
+    }
+    return std::stoul(part);
+  };
+  if (slash == std::string::npos) {
+    throw Error("--shard " + text + ": expected i/N with whole numbers (e.g. 0/4)");
+  }
+  const size_t index = number(text.substr(0, slash)), count = number(text.substr(slash + 1));
+  if (count == 0 || index >= count) {
+    throw Error("--shard " + text + ": needs 0 <= i < N (shards are numbered from 0)");
+  }
+  return {index, count};
 }
 
 std::vector<Point> loadSpace(const std::string& path, bool simulate) {

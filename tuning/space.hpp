@@ -39,4 +39,16 @@ std::vector<Point> loadSpace(const std::string& path, bool simulate);
 
 std::string pointKey(const std::string& family, const Params& params);
 
+// The one point of `family` that `params` names (one value per parameter; the family's defaults
+// fill the rest), as parseSpace makes it. Throws obsidian::Error naming the parameter for a list
+// or a range, and as parseSpace does for unknown parameters and values out of range.
+Point makePoint(const std::string& family, const Params& params, bool simulate);
+
+// Shard `index` of `count` (0-based) of a space's points: `count` contiguous slices of sizes
+// differing by at most one (contiguous, so points that share an input stay in one shard).
+// Together the shards hold every point once. Throws obsidian::Error unless index < count.
+std::vector<Point> shardOf(const std::vector<Point>& points, size_t index, size_t count);
+// "i/N" (as --shard takes it) read into {index, count}; an Error naming the rule otherwise.
+std::pair<size_t, size_t> parseShard(const std::string& text);
+
 }  // namespace tuning

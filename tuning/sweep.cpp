@@ -83,6 +83,34 @@ struct Built {
   double captureMs = 0, compileMs = 0;
 };
 
+// Generates the kernels of p and (when `compile`) compiles them with NVRTC for `arch`.
+Built buildPoint(const Point& p, bool compile, const std::string& arch) {
+  Built b;
+  const auto t0 = Clock::now();
+  try {
+    b.kernels = p.family->build(p.params);
+  } catch (const Error& e) {
+    b.error = e.what();
+  } catch (const std::exception& e) {  // not a user-level error: a bug
+    b.error = std::string("generating the kernels failed: ") + e.what();
+    b.compileFailed = true;
+  }
+  b.captureMs = secondsSince(t0) * 1e3;
+  if (compile && b.error.empty()) {
+    const auto t1 = Clock::now();
+    try {
+      obsidian::CompileOptions o;
+      o.arch = arch;
+      for (const Kernel& k : b.kernels) k.compile(o);
+    } catch (const std::exception& e) {
+      b.error = std::string("NVRTC rejected the generated kernel: ") + e.what();
+      b.compileFailed = true;
+    }
+    b.compileMs = secondsSince(t1) * 1e3;
+  }
+  return b;
+}
+
 // Generates and compiles the points on `jobs` threads, in order, ahead of the runs.
 class Builder {
  public:
@@ -109,30 +137,7 @@ class Builder {
     for (;;) {
       const size_t i = next_++;
       if (i >= points_.size() || stop.stop_requested()) return;
-      Built b;
-      const Point& p = *points_[i];
-      const auto t0 = Clock::now();
-      try {
-        b.kernels = p.family->build(p.params);
-      } catch (const Error& e) {
-        b.error = e.what();
-      } catch (const std::exception& e) {  // not a user-level error: a bug
-        b.error = std::string("generating the kernels failed: ") + e.what();
-        b.compileFailed = true;
-      }
-      b.captureMs = secondsSince(t0) * 1e3;
-      if (compile_ && b.error.empty()) {
-        const auto t1 = Clock::now();
-        try {
-          obsidian::CompileOptions o;
-          o.arch = arch_;
-          for (const Kernel& k : b.kernels) k.compile(o);
-        } catch (const std::exception& e) {
-          b.error = std::string("NVRTC rejected the generated kernel: ") + e.what();
-          b.compileFailed = true;
-        }
-        b.compileMs = secondsSince(t1) * 1e3;
-      }
+      Built b = buildPoint(*points_[i], compile_, arch_);
       kernels_ += b.kernels.size();
       double done = secondsSince(start_), seen = lastDone_.load();
       while (done > seen && !lastDone_.compare_exchange_weak(seen, done)) {
@@ -536,6 +541,19 @@ void count(SweepSummary& s, Status status) {
   }
 }
 
+// Runs p with its built kernels b into its complete `line`, counted in s; `reason` says why it
+// is not ok.
+Status runBuilt(PointRunner& runner, const Point& p, const Built& b, const std::string& m,
+                const std::string& device, SweepSummary& s, nlohmann::json& line,
+                std::string& reason) {
+  line = describePoint(p, b, m, device);
+  const Status status = runner.run(p, b, line, reason);
+  line["status"] = statusName(status);
+  if (!reason.empty()) line["reason"] = reason;
+  count(s, status);
+  return status;
+}
+
 // ------------------------------------------------------------------ summarizing
 // Prints the sweep's summary and writes it as JSON where options.summary says.
 void summarize(const SweepSummary& s, const SweepOptions& options, const std::string& m,
@@ -598,6 +616,23 @@ void summarize(const SweepSummary& s, const SweepOptions& options, const std::st
   }
 }
 
+// Throws the user-level Error for a GPU sweep without a GPU.
+void requireGpu(bool simulate) {
+  if (!simulate && !gpu::available()) {
+    throw Error("no CUDA device (" + gpu::unavailableReason() +
+                "); use --simulate to verify the points on the CPU simulator");
+  }
+}
+
+// The architecture to compile for and the device's name (creating the context on the GPU).
+std::pair<std::string, std::string> openDevice(bool simulate, SweepSummary& s) {
+  if (simulate) return {"sm_90", "simulator"};
+  const auto t0 = Clock::now();
+  const gpu::DeviceInfo& info = gpu::Device::get().info();  // creates the context
+  s.deviceInitSeconds = secondsSince(t0);
+  return {info.arch(), info.name};
+}
+
 }  // namespace
 
 SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& options) {
@@ -606,11 +641,7 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
   s.points = points.size();
   const std::string m = mode(options.simulate);
 
-  if (!options.simulate && !gpu::available()) {
-    throw Error("no CUDA device (" + gpu::unavailableReason() +
-                "); use --simulate to verify the points on the CPU simulator");
-  }
-
+  requireGpu(options.simulate);
   // Points already in the results file are not run again.
   Resumed resumed = resume(options.output, m);
   std::vector<const Point*> todo;
@@ -633,13 +664,7 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
     std::cerr << "--prune needs GPU timings: ignored with --simulate\n";
   }
 
-  std::string arch = "sm_90", device = "simulator";
-  if (!options.simulate) {
-    const auto t0 = Clock::now();
-    arch = gpu::Device::get().info().arch();  // creates the context
-    device = gpu::Device::get().info().name;
-    s.deviceInitSeconds = secondsSince(t0);
-  }
+  const auto [arch, device] = openDevice(options.simulate, s);
   const obsidian::KernelCache::Stats before = obsidian::KernelCache::global().stats();
   // Every core compiles; on the GPU one is left to the thread that launches and times, so that
   // it is not descheduled between a run's start event and its launch.
@@ -656,15 +681,11 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
     const auto t0 = Clock::now();
     Built b = builder.get(i);
     s.waitSeconds += secondsSince(t0);
-    nlohmann::json line = describePoint(p, b, m, device);
+    nlohmann::json line;
     std::string reason;
-    const Status status = runner.run(p, b, line, reason);
-    aborted = status == Status::DeviceError;
-    line["status"] = statusName(status);
-    if (!reason.empty()) line["reason"] = reason;
+    const Status status = runBuilt(runner, p, b, m, device, s, line, reason);
     out << line.dump() << "\n" << std::flush;
-
-    count(s, status);
+    aborted = status == Status::DeviceError;
     if (status == Status::Wrong || status == Status::Error || status == Status::DeviceError) {
       progress.say(std::string(statusName(status)) + ": " + p.key + ": " + reason);
     }
@@ -680,6 +701,101 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
   s.wallSeconds = secondsSince(wallStart);
   summarize(s, options, m, device);
   return s;
+}
+
+// ------------------------------------------------------------------ one point at a time
+struct PointSession::State {
+  SweepOptions options;
+  SweepSummary summary;
+  std::string arch, device;
+  PointRunner runner;
+  std::ofstream out;
+  std::string unusable;  // why the context can no longer be used ("": it can)
+  explicit State(SweepOptions o) : options(std::move(o)), runner(options, {}, summary) {
+    requireGpu(options.simulate);
+    std::tie(arch, device) = openDevice(options.simulate, summary);
+    if (!options.output.empty()) out = openResults(options.output);
+  }
+};
+
+PointSession::PointSession(SweepOptions options)
+    : state_(std::make_unique<State>(std::move(options))) {}
+PointSession::~PointSession() = default;
+
+nlohmann::json PointSession::run(const Point& p) {
+  State& st = *state_;
+  if (!st.unusable.empty()) {
+    throw Error("the CUDA context is unusable after an earlier point's error: " + st.unusable);
+  }
+  const auto t0 = Clock::now();
+  const Built b = buildPoint(p, st.options.compile, st.arch);
+  ++st.summary.points;
+  st.summary.kernels += b.kernels.size();
+  st.summary.compileWallSeconds += secondsSince(t0);
+  nlohmann::json line;
+  std::string reason;
+  const Status status =
+      runBuilt(st.runner, p, b, mode(st.options.simulate), st.device, st.summary, line, reason);
+  if (status == Status::DeviceError) st.unusable = reason;
+  if (st.out.is_open()) st.out << line.dump() << "\n" << std::flush;
+  st.summary.wallSeconds += secondsSince(t0);
+  return line;
+}
+
+const SweepSummary& PointSession::summary() const { return state_->summary; }
+
+MergeReport mergeResults(const std::vector<std::string>& inputs, const std::string& output,
+                         const std::vector<Point>& points, bool simulate) {
+  std::map<std::string, nlohmann::json> byKey;
+  std::vector<std::string> order;  // first appearance, for the foreign lines
+  for (const std::string& path : inputs) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(path, output, ec)) {
+      throw Error("--merge: the output " + output + " is one of the inputs");
+    }
+    if (!std::ifstream(path)) throw Error("--merge: cannot read the results file " + path);
+    for (nlohmann::json& j : readResults(path, mode(simulate))) {
+      const std::string key = j["key"];
+      const auto it = byKey.find(key);
+      if (it == byKey.end()) {
+        order.push_back(key);
+        byKey.emplace(key, std::move(j));
+      } else if (j["status"] != "error" || it->second["status"] == "error") {
+        it->second = std::move(j);
+      }
+    }
+  }
+  MergeReport r;
+  std::ofstream out(output, std::ios::trunc);
+  if (!out) throw Error("--merge: cannot write " + output);
+  std::set<std::string> inSpace;
+  for (const Point& p : points) {
+    inSpace.insert(p.key);
+    const auto it = byKey.find(p.key);
+    if (it == byKey.end()) {
+      r.missing.push_back(p.key);
+      continue;
+    }
+    out << it->second.dump() << "\n";
+    ++r.lines;
+  }
+  for (const std::string& key : order) {
+    if (inSpace.count(key)) continue;
+    r.foreign.push_back(key);
+    out << byKey[key].dump() << "\n";
+    ++r.lines;
+  }
+  return r;
+}
+
+nlohmann::json generatePoint(const Point& p) {
+  nlohmann::json j{{"family", p.family->name}, {"key", p.key}, {"params", p.params}};
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const Kernel& k : p.family->build(p.params)) {
+    kernels.push_back({{"name", k.name()}, {"cuda", k.cuda()}, {"report", toJson(k.report())}});
+  }
+  j["kernels"] = kernels;
+  return j;
 }
 
 namespace {

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,43 @@ struct SweepSummary {
 // Runs the sweep and prints the per-group tables; throws obsidian::Error for unusable options
 // (results file that cannot be written, no GPU without --simulate).
 SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& options);
+
+// One point at a time, as a script drives a search (the Python module, an Optuna study): run(p)
+// generates and compiles p's kernels, runs p on the GPU (checked, then timed as a sweep times)
+// or on the simulator (checked; counted; its GPU time predicted) and returns the line a sweep
+// writes for it, appending it to options.output when that is set. Inputs and references are
+// shared between runs, as in a sweep. Throws obsidian::Error without a GPU unless simulating,
+// and after a CUDA error that may have left the context unusable.
+class PointSession {
+ public:
+  explicit PointSession(SweepOptions options);
+  ~PointSession();
+  PointSession(const PointSession&) = delete;
+  PointSession& operator=(const PointSession&) = delete;
+  nlohmann::json run(const Point& p);
+  // The runs so far, counted as a sweep counts them (wall and GPU time, data, checks).
+  const SweepSummary& summary() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The kernels of p as generated: {family, key, params, kernels: [{name, cuda, report}]}.
+// Throws obsidian::Error when they cannot be generated.
+nlohmann::json generatePoint(const Point& p);
+
+// A sharded sweep's results files merged into one (obsidian-tune --merge): `output` written anew
+// with one line per point in the space's order (then lines of points not in the space), each
+// point's line the last of the files in their order, an "error" line never replacing another.
+// Throws obsidian::Error when an input cannot be read or `output` is one of them.
+struct MergeReport {
+  size_t lines = 0;
+  std::vector<std::string> missing;  // keys of `points` that no file holds (an unfinished shard)
+  std::vector<std::string> foreign;  // keys in the files that are not points of the space
+};
+MergeReport mergeResults(const std::vector<std::string>& inputs, const std::string& output,
+                         const std::vector<Point>& points, bool simulate);
 
 // The tables of a results file: per problem, the best and worst point of every size, and per
 // variant the best and the worst time over thread counts at every size (with the threads);
