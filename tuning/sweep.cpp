@@ -590,28 +590,10 @@ void summarize(const SweepSummary& s, const SweepOptions& options, const std::st
   }
   std::cout << "\n";
   if (!options.summary.empty()) {
-    nlohmann::json j{{"mode", m},
-                     {"points", s.points},
-                     {"resumed", s.resumed},
-                     {"ran", s.ran},
-                     {"ok", s.ok},
-                     {"wrong", s.wrong},
-                     {"skipped", s.skipped},
-                     {"pruned", s.pruned},
-                     {"errors", s.errors},
-                     {"wallSeconds", s.wallSeconds},
-                     {"gpuRunSeconds", s.gpuRunSeconds},
-                     {"deviceInitSeconds", s.deviceInitSeconds},
-                     {"waitForKernelsSeconds", s.waitSeconds},
-                     {"dataSeconds", s.dataSeconds},
-                     {"firstRunAndCheckSeconds", s.checkSeconds},
-                     {"predictSeconds", s.predictSeconds},
-                     {"kernels", s.kernels},
-                     {"nvrtcCompiles", s.nvrtcCompiles},
-                     {"compileWallSeconds", s.compileWallSeconds},
-                     {"compileThreads", s.jobs},
-                     {"hardwareThreads", std::thread::hardware_concurrency()},
-                     {"device", device}};
+    nlohmann::json j = toJson(s);
+    j["mode"] = m;
+    j["hardwareThreads"] = std::thread::hardware_concurrency();
+    j["device"] = device;
     std::ofstream(options.summary) << j.dump(2) << "\n";
   }
 }
@@ -743,6 +725,28 @@ nlohmann::json PointSession::run(const Point& p) {
 }
 
 const SweepSummary& PointSession::summary() const { return state_->summary; }
+
+nlohmann::json toJson(const SweepSummary& s) {
+  return {{"points", s.points},
+          {"resumed", s.resumed},
+          {"ran", s.ran},
+          {"ok", s.ok},
+          {"wrong", s.wrong},
+          {"skipped", s.skipped},
+          {"pruned", s.pruned},
+          {"errors", s.errors},
+          {"wallSeconds", s.wallSeconds},
+          {"gpuRunSeconds", s.gpuRunSeconds},
+          {"deviceInitSeconds", s.deviceInitSeconds},
+          {"waitForKernelsSeconds", s.waitSeconds},
+          {"dataSeconds", s.dataSeconds},
+          {"firstRunAndCheckSeconds", s.checkSeconds},
+          {"predictSeconds", s.predictSeconds},
+          {"kernels", s.kernels},
+          {"nvrtcCompiles", s.nvrtcCompiles},
+          {"compileWallSeconds", s.compileWallSeconds},
+          {"compileThreads", s.jobs}};
+}
 
 MergeReport mergeResults(const std::vector<std::string>& inputs, const std::string& output,
                          const std::vector<Point>& points, bool simulate) {

@@ -46,6 +46,9 @@ struct SweepSummary {
   unsigned jobs = 0;
 };
 
+// The summary as the --summary file holds it (without the mode and the device).
+nlohmann::json toJson(const SweepSummary& s);
+
 // Runs the sweep and prints the per-group tables; throws obsidian::Error for unusable options
 // (results file that cannot be written, no GPU without --simulate).
 SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& options);

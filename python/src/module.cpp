@@ -120,25 +120,6 @@ tuning::SweepOptions optionsOf(const std::string& text) {
   return o;
 }
 
-json summaryJson(const tuning::SweepSummary& s) {
-  return {{"points", s.points},
-          {"resumed", s.resumed},
-          {"ran", s.ran},
-          {"ok", s.ok},
-          {"wrong", s.wrong},
-          {"skipped", s.skipped},
-          {"pruned", s.pruned},
-          {"errors", s.errors},
-          {"wallSeconds", s.wallSeconds},
-          {"gpuRunSeconds", s.gpuRunSeconds},
-          {"deviceInitSeconds", s.deviceInitSeconds},
-          {"dataSeconds", s.dataSeconds},
-          {"firstRunAndCheckSeconds", s.checkSeconds},
-          {"predictSeconds", s.predictSeconds},
-          {"kernels", s.kernels},
-          {"compileWallSeconds", s.compileWallSeconds}};
-}
-
 std::string sweepJson(const std::string& space, const std::string& options, size_t shardIndex,
                       size_t shardCount) {
   const tuning::SweepOptions o = optionsOf(options);
@@ -146,7 +127,7 @@ std::string sweepJson(const std::string& space, const std::string& options, size
   std::vector<tuning::Point> points = tuning::parseSpace(parse(space, "space"), o.simulate);
   points = tuning::shardOf(points, shardIndex, shardCount);
   nb::gil_scoped_release released;
-  return summaryJson(tuning::runSweep(points, o)).dump();
+  return tuning::toJson(tuning::runSweep(points, o)).dump();
 }
 
 // A PointSession owned by Python.
@@ -158,7 +139,7 @@ class Session {
     nb::gil_scoped_release released;
     return session_.run(p).dump();
   }
-  std::string summary() const { return summaryJson(session_.summary()).dump(); }
+  std::string summary() const { return tuning::toJson(session_.summary()).dump(); }
 
  private:
   bool simulate_;
