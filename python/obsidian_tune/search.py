@@ -20,6 +20,7 @@ as ``target_ms``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -57,7 +58,8 @@ class SearchSpace:
         if len(families) != 1:
             raise Error(f"a search runs over one family; the space has {sorted(families)}")
         self.family = families.pop()
-        self.keys = {p["key"] for p in self.points}
+        self._params = {p["key"]: p["params"] for p in self.points}
+        self.keys = set(self._params)
         values: dict[str, list] = {}
         for p in self.points:
             for name, v in p["params"].items():
@@ -86,10 +88,7 @@ class SearchSpace:
         return self._keys[memo]
 
     def params_of(self, key: str) -> dict:
-        for p in self.points:
-            if p["key"] == key:
-                return p["params"]
-        raise KeyError(key)
+        return self._params[key]
 
     def __len__(self) -> int:
         return len(self.points)
@@ -257,8 +256,6 @@ def _kernel_tuner_cache(space: SearchSpace, replay: Replay, path: str) -> dict:
     """Writes Kernel Tuner's cache file for ``space`` from a recorded sweep: one entry per
     combination of the axes' values (a combination that names no point of the space, or a
     point that was not ok, is an InvalidConfig)."""
-    import itertools
-
     names = list(space.axes)
     entries = {}
     for combo in itertools.product(*space.axes.values()):
@@ -307,7 +304,7 @@ def kernel_tuner_search(
         _kernel_tuner_cache(space, replay, cachefile)
         valid = {
             ",".join(str(v) for v in combo)
-            for combo in __import__("itertools").product(*space.axes.values())
+            for combo in itertools.product(*space.axes.values())
             if space.key(dict(zip(space.axes, combo))) is not None
         }
         names = list(space.axes)
