@@ -16,19 +16,6 @@ namespace {
 using namespace obsidian;
 namespace gpu = obsidian::gpu;
 
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// Copies of an input, enough that one pass over them is 4x the H100's 50 MB L2 (at most 8).
-size_t rotationsFor(size_t bytes) {
-  const size_t target = size_t{200} << 20;
-  return std::clamp<size_t>((target + bytes - 1) / std::max<size_t>(bytes, 1), 1, 8);
-}
-
 template <class T>
 std::string firstDifference(const std::vector<T>& got, const std::vector<T>& want) {
   if (got.size() != want.size()) return "output has " + std::to_string(got.size()) + " elements";

@@ -1,7 +1,8 @@
 // The registered kernel families: the paper's block reductions (reduce), the whole-array
 // reduction of Figure 10 (reduce_whole), the Sklansky and Kogge-Stone block scans (scan), the
 // Mandelbrot image (mandelbrot), the device layer's tuned algorithms (device_reduce,
-// device_segmented_reduce, device_scan: the sweeps that chose their policy tables), and a
+// device_segmented_reduce, device_scan: the sweeps that chose their policy tables; histogram and
+// transpose in device_families.cpp), the fused BLAS sequences (blas, in blas_family.cpp), and a
 // test-only family whose reference is deliberately wrong. The reductions and scans are the
 // library's (obsidian/block, obsidian/device); Mandelbrot is the example's program, which its
 // example and this family share.
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "../examples/mandelbrot/mandelbrot.hpp"
+#include "blas_family.hpp"
 #include "device_families.hpp"
 #include "family.hpp"
 
@@ -38,22 +40,6 @@ uint32_t log2Exact(uint32_t x, const std::string& what) {
 ParamSpec typeParam() { return choiceParam("type", "element type", {"u32", "f32"}, "u32"); }
 
 // ------------------------------------------------------------------ data
-// Inputs held in rotation: enough copies that one pass over them is 4x the H100's 50 MB L2.
-size_t rotationsFor(size_t bytes) {
-  const size_t target = size_t{200} << 20;
-  return std::clamp<size_t>((target + bytes - 1) / std::max<size_t>(bytes, 1), 1, 8);
-}
-
-// Random data from a counter-based generator (splitmix64 of seed and index) rather than the
-// examples' sequential mt19937: the values are as random, but 2^26 of them take a fraction of
-// the time, and a sweep's setup is time spent outside its GPU runs.
-inline uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 // 1 .. below, never zero.
 std::vector<uint32_t> randomWords(size_t n, uint32_t seed, uint32_t below) {
   std::vector<uint32_t> v(n);
@@ -757,11 +743,11 @@ Family deviceScanFamily() {
 }  // namespace
 
 const std::vector<Family>& families() {
-  static const std::vector<Family> all = {reduceFamily(false),  wholeFamily(),
-                                          scanFamily(),         mandelbrotFamily(),
-                                          deviceReduceFamily(), deviceSegmentedReduceFamily(),
-                                          deviceScanFamily(),   histogramFamily(),
-                                          transposeFamily(),    reduceFamily(true)};
+  static const std::vector<Family> all = {
+      reduceFamily(false), wholeFamily(),        scanFamily(),
+      mandelbrotFamily(),  deviceReduceFamily(), deviceSegmentedReduceFamily(),
+      deviceScanFamily(),  histogramFamily(),    transposeFamily(),
+      blasFamily(),        reduceFamily(true)};
   return all;
 }
 

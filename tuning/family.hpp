@@ -5,6 +5,7 @@
 // scans and Mandelbrot.
 #pragma once
 
+#include <algorithm>
 #include <any>
 #include <cstdint>
 #include <functional>
@@ -58,6 +59,24 @@ inline ParamSpec choiceParam(std::string name, std::string help, std::vector<std
   s.choices = std::move(choices);
   s.defaultValue = std::move(def);
   return s;
+}
+
+// ------------------------------------------------------------------ data
+// Inputs held in rotation: enough copies that one pass over them is 4x the H100's 50 MB L2 (at
+// most 8), so that timed runs do not find their input there.
+inline size_t rotationsFor(size_t bytes) {
+  const size_t target = size_t{200} << 20;
+  return std::clamp<size_t>((target + bytes - 1) / std::max<size_t>(bytes, 1), 1, 8);
+}
+
+// Random data from a counter-based generator (splitmix64 of seed and index) rather than the
+// examples' sequential mt19937: the values are as random, but 2^26 of them take a fraction of
+// the time, and a sweep's setup is time spent outside its GPU runs.
+inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
 }
 
 // Host data shared between the points of a sweep (inputs, references, device buffers): made

@@ -6,8 +6,9 @@
 // reference before anything is timed. The copy kernel over 2^26 floats is the roofline: %roof
 // is the GB/s of the bytes our kernels move (every buffer argument once) over the copy's.
 //
-// Usage: obsidian-bench-blas [--quick] [--sequence NAME] [--runs N] [--json FILE]
-//                            [--threads T --band B --bicgk-band B --per-lane K --unroll U]
+// Usage: obsidian-bench-blas [--quick] [--sequence NAME] [--runs N] [--json FILE] [--unfused]
+//                            [--threads T --band B --bicgk-band B --per-lane K --unroll U
+//                             --vector-items V]
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -53,8 +54,13 @@ int main(int argc, char** argv) {
   app.add_option("--bicgk-band", shape.bicgkBand, "rows a BiCGK warp visits");
   app.add_option("--per-lane", shape.perLane, "columns a BiCGK lane owns");
   app.add_option("--unroll", shape.rowUnroll, "products a row dot's lane folds per trip");
+  app.add_option("--vector-items", shape.vectorItems, "AXPYDOT: elements per thread of a tile");
+  bool unfused = false;
+  app.add_flag("--unfused", unfused,
+               "one kernel per BLAS call for the F-tagged sequences (what fusion buys)");
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
+  shape.fuse = !unfused;
   try {
     blas::sequence("SSCAL", {1, 0, 0, 0}, shape);  // the shape's errors before any device work
   } catch (const Error& e) {
@@ -161,11 +167,13 @@ int main(int argc, char** argv) {
     std::ofstream(common.jsonPath) << json{
         {"device", bench::deviceName()},
         {"shape",
-         {{"threads", shape.threads},
+         {{"fuse", shape.fuse},
+          {"threads", shape.threads},
           {"band", shape.band},
           {"bicgkBand", shape.bicgkBand},
           {"perLane", shape.perLane},
-          {"rowUnroll", shape.rowUnroll}}},
+          {"rowUnroll", shape.rowUnroll},
+          {"vectorItems", shape.vectorItems}}},
         {"rows", rows}}.dump(2);
   }
   return 0;

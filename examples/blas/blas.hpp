@@ -16,7 +16,9 @@
 //                partial of q), and each lane keeps its columns' running s in registers.
 // The elementwise sequences (SSCAL, WAXPBY, VADD, MADD) are one grid loop each; AXPYDOT writes
 // z and folds z . u in the same loop (fused), each block publishing a partial that `sumAll`
-// adds.
+// adds. With Shape::fuse off, the sequences the paper tags F (AXPYDOT, BiCGK, GEMVER, GESUMMV,
+// VADD, WAXPBY) run one kernel per BLAS call instead, as a library without fusion would: the
+// same out-of-place kernels, so fused / unfused isolates what fusion buys.
 #pragma once
 
 #include <cmath>
@@ -39,12 +41,13 @@ using namespace obsidian;
 // data: obsidian-bench-blas takes each as an option (--band, --bicgk-band, --per-lane, ...);
 // the defaults and the sweep that kept them are in bench/RESULTS.md, "Fused BLAS-1/2".
 struct Shape {
+  bool fuse = true;          // fused plans (false: one kernel per BLAS call; tag F sequences)
   uint32_t threads = 256;    // threads per block of every pass
   uint32_t rowUnroll = 4;    // rowDots: products each lane folds per loop trip
   uint32_t band = 128;       // columnPass: rows each thread folds (serial iterations)
   uint32_t bicgkBand = 64;   // bicgkPass: rows each warp visits
   uint32_t perLane = 4;      // bicgkPass: columns each lane owns (a warp's tile: 32 x perLane)
-  uint32_t vectorItems = 4;  // AXPYDOT: elements per thread per block tile
+  uint32_t vectorItems = 4;  // AXPYDOT, SSCAL: elements per thread per block tile
 };
 
 namespace detail {
@@ -224,6 +227,28 @@ inline GridEffect bicgkPass(const DPull2<EFloat>& a, const DPull<EFloat>& pv,
 
 // ---------------------------------------------------------------- the kernels
 namespace detail {
+// One grid loop of block tiles of `threads x vectorItems` elements (block b's threads take
+// elements b * chunk + k * threads + tid, coalesced): every in-range element's term(i) is read
+// first, then visit(t, i, term) runs on each, so a thread has all its loads in flight at once.
+template <class Term, class Visit>
+GridEffect tileMap(const EWord32& n, const Shape& shape, Term term, Visit visit) {
+  const uint32_t threads = shape.threads, items = shape.vectorItems;
+  return effect([=](const Program<Grid>& g) {
+    g.distrPar(ceilDiv(n, threads * items), [&](const Program<Block>& p, const EWord32& b) {
+      p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+        std::vector<std::pair<EWord32, EFloat>> values;
+        for (uint32_t k = 0; k < items; ++k) {
+          const EWord32 i = b * (threads * items) + k * threads + tid;
+          values.emplace_back(i, t.declare(ifThenElse(i < n, term(min(i, n - 1u)), EFloat(0.0f))));
+        }
+        for (const auto& [i, v] : values) {
+          t.cond(i < n, [&](const Program<Thread>& s) { visit(s, i, v); });
+        }
+      });
+    });
+  });
+}
+
 // out[i] = alpha * sum_{k < parts} partials[k * n + i] + beta * y[i] (y: when given), i < n.
 inline auto combined(const EFloat& alpha, const EWord32& parts, const EWord32& n,
                      const DPull<EFloat>& partials, const EFloat& beta,
@@ -286,14 +311,21 @@ inline Kernel sumAll(const Shape& shape = {}) {
                  {.names = {"partials"}, .outputNames = {"r"}});
 }
 
-// SSCAL, out of place: y = alpha x (CUBLAS scales in place).
+// SSCAL, out of place: y = alpha x (CUBLAS scales in place), in block tiles of `threads x
+// vectorItems` elements (tileMap): with 8 bytes an element, one element a thread leaves too few
+// loads in flight to reach the copy roofline.
 inline Kernel sscal(const Shape& shape = {}) {
   detail::checkShape(shape);
   return capture("sscal", shape.threads,
-                 [](EFloat alpha, DPull<EFloat> x) {
-                   return push<Grid>(fmap([alpha](const EFloat& e) { return alpha * e; }, x));
+                 [=](EFloat alpha, DPull<EFloat> x, DMutable<float> y) {
+                   require(len(y) == len(x), "y has the length of x");
+                   return detail::tileMap(
+                       len(x), shape, [=](const EWord32& i) { return alpha * x[i]; },
+                       [=](const Program<Thread>& t, const EWord32& i, const EFloat& v) {
+                         write(t, y, i, v);
+                       });
                  },
-                 {.names = {"alpha", "x"}, .outputNames = {"y"}});
+                 {.names = {"alpha", "x", "y"}});
 }
 
 // WAXPBY: w = alpha x + beta y.
@@ -340,46 +372,73 @@ inline uint32_t axpydotBlocks(uint64_t n, const Shape& shape = {}) {
   return static_cast<uint32_t>((n + chunk - 1) / chunk);
 }
 
+namespace detail {
+// One grid loop of block tiles (`threads x vectorItems` elements; block b's threads take
+// elements b * chunk + k * threads + tid, coalesced): term(i) for each element in range, visit(t,
+// i, term) as it is computed, and block b's sum of term(i) * u[i] stored at partials[b].
+template <class Term, class Visit>
+GridEffect tileDots(const EWord32& n, const DPull<EFloat>& u, const DMutable<float>& partials,
+                    const Shape& shape, Term term, Visit visit) {
+  const uint32_t threads = shape.threads, items = shape.vectorItems;
+  const EWord32 blocks = ceilDiv(n, threads * items);
+  require(len(u) == n, "u has the length of the other vectors");
+  require(len(partials) >= blocks, "the partials hold one element per block of the pass");
+  return effect([=](const Program<Grid>& g) {
+    g.distrPar(blocks, [&](const Program<Block>& p, const EWord32& b) {
+      const auto sums = force(
+          p,
+          mkPush<Block, EFloat>(threads, [=](const Program<Block>& q, const Writer<EFloat>& out) {
+            q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+              EFloat acc(0.0f);
+              for (uint32_t k = 0; k < items; ++k) {
+                const EWord32 i = b * (threads * items) + k * threads + tid;
+                const EWord32 inside = min(i, n - 1u);  // read nothing past the end
+                const EFloat value = t.declare(ifThenElse(i < n, term(inside), EFloat(0.0f)));
+                t.cond(i < n, [&](const Program<Thread>& s) { visit(s, i, value); });
+                acc = acc + value * ifThenElse(i < n, u[inside], EFloat(0.0f));
+              }
+              out(t, acc, tid);
+            });
+          }));
+      const EFloat total = blockReduce(p, Sum{}, sums);
+      p.forAll(1u, [&](const Program<Thread>& t, const EWord32&) { write(t, partials, b, total); });
+    });
+  });
+}
+}  // namespace detail
+
 // AXPYDOT's fused pass: z = w - alpha v, and block b's partial of z . u (partials[b]), in one
-// grid loop: block b's threads compute elements b * chunk + k * threads + tid (coalesced),
-// store z and fold z[i] * u[i] as they go; a block reduction gives the partial. w, v and u are
-// read once and z is never read back (CUBLAS: copy, axpy, dot). sumAll adds the partials.
+// tileDots loop that stores z as it folds: w, v and u are read once and z is never read back
+// (CUBLAS: copy, axpy, dot). sumAll adds the partials.
 inline Kernel axpydot(const Shape& shape = {}) {
   detail::checkShape(shape);
-  const uint32_t threads = shape.threads, items = shape.vectorItems;
-  return capture(
-      "axpydot", threads,
-      [=](EFloat alpha, DPull<EFloat> w, DPull<EFloat> v, DPull<EFloat> u, DMutable<float> z,
-          DMutable<float> partials) {
-        const EWord32 n = len(w), blocks = detail::ceilDiv(n, threads * items);
-        require(len(v) == n && len(u) == n, "w, v and u have one length");
-        require(len(z) == n, "z has the length of w");
-        require(len(partials) >= blocks, "the partials hold one element per block of the pass");
-        return effect([=](const Program<Grid>& g) {
-          g.distrPar(blocks, [&](const Program<Block>& p, const EWord32& b) {
-            const auto sums = force(
-                p, mkPush<Block, EFloat>(threads, [=](const Program<Block>& q,
-                                                      const Writer<EFloat>& out) {
-                  q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
-                    EFloat acc(0.0f);
-                    for (uint32_t k = 0; k < items; ++k) {
-                      const EWord32 i = b * (threads * items) + k * threads + tid;
-                      const EFloat zi = t.declare(ifThenElse(
-                          i < n, w[min(i, n - 1u)] - alpha * v[min(i, n - 1u)], EFloat(0.0f)));
-                      t.cond(i < n, [&](const Program<Thread>& s) { write(s, z, i, zi); });
-                      acc = acc + zi * ifThenElse(i < n, u[min(i, n - 1u)], EFloat(0.0f));
-                    }
-                    out(t, acc, tid);
-                  });
-                }));
-            const EFloat total = blockReduce(p, Sum{}, sums);
-            p.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
-              write(t, partials, b, total);
-            });
-          });
-        });
-      },
-      {.names = {"alpha", "w", "v", "u", "z", "partials"}});
+  return capture("axpydot", shape.threads,
+                 [=](EFloat alpha, DPull<EFloat> w, DPull<EFloat> v, DPull<EFloat> u,
+                     DMutable<float> z, DMutable<float> partials) {
+                   const EWord32 n = len(w);
+                   require(len(v) == n && len(u) == n, "w, v and u have one length");
+                   require(len(z) == n, "z has the length of w");
+                   return detail::tileDots(
+                       n, u, partials, shape, [=](const EWord32& i) { return w[i] - alpha * v[i]; },
+                       [=](const Program<Thread>& t, const EWord32& i, const EFloat& zi) {
+                         write(t, z, i, zi);
+                       });
+                 },
+                 {.names = {"alpha", "w", "v", "u", "z", "partials"}});
+}
+
+// The dot product's first pass (unfused AXPYDOT's r = z . u): block b's partial of x . u at
+// partials[b]; sumAll adds them.
+inline Kernel dotPartials(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  return capture("dotPartials", shape.threads,
+                 [=](DPull<EFloat> x, DPull<EFloat> u, DMutable<float> partials) {
+                   require(len(x) == len(u), "x and u have one length");
+                   return detail::tileDots(
+                       len(x), u, partials, shape, [=](const EWord32& i) { return x[i]; },
+                       [](const Program<Thread>&, const EWord32&, const EFloat&) {});
+                 },
+                 {.names = {"x", "u", "partials"}});
 }
 
 // SGEMV: z = alpha A x + beta y (one pass, rowDots).
@@ -465,6 +524,23 @@ inline Kernel gemverUpdate(const Shape& shape = {}) {
       {.names = {"A", "u1", "v1", "u2", "v2", "y", "B", "partials"}});
 }
 
+// Unfused GEMVER's first call: B = A + u1 v1^T + u2 v2^T (dense, rows x cols), alone.
+inline Kernel rank2Update(const Shape& shape = {}) {
+  detail::checkShape(shape);
+  return capture(
+      "rank2Update", shape.threads,
+      [](DPull2<EFloat> a, DPull<EFloat> u1, DPull<EFloat> v1, DPull<EFloat> u2, DPull<EFloat> v2) {
+        require(len(u1) == a.rows() && len(u2) == a.rows(),
+                "u1 and u2 have one element per row of A");
+        require(len(v1) == a.cols() && len(v2) == a.cols(),
+                "v1 and v2 have one element per column of A");
+        return push2<Grid>(mkPull2(a.rows(), a.cols(), [=](const EWord32& r, const EWord32& c) {
+          return a(r, c) + u1[r] * v1[c] + u2[r] * v2[c];
+        }));
+      },
+      {.names = {"A", "u1", "v1", "u2", "v2"}, .outputNames = {"B"}});
+}
+
 // BiCGK's fused pass (bicgkPass): q's and s's partials from one read of A.
 inline Kernel bicgk(const Shape& shape = {}) {
   detail::checkShape(shape);
@@ -529,6 +605,35 @@ inline const std::vector<std::string>& sequenceNames() {
 inline bool isVectorSequence(const std::string& name) {
   return name == "AXPYDOT" || name == "SSCAL" || name == "VADD" || name == "WAXPBY";
 }
+// The sequences the paper tags F (improvable by fusion), whose plan Shape::fuse chooses.
+inline bool isFusible(const std::string& name) {
+  return name == "AXPYDOT" || name == "BiCGK" || name == "GEMVER" || name == "GESUMMV" ||
+         name == "VADD" || name == "WAXPBY";
+}
+// The fields of Shape that sequence(name, .., shape) reads ("fuse", "threads", "rowUnroll",
+// "band", "bicgkBand", "perLane", "vectorItems"): the others do not change its plan, so a sweep
+// over them would time one plan several times (tests/sim/test_blas.cpp checks this list
+// against the generated kernels).
+inline std::vector<std::string> shapeFields(const std::string& name, bool fuse) {
+  std::vector<std::string> f = {"threads"};
+  if (isFusible(name)) f.push_back("fuse");
+  const bool split = !fuse && isFusible(name);
+  if (name == "SGEMV" || name == "GESUMMV" || name == "ATAX" || name == "SGEMVT" ||
+      name == "GEMVER" || (name == "BiCGK" && split)) {
+    f.push_back("rowUnroll");
+  }
+  if (name == "ATAX" || name == "SGEMVT" || name == "GEMVER" || (name == "BiCGK" && split)) {
+    f.push_back("band");
+  }
+  if (name == "BiCGK" && !split) {
+    f.push_back("bicgkBand");
+    f.push_back("perLane");
+  }
+  if (name == "AXPYDOT" || name == "SSCAL" || (name == "WAXPBY" && split)) {
+    f.push_back("vectorItems");
+  }
+  return f;
+}
 
 // The plan of sequence `name` for problem `pr` (its n for vector sequences, its rows, cols and
 // pitch for matrix ones). An Error for an unknown name or an empty problem.
@@ -554,15 +659,22 @@ inline Sequence sequence(const std::string& name, const Problem& pr, const Shape
     return all;
   };
   const uint32_t bandCount = bands(pr.rows, shape.band);
-  if (name == "AXPYDOT") {
+  const bool split = !shape.fuse && isFusible(name);  // one kernel per BLAS call
+  if (name == "AXPYDOT") {                            // z = w - alpha v; r = z . u
     const uint32_t blocks = axpydotBlocks(n, shape);
     q.inputs = {{"w", n}, {"v", n}, {"u", n}};
     q.outputs = {{"z", n}, {"r", 1}};
     q.temporaries = {{"partials", blocks}};
-    q.steps = {
-        {axpydot(shape),
-         {real(kAlpha), buffer("w"), buffer("v"), buffer("u"), buffer("z"), buffer("partials")}},
-        {sumAll(shape), {buffer("partials"), buffer("r")}}};
+    if (split) {
+      q.steps = {
+          {waxpby(shape), {real(1.0f), buffer("w"), real(-kAlpha), buffer("v"), buffer("z")}},
+          {dotPartials(shape), {buffer("z"), buffer("u"), buffer("partials")}}};
+    } else {
+      q.steps = {
+          {axpydot(shape),
+           {real(kAlpha), buffer("w"), buffer("v"), buffer("u"), buffer("z"), buffer("partials")}}};
+    }
+    q.steps.push_back({sumAll(shape), {buffer("partials"), buffer("r")}});
   } else if (name == "SSCAL") {
     q.inputs = {{"x", n}};
     q.outputs = {{"y", n}};
@@ -570,11 +682,24 @@ inline Sequence sequence(const std::string& name, const Problem& pr, const Shape
   } else if (name == "WAXPBY") {
     q.inputs = {{"x", n}, {"y", n}};
     q.outputs = {{"w", n}};
-    q.steps = {{waxpby(shape), {real(kAlpha), buffer("x"), real(kBeta), buffer("y"), buffer("w")}}};
+    if (split) {  // t = alpha x; w = t + beta y
+      q.temporaries = {{"t", n}};
+      q.steps = {{sscal(shape), {real(kAlpha), buffer("x"), buffer("t")}},
+                 {waxpby(shape), {real(1.0f), buffer("t"), real(kBeta), buffer("y"), buffer("w")}}};
+    } else {
+      q.steps = {
+          {waxpby(shape), {real(kAlpha), buffer("x"), real(kBeta), buffer("y"), buffer("w")}}};
+    }
   } else if (name == "VADD") {
     q.inputs = {{"w", n}, {"y", n}, {"z", n}};
     q.outputs = {{"x", n}};
-    q.steps = {{vadd(shape), {buffer("w"), buffer("y"), buffer("z"), buffer("x")}}};
+    if (split) {  // t = w + y; x = t + z
+      q.temporaries = {{"t", n}};
+      q.steps = {{waxpby(shape), {real(1.0f), buffer("w"), real(1.0f), buffer("y"), buffer("t")}},
+                 {waxpby(shape), {real(1.0f), buffer("t"), real(1.0f), buffer("z"), buffer("x")}}};
+    } else {
+      q.steps = {{vadd(shape), {buffer("w"), buffer("y"), buffer("z"), buffer("x")}}};
+    }
   } else if (name == "MADD") {
     q.inputs = {{"A", mat}, {"B", mat}};
     q.outputs = {{"C", m * c}};
@@ -585,14 +710,23 @@ inline Sequence sequence(const std::string& name, const Problem& pr, const Shape
     q.steps = {{sgemv(shape), join({{real(kAlpha)},
                                     matrix("A"),
                                     {buffer("x"), real(kBeta), buffer("y"), buffer("z")}})}};
-  } else if (name == "GESUMMV") {
+  } else if (name == "GESUMMV") {  // y = alpha A x + beta B x
     q.inputs = {{"A", mat}, {"B", mat}, {"x", c}};
     q.outputs = {{"y", m}};
-    q.steps = {{gesummv(shape), join({{real(kAlpha)},
-                                      matrix("A"),
-                                      {real(kBeta)},
-                                      matrix("B"),
-                                      {buffer("x"), buffer("y")}})}};
+    if (split) {  // t = alpha A x; y = beta B x + 1 t
+      q.temporaries = {{"t", m}};
+      q.steps = {
+          {scaledGemv(shape), join({{real(kAlpha)}, matrix("A"), {buffer("x"), buffer("t")}})},
+          {sgemv(shape),
+           join(
+               {{real(kBeta)}, matrix("B"), {buffer("x"), real(1.0f), buffer("t"), buffer("y")}})}};
+    } else {
+      q.steps = {{gesummv(shape), join({{real(kAlpha)},
+                                        matrix("A"),
+                                        {real(kBeta)},
+                                        matrix("B"),
+                                        {buffer("x"), buffer("y")}})}};
+    }
   } else if (name == "ATAX") {  // t = A x; y = A^T t
     q.inputs = {{"A", mat}, {"x", c}};
     q.outputs = {{"y", c}};
@@ -614,23 +748,40 @@ inline Sequence sequence(const std::string& name, const Problem& pr, const Shape
     q.inputs = {{"A", mat}, {"u1", m}, {"v1", c}, {"u2", m}, {"v2", c}, {"y", m}, {"z", c}};
     q.outputs = {{"B", m * c}, {"x", c}, {"w", m}};
     q.temporaries = {{"partials", size_t{bandCount} * c}};
-    q.steps = {
-        {gemverUpdate(shape), join({matrix("A"),
-                                    {buffer("u1"), buffer("v1"), buffer("u2"), buffer("v2"),
-                                     buffer("y"), buffer("B"), buffer("partials")}})},
+    if (split) {  // B written, then read back for B^T y
+      q.steps = {{rank2Update(shape),
+                  join({matrix("A"),
+                        {buffer("u1"), buffer("v1"), buffer("u2"), buffer("v2"), buffer("B")}})},
+                 {columnSums(shape), join({dense("B"), {buffer("y"), buffer("partials")}})}};
+    } else {
+      q.steps = {
+          {gemverUpdate(shape), join({matrix("A"),
+                                      {buffer("u1"), buffer("v1"), buffer("u2"), buffer("v2"),
+                                       buffer("y"), buffer("B"), buffer("partials")}})}};
+    }
+    q.steps.push_back(
         {combine(shape),
-         {real(kBeta), word(bandCount), buffer("partials"), real(1.0f), buffer("z"), buffer("x")}},
-        {scaledGemv(shape), join({{real(kAlpha)}, dense("B"), {buffer("x"), buffer("w")}})}};
+         {real(kBeta), word(bandCount), buffer("partials"), real(1.0f), buffer("z"), buffer("x")}});
+    q.steps.push_back(
+        {scaledGemv(shape), join({{real(kAlpha)}, dense("B"), {buffer("x"), buffer("w")}})});
   } else if (name == "BiCGK") {  // q = A p; s = A^T r
-    const uint32_t tiles = bicgkTiles(pr.cols, shape), bb = bands(pr.rows, shape.bicgkBand);
     q.inputs = {{"A", mat}, {"p", c}, {"r", m}};
     q.outputs = {{"q", m}, {"s", c}};
-    q.temporaries = {{"qPartials", size_t{tiles} * m}, {"sPartials", size_t{bb} * c}};
-    q.steps = {
-        {bicgk(shape),
-         join({matrix("A"), {buffer("p"), buffer("r"), buffer("qPartials"), buffer("sPartials")}})},
-        {sumParts(shape), {word(tiles), word(pr.rows), buffer("qPartials"), buffer("q")}},
-        {sumParts(shape), {word(bb), word(pr.cols), buffer("sPartials"), buffer("s")}}};
+    if (split) {  // A read twice: a row pass for q, a column pass for s
+      q.temporaries = {{"partials", size_t{bandCount} * c}};
+      q.steps = {
+          {scaledGemv(shape), join({{real(1.0f)}, matrix("A"), {buffer("p"), buffer("q")}})},
+          {columnSums(shape), join({matrix("A"), {buffer("r"), buffer("partials")}})},
+          {sumParts(shape), {word(bandCount), word(pr.cols), buffer("partials"), buffer("s")}}};
+    } else {
+      const uint32_t tiles = bicgkTiles(pr.cols, shape), bb = bands(pr.rows, shape.bicgkBand);
+      q.temporaries = {{"qPartials", size_t{tiles} * m}, {"sPartials", size_t{bb} * c}};
+      q.steps = {{bicgk(shape),
+                  join({matrix("A"),
+                        {buffer("p"), buffer("r"), buffer("qPartials"), buffer("sPartials")}})},
+                 {sumParts(shape), {word(tiles), word(pr.rows), buffer("qPartials"), buffer("q")}},
+                 {sumParts(shape), {word(bb), word(pr.cols), buffer("sPartials"), buffer("s")}}};
+    }
   } else {
     throw Error("blas::sequence: no sequence named '" + name +
                 "' (AXPYDOT, ATAX, BiCGK, SGEMV, SGEMVT, SSCAL, GEMVER, GESUMMV, MADD, VADD, "
@@ -659,8 +810,11 @@ inline Buffers randomInputs(const Sequence& q, uint32_t seed) {
   return b;
 }
 
-// Runs every step of q on the simulator over `b` (which must hold every buffer of q).
-inline void simulate(const Sequence& q, Buffers& b, const SimOptions& options = {}) {
+// Runs every step of q on the simulator over `b` (which must hold every buffer of q); what each
+// launch counted, in order.
+inline std::vector<SimStats> simulate(const Sequence& q, Buffers& b,
+                                      const SimOptions& options = {}) {
+  std::vector<SimStats> stats;
   for (const Step& s : q.steps) {
     std::vector<KernelArg> args;
     for (const Arg& a : s.args) {
@@ -672,8 +826,9 @@ inline void simulate(const Sequence& q, Buffers& b, const SimOptions& options = 
         args.emplace_back(a.word);
       }
     }
-    obsidian::simulate(s.kernel, args, options);
+    stats.push_back(obsidian::simulate(s.kernel, args, options));
   }
+  return stats;
 }
 
 // The sequence's outputs in double precision from b's inputs, each with the sum of the
@@ -817,13 +972,15 @@ inline DeviceBuffers upload(const Sequence& q, const Buffers& b) {
   }
   return d;
 }
-// Enqueues every step of q (asynchronous unless options says otherwise).
-inline void launch(const Sequence& q, const DeviceBuffers& d, const gpu::LaunchOptions& options) {
+// Enqueues every step of q (asynchronous unless options says otherwise), buffer(name) giving
+// the device buffer of each name (a tuning sweep keeps its inputs apart from the outputs).
+template <class Lookup>
+void launchWith(const Sequence& q, Lookup buffer, const gpu::LaunchOptions& options) {
   for (const Step& s : q.steps) {
     std::vector<KernelArg> args;
     for (const Arg& a : s.args) {
       if (a.kind == Arg::Kind::Buffer) {
-        const gpu::DeviceBuffer<float>& buf = d.at(a.buffer);
+        const gpu::DeviceBuffer<float>& buf = buffer(a.buffer);
         args.push_back(KernelArg::deviceArray(ScalarType::F32, buf.address(), buf.size(), true));
       } else if (a.kind == Arg::Kind::Float) {
         args.emplace_back(a.real);
@@ -833,6 +990,11 @@ inline void launch(const Sequence& q, const DeviceBuffers& d, const gpu::LaunchO
     }
     gpu::launch(s.kernel, args, options);
   }
+}
+inline void launch(const Sequence& q, const DeviceBuffers& d, const gpu::LaunchOptions& options) {
+  launchWith(
+      q, [&](const std::string& name) -> const gpu::DeviceBuffer<float>& { return d.at(name); },
+      options);
 }
 // The outputs of q back into b.
 inline void download(const Sequence& q, const DeviceBuffers& d, Buffers& b) {

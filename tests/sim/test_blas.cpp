@@ -1,9 +1,11 @@
 // The kernel-fusion BLAS sequences of examples/blas (issue 18, item 1) on the simulator: every
 // sequence against its double-precision reference on odd shapes with a pitch, under the
 // default and a small shape (partial bands, tiles and warps everywhere), hazard-free; the
-// checker itself; and every user error by its message.
+// unfused plans the tuning family compares; the checker itself; and every user error by its
+// message.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <obsidian/sim.hpp>
 #include <stdexcept>
@@ -52,6 +54,80 @@ TEST_CASE("blas: every sequence matches its reference on odd shapes, with a pitc
         CAPTURE(pr.rows);
         CAPTURE(shape.threads);
         CHECK(runChecked(name, pr, shape) == "");
+      }
+    }
+  }
+}
+
+TEST_CASE("blas: the unfused plans (one kernel per BLAS call) match the reference too") {
+  const std::vector<blas::Problem> problems = {{1009, 37, 45, 48}, {4099, 70, 161, 165}};
+  blas::Shape small = kSmall, plain;
+  small.fuse = plain.fuse = false;
+  for (const std::string& name : blas::sequenceNames()) {
+    if (!blas::isFusible(name)) continue;
+    CAPTURE(name);
+    // the flag is honoured: the split plan launches other kernels than the fused one
+    const auto kernels = [&](const blas::Shape& shape) {
+      std::string names;
+      for (const blas::Step& s : blas::sequence(name, problems[0], shape).steps) {
+        names += s.kernel.name() + " ";
+      }
+      return names;
+    };
+    CHECK(kernels(plain) != kernels(blas::Shape{}));
+    for (const blas::Problem& pr : problems) {
+      for (const blas::Shape& shape : {plain, small}) {
+        CAPTURE(pr.rows);
+        CAPTURE(shape.threads);
+        CHECK(runChecked(name, pr, shape) == "");
+      }
+    }
+  }
+  for (const blas::Problem& pr : {blas::Problem{0, 1, 300, 301}, blas::Problem{0, 300, 1, 2}}) {
+    for (const char* name : {"BiCGK", "GEMVER", "GESUMMV"}) {
+      CAPTURE(name);
+      CHECK(runChecked(name, pr, small) == "");
+    }
+  }
+}
+
+TEST_CASE("blas: shapeFields names exactly the Shape fields that change a plan") {
+  // A plan's signature: every step's kernel (its CUDA and block size) and scalar arguments.
+  const auto signature = [](const std::string& name, const blas::Shape& shape) {
+    std::string s;
+    const blas::Problem pr{1009, 37, 45, 48};
+    for (const blas::Step& step : blas::sequence(name, pr, shape).steps) {
+      s += step.kernel.cuda() + "@" + std::to_string(step.kernel.threadsPerBlock());
+      for (const blas::Arg& a : step.args) {
+        s += "," + a.buffer + std::to_string(a.word) + std::to_string(a.real);
+      }
+      s += ";";
+    }
+    return s;
+  };
+  using Change = void (*)(blas::Shape&);
+  const std::vector<std::pair<std::string, Change>> changes = {
+      {"fuse", [](blas::Shape& s) { s.fuse = !s.fuse; }},
+      {"threads", [](blas::Shape& s) { s.threads = 128; }},
+      {"rowUnroll", [](blas::Shape& s) { s.rowUnroll = 2; }},
+      {"band", [](blas::Shape& s) { s.band = 8; }},
+      {"bicgkBand", [](blas::Shape& s) { s.bicgkBand = 8; }},
+      {"perLane", [](blas::Shape& s) { s.perLane = 2; }},
+      {"vectorItems", [](blas::Shape& s) { s.vectorItems = 2; }}};
+  for (const std::string& name : blas::sequenceNames()) {
+    for (const bool fuse : {true, false}) {
+      blas::Shape base;
+      base.fuse = fuse;
+      const std::vector<std::string> listed = blas::shapeFields(name, fuse);
+      const std::string before = signature(name, base);
+      for (const auto& [field, change] : changes) {
+        blas::Shape changed = base;
+        change(changed);
+        CAPTURE(name);
+        CAPTURE(fuse);
+        CAPTURE(field);
+        CHECK((signature(name, changed) != before) ==
+              (std::find(listed.begin(), listed.end(), field) != listed.end()));
       }
     }
   }

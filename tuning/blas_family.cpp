@@ -1,0 +1,221 @@
+// The BLAS family (blas_family.hpp): each point is one of the eleven sequences on one problem
+// with one blas::Shape, run as the whole sequence (every kernel of its plan, in order) and
+// checked against the double-precision reference with blas::mismatch. Inputs and references are
+// shared by the points of one sequence and problem; on the GPU the inputs are rotated so that
+// timed runs do not find them in L2, and the outputs start as NaN so that an element no kernel
+// writes fails the check. GB/s is over the bytes the sequence must move (Sequence::bytes: every
+// input read once, every output written once), so fused and unfused plans compare as the
+// useful bandwidth they reach.
+#include "blas_family.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+#include "../examples/blas/blas.hpp"
+
+namespace tuning {
+
+namespace {
+
+using namespace obsidian;
+namespace gpu = obsidian::gpu;
+
+// The Shape fields as parameters, in Shape's order, with their letters in variant labels.
+struct ShapeParam {
+  const char* name;
+  const char* label;
+  uint32_t blas::Shape::*field;
+};
+const ShapeParam kShapeParams[] = {{"rowUnroll", "u", &blas::Shape::rowUnroll},
+                                   {"band", "b", &blas::Shape::band},
+                                   {"bicgkBand", "k", &blas::Shape::bicgkBand},
+                                   {"perLane", "l", &blas::Shape::perLane},
+                                   {"vectorItems", "v", &blas::Shape::vectorItems}};
+
+bool fused(const Params& p) { return !p.contains("fuse") || str(p, "fuse") == "fused"; }
+
+blas::Problem problemOf(const Params& p) {
+  if (blas::isVectorSequence(str(p, "sequence"))) return {u32(p, "size"), 0, 0, 0};
+  return {0, u32(p, "size"), u32(p, "cols"), u32(p, "pitch")};
+}
+
+// The point's shape: its parameters, and Shape's defaults for those canonical dropped.
+blas::Shape shapeOf(const Params& p) {
+  blas::Shape s;
+  s.fuse = fused(p);
+  s.threads = u32(p, "threads");
+  for (const ShapeParam& sp : kShapeParams) {
+    if (p.contains(sp.name)) s.*sp.field = u32(p, sp.name);
+  }
+  return s;
+}
+
+// The inputs of a sequence on a problem (random, seeded by the problem) and their reference.
+struct Data {
+  blas::Buffers inputs;
+  std::map<std::string, blas::Expected> expected;
+};
+struct DeviceInputs {
+  std::vector<blas::DeviceBuffers> copies;  // rotated
+};
+
+std::string dataKey(const std::string& name, const blas::Problem& pr) {
+  return "blas:" + name + ":" + std::to_string(pr.n) + ":" + std::to_string(pr.rows) + "x" +
+         std::to_string(pr.cols) + "/" + std::to_string(pr.pitch);
+}
+
+class BlasInstance : public Instance {
+ public:
+  BlasInstance(blas::Sequence q, std::shared_ptr<const Data> data, std::string key)
+      : q_(std::move(q)), data_(std::move(data)), key_(std::move(key)) {}
+  std::vector<SimStats> simulate(const SimOptions& options) override {
+    got_ = data_->inputs;
+    for (const auto& list : {q_.outputs, q_.temporaries}) {
+      for (const auto& [name, n] : list) got_[name].assign(n, std::nanf(""));
+    }
+    return blas::simulate(q_, got_, options);
+  }
+  void prepareGpu(DataCache& cache) override {
+    inputs_ = cache.get<DeviceInputs>(key_ + ":device", [&] {
+      auto d = std::make_shared<DeviceInputs>();
+      double bytes = 0;
+      for (const auto& [name, n] : q_.inputs) bytes += 4.0 * n;
+      const size_t r = rotationsFor(static_cast<size_t>(bytes));
+      for (size_t i = 0; i < r; ++i) {
+        blas::DeviceBuffers& copy = d->copies.emplace_back();
+        for (const auto& [name, n] : q_.inputs) {
+          copy.emplace(name, gpu::DeviceBuffer<float>(data_->inputs.at(name)));
+        }
+      }
+      return d;
+    });
+    for (const auto& list : {q_.outputs, q_.temporaries}) {
+      for (const auto& [name, n] : list) {
+        own_.emplace(name, gpu::DeviceBuffer<float>(std::vector<float>(n, std::nanf(""))));
+      }
+    }
+  }
+  size_t rotations() const override { return inputs_->copies.size(); }
+  void launch(size_t run, const gpu::LaunchOptions& options) override {
+    const blas::DeviceBuffers& in = inputs_->copies[run % inputs_->copies.size()];
+    blas::launchWith(
+        q_,
+        [&](const std::string& name) -> const gpu::DeviceBuffer<float>& {
+          const auto it = own_.find(name);
+          return it != own_.end() ? it->second : in.at(name);
+        },
+        options);
+  }
+  void download() override {
+    for (const auto& [name, n] : q_.outputs) got_[name] = own_.at(name).download();
+  }
+  std::string check() override { return blas::mismatch(data_->expected, got_); }
+  double bytesMoved() const override { return q_.bytes(); }
+
+ private:
+  blas::Sequence q_;
+  std::shared_ptr<const Data> data_;
+  std::string key_;
+  blas::Buffers got_;
+  std::shared_ptr<DeviceInputs> inputs_;
+  blas::DeviceBuffers own_;  // outputs and temporaries
+};
+
+}  // namespace
+
+Family blasFamily() {
+  Family f;
+  f.name = "blas";
+  f.description =
+      "the kernel-fusion BLAS-1/2 sequences (examples/blas, seed 002's Table 1) over blas::Shape: "
+      "fused or one kernel per BLAS call (the F-tagged sequences), threads, and the tiles and "
+      "serial iterations of the passes each plan uses";
+  const blas::Shape d;
+  f.params = {
+      choiceParam("sequence", "the sequence (seed 002's Table 1)", blas::sequenceNames()),
+      intParam("size", "vector length (AXPYDOT, SSCAL, VADD, WAXPBY), else the matrix's rows", 1,
+               int64_t{1} << 30),
+      intParam("cols", "the matrix's columns (0: as many as rows; matrix sequences)", 0,
+               int64_t{1} << 30, 0),
+      intParam("pitch", "elements between rows of the inputs (0: cols; matrix sequences)", 0,
+               int64_t{1} << 30, 0),
+      choiceParam("fuse", "fused plan, or one kernel per BLAS call (tag F sequences)",
+                  {"fused", "unfused"}, "fused"),
+      intParam("threads", "threads per block of every kernel (a multiple of 32)", 32, 1024,
+               d.threads),
+      intParam("rowUnroll", "row dots: products a lane folds per loop trip", 1, 16, d.rowUnroll),
+      intParam("band", "column passes: rows each thread folds", 1, 1 << 16, d.band),
+      intParam("bicgkBand", "fused BiCGK: rows each warp visits", 1, 1 << 16, d.bicgkBand),
+      intParam("perLane", "fused BiCGK: columns each lane owns", 1, 16, d.perLane),
+      intParam("vectorItems", "AXPYDOT, SSCAL, unfused WAXPBY: elements a thread takes per tile", 1,
+               16, d.vectorItems)};
+  f.labelParams = {"fuse", "rowUnroll", "band", "bicgkBand", "perLane", "vectorItems"};
+  f.sizeParam = "size";
+  f.canonical = [](Params p, bool simulate) {
+    const std::string name = str(p, "sequence");
+    if (blas::isVectorSequence(name)) {
+      p.erase("cols");
+      p.erase("pitch");
+      if (simulate) p["size"] = std::min(u32(p, "size"), 4099u);
+    } else {
+      if (u32(p, "cols") == 0) p["cols"] = p.at("size");
+      if (u32(p, "pitch") == 0) p["pitch"] = p.at("cols");
+      if (u32(p, "pitch") < u32(p, "cols")) {
+        throw Error("blas: pitch (" + std::to_string(u32(p, "pitch")) +
+                    ") must be at least cols (" + std::to_string(u32(p, "cols")) + ")");
+      }
+      if (simulate) {  // small, keeping a pitch's padding (up to 3)
+        const uint32_t pad = std::min(u32(p, "pitch") - u32(p, "cols"), 3u);
+        p["size"] = std::min(u32(p, "size"), 70u);
+        p["cols"] = std::min(u32(p, "cols"), 161u);
+        p["pitch"] = u32(p, "cols") + pad;
+      }
+    }
+    const std::vector<std::string> used = blas::shapeFields(name, fused(p));
+    for (const char* field : {"fuse", "rowUnroll", "band", "bicgkBand", "perLane", "vectorItems"}) {
+      if (std::find(used.begin(), used.end(), field) == used.end()) p.erase(field);
+    }
+    return p;
+  };
+  f.build = [](const Params& p) {
+    std::vector<Kernel> kernels;
+    for (const blas::Step& s : blas::sequence(str(p, "sequence"), problemOf(p), shapeOf(p)).steps)
+      kernels.push_back(s.kernel);
+    return kernels;
+  };
+  f.instantiate = [](const Params& p, const std::vector<Kernel>& k,
+                     DataCache& cache) -> std::unique_ptr<Instance> {
+    const std::string name = str(p, "sequence");
+    const blas::Problem pr = problemOf(p);
+    if (!blas::isVectorSequence(name) && pr.matrixElements() > (size_t{1} << 31)) {
+      throw Error("blas: a " + std::to_string(pr.rows) + " x " + std::to_string(pr.pitch) +
+                  " matrix is over 2^31 elements");
+    }
+    blas::Sequence q = blas::sequence(name, pr, shapeOf(p));
+    assert(q.steps.size() == k.size());
+    for (size_t i = 0; i < k.size(); ++i) q.steps[i].kernel = k[i];  // the kernels built
+    const std::string key = dataKey(name, pr);
+    auto data = cache.get<const Data>(key, [&] {
+      auto made = std::make_shared<Data>();
+      made->inputs = blas::randomInputs(q, pr.n + 7 * pr.rows + 13 * pr.cols);
+      made->expected = blas::reference(name, pr, made->inputs);
+      for (const auto& list : {q.outputs, q.temporaries}) {  // inputs only: plans differ
+        for (const auto& [out, n] : list) made->inputs.erase(out);
+      }
+      return std::shared_ptr<const Data>(std::move(made));
+    });
+    return std::make_unique<BlasInstance>(std::move(q), std::move(data), key);
+  };
+  f.variantLabel = [](const Params& p) {
+    std::string label = p.contains("fuse") ? str(p, "fuse") : "";
+    for (const ShapeParam& sp : kShapeParams) {
+      if (!p.contains(sp.name)) continue;
+      label += (label.empty() ? "" : " ") + std::string(sp.label) + std::to_string(u32(p, sp.name));
+    }
+    return label.empty() ? std::string("plan") : label;
+  };
+  return f;
+}
+
+}  // namespace tuning
