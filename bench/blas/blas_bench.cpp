@@ -6,9 +6,12 @@
 // reference before anything is timed. The copy kernel over 2^26 floats is the roofline: %roof
 // is the GB/s of the bytes our kernels move (every buffer argument once) over the copy's.
 //
+// Each sequence runs with blas::tunedShape (the tuning sweep's choice); --untuned runs
+// blas::Shape{}'s defaults instead, and each shape option overrides that one field.
+//
 // Usage: obsidian-bench-blas [--quick] [--sequence NAME] [--runs N] [--json FILE] [--unfused]
-//                            [--threads T --band B --bicgk-band B --per-lane K --unroll U
-//                             --vector-items V]
+//                            [--untuned] [--threads T --band B --bicgk-band B --per-lane K
+//                             --unroll U --vector-items V]
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -45,24 +48,36 @@ int main(int argc, char** argv) {
   CLI::App app{"The kernel-fusion BLAS sequences: obsidian against the CUBLAS calls"};
   bench::CommonOptions common;
   std::string only;
-  blas::Shape shape;
+  blas::Shape given;  // the fields given on the command line
   app.add_flag("--quick", common.quick, "small sizes only");
   app.add_option("--sequence", only, "one sequence (AXPYDOT, ATAX, BiCGK, ...)");
   app.add_option("--runs", common.runs, "timed runs per measurement")->check(CLI::Range(1, 10000));
-  app.add_option("--threads", shape.threads, "threads per block of every kernel");
-  app.add_option("--band", shape.band, "rows a column pass's thread folds");
-  app.add_option("--bicgk-band", shape.bicgkBand, "rows a BiCGK warp visits");
-  app.add_option("--per-lane", shape.perLane, "columns a BiCGK lane owns");
-  app.add_option("--unroll", shape.rowUnroll, "products a row dot's lane folds per trip");
-  app.add_option("--vector-items", shape.vectorItems, "AXPYDOT: elements per thread of a tile");
-  bool unfused = false;
+  app.add_option("--threads", given.threads, "threads per block of every kernel");
+  app.add_option("--band", given.band, "rows a column pass's thread folds");
+  app.add_option("--bicgk-band", given.bicgkBand, "rows a BiCGK warp visits");
+  app.add_option("--per-lane", given.perLane, "columns a BiCGK lane owns");
+  app.add_option("--unroll", given.rowUnroll, "products a row dot's lane folds per trip");
+  app.add_option("--vector-items", given.vectorItems, "AXPYDOT: elements per thread of a tile");
+  bool unfused = false, untuned = false;
+  app.add_flag("--untuned", untuned, "blas::Shape{}'s defaults instead of blas::tunedShape");
   app.add_flag("--unfused", unfused,
                "one kernel per BLAS call for the F-tagged sequences (what fusion buys)");
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
-  shape.fuse = !unfused;
-  try {
-    blas::sequence("SSCAL", {1, 0, 0, 0}, shape);  // the shape's errors before any device work
+  const auto shapeFor = [&](const std::string& name, const blas::Problem& pr) {
+    blas::Shape s = untuned ? blas::Shape{} : blas::tunedShape(name, pr);
+    s.fuse = !unfused;
+    const std::pair<const char*, uint32_t blas::Shape::*> fields[] = {
+        {"--threads", &blas::Shape::threads},      {"--band", &blas::Shape::band},
+        {"--bicgk-band", &blas::Shape::bicgkBand}, {"--per-lane", &blas::Shape::perLane},
+        {"--unroll", &blas::Shape::rowUnroll},     {"--vector-items", &blas::Shape::vectorItems}};
+    for (const auto& [option, field] : fields) {
+      if (app.count(option) > 0) s.*field = given.*field;
+    }
+    return s;
+  };
+  try {  // the shape's errors before any device work
+    blas::sequence("SSCAL", {1, 0, 0, 0}, shapeFor("SSCAL", {1, 0, 0, 0}));
   } catch (const Error& e) {
     std::cerr << e.what() << "\n";
     return 2;
@@ -101,6 +116,7 @@ int main(int argc, char** argv) {
   for (const std::string& name : blas::sequenceNames()) {
     if (!only.empty() && name != only) continue;
     for (const blas::Problem& pr : blas::isVectorSequence(name) ? vectors : matrices) {
+      const blas::Shape shape = shapeFor(name, pr);
       const blas::Sequence q = blas::sequence(name, pr, shape);
       blas::Buffers b = blas::randomInputs(q, 5);
       const auto want = blas::reference(name, pr, b);
@@ -141,6 +157,14 @@ int main(int argc, char** argv) {
                   {"rows", pr.rows},
                   {"cols", pr.cols},
                   {"kernels", q.steps.size()},
+                  {"shape",
+                   {{"fuse", shape.fuse},
+                    {"threads", shape.threads},
+                    {"band", shape.band},
+                    {"bicgkBand", shape.bicgkBand},
+                    {"perLane", shape.perLane},
+                    {"rowUnroll", shape.rowUnroll},
+                    {"vectorItems", shape.vectorItems}}},
                   {"ours", bench::timingJson(t1)},
                   {"cublas", bench::timingJson(t2)},
                   {"speedup", t2.medianMs / t1.medianMs},
@@ -164,17 +188,8 @@ int main(int argc, char** argv) {
     }
   }
   if (!common.jsonPath.empty()) {
-    std::ofstream(common.jsonPath) << json{
-        {"device", bench::deviceName()},
-        {"shape",
-         {{"fuse", shape.fuse},
-          {"threads", shape.threads},
-          {"band", shape.band},
-          {"bicgkBand", shape.bicgkBand},
-          {"perLane", shape.perLane},
-          {"rowUnroll", shape.rowUnroll},
-          {"vectorItems", shape.vectorItems}}},
-        {"rows", rows}}.dump(2);
+    std::ofstream(common.jsonPath)
+        << json{{"device", bench::deviceName()}, {"tuned", !untuned}, {"rows", rows}}.dump(2);
   }
   return 0;
 }

@@ -291,10 +291,13 @@ inline Kernel sumParts(const Shape& shape = {}) {
 }
 
 // sumAll: out[0] = the sum of every partial, by one block (each thread folds a strided share,
-// then blockReduce): AXPYDOT's finish, whose partials are one per block of its pass.
+// eight loads in flight, then blockReduce): AXPYDOT's finish, whose partials are one per block
+// of its pass. Always 1024 threads, whatever the shape: one block has only its own loads to
+// hide latency with, and with 256 threads a thread's 64 serial loads (2^24 elements, 16384
+// partials) took 10.7 us of AXPYDOT's 108 (Nsight Compute, H100).
 inline Kernel sumAll(const Shape& shape = {}) {
   detail::checkShape(shape);
-  const uint32_t threads = shape.threads;
+  const uint32_t threads = 1024;
   return capture("sumAll", threads,
                  [=](DPull<EFloat> partials) {
                    return pConcat(mkPull(1u, [=](const EWord32&) {
@@ -302,7 +305,7 @@ inline Kernel sumAll(const Shape& shape = {}) {
                        const auto shares =
                            force(p, tConcat<Block>(mkPull(threads, [=](const EWord32& t) {
                                    return seqFoldStrided(Sum{}, EFloat(0.0f), partials, t,
-                                                         EWord32(threads), 4);
+                                                         EWord32(threads), 8);
                                  })));
                        return blockReduce(p, Sum{}, shares);
                      });
@@ -790,6 +793,39 @@ inline Sequence sequence(const std::string& name, const Problem& pr, const Shape
   return q;
 }
 
+// ---------------------------------------------------------------- tuned shapes
+// The shape obsidian-tune chose for each sequence on the H100 (tuning/spaces/blas.json, 666
+// points, every one checked; the tables are in tuning/RESULTS.md, "Fused BLAS: the fusion
+// choices"). Shape{}'s defaults are the simulator's and the tests'; the benchmark runs these.
+//  - Row dots (SGEMV, GESUMMV, ATAX, SGEMVT, GEMVER): rowUnroll 8 and 512 threads were the best
+//    or within 2% of it at every size (SGEMV 4096^2: 29.6 us against 32.1 us at 4 and 256).
+//  - BiCGK: perLane 4 and 128 threads, and the band that keeps about 24 warps on each of the
+//    H100's 132 SMs (bands x tiles >= 3168): 32 rows at 4096^2 (46.3 us against 57.8 at 64),
+//    64 at 6007 x 5003 (74.5 against 82.9 at 32 and 100.5 at 128), 128 at 8192^2 (128.0 against
+//    143.2 at 64). Fewer warps leave DRAM idle (Nsight Compute at 4096^2, band 64: 24% of the
+//    warp slots in use, 45% of DRAM bandwidth).
+//  - AXPYDOT: 8 elements a thread and 512 threads (100.4 us at 2^24 against 108.3 at 4 and 256):
+//    fewer partials for sumAll.
+inline Shape tunedShape(const std::string& name, const Problem& pr) {
+  Shape s;
+  if (name == "SGEMV" || name == "GESUMMV" || name == "ATAX" || name == "SGEMVT" ||
+      name == "GEMVER") {
+    s.threads = 512;
+    s.rowUnroll = 8;
+  } else if (name == "BiCGK") {
+    s.threads = 128;
+    s.perLane = 4;
+    const uint64_t tiles = (uint64_t{pr.cols} + 32 * s.perLane - 1) / (32 * s.perLane);
+    for (s.bicgkBand = 128; s.bicgkBand > 16; s.bicgkBand /= 2) {
+      if (uint64_t{bands(pr.rows, s.bicgkBand)} * tiles >= 3168) break;
+    }
+  } else if (name == "AXPYDOT") {
+    s.threads = 512;
+    s.vectorItems = 8;
+  }
+  return s;
+}
+
 // ---------------------------------------------------------------- running and checking
 using Buffers = std::map<std::string, std::vector<float>>;
 
@@ -841,7 +877,8 @@ inline std::map<std::string, Expected> reference(const std::string& name, const 
                                                  const Buffers& b) {
   std::map<std::string, Expected> out;
   const size_t m = pr.rows, c = pr.cols, p = pr.pitch, n = pr.n;
-  const auto in = [&](const char* k) -> const std::vector<float>& { return b.at(k); };
+  // (each input looked up once: a lookup per element made a 8192^2 reference take seconds)
+  const auto in = [&](const char* k) -> const float* { return b.at(k).data(); };
   const auto elementwise = [&](const char* o, size_t len, auto f) {
     Expected e{std::vector<double>(len), std::vector<double>(len)};
     for (size_t i = 0; i < len; ++i) std::tie(e.value[i], e.scale[i]) = f(i);
@@ -866,80 +903,86 @@ inline std::map<std::string, Expected> reference(const std::string& name, const 
     out[o] = e;
     return e.value;
   };
-  const auto wide = [](const std::vector<float>& v) {
+  const auto wide = [&](const char* k) {
+    const std::vector<float>& v = b.at(k);
     return std::vector<double>(v.begin(), v.end());
   };
   const auto at = [&](const char* k) {
-    return [&, k](size_t r, size_t j) { return double(b.at(k)[r * p + j]); };
+    return [a = in(k), p](size_t r, size_t j) { return double(a[r * p + j]); };
   };
   if (name == "AXPYDOT") {
+    const float *w = in("w"), *v = in("v"), *u = in("u");
     // (z's rounding is relative to its terms, not to z: w - alpha v may cancel.)
     const auto zScale = [&](size_t i) {
-      return std::fabs(in("w")[i]) + std::fabs(double(kAlpha) * in("v")[i]);
+      return std::fabs(w[i]) + std::fabs(double(kAlpha) * v[i]);
     };
     elementwise("z", n, [&](size_t i) {
-      return std::pair{in("w")[i] - double(kAlpha) * in("v")[i], zScale(i)};
+      return std::pair{w[i] - double(kAlpha) * v[i], zScale(i)};
     });
     double r = 0, s = 0;
     for (size_t i = 0; i < n; ++i) {
-      r += (in("w")[i] - double(kAlpha) * in("v")[i]) * in("u")[i];
-      s += zScale(i) * std::fabs(in("u")[i]);
+      r += (w[i] - double(kAlpha) * v[i]) * u[i];
+      s += zScale(i) * std::fabs(u[i]);
     }
     out["r"] = {{r}, {s}};
   } else if (name == "SSCAL") {
+    const float* x = in("x");
     elementwise("y", n, [&](size_t i) {
-      return std::pair{kAlpha * double(in("x")[i]), std::fabs(in("x")[i])};
+      return std::pair{kAlpha * double(x[i]), std::fabs(x[i])};
     });
   } else if (name == "WAXPBY") {
+    const float *x = in("x"), *y = in("y");
     elementwise("w", n, [&](size_t i) {
-      const double a = kAlpha * double(in("x")[i]), bb = kBeta * double(in("y")[i]);
+      const double a = kAlpha * double(x[i]), bb = kBeta * double(y[i]);
       return std::pair{a + bb, std::fabs(a) + std::fabs(bb)};
     });
   } else if (name == "VADD") {
+    const float *w = in("w"), *y = in("y"), *z = in("z");
     elementwise("x", n, [&](size_t i) {
-      const double w = in("w")[i], y = in("y")[i], z = in("z")[i];
-      return std::pair{w + y + z, std::fabs(w) + std::fabs(y) + std::fabs(z)};
+      const double a = w[i], bb = y[i], cc = z[i];
+      return std::pair{a + bb + cc, std::fabs(a) + std::fabs(bb) + std::fabs(cc)};
     });
   } else if (name == "MADD") {
+    const float *A = in("A"), *B = in("B");
     elementwise("C", m * c, [&](size_t i) {
-      const double a = in("A")[i / c * p + i % c], bb = in("B")[i / c * p + i % c];
+      const double a = A[i / c * p + i % c], bb = B[i / c * p + i % c];
       return std::pair{a + bb, std::fabs(a) + std::fabs(bb)};
     });
   } else if (name == "SGEMV") {
-    const auto y = wide(in("y"));
-    matVec("z", false, at("A"), wide(in("x")), kAlpha, &y, kBeta);
+    const auto y = wide("y");
+    matVec("z", false, at("A"), wide("x"), kAlpha, &y, kBeta);
   } else if (name == "GESUMMV") {
+    const float *A = in("A"), *B = in("B");
     matVec(
         "y", false,
         [&](size_t r, size_t j) {
-          return kAlpha * double(in("A")[r * p + j]) + kBeta * double(in("B")[r * p + j]);
+          return kAlpha * double(A[r * p + j]) + kBeta * double(B[r * p + j]);
         },
-        wide(in("x")), 1.0, nullptr, 0);
+        wide("x"), 1.0, nullptr, 0);
   } else if (name == "ATAX") {
-    const auto t = matVec("t", false, at("A"), wide(in("x")), 1.0, nullptr, 0);
+    const auto t = matVec("t", false, at("A"), wide("x"), 1.0, nullptr, 0);
     matVec("y", true, at("A"), t, 1.0, nullptr, 0);
     out.erase("t");
   } else if (name == "SGEMVT") {
-    const auto z = wide(in("z"));
-    const auto x = matVec("x", true, at("A"), wide(in("y")), kBeta, &z, 1.0);
+    const auto z = wide("z");
+    const auto x = matVec("x", true, at("A"), wide("y"), kBeta, &z, 1.0);
     matVec("w", false, at("A"), x, kAlpha, nullptr, 0);
   } else if (name == "GEMVER") {
+    const float *A = in("A"), *u1 = in("u1"), *v1 = in("v1"), *u2 = in("u2"), *v2 = in("v2");
     const auto bm = [&](size_t r, size_t j) {
-      return double(in("A")[r * p + j]) + double(in("u1")[r]) * in("v1")[j] +
-             double(in("u2")[r]) * in("v2")[j];
+      return double(A[r * p + j]) + double(u1[r]) * v1[j] + double(u2[r]) * v2[j];
     };
     elementwise("B", m * c, [&](size_t i) {
       const size_t r = i / c, j = i % c;
-      return std::pair{bm(r, j), std::fabs(in("A")[r * p + j]) +
-                                     std::fabs(double(in("u1")[r]) * in("v1")[j]) +
-                                     std::fabs(double(in("u2")[r]) * in("v2")[j])};
+      return std::pair{bm(r, j), std::fabs(A[r * p + j]) + std::fabs(double(u1[r]) * v1[j]) +
+                                     std::fabs(double(u2[r]) * v2[j])};
     });
-    const auto z = wide(in("z"));
-    const auto x = matVec("x", true, bm, wide(in("y")), kBeta, &z, 1.0);
+    const auto z = wide("z");
+    const auto x = matVec("x", true, bm, wide("y"), kBeta, &z, 1.0);
     matVec("w", false, bm, x, kAlpha, nullptr, 0);
   } else if (name == "BiCGK") {
-    matVec("q", false, at("A"), wide(in("p")), 1.0, nullptr, 0);
-    matVec("s", true, at("A"), wide(in("r")), 1.0, nullptr, 0);
+    matVec("q", false, at("A"), wide("p"), 1.0, nullptr, 0);
+    matVec("s", true, at("A"), wide("r"), 1.0, nullptr, 0);
   } else {
     throw Error("blas::reference: no sequence named '" + name + "'");
   }
