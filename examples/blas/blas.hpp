@@ -797,8 +797,10 @@ inline Sequence sequence(const std::string& name, const Problem& pr, const Shape
 // The shape obsidian-tune chose for each sequence on the H100 (tuning/spaces/blas.json, 666
 // points, every one checked; the tables are in tuning/RESULTS.md, "Fused BLAS: the fusion
 // choices"). Shape{}'s defaults are the simulator's and the tests'; the benchmark runs these.
-//  - Row dots (SGEMV, GESUMMV, ATAX, SGEMVT, GEMVER): rowUnroll 8 and 512 threads were the best
-//    or within 2% of it at every size (SGEMV 4096^2: 29.6 us against 32.1 us at 4 and 256).
+//  - Row dots (SGEMV, ATAX, SGEMVT, GEMVER): rowUnroll 8 and 512 threads were the best or within
+//    1% of it at every size (SGEMV 4096^2: 29.8 us against 32.4 us at 4 and 256). GESUMMV reads
+//    two rows at once: 8 and 128 threads (4096^2: 52.1 us against 57.7 at 4 and 256, and 61.1
+//    at 8 and 512; 8192^2: 190.3 against 194.1), though 4 and 256 is 5% faster at 6007 x 5003.
 //  - BiCGK: perLane 4 and 128 threads, and the band that keeps about 24 warps on each of the
 //    H100's 132 SMs (bands x tiles >= 3168): 32 rows at 4096^2 (46.3 us against 57.8 at 64),
 //    64 at 6007 x 5003 (74.5 against 82.9 at 32 and 100.5 at 128), 128 at 8192^2 (128.0 against
@@ -808,9 +810,11 @@ inline Sequence sequence(const std::string& name, const Problem& pr, const Shape
 //    fewer partials for sumAll.
 inline Shape tunedShape(const std::string& name, const Problem& pr) {
   Shape s;
-  if (name == "SGEMV" || name == "GESUMMV" || name == "ATAX" || name == "SGEMVT" ||
-      name == "GEMVER") {
+  if (name == "SGEMV" || name == "ATAX" || name == "SGEMVT" || name == "GEMVER") {
     s.threads = 512;
+    s.rowUnroll = 8;
+  } else if (name == "GESUMMV") {
+    s.threads = 128;
     s.rowUnroll = 8;
   } else if (name == "BiCGK") {
     s.threads = 128;
