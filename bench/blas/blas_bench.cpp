@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
   app.add_option("--band", given.band, "rows a column pass's thread folds");
   app.add_option("--bicgk-band", given.bicgkBand, "rows a BiCGK warp visits");
   app.add_option("--per-lane", given.perLane, "columns a BiCGK lane owns");
-  app.add_option("--unroll", given.rowUnroll, "products a row dot's lane folds per trip");
+  app.add_option("--unroll", given.rowUnroll,
+                 "row dots: products a lane folds a trip; column passes: rows a thread reads");
   app.add_option("--vector-items", given.vectorItems, "AXPYDOT: elements per thread of a tile");
   bool unfused = false, untuned = false;
   app.add_flag("--untuned", untuned, "blas::Shape{}'s defaults instead of blas::tunedShape");

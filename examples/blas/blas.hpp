@@ -43,7 +43,7 @@ using namespace obsidian;
 struct Shape {
   bool fuse = true;          // fused plans (false: one kernel per BLAS call; tag F sequences)
   uint32_t threads = 256;    // threads per block of every pass
-  uint32_t rowUnroll = 4;    // rowDots: products each lane folds per loop trip
+  uint32_t rowUnroll = 4;    // rowDots: products a lane folds a trip; columnPass: rows read
   uint32_t band = 128;       // columnPass: rows each thread folds (serial iterations)
   uint32_t bicgkBand = 64;   // bicgkPass: rows each warp visits
   uint32_t perLane = 4;      // bicgkPass: columns each lane owns (a warp's tile: 32 x perLane)
@@ -120,38 +120,55 @@ auto rowDots(const M& a, const DPull<EFloat>& x, Finish finish, const Shape& sha
 // columnPass(a, y, partials, shape, visit): for each band of `shape.band` rows b and column c,
 // partials[b * cols + c] = sum over the band's rows r of a(r, c) * y[r]. A thread per column,
 // each block `threads` adjacent columns of one band, so a warp reads 128 contiguous bytes of a
-// row at a time. visit(t, r, c, value) runs on every element as it is read (GEMVER writes B
-// there). The band count is ceil(rows / band); `partials` must hold bands * cols elements (a
-// launch precondition).
+// row at a time. A thread reads `rowUnroll` rows a loop trip before it folds them (in row order,
+// so the sum is the same): with one load per trip, its loads waited on each other. visit(t, r,
+// c, value) runs on every element as it is read (GEMVER writes B there). The band count is
+// ceil(rows / band); `partials` must hold bands * cols elements (a launch precondition).
 template <class M, class Visit>
 GridEffect columnPass(const M& a, const DPull<EFloat>& y, const DMutable<float>& partials,
                       const Shape& shape, Visit visit) {
-  const uint32_t threads = shape.threads, band = shape.band;
+  const uint32_t threads = shape.threads, band = shape.band, unroll = shape.rowUnroll;
   const EWord32 rows = a.rows(), cols = a.cols();
   const EWord32 bands = detail::ceilDiv(rows, band), tiles = detail::ceilDiv(cols, threads);
   require(len(y) == rows, "y has one element per row of the matrix");
   // max(.., 1): an empty matrix needs no partials, and the check must not divide by zero
   require(len(partials) / max(bands, EWord32(1u)) >= cols || rows == 0u,
           "the partials hold (rows / band, rounded up) x cols elements");
-  return forEachBlock(mkPull(bands * tiles, [](const EWord32& i) { return i; }),
-                      [=](const Program<Block>& p, const EWord32& blk) {
-                        const EWord32 b = blk / tiles, j = blk % tiles;
-                        p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
-                          const EWord32 c = j * threads + tid;
-                          t.cond(c < cols, [&](const Program<Thread>& u) {
-                            const EWord32 first = b * band;
-                            const EWord32 count = min(EWord32(band), rows - first);
-                            const EFloat acc = u.declare(EFloat(0.0f));
-                            u.seqFor(count, [&](const Program<Thread>& s, const EWord32& i) {
-                              const EWord32 r = first + i;
-                              const EFloat value = s.declare(a(r, c));
-                              s.assign(acc, acc + value * y[r]);
-                              visit(s, r, c, value);
-                            });
-                            write(u, partials, b * cols + c, acc);
-                          });
-                        });
-                      });
+  return forEachBlock(
+      mkPull(bands * tiles, [](const EWord32& i) { return i; }),
+      [=](const Program<Block>& p, const EWord32& blk) {
+        const EWord32 b = blk / tiles, j = blk % tiles;
+        p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+          const EWord32 c = j * threads + tid;
+          t.cond(c < cols, [&](const Program<Thread>& u) {
+            const EWord32 first = b * band;
+            const EWord32 count = min(EWord32(band), rows - first);
+            const EFloat acc = u.declare(EFloat(0.0f));
+            // rows first + i for i in [from, from + k): all read, then folded
+            const auto rowsAt = [&](const Program<Thread>& s, const EWord32& from, uint32_t k) {
+              std::vector<EFloat> values;
+              for (uint32_t m = 0; m < k; ++m) {
+                values.push_back(s.declare(a(first + from + m, c)));
+              }
+              for (uint32_t m = 0; m < k; ++m) {
+                const EWord32 r = first + from + m;
+                s.assign(acc, acc + values[m] * y[r]);
+                visit(s, r, c, values[m]);
+              }
+            };
+            const EWord32 trips = count / unroll;
+            u.seqFor(trips, [&](const Program<Thread>& s, const EWord32& i) {
+              rowsAt(s, i * unroll, unroll);
+            });
+            if (unroll > 1) {
+              u.seqFor(count - trips * unroll, [&](const Program<Thread>& s, const EWord32& i) {
+                rowsAt(s, trips * unroll + i, 1);
+              });
+            }
+            write(u, partials, b * cols + c, acc);
+          });
+        });
+      });
 }
 
 // bicgkPass(a, p, r, qPartials, sPartials, shape): q = A p and s = A^T r over one read of A.
@@ -258,8 +275,21 @@ inline auto combined(const EFloat& alpha, const EWord32& parts, const EWord32& n
   return mkPush<Grid, EFloat>(n, [=](const Program<Grid>& g, const Writer<EFloat>& out) {
     g.forAll(n, [&](const Program<Thread>& t, const EWord32& i) {
       const EFloat acc = t.declare(EFloat(0.0f));
-      t.seqFor(parts, [&](const Program<Thread>& s, const EWord32& k) {
-        s.assign(acc, acc + partials[k * n + i]);
+      // parts k0 .. k0 + m - 1 read before any is added (in order: the same sum). A thread
+      // folds a whole column of partials: one load a trip left BiCGK's 128 band partials at
+      // 4096^2 to 15.6 us of latency on 6% of the warp slots (Nsight Compute, H100).
+      const auto fold = [&](const Program<Thread>& s, const EWord32& k0, uint32_t m) {
+        std::vector<EFloat> values;
+        for (uint32_t k = 0; k < m; ++k) values.push_back(s.declare(partials[(k0 + k) * n + i]));
+        for (const EFloat& v : values) s.assign(acc, acc + v);
+      };
+      constexpr uint32_t kInFlight = 8;
+      const EWord32 trips = parts / kInFlight;
+      t.seqFor(trips, [&](const Program<Thread>& s, const EWord32& r) {
+        fold(s, r * kInFlight, kInFlight);
+      });
+      t.seqFor(parts - trips * kInFlight, [&](const Program<Thread>& s, const EWord32& k) {
+        fold(s, trips * kInFlight + k, 1);
       });
       out(t, y ? alpha * acc + beta * (*y)[i] : alpha * acc, i);
     });
@@ -797,22 +827,32 @@ inline Sequence sequence(const std::string& name, const Problem& pr, const Shape
 // The shape obsidian-tune chose for each sequence on the H100 (tuning/spaces/blas.json, 666
 // points, every one checked; the tables are in tuning/RESULTS.md, "Fused BLAS: the fusion
 // choices"). Shape{}'s defaults are the simulator's and the tests'; the benchmark runs these.
-//  - Row dots (SGEMV, ATAX, SGEMVT, GEMVER): rowUnroll 8 and 512 threads were the best or within
-//    1% of it at every size (SGEMV 4096^2: 29.8 us against 32.4 us at 4 and 256). GESUMMV reads
+//  - Row dots and column passes (SGEMV, ATAX, SGEMVT, GEMVER): rowUnroll 8 and 512 threads were
+//    the best or within 1% of it at every size (SGEMV 4096^2: 29.8 us against 32.4 us at 4 and
+//    256; 16 was 10-30% slower). The column passes' band: the largest of 256, 128 and 64 that
+//    keeps kFillWarps warps busy (4096^2: 128; 6007 x 5003 and 8192^2: 256): GEMVER at 6007 x
+//    5003 148.9 us against 164.5 at 128, ATAX at 8192^2 190.7 against 195.9, but 64.2 against
+//    57.0 at 4096^2, where 256 leaves 2048 warps. GESUMMV reads
 //    two rows at once: 8 and 128 threads (4096^2: 52.1 us against 57.7 at 4 and 256, and 61.1
 //    at 8 and 512; 8192^2: 190.3 against 194.1), though 4 and 256 is 5% faster at 6007 x 5003.
-//  - BiCGK: perLane 4 and 128 threads, and the band that keeps about 24 warps on each of the
-//    H100's 132 SMs (bands x tiles >= 3168): 32 rows at 4096^2 (46.3 us against 57.8 at 64),
+//  - BiCGK: perLane 4 and 128 threads, and the band that keeps kFillWarps warps (a warp per
+//    band and tile) busy: 32 rows at 4096^2 (46.3 us against 57.8 at 64),
 //    64 at 6007 x 5003 (74.5 against 82.9 at 32 and 100.5 at 128), 128 at 8192^2 (128.0 against
 //    143.2 at 64). Fewer warps leave DRAM idle (Nsight Compute at 4096^2, band 64: 24% of the
 //    warp slots in use, 45% of DRAM bandwidth).
 //  - AXPYDOT: 8 elements a thread and 512 threads (100.4 us at 2^24 against 108.3 at 4 and 256):
 //    fewer partials for sumAll.
+inline constexpr uint64_t kFillWarps = 24 * 132;  // about 24 warps on each of the H100's SMs
+
 inline Shape tunedShape(const std::string& name, const Problem& pr) {
   Shape s;
   if (name == "SGEMV" || name == "ATAX" || name == "SGEMVT" || name == "GEMVER") {
     s.threads = 512;
     s.rowUnroll = 8;
+    const uint64_t tiles = (uint64_t{pr.cols} + s.threads - 1) / s.threads;
+    for (s.band = 256; s.band > 64; s.band /= 2) {
+      if (uint64_t{bands(pr.rows, s.band)} * tiles * (s.threads / 32) >= kFillWarps) break;
+    }
   } else if (name == "GESUMMV") {
     s.threads = 128;
     s.rowUnroll = 8;
@@ -821,7 +861,7 @@ inline Shape tunedShape(const std::string& name, const Problem& pr) {
     s.perLane = 4;
     const uint64_t tiles = (uint64_t{pr.cols} + 32 * s.perLane - 1) / (32 * s.perLane);
     for (s.bicgkBand = 128; s.bicgkBand > 16; s.bicgkBand /= 2) {
-      if (uint64_t{bands(pr.rows, s.bicgkBand)} * tiles >= 3168) break;
+      if (uint64_t{bands(pr.rows, s.bicgkBand)} * tiles >= kFillWarps) break;
     }
   } else if (name == "AXPYDOT") {
     s.threads = 512;

@@ -134,12 +134,17 @@ TEST_CASE("blas: shapeFields names exactly the Shape fields that change a plan")
 }
 
 TEST_CASE("blas: tunedShape keeps BiCGK's warps up and every tuned plan is correct") {
-  // bands x tiles >= 3168 (24 warps on each of 132 SMs), the largest band from 128 down
+  // bands x tiles >= kFillWarps (24 warps on each of 132 SMs), the largest band from 128 down
   CHECK(blas::tunedShape("BiCGK", {0, 4096, 4096, 4096}).bicgkBand == 32);
   CHECK(blas::tunedShape("BiCGK", {0, 6007, 5003, 5003}).bicgkBand == 64);
   CHECK(blas::tunedShape("BiCGK", {0, 8192, 8192, 8192}).bicgkBand == 128);
   CHECK(blas::tunedShape("BiCGK", {0, 70, 161, 165}).bicgkBand == 16);  // the smallest band
   CHECK(blas::tunedShape("SGEMV", {0, 70, 161, 165}).rowUnroll == 8);
+  // the column passes' band: 256 while it keeps 3168 warps, else 128, at least 64
+  CHECK(blas::tunedShape("GEMVER", {0, 4096, 4096, 4096}).band == 128);
+  CHECK(blas::tunedShape("GEMVER", {0, 6007, 5003, 5003}).band == 256);
+  CHECK(blas::tunedShape("ATAX", {0, 8192, 8192, 8192}).band == 256);
+  CHECK(blas::tunedShape("ATAX", {0, 70, 161, 165}).band == 64);
   CHECK(blas::tunedShape("AXPYDOT", {1009, 0, 0, 0}).vectorItems == 8);
   for (const std::string& name : blas::sequenceNames()) {
     for (const blas::Problem& pr : {blas::Problem{1009, 37, 45, 48}, {4099, 70, 161, 165}}) {
