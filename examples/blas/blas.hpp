@@ -829,12 +829,12 @@ inline Sequence sequence(const std::string& name, const Problem& pr, const Shape
 // choices"). Shape{}'s defaults are the simulator's and the tests'; the benchmark runs these.
 //  - Row dots and column passes (SGEMV, ATAX, SGEMVT, GEMVER): rowUnroll 8 and 512 threads were
 //    the best or within 1% of it at every size (SGEMV 4096^2: 29.8 us against 32.4 us at 4 and
-//    256; 16 was 10-30% slower). The column passes' band: the largest of 256, 128 and 64 that
-//    keeps kFillWarps warps busy (4096^2: 128; 6007 x 5003 and 8192^2: 256): GEMVER at 6007 x
-//    5003 148.9 us against 164.5 at 128, ATAX at 8192^2 190.7 against 195.9, but 64.2 against
-//    57.0 at 4096^2, where 256 leaves 2048 warps. GESUMMV reads
-//    two rows at once: 8 and 128 threads (4096^2: 52.1 us against 57.7 at 4 and 256, and 61.1
-//    at 8 and 512; 8192^2: 190.3 against 194.1), though 4 and 256 is 5% faster at 6007 x 5003.
+//    256; 16 was within 2% at best, and up to 30% slower). The column passes' band: the largest of
+//    256, 128 and 64 that keeps kFillWarps warps busy (4096^2: 128; 6007 x 5003 and 8192^2: 256):
+//    GEMVER at 6007 x 5003 148.9 us against 164.5 at 128, ATAX at 8192^2 190.7 against 195.9,
+//    but 64.2 against 57.0 at 4096^2, where 256 leaves 2048 warps. GESUMMV reads two rows at once:
+//    8 and 128 threads (4096^2: 52.1 us against 57.7 at 4 and 256, and 61.1 at 8 and 512; 8192^2:
+//    190.3 against 194.1), though 4 and 256 is 5% faster at 6007 x 5003.
 //  - BiCGK: perLane 4 and 128 threads, and the band that keeps kFillWarps warps (a warp per
 //    band and tile) busy: 32 rows at 4096^2 (46.3 us against 57.8 at 64),
 //    64 at 6007 x 5003 (74.5 against 82.9 at 32 and 100.5 at 128), 128 at 8192^2 (128.0 against
