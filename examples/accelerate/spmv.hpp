@@ -63,11 +63,7 @@ inline Kernel spmv(uint32_t threadsPerRow, uint32_t threads = 256, uint32_t unro
                     return seqFoldStrided(Sum{}, EFloat(0.0f), products, lane % w, EWord32(w),
                                           unroll);
                   })));
-              for (uint32_t k = w / 2; k >= 1; k /= 2) {
-                sums = forceReg(
-                    p, push<Warp>(zipWith(Sum{}, sums,
-                                          ixMap([k](const EWord32& i) { return i ^ k; }, sums))));
-              }
+              sums = warpReduceGroups(p, Sum{}, sums, w);
               // Every lane now holds its group's sum; each group's first lane writes it (a
               // lane reading its own register: no shuffle).
               return mkPush<Warp, EFloat>(

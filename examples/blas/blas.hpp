@@ -100,11 +100,7 @@ auto rowDots(const M& a, const DPull<EFloat>& x, Finish finish, const Shape& sha
               auto products = mkPull(cols, [=](const EWord32& c) { return a(row, c) * x[c]; });
               return seqFoldStrided(Sum{}, EFloat(0.0f), products, lane, EWord32(32u), unroll);
             })));
-        for (uint32_t k = 16; k >= 1; k /= 2) {
-          sums =
-              forceReg(p, push<Warp>(zipWith(
-                              Sum{}, sums, ixMap([k](const EWord32& i) { return i ^ k; }, sums))));
-        }
+        sums = warpReduceGroups(p, Sum{}, sums, 32);
         return mkPush<Warp, EFloat>(1u, [=](const Program<Warp>& q, const Writer<EFloat>& out) {
           q.forAll(32u, [&](const Program<Thread>& t, const EWord32& lane) {
             t.cond(lane == 0u,
@@ -218,11 +214,7 @@ inline GridEffect bicgkPass(const DPull2<EFloat>& a, const DPull<EFloat>& pv,
                     out(t, dot, lane);
                   });
                 }));
-            for (uint32_t s = 16; s >= 1; s /= 2) {
-              sums = forceReg(
-                  q, push<Warp>(zipWith(Sum{}, sums,
-                                        ixMap([s](const EWord32& x) { return x ^ s; }, sums))));
-            }
+            sums = warpReduceGroups(q, Sum{}, sums, 32);
             q.forAll(32u, [&](const Program<Thread>& t, const EWord32& lane) {
               t.cond(lane == 0u, [&](const Program<Thread>& u) {
                 write(u, qPartials, j * rows + row, sums[lane]);

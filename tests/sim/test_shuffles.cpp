@@ -1,6 +1,7 @@
 // Warp arrays in registers (forceReg): permutations compile to __shfl_sync with no shared memory
-// or barrier, warpReduce and blockReduce are built on them, and the rules that keep shuffles
-// defined (lane l writes element l; the whole warp reaches every shuffle) are checked.
+// or barrier, warpReduceGroups, warpReduce and blockReduce are built on them, and the rules that
+// keep shuffles defined (lane l writes element l; the whole warp reaches every shuffle) are
+// checked.
 #include <doctest/doctest.h>
 
 #include <obsidian/sim.hpp>
@@ -29,6 +30,30 @@ Kernel warpSums(uint32_t m, uint32_t threads) {
               warps));
         },
         splitUp(threads / 32, splitUp(m, in))));
+  });
+}
+
+// Each warp's 32 elements in registers, then warpReduceGroups of width `width`: every lane
+// writes what it holds (its group's sum).
+Kernel groupSums(uint32_t width) {
+  return capture("groupSums", 64, [width](DPull<EWord32> in) {
+    return pConcat(fmap(
+        [width](const SPull<SPull<EWord32>>& warps) {
+          return pConcat(fmap(
+              [width](const SPull<EWord32>& w) {
+                return exec<Warp>([=](const Program<Warp>& q) {
+                  const auto lanes = warpReduceGroups(q, plusW, forceReg(q, push<Warp>(w)), width);
+                  return mkPush<Warp, EWord32>(
+                      32u, [lanes](const Program<Warp>& r, const Writer<EWord32>& out) {
+                        r.forAll(32u, [&](const Program<Thread>& t, const EWord32& lane) {
+                          out(t, lanes[lane], lane);
+                        });
+                      });
+                });
+              },
+              warps));
+        },
+        splitUp(2, splitUp(32, in))));
   });
 }
 
@@ -62,6 +87,23 @@ TEST_CASE("warpReduce: butterfly shuffles, no shared memory and no barrier") {
       CHECK_MESSAGE(out[w] == want, "m " << m << ", warp " << w);
     }
   }
+}
+
+TEST_CASE("warpReduceGroups: every lane holds its group's fold") {
+  for (uint32_t width : {1u, 2u, 8u, 32u}) {
+    const std::vector<uint32_t> in = randomWords(32 * 2 * 3, width);
+    std::vector<uint32_t> out(in.size());
+    simulate(groupSums(width), {in, out});
+    for (size_t i = 0; i < in.size(); ++i) {
+      uint32_t want = 0;
+      for (size_t j = i / width * width; j < (i / width + 1) * width; ++j) want += in[j];
+      CHECK_MESSAGE(out[i] == want, "width " << width << ", lane " << i);
+    }
+  }
+  CHECK(errorOf([] { groupSums(3); })
+            .find("warpReduceGroups needs a group width that is a power of two of at most 32; "
+                  "got 3") != std::string::npos);
+  CHECK(errorOf([] { groupSums(64); }).find("got 64") != std::string::npos);
 }
 
 TEST_CASE("blockReduce: two barriers whatever the block size") {

@@ -7,6 +7,25 @@
 
 namespace obsidian {
 
+// warpReduceGroups(p, f, lanes, width): `lanes` holds one value per lane of the warp (32, in
+// registers: what forceReg of a push<Warp> gives); after log2(width) butterfly steps (lane i
+// combines with lane i ^ k, k = width / 2 .. 1, one shuffle each) every lane holds the f-fold of
+// its group of `width` consecutive lanes (those with the same i / width). width is a power of
+// two of at most 32 (1: the lanes as they are). f must be associative and commutative.
+// Cost: log2(width) shuffles per lane.
+template <class Lanes, class Op>
+Lanes warpReduceGroups(const Program<Warp>& p, Op f, Lanes lanes, uint32_t width) {
+  if (width == 0 || width > 32 || (width & (width - 1)) != 0) {
+    throw Error("warpReduceGroups needs a group width that is a power of two of at most 32; got " +
+                detail::str(width));
+  }
+  for (uint32_t k = width / 2; k >= 1; k /= 2) {
+    lanes = forceReg(
+        p, push<Warp>(zipWith(f, lanes, ixMap([k](const EWord32& i) { return i ^ k; }, lanes))));
+  }
+  return lanes;
+}
+
 // warpReduce(p, f, arr): the f-fold of arr (a power of two of at most 32 elements) by a warp,
 // in registers: lane i starts with arr[i % len], then log2(len) butterfly steps combine it with
 // the lane `i ^ k` apart (one shuffle each), after which every lane holds the result. No shared
@@ -21,10 +40,7 @@ T warpReduce(const Program<Warp>& p, Op f, const SPull<T>& arr) {
   auto r = forceReg(p, push<Warp>(mkPull(32u, [arr, m](const EWord32& i) {
                       return m == 32 ? arr[i] : arr[i % m];
                     })));
-  for (uint32_t k = m / 2; k >= 1; k /= 2) {
-    r = forceReg(p, push<Warp>(zipWith(f, r, ixMap([k](const EWord32& i) { return i ^ k; }, r))));
-  }
-  return r[0u];
+  return warpReduceGroups(p, f, r, m)[0u];
 }
 
 }  // namespace obsidian
