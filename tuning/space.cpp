@@ -176,11 +176,15 @@ Point makePoint(const std::string& family, const Params& params, bool simulate) 
   return std::move(points.front());
 }
 
-std::vector<Point> shardOf(const std::vector<Point>& points, size_t index, size_t count) {
+// The rule of shard numbers, for shardOf and parseShard; `what` names the shard as given.
+static void checkShard(size_t index, size_t count, const std::string& what) {
   if (count == 0 || index >= count) {
-    throw Error("shard " + std::to_string(index) + "/" + std::to_string(count) +
-                ": needs 0 <= i < N (shards are numbered from 0)");
+    throw Error(what + ": needs 0 <= i < N (shards are numbered from 0)");
   }
+}
+
+std::vector<Point> shardOf(const std::vector<Point>& points, size_t index, size_t count) {
+  checkShard(index, count, "shard " + std::to_string(index) + "/" + std::to_string(count));
   const size_t n = points.size();
   const auto begin = points.begin() + static_cast<std::ptrdiff_t>(n * index / count);
   const auto end = points.begin() + static_cast<std::ptrdiff_t>(n * (index + 1) / count);
@@ -200,9 +204,7 @@ std::pair<size_t, size_t> parseShard(const std::string& text) {
     throw Error("--shard " + text + ": expected i/N with whole numbers (e.g. 0/4)");
   }
   const size_t index = number(text.substr(0, slash)), count = number(text.substr(slash + 1));
-  if (count == 0 || index >= count) {
-    throw Error("--shard " + text + ": needs 0 <= i < N (shards are numbered from 0)");
-  }
+  checkShard(index, count, "--shard " + text);
   return {index, count};
 }
 
