@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cmath>
 
 #include "../examples/blas/blas.hpp"
 
@@ -72,7 +71,10 @@ class BlasInstance : public Instance {
   std::vector<SimStats> simulate(const SimOptions& options) override {
     got_ = data_->inputs;
     for (const auto& list : {q_.outputs, q_.temporaries}) {
-      for (const auto& [name, n] : list) got_[name].assign(n, std::nanf(""));
+      for (const auto& [name, n] : list) {
+        got_[name].resize(n);
+        poison(got_[name]);
+      }
     }
     return blas::simulate(q_, got_, options);
   }
@@ -92,7 +94,7 @@ class BlasInstance : public Instance {
     });
     for (const auto& list : {q_.outputs, q_.temporaries}) {
       for (const auto& [name, n] : list) {
-        own_.emplace(name, gpu::DeviceBuffer<float>(std::vector<float>(n, std::nanf(""))));
+        poison(own_.emplace(name, gpu::DeviceBuffer<float>(n)).first->second);
       }
     }
   }
@@ -175,9 +177,11 @@ Family blasFamily() {
       }
     }
     const std::vector<std::string> used = blas::shapeFields(name, fused(p));
-    for (const char* field : {"fuse", "rowUnroll", "band", "bicgkBand", "perLane", "vectorItems"}) {
+    const auto drop = [&](const char* field) {
       if (std::find(used.begin(), used.end(), field) == used.end()) p.erase(field);
-    }
+    };
+    drop("fuse");
+    for (const ShapeParam& sp : kShapeParams) drop(sp.name);
     return p;
   };
   f.build = [](const Params& p) {

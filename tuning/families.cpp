@@ -98,18 +98,6 @@ std::shared_ptr<DeviceCopies<T>> deviceInput(DataCache& cache, const std::vector
       });
 }
 
-// Outputs start as 0xFF bytes (u32 0xffffffff, f32 NaN, u8 255: values no point computes), so
-// an element a kernel fails to write cannot pass for a value left there by an earlier point (the
-// allocator hands the same device memory to the next point) or for a zero.
-template <class T>
-void poison(std::vector<T>& v) {
-  std::memset(static_cast<void*>(v.data()), 0xFF, v.size() * sizeof(T));
-}
-template <class T>
-void poison(gpu::DeviceBuffer<T>& b) {
-  if (b.size()) gpu::detail::setBytes(gpu::Device::get(), b.address(), 0xFF, b.size() * sizeof(T));
-}
-
 template <class T>
 std::string compare(const std::vector<T>& got, const std::vector<T>& expected) {
   if (got.size() != expected.size()) {

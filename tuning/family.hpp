@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <any>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <list>
 #include <memory>
@@ -77,6 +78,19 @@ inline uint64_t splitmix64(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
+}
+
+// Outputs start as 0xFF bytes (u32 0xffffffff, f32 NaN, u8 255: values no point computes), so
+// an element a kernel fails to write cannot pass for a value left there by an earlier point (the
+// allocator hands the same device memory to the next point) or for a zero.
+template <class T>
+void poison(std::vector<T>& v) {
+  std::memset(static_cast<void*>(v.data()), 0xFF, v.size() * sizeof(T));
+}
+template <class T>
+void poison(obsidian::gpu::DeviceBuffer<T>& b) {
+  namespace gpu = obsidian::gpu;
+  if (b.size()) gpu::detail::setBytes(gpu::Device::get(), b.address(), 0xFF, b.size() * sizeof(T));
 }
 
 // Host data shared between the points of a sweep (inputs, references, device buffers): made

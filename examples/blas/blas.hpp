@@ -74,6 +74,19 @@ inline EWord32 ceilDiv(const EWord32& n, uint32_t k) {
   return n / k + ifThenElse(n % k != 0u, EWord32(1u), EWord32(0u));
 }
 
+// body(s, from, k) over [0, count) in pieces of k consecutive indices starting at `from`: trips of
+// `unroll`, then the rest one at a time. A body that reads its k elements before folding them
+// keeps `unroll` loads in flight where a plain seqFor has one.
+template <class Body>
+void unrolledFor(const Program<Thread>& p, const EWord32& count, uint32_t unroll, Body body) {
+  const EWord32 trips = count / unroll;
+  p.seqFor(trips, [&](const Program<Thread>& s, const EWord32& i) { body(s, i * unroll, unroll); });
+  if (unroll > 1) {
+    p.seqFor(count - trips * unroll,
+             [&](const Program<Thread>& s, const EWord32& i) { body(s, trips * unroll + i, 1); });
+  }
+}
+
 // Element (r, c) of a row-major matrix parameter, 0 outside it (reads nothing there).
 template <class M>
 EFloat at(const M& a, const EWord32& r, const EWord32& c) {
@@ -130,41 +143,33 @@ GridEffect columnPass(const M& a, const DPull<EFloat>& y, const DMutable<float>&
   // max(.., 1): an empty matrix needs no partials, and the check must not divide by zero
   require(len(partials) / max(bands, EWord32(1u)) >= cols || rows == 0u,
           "the partials hold (rows / band, rounded up) x cols elements");
-  return forEachBlock(
-      mkPull(bands * tiles, [](const EWord32& i) { return i; }),
-      [=](const Program<Block>& p, const EWord32& blk) {
-        const EWord32 b = blk / tiles, j = blk % tiles;
-        p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
-          const EWord32 c = j * threads + tid;
-          t.cond(c < cols, [&](const Program<Thread>& u) {
-            const EWord32 first = b * band;
-            const EWord32 count = min(EWord32(band), rows - first);
-            const EFloat acc = u.declare(EFloat(0.0f));
-            // rows first + i for i in [from, from + k): all read, then folded
-            const auto rowsAt = [&](const Program<Thread>& s, const EWord32& from, uint32_t k) {
-              std::vector<EFloat> values;
-              for (uint32_t m = 0; m < k; ++m) {
-                values.push_back(s.declare(a(first + from + m, c)));
-              }
-              for (uint32_t m = 0; m < k; ++m) {
-                const EWord32 r = first + from + m;
-                s.assign(acc, acc + values[m] * y[r]);
-                visit(s, r, c, values[m]);
-              }
-            };
-            const EWord32 trips = count / unroll;
-            u.seqFor(trips, [&](const Program<Thread>& s, const EWord32& i) {
-              rowsAt(s, i * unroll, unroll);
-            });
-            if (unroll > 1) {
-              u.seqFor(count - trips * unroll, [&](const Program<Thread>& s, const EWord32& i) {
-                rowsAt(s, trips * unroll + i, 1);
-              });
-            }
-            write(u, partials, b * cols + c, acc);
-          });
-        });
-      });
+  return forEachBlock(mkPull(bands * tiles, [](const EWord32& i) { return i; }),
+                      [=](const Program<Block>& p, const EWord32& blk) {
+                        const EWord32 b = blk / tiles, j = blk % tiles;
+                        p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+                          const EWord32 c = j * threads + tid;
+                          t.cond(c < cols, [&](const Program<Thread>& u) {
+                            const EWord32 first = b * band;
+                            const EWord32 count = min(EWord32(band), rows - first);
+                            const EFloat acc = u.declare(EFloat(0.0f));
+                            // rows first + i for i in [from, from + k): all read, then folded
+                            const auto rowsAt = [&](const Program<Thread>& s, const EWord32& from,
+                                                    uint32_t k) {
+                              std::vector<EFloat> values;
+                              for (uint32_t m = 0; m < k; ++m) {
+                                values.push_back(s.declare(a(first + from + m, c)));
+                              }
+                              for (uint32_t m = 0; m < k; ++m) {
+                                const EWord32 r = first + from + m;
+                                s.assign(acc, acc + values[m] * y[r]);
+                                visit(s, r, c, values[m]);
+                              }
+                            };
+                            detail::unrolledFor(u, count, unroll, rowsAt);
+                            write(u, partials, b * cols + c, acc);
+                          });
+                        });
+                      });
 }
 
 // bicgkPass(a, p, r, qPartials, sPartials, shape): q = A p and s = A^T r over one read of A.
@@ -275,14 +280,7 @@ inline auto combined(const EFloat& alpha, const EWord32& parts, const EWord32& n
         for (uint32_t k = 0; k < m; ++k) values.push_back(s.declare(partials[(k0 + k) * n + i]));
         for (const EFloat& v : values) s.assign(acc, acc + v);
       };
-      constexpr uint32_t kInFlight = 8;
-      const EWord32 trips = parts / kInFlight;
-      t.seqFor(trips, [&](const Program<Thread>& s, const EWord32& r) {
-        fold(s, r * kInFlight, kInFlight);
-      });
-      t.seqFor(parts - trips * kInFlight, [&](const Program<Thread>& s, const EWord32& k) {
-        fold(s, trips * kInFlight + k, 1);
-      });
+      unrolledFor(t, parts, 8, fold);
       out(t, y ? alpha * acc + beta * (*y)[i] : alpha * acc, i);
     });
   });

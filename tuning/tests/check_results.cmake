@@ -157,7 +157,8 @@ elseif(MODE STREQUAL "bad")
     "{\"family\": \"reduce\", \"params\": {\"chunk\": 256, \"threads\": 2048, \"variant\": \"red1\"}}|parameter \"threads\": 2048 is outside \\[1, 1024\\]"
     "{\"family\": \"reduce\", \"params\": {\"threads\": 32, \"variant\": \"red1\"}}|parameter \"chunk\" \\(elements per block\\) has no default"
     "{\"family\": \"reduce\", \"params\": {\"chunk\": 256,}}|not valid JSON"
-    "{\"family\": \"scan\", \"parms\": {}}|unknown key \"parms\"")
+    "{\"family\": \"scan\", \"parms\": {}}|unknown key \"parms\""
+    "{\"family\": \"blas\", \"params\": {\"sequence\": \"SGEMV\", \"size\": 10, \"cols\": 20, \"pitch\": 5}}|blas: pitch \\(5\\) must be at least cols \\(20\\)")
   set(i 0)
   foreach(case IN LISTS cases)
     string(REPLACE "|" ";" parts "${case}")
