@@ -1,7 +1,8 @@
 // The device algorithms' kernel families (device_families.hpp): each point runs the algorithm's
 // own call (histogramEven, transpose) with the point's policy, on the simulator or the GPU, and
-// checks it against a plain C++ reference. The inputs are random (splitmix64), rotated on the
-// GPU so that timed runs do not find them in L2.
+// checks it against a plain C++ reference (on the GPU: a plain kernel's, or the C++ one kept on
+// disk; device_data.hpp). The inputs are random (splitmix64), made on the device and rotated
+// there so that timed runs do not find them in L2.
 #include "device_families.hpp"
 
 #include <algorithm>
@@ -35,35 +36,20 @@ HistogramPolicy histogramPolicyOf(const Params& p) {
   return {u32(p, "threads"), u32(p, "vectors"), u32(p, "copies"), 32 * 1024};
 }
 
+// Samples of Random::Bits from the seed `bins` (u8, u32: uniform; f32 in [0, 1)), made on the
+// device and shared; the counts (a few KB) kept on disk (storedReference) and compared on the
+// host.
 template <class S>
 class HistogramInstance : public Instance {
  public:
-  HistogramInstance(const Params& p)
+  HistogramInstance(const Params& p, DataCache& cache)
       : bins_(u32(p, "bins")),
         policy_(histogramPolicyOf(p)),
         upper_(upperOf(p)),
-        samples_(p.at("n").get<size_t>()) {
-    const uint64_t base = splitmix64(bins_);
-    for (size_t i = 0; i < samples_.size(); ++i) {
-      const uint64_t r = splitmix64(base + i);
-      if constexpr (std::is_same_v<S, float>) {
-        samples_[i] = static_cast<float>(r >> 40) / static_cast<float>(1 << 24);
-      } else {
-        samples_[i] = static_cast<S>(r);
-      }
-    }
-    expected_.assign(bins_, 0);
-    for (S x : samples_) {  // the levels of upper(): bins of a power-of-two width or not
-      if constexpr (std::is_same_v<S, float>) {
-        if (!(x < upper())) continue;
-        const float scale = static_cast<float>(bins_) / upper();
-        ++expected_[static_cast<uint32_t>(std::min(x * scale, float(bins_ - 1)))];
-      } else {
-        if (x >= upper()) continue;
-        ++expected_[static_cast<uint32_t>(uint64_t{x} * bins_ / upper())];
-      }
-    }
-  }
+        n_(p.at("n").get<size_t>()),
+        key_("histogram:" + typeName<S>() + ":" + std::to_string(n_) + ":" + std::to_string(bins_) +
+             ":" + std::to_string(upper_)),
+        cache_(cache) {}
   HistogramLevel<S> upper() const { return upper_; }
   static HistogramLevel<S> upperOf(const Params& p) {
     const uint32_t upper = p.contains("upper") ? u32(p, "upper") : 0;
@@ -77,83 +63,148 @@ class HistogramInstance : public Instance {
     o.simulation = options;
     std::vector<obsidian::SimStats> runs(1);
     o.simulated = &runs[0];
-    got_ = histogramEven<S>(samples_, bins_, HistogramLevel<S>(0), upper(), o);
+    expected_ = reference();
+    got_ = histogramEven<S>(*samples(), bins_, HistogramLevel<S>(0), upper(), o);
     return runs;
   }
-  void prepareGpu(DataCache&) override {
-    for (size_t i = 0; i < rotationsFor(samples_.size() * sizeof(S)); ++i)
-      copies_.emplace_back(samples_);
+  void prepareGpu(DataCache& cache) override {
+    copies_ = cache.get<std::vector<gpu::DeviceBuffer<S>>>("device:" + key_, [&] {
+      auto c = std::make_shared<std::vector<gpu::DeviceBuffer<S>>>();
+      for (size_t i = 0; i < rotationsFor(n_ * sizeof(S)); ++i)
+        randomOnGpu(c->emplace_back(n_), bins_, Random::Bits);
+      return c;
+    });
+    expected_ = *cache.get<std::vector<uint32_t>>("ref:" + key_, [&] {
+      return std::make_shared<std::vector<uint32_t>>(
+          storedReference<uint32_t>(key_, [&] { return reference(); }));
+    });
     counts_ = std::make_unique<gpu::DeviceBuffer<uint32_t>>(bins_);
   }
-  size_t rotations() const override { return copies_.size(); }
+  size_t rotations() const override { return copies_->size(); }
   void launch(size_t run, const gpu::LaunchOptions& options) override {
     HistogramOptions o;
     o.policy = policy_;
     o.stream = options.stream;
     o.synchronize = options.synchronize;
-    histogramEven<S>(copies_[run % copies_.size()], *counts_, HistogramLevel<S>(0), upper(), o);
+    histogramEven<S>((*copies_)[run % copies_->size()], *counts_, HistogramLevel<S>(0), upper(), o);
   }
   void download() override { got_ = counts_->download(); }
   std::string check() override { return firstDifference(got_, expected_); }
-  double bytesMoved() const override { return static_cast<double>(samples_.size() * sizeof(S)); }
+  double bytesMoved() const override { return static_cast<double>(n_ * sizeof(S)); }
 
  private:
+  std::shared_ptr<const std::vector<S>> samples() {
+    return cache_.get<const std::vector<S>>("host:" + key_, [&] {
+      return std::make_shared<const std::vector<S>>(randomOnHost<S>(n_, bins_, Random::Bits));
+    });
+  }
+  std::vector<uint32_t> reference() {
+    std::vector<uint32_t> counts(bins_, 0);
+    for (S x : *samples()) {  // the levels of upper(): bins of a power-of-two width or not
+      if constexpr (std::is_same_v<S, float>) {
+        if (!(x < upper())) continue;
+        const float scale = static_cast<float>(bins_) / upper();
+        ++counts[static_cast<uint32_t>(std::min(x * scale, float(bins_ - 1)))];
+      } else {
+        if (x >= upper()) continue;
+        ++counts[static_cast<uint32_t>(uint64_t{x} * bins_ / upper())];
+      }
+    }
+    return counts;
+  }
+
   uint32_t bins_;
   HistogramPolicy policy_;
   HistogramLevel<S> upper_;
-  std::vector<S> samples_;
+  size_t n_;
+  std::string key_;
+  DataCache& cache_;  // the host samples of simulate()
   std::vector<uint32_t> expected_, got_;
-  std::vector<gpu::DeviceBuffer<S>> copies_;
+  std::shared_ptr<std::vector<gpu::DeviceBuffer<S>>> copies_;
   std::unique_ptr<gpu::DeviceBuffer<uint32_t>> counts_;
 };
 
 // ------------------------------------------------------------------ transpose
+// Elements of Random::Modulo 1000003 from the seed rows * 131 + cols, made on the device and
+// shared with their transpose by a plain kernel (device_data.hpp); outputs compared there.
 template <class X>
 class TransposeInstance : public Instance {
  public:
-  TransposeInstance(const Params& p)
-      : rows_(u32(p, "rows")), cols_(u32(p, "cols")), policy_{u32(p, "threads"), u32(p, "tile")} {
-    const size_t n = size_t{rows_} * cols_;
-    in_.resize(n);
-    const uint64_t base = splitmix64(rows_ * 131 + cols_);
-    for (size_t i = 0; i < n; ++i) in_[i] = static_cast<X>(splitmix64(base + i) % 1000003);
-    expected_.resize(n);
-    for (size_t r = 0; r < rows_; ++r)
-      for (size_t c = 0; c < cols_; ++c) expected_[c * rows_ + r] = in_[r * cols_ + c];
-  }
+  TransposeInstance(const Params& p, DataCache& cache)
+      : rows_(u32(p, "rows")),
+        cols_(u32(p, "cols")),
+        policy_{u32(p, "threads"), u32(p, "tile")},
+        key_("transpose:" + typeName<X>() + ":" + std::to_string(rows_) + "x" +
+             std::to_string(cols_)),
+        cache_(cache) {}
   std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& options) override {
     TransposeOptions o;
     o.policy = policy_;
     o.simulation = options;
     std::vector<obsidian::SimStats> runs(1);
     o.simulated = &runs[0];
-    got_ = transpose<X>(in_, rows_, cols_, o);
+    const std::vector<X> in = input();
+    expected_.resize(in.size());
+    for (size_t r = 0; r < rows_; ++r)
+      for (size_t c = 0; c < cols_; ++c) expected_[c * rows_ + r] = in[r * cols_ + c];
+    got_ = transpose<X>(in, rows_, cols_, o);
     return runs;
   }
-  void prepareGpu(DataCache&) override {
-    for (size_t i = 0; i < rotationsFor(in_.size() * sizeof(X) * 2); ++i) {
-      copies_.emplace_back(in_);
-      outs_.emplace_back(in_.size());
-    }
+  void prepareGpu(DataCache& cache) override {
+    const size_t n = size_t{rows_} * cols_;
+    data_ = cache.get<Shared>("device:" + key_, [&] {
+      auto d = std::make_shared<Shared>();
+      for (size_t i = 0; i < rotationsFor(n * sizeof(X) * 2); ++i) {
+        randomOnGpu(d->copies.emplace_back(n), seed(), Random::Modulo, kModulus);
+      }
+      d->expected =
+          std::make_unique<gpu::DeviceBuffer<X>>(transposeOnGpu(d->copies.at(0), rows_, cols_));
+      return d;
+    });
+    for (size_t i = 0; i < data_->copies.size(); ++i) poison(outs_.emplace_back(n));
   }
-  size_t rotations() const override { return copies_.size(); }
+  size_t rotations() const override { return data_->copies.size(); }
   void launch(size_t run, const gpu::LaunchOptions& options) override {
     TransposeOptions o;
     o.policy = policy_;
     o.stream = options.stream;
     o.synchronize = options.synchronize;
-    last_ = run % copies_.size();
-    transpose<X>(copies_[last_], outs_[last_], rows_, cols_, o);
+    last_ = run % data_->copies.size();
+    transpose<X>(data_->copies[last_], outs_[last_], rows_, cols_, o);
   }
   void download() override { got_ = outs_[last_].download(); }
   std::string check() override { return firstDifference(got_, expected_); }
-  double bytesMoved() const override { return static_cast<double>(in_.size() * sizeof(X) * 2); }
+  std::string checkGpu() override {
+    if (differingWordsOnGpu(outs_[last_], *data_->expected) == 0) return "";
+    download();
+    expected_ = data_->expected->download();
+    return check();
+  }
+  double bytesMoved() const override {
+    return static_cast<double>(size_t{rows_} * cols_ * sizeof(X) * 2);
+  }
 
  private:
+  static constexpr uint64_t kModulus = 1000003;
+  struct Shared {
+    std::vector<gpu::DeviceBuffer<X>> copies;  // rotated inputs
+    std::unique_ptr<gpu::DeviceBuffer<X>> expected;
+  };
+  uint64_t seed() const { return uint64_t{rows_} * 131 + cols_; }
+  std::vector<X> input() {
+    return *cache_.get<const std::vector<X>>("host:" + key_, [&] {
+      return std::make_shared<const std::vector<X>>(
+          randomOnHost<X>(size_t{rows_} * cols_, seed(), Random::Modulo, kModulus));
+    });
+  }
+
   uint32_t rows_, cols_;
   TransposePolicy policy_;
-  std::vector<X> in_, expected_, got_;
-  std::vector<gpu::DeviceBuffer<X>> copies_, outs_;
+  std::string key_;
+  DataCache& cache_;
+  std::vector<X> expected_, got_;
+  std::shared_ptr<Shared> data_;
+  std::vector<gpu::DeviceBuffer<X>> outs_;
   size_t last_ = 0;
 };
 
@@ -191,11 +242,11 @@ Family histogramFamily() {
                      : histogramKernelFor<float>(bins, 0.0f, 0.75f, policy)};
   };
   f.instantiate = [](const Params& p, const std::vector<Kernel>&,
-                     DataCache&) -> std::unique_ptr<Instance> {
+                     DataCache& cache) -> std::unique_ptr<Instance> {
     const std::string t = str(p, "type");
-    if (t == "u8") return std::make_unique<HistogramInstance<uint8_t>>(p);
-    if (t == "u32") return std::make_unique<HistogramInstance<uint32_t>>(p);
-    return std::make_unique<HistogramInstance<float>>(p);
+    if (t == "u8") return std::make_unique<HistogramInstance<uint8_t>>(p, cache);
+    if (t == "u32") return std::make_unique<HistogramInstance<uint32_t>>(p, cache);
+    return std::make_unique<HistogramInstance<float>>(p, cache);
   };
   f.variantLabel = [](const Params& p) {
     return "v" + std::to_string(u32(p, "vectors")) + "/c" + std::to_string(u32(p, "copies"));
@@ -229,9 +280,9 @@ Family transposeFamily() {
                                                        : transposeKernel<uint32_t>(policy)};
   };
   f.instantiate = [](const Params& p, const std::vector<Kernel>&,
-                     DataCache&) -> std::unique_ptr<Instance> {
-    if (str(p, "type") == "f32") return std::make_unique<TransposeInstance<float>>(p);
-    return std::make_unique<TransposeInstance<uint32_t>>(p);
+                     DataCache& cache) -> std::unique_ptr<Instance> {
+    if (str(p, "type") == "f32") return std::make_unique<TransposeInstance<float>>(p, cache);
+    return std::make_unique<TransposeInstance<uint32_t>>(p, cache);
   };
   f.variantLabel = [](const Params& p) { return "tile" + std::to_string(u32(p, "tile")); };
   f.naturalThreads = [](const Params& p) {

@@ -40,63 +40,38 @@ uint32_t log2Exact(uint32_t x, const std::string& what) {
 ParamSpec typeParam() { return choiceParam("type", "element type", {"u32", "f32"}, "u32"); }
 
 // ------------------------------------------------------------------ data
-// 1 .. below, never zero.
-std::vector<uint32_t> randomWords(size_t n, uint32_t seed, uint32_t below) {
-  std::vector<uint32_t> v(n);
-  const uint64_t base = splitmix64(seed);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint32_t>(splitmix64(base + i) % below) + 1;
-  return v;
-}
-
-// Small integers: u32 in 1..16; f32 non-zero in [-8, 8]. Every sum of a block's chunk (and
-// every partial sum of a whole reduction of up to 2^26 elements) is an integer far below 2^24,
-// so float sums are exact in any order and results compare exactly.
+// A point's input and reference, made where they are used (device_data.hpp): on the host for
+// the simulator; on the device for the GPU (the same input values), the reference computed there
+// by a plain kernel and the output compared there. Points with equal keys share them.
 template <class T>
-std::vector<T> smallValues(size_t n, uint32_t seed) {
-  const std::vector<uint32_t> w = randomWords(n, seed, 16);
-  if constexpr (std::is_same_v<T, float>) {
-    std::vector<float> v(n);
-    for (size_t i = 0; i < n; ++i) {
-      const int k = static_cast<int>(w[i]);
-      v[i] = static_cast<float>(k <= 8 ? -k : k - 8);
-    }
-    return v;
-  } else {
-    return w;
-  }
-}
+struct ArrayData {
+  std::string inputKey;  // the input: n elements of `formula` from `seed`
+  size_t n = 0;
+  uint64_t seed = 0;
+  Random formula = Random::SmallInts;
+  uint64_t param = 0;
+  std::string referenceKey;  // the reference: outputSize elements
+  size_t outputSize = 0;
+  std::function<std::vector<T>(const std::vector<T>& in)> onHost;
+  std::function<gpu::DeviceBuffer<T>(const gpu::DeviceBuffer<T>& in)> onGpu;
+};
 
+// Small integers (Random::SmallInts: u32 in 1..16, f32 non-zero in [-8, 8]): every sum of a
+// block's chunk (and every partial sum of a whole reduction of up to 2^26 elements) is an
+// integer far below 2^24, so float sums are exact in any order and results compare exactly.
 template <class T>
-std::string typeName() {
-  return std::is_same_v<T, float> ? "f32" : "u32";
+ArrayData<T> smallInput(const std::string& tag, size_t n, uint64_t seed) {
+  ArrayData<T> d;
+  d.inputKey = tag + ":" + typeName<T>() + ":" + std::to_string(n);
+  d.n = n;
+  d.seed = seed;
+  return d;
 }
 
 template <class T>
 struct DeviceCopies {
   std::vector<gpu::DeviceBuffer<T>> copies;
 };
-
-// The host input (shared by every point of the same type and length) and its rotated device
-// copies.
-template <class T>
-std::shared_ptr<const std::vector<T>> hostInput(DataCache& cache, size_t n,
-                                                const std::string& tag) {
-  return cache.get<const std::vector<T>>(tag + ":" + typeName<T>() + ":" + std::to_string(n), [&] {
-    return std::make_shared<const std::vector<T>>(smallValues<T>(n, static_cast<uint32_t>(n)));
-  });
-}
-
-template <class T>
-std::shared_ptr<DeviceCopies<T>> deviceInput(DataCache& cache, const std::vector<T>& host,
-                                             const std::string& tag) {
-  return cache.get<DeviceCopies<T>>(
-      "device:" + tag + ":" + typeName<T>() + ":" + std::to_string(host.size()), [&] {
-        auto d = std::make_shared<DeviceCopies<T>>();
-        const size_t r = rotationsFor(host.size() * sizeof(T));
-        for (size_t i = 0; i < r; ++i) d->copies.emplace_back(host);
-        return d;
-      });
-}
 
 template <class T>
 std::string compare(const std::vector<T>& got, const std::vector<T>& expected) {
@@ -117,26 +92,48 @@ std::string compare(const std::vector<T>& got, const std::vector<T>& expected) {
   return s.str();
 }
 
+// The host input of d (shared).
+template <class T>
+std::shared_ptr<const std::vector<T>> hostInput(DataCache& cache, const ArrayData<T>& d) {
+  return cache.get<const std::vector<T>>("host:" + d.inputKey, [&] {
+    return std::make_shared<const std::vector<T>>(randomOnHost<T>(d.n, d.seed, d.formula, d.param));
+  });
+}
+
+// The device input of d, in rotated copies made on the device (shared).
+template <class T>
+std::shared_ptr<DeviceCopies<T>> deviceInput(DataCache& cache, const ArrayData<T>& d) {
+  return cache.get<DeviceCopies<T>>("device:" + d.inputKey, [&] {
+    auto c = std::make_shared<DeviceCopies<T>>();
+    const size_t r = rotationsFor(d.n * sizeof(T));
+    for (size_t i = 0; i < r; ++i)
+      randomOnGpu(c->copies.emplace_back(d.n), d.seed, d.formula, d.param);
+    return c;
+  });
+}
+
 // A point with one kernel from one input array to one output array.
 template <class T>
 class ArrayInstance : public Instance {
  public:
-  ArrayInstance(Kernel k, std::shared_ptr<const std::vector<T>> in,
-                std::shared_ptr<const std::vector<T>> expected, std::string tag)
-      : k_(std::move(k)),
-        in_(std::move(in)),
-        expected_(std::move(expected)),
-        tag_(std::move(tag)),
-        out_(expected_->size()) {
-    poison(out_);
-  }
+  ArrayInstance(Kernel k, ArrayData<T> data, DataCache& cache)
+      : k_(std::move(k)), d_(std::move(data)), cache_(cache) {}
 
   std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& o) override {
-    return {obsidian::simulate(k_, {*in_, out_}, o)};
+    const auto in = hostInput(cache_, d_);
+    expected_ = cache_.get<const std::vector<T>>("host-ref:" + d_.referenceKey, [&] {
+      return std::make_shared<const std::vector<T>>(d_.onHost(*in));
+    });
+    out_.resize(d_.outputSize);
+    poison(out_);
+    return {obsidian::simulate(k_, {*in, out_}, o)};
   }
   void prepareGpu(DataCache& cache) override {
-    dIn_ = deviceInput<T>(cache, *in_, tag_);
-    dOut_ = std::make_unique<gpu::DeviceBuffer<T>>(out_.size());
+    dIn_ = deviceInput(cache, d_);
+    dExpected_ = cache.get<const gpu::DeviceBuffer<T>>("device-ref:" + d_.referenceKey, [&] {
+      return std::make_shared<const gpu::DeviceBuffer<T>>(d_.onGpu(dIn_->copies.at(0)));
+    });
+    dOut_ = std::make_unique<gpu::DeviceBuffer<T>>(d_.outputSize);
     poison(*dOut_);
   }
   size_t rotations() const override { return dIn_->copies.size(); }
@@ -144,20 +141,47 @@ class ArrayInstance : public Instance {
     const gpu::DeviceBuffer<T>& in = dIn_->copies[run % dIn_->copies.size()];
     gpu::launch(k_, {in, *dOut_}, o);
   }
-  void download() override { dOut_->download(std::span<T>(out_)); }
+  void download() override { out_ = dOut_->download(); }
   std::string check() override { return compare(out_, *expected_); }
+  std::string checkGpu() override {
+    if (differingWordsOnGpu(*dOut_, *dExpected_) == 0) return "";
+    download();
+    expected_ = std::make_shared<const std::vector<T>>(dExpected_->download());
+    return check();
+  }
   double bytesMoved() const override {
-    return static_cast<double>((in_->size() + out_.size()) * sizeof(T));
+    return static_cast<double>((d_.n + d_.outputSize) * sizeof(T));
   }
 
  private:
   Kernel k_;
-  std::shared_ptr<const std::vector<T>> in_, expected_;
-  std::string tag_;
+  ArrayData<T> d_;
+  DataCache& cache_;  // the host data of simulate() (the sweep's, which outlives the point)
+  std::shared_ptr<const std::vector<T>> expected_;
   std::vector<T> out_;
   std::shared_ptr<DeviceCopies<T>> dIn_;
+  std::shared_ptr<const gpu::DeviceBuffer<T>> dExpected_;
   std::unique_ptr<gpu::DeviceBuffer<T>> dOut_;
 };
+
+// The host twins of the plain reference kernels (device_data.hpp).
+template <class T>
+std::vector<T> segmentSums(const std::vector<T>& in, size_t segment) {
+  std::vector<T> r((in.size() + segment - 1) / segment);
+  for (size_t s = 0; s < r.size(); ++s) {
+    T acc = 0;
+    for (size_t i = s * segment; i < std::min(in.size(), (s + 1) * segment); ++i) acc = acc + in[i];
+    r[s] = acc;
+  }
+  return r;
+}
+// Sums in 64-bit integers (u32 modulo 2^32; the small-integer floats exact).
+template <class T>
+T sumOf(const std::vector<T>& in) {
+  int64_t s = 0;
+  for (T x : in) s += static_cast<int64_t>(x);
+  return static_cast<T>(std::is_same_v<T, float> ? s : s & 0xffffffffll);
+}
 
 // ------------------------------------------------------------------ reduce (Figure 6)
 const std::vector<std::string> reduceVariants = {"red1", "red2", "red3", "red4",
@@ -210,6 +234,7 @@ Kernel reduceKernel(const Params& p) {
   });
 }
 
+// One partial sum per chunk; the test-only family's reference is off by one in one element.
 template <class T>
 std::unique_ptr<Instance> reduceInstance(const Params& p, const std::vector<Kernel>& k,
                                          DataCache& cache, bool corruptReference) {
@@ -219,21 +244,21 @@ std::unique_ptr<Instance> reduceInstance(const Params& p, const std::vector<Kern
     throw Error("reduce: n (" + std::to_string(n) + ") must be a multiple of chunk (" +
                 std::to_string(chunk) + ")");
   }
-  auto in = hostInput<T>(cache, n, "small");
-  auto expected = cache.get<const std::vector<T>>(
-      "reduce-ref:" + typeName<T>() + ":" + std::to_string(n) + ":" + std::to_string(chunk) +
-          (corruptReference ? ":corrupt" : ""),
-      [&] {
-        auto r = std::make_shared<std::vector<T>>(n / chunk);
-        for (size_t b = 0; b < r->size(); ++b) {
-          T acc = (*in)[b * chunk];
-          for (size_t i = 1; i < chunk; ++i) acc = acc + (*in)[b * chunk + i];
-          (*r)[b] = acc;
-        }
-        if (corruptReference && !r->empty()) (*r)[r->size() / 2] += 1;
-        return std::shared_ptr<const std::vector<T>>(std::move(r));
-      });
-  return std::make_unique<ArrayInstance<T>>(k.at(0), in, expected, "small");
+  ArrayData<T> d = smallInput<T>("small", n, n);
+  d.referenceKey =
+      "reduce:" + d.inputKey + ":" + std::to_string(chunk) + (corruptReference ? ":corrupt" : "");
+  d.outputSize = n / chunk;
+  const auto corrupt = [corruptReference](std::vector<T> r) {
+    if (corruptReference && !r.empty()) r[r.size() / 2] += 1;
+    return r;
+  };
+  d.onHost = [chunk, corrupt](const std::vector<T>& in) { return corrupt(segmentSums(in, chunk)); };
+  d.onGpu = [chunk, corrupt, corruptReference](const gpu::DeviceBuffer<T>& in) {
+    gpu::DeviceBuffer<T> r = segmentSumsOnGpu(in, chunk);
+    if (corruptReference) r.upload(corrupt(r.download()));
+    return r;
+  };
+  return std::make_unique<ArrayInstance<T>>(k.at(0), std::move(d), cache);
 }
 
 Family reduceFamily(bool testWrong) {
@@ -277,17 +302,19 @@ Family reduceFamily(bool testWrong) {
 template <class T>
 class WholeReduceInstance : public Instance {
  public:
-  WholeReduceInstance(Kernel k, uint32_t chunk, std::shared_ptr<const std::vector<T>> in,
-                      T expected)
-      : k_(std::move(k)), chunk_(chunk), in_(std::move(in)), expected_(expected) {
-    for (size_t m = partialCount(in_->size(), chunk_);; m = partialCount(m, chunk_)) {
+  WholeReduceInstance(Kernel k, uint32_t chunk, ArrayData<T> data, DataCache& cache)
+      : k_(std::move(k)), chunk_(chunk), d_(std::move(data)), cache_(cache) {
+    for (size_t m = partialCount(d_.n, chunk_);; m = partialCount(m, chunk_)) {
       sizes_.push_back(m);
       if (m == 1) break;
     }
   }
   std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& o) override {
+    const auto in = hostInput(cache_, d_);
+    expected_ = *cache_.get<T>("host-ref:" + d_.referenceKey,
+                               [&] { return std::make_shared<T>(sumOf(*in)); });
     std::vector<obsidian::SimStats> runs;
-    std::vector<T> data = *in_;
+    std::vector<T> data = *in;
     for (size_t m : sizes_) {
       std::vector<T> partial(m);
       poison(partial);
@@ -298,7 +325,9 @@ class WholeReduceInstance : public Instance {
     return runs;
   }
   void prepareGpu(DataCache& cache) override {
-    dIn_ = deviceInput<T>(cache, *in_, "whole");
+    dIn_ = deviceInput(cache, d_);
+    expected_ = *cache.get<T>("device-ref:" + d_.referenceKey,
+                              [&] { return std::make_shared<T>(sumOnGpu(dIn_->copies.at(0))); });
     for (size_t m : sizes_) poison(levels_.emplace_back(m));
   }
   size_t rotations() const override { return dIn_->copies.size(); }
@@ -317,7 +346,7 @@ class WholeReduceInstance : public Instance {
     return s.str();
   }
   double bytesMoved() const override {
-    size_t elements = in_->size();
+    size_t elements = d_.n;
     for (size_t m : sizes_) elements += 2 * m;  // written, then read by the next level
     return static_cast<double>((elements - 1) * sizeof(T));
   }
@@ -325,8 +354,9 @@ class WholeReduceInstance : public Instance {
  private:
   Kernel k_;
   uint32_t chunk_;
-  std::shared_ptr<const std::vector<T>> in_;
-  T expected_;
+  ArrayData<T> d_;
+  DataCache& cache_;
+  T expected_{};
   T got_{};
   std::vector<size_t> sizes_;
   std::shared_ptr<DeviceCopies<T>> dIn_;
@@ -346,15 +376,9 @@ Kernel wholeKernel(const Params& p) {
 template <class T>
 std::unique_ptr<Instance> wholeInstance(const Params& p, const std::vector<Kernel>& k,
                                         DataCache& cache) {
-  const size_t n = p.at("n").get<size_t>();
-  auto in = hostInput<T>(cache, n, "whole");
-  // Integer sums: exact for u32 (wrapping) and for the small-integer floats (far below 2^24).
-  const auto sum = *cache.get<T>("whole-ref:" + typeName<T>() + ":" + std::to_string(n), [&] {
-    int64_t s = 0;
-    for (T x : *in) s += static_cast<int64_t>(x);
-    return std::make_shared<T>(static_cast<T>(std::is_same_v<T, float> ? s : s & 0xffffffffll));
-  });
-  return std::make_unique<WholeReduceInstance<T>>(k.at(0), u32(p, "chunk"), in, sum);
+  ArrayData<T> d = smallInput<T>("whole", p.at("n").get<size_t>(), p.at("n").get<size_t>());
+  d.referenceKey = "sum:" + d.inputKey;
+  return std::make_unique<WholeReduceInstance<T>>(k.at(0), u32(p, "chunk"), std::move(d), cache);
 }
 
 Family wholeFamily() {
@@ -402,6 +426,7 @@ BlockScanAlgorithm scanVariantOf(const Params& p) {
   return parseBlockScanAlgorithm(str(p, "variant"));
 }
 
+// The inclusive prefixes of every chunk; u32 inputs in 1..2^16, f32 small integers.
 template <class T>
 std::unique_ptr<Instance> scanInstance(const Params& p, const std::vector<Kernel>& k,
                                        DataCache& cache) {
@@ -411,24 +436,23 @@ std::unique_ptr<Instance> scanInstance(const Params& p, const std::vector<Kernel
     throw Error("scan: n (" + std::to_string(n) + ") must be a multiple of chunk (" +
                 std::to_string(chunk) + ")");
   }
-  auto in =
-      cache.get<const std::vector<T>>("scan-input:" + typeName<T>() + ":" + std::to_string(n), [&] {
-        if constexpr (std::is_same_v<T, float>) {
-          return std::make_shared<const std::vector<T>>(smallValues<T>(n, 2026));
-        } else {
-          return std::make_shared<const std::vector<T>>(randomWords(n, 2026, 1u << 16));
-        }
-      });
-  auto expected = cache.get<const std::vector<T>>(
-      "scan-ref:" + typeName<T>() + ":" + std::to_string(n) + ":" + std::to_string(chunk), [&] {
-        auto r = std::make_shared<std::vector<T>>(n);
-        for (size_t b = 0; b < n; b += chunk) {
-          T acc = 0;
-          for (size_t i = b; i < b + chunk; ++i) (*r)[i] = acc = acc + (*in)[i];
-        }
-        return std::shared_ptr<const std::vector<T>>(std::move(r));
-      });
-  return std::make_unique<ArrayInstance<T>>(k.at(0), in, expected, "scan");
+  ArrayData<T> d = smallInput<T>("scan", n, 2026);
+  if constexpr (!std::is_same_v<T, float>) {
+    d.formula = Random::Words;
+    d.param = 1u << 16;
+  }
+  d.referenceKey = "scans:" + d.inputKey + ":" + std::to_string(chunk);
+  d.outputSize = n;
+  d.onHost = [chunk](const std::vector<T>& in) {
+    std::vector<T> r(in.size());
+    for (size_t b = 0; b < in.size(); b += chunk) {
+      T acc = 0;
+      for (size_t i = b; i < std::min(in.size(), b + chunk); ++i) r[i] = acc = acc + in[i];
+    }
+    return r;
+  };
+  d.onGpu = [chunk](const gpu::DeviceBuffer<T>& in) { return segmentScansOnGpu(in, chunk); };
+  return std::make_unique<ArrayInstance<T>>(k.at(0), std::move(d), cache);
 }
 
 Family scanFamily() {
@@ -471,16 +495,27 @@ Family scanFamily() {
 }
 
 // ------------------------------------------------------------------ mandelbrot (Figure 3)
+// The reference is the CPU's emulation of the kernel's float operations (seconds for a 4096^2
+// image): kept on disk (storedReference), on the device per size, compared there.
 class MandelInstance : public Instance {
  public:
-  MandelInstance(Kernel k, uint32_t height, std::shared_ptr<const std::vector<uint8_t>> expected)
-      : k_(std::move(k)), height_(height), expected_(std::move(expected)), out_(expected_->size()) {
+  MandelInstance(Kernel k, uint32_t width, uint32_t height)
+      : k_(std::move(k)),
+        height_(height),
+        key_("mandel:" + std::to_string(width) + "x" + std::to_string(height)),
+        reference_([width, height] { return paper::mandelReference(width, height); }),
+        out_(size_t{width} * height) {
     poison(out_);
   }
   std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& o) override {
+    expected_ = std::make_shared<const std::vector<uint8_t>>(reference_());
     return {obsidian::simulate(k_, {height_, out_}, o)};
   }
-  void prepareGpu(DataCache&) override {
+  void prepareGpu(DataCache& cache) override {
+    dExpected_ = cache.get<const gpu::DeviceBuffer<uint8_t>>("device-ref:" + key_, [&] {
+      return std::make_shared<const gpu::DeviceBuffer<uint8_t>>(
+          storedReference<uint8_t>(key_, reference_));
+    });
     dOut_ = std::make_unique<gpu::DeviceBuffer<uint8_t>>(out_.size());
     poison(*dOut_);
   }
@@ -489,13 +524,22 @@ class MandelInstance : public Instance {
   }
   void download() override { dOut_->download(std::span<uint8_t>(out_)); }
   std::string check() override { return compare(out_, *expected_); }
+  std::string checkGpu() override {
+    if (differingWordsOnGpu(*dOut_, *dExpected_) == 0) return "";
+    download();
+    expected_ = std::make_shared<const std::vector<uint8_t>>(dExpected_->download());
+    return check();
+  }
   double bytesMoved() const override { return static_cast<double>(out_.size()); }
 
  private:
   Kernel k_;
   uint32_t height_;
+  std::string key_;
+  std::function<std::vector<uint8_t>()> reference_;
   std::shared_ptr<const std::vector<uint8_t>> expected_;
   std::vector<uint8_t> out_;
+  std::shared_ptr<const gpu::DeviceBuffer<uint8_t>> dExpected_;
   std::unique_ptr<gpu::DeviceBuffer<uint8_t>> dOut_;
 };
 
@@ -520,14 +564,8 @@ Family mandelbrotFamily() {
   f.build = [](const Params& p) {
     return std::vector<Kernel>{paper::mandelKernel(u32(p, "size"), u32(p, "threads"))};
   };
-  f.instantiate = [](const Params& p, const std::vector<Kernel>& k, DataCache& cache) {
-    const uint32_t width = u32(p, "size"), height = u32(p, "height");
-    auto expected = cache.get<const std::vector<uint8_t>>(
-        "mandel-ref:" + std::to_string(width) + "x" + std::to_string(height), [&] {
-          return std::make_shared<const std::vector<uint8_t>>(
-              paper::mandelReference(width, height));
-        });
-    return std::make_unique<MandelInstance>(k.at(0), height, expected);
+  f.instantiate = [](const Params& p, const std::vector<Kernel>& k, DataCache&) {
+    return std::make_unique<MandelInstance>(k.at(0), u32(p, "size"), u32(p, "height"));
   };
   f.variantLabel = [](const Params&) { return std::string("mandel"); };
   f.naturalThreads = [](const Params& p) { return u32(p, "size"); };  // one thread per pixel
@@ -538,8 +576,8 @@ Family mandelbrotFamily() {
 // The sweeps that choose the policy tables of obsidian/device/*.hpp: each point is one policy of
 // a device algorithm on one input, its output checked against C++.
 template <class T>
-std::shared_ptr<const std::vector<T>> inputOf(DataCache& cache, const Params& p) {
-  return hostInput<T>(cache, p.at("n").get<size_t>(), "device");
+ArrayData<T> inputOf(const Params& p) {
+  return smallInput<T>("device", p.at("n").get<size_t>(), p.at("n").get<size_t>());
 }
 
 // On the GPU, the grid the library's call would use (what the device holds at once); on the
@@ -559,15 +597,14 @@ ReducePolicy reducePolicyOf(const Params& p) {
 template <class T>
 std::unique_ptr<Instance> deviceReduceInstance(const Params& p, const std::vector<Kernel>& k,
                                                DataCache& cache) {
-  auto in = inputOf<T>(cache, p);
-  auto expected = cache.get<const std::vector<T>>(
-      "device-reduce-ref:" + typeName<T>() + ":" + std::to_string(in->size()), [&] {
-        int64_t sum = 0;
-        for (T x : *in) sum += static_cast<int64_t>(x);
-        return std::make_shared<const std::vector<T>>(
-            std::vector<T>{static_cast<T>(std::is_same_v<T, float> ? sum : sum & 0xffffffffll)});
-      });
-  return std::make_unique<ArrayInstance<T>>(k.at(0), in, expected, "device");
+  ArrayData<T> d = inputOf<T>(p);
+  d.referenceKey = "sum:" + d.inputKey;
+  d.outputSize = 1;
+  d.onHost = [](const std::vector<T>& in) { return std::vector<T>{sumOf(in)}; };
+  d.onGpu = [](const gpu::DeviceBuffer<T>& in) {
+    return gpu::DeviceBuffer<T>(std::vector<T>{sumOnGpu(in)});
+  };
+  return std::make_unique<ArrayInstance<T>>(k.at(0), std::move(d), cache);
 }
 
 Family deviceReduceFamily() {
@@ -607,23 +644,13 @@ Family deviceReduceFamily() {
 template <class T>
 std::unique_ptr<Instance> segmentedInstance(const Params& p, const std::vector<Kernel>& k,
                                             DataCache& cache) {
-  auto in = inputOf<T>(cache, p);
   const uint32_t segment = u32(p, "segment");
-  auto expected = cache.get<const std::vector<T>>(
-      "segmented-ref:" + typeName<T>() + ":" + std::to_string(in->size()) + ":" +
-          std::to_string(segment),
-      [&] {
-        auto r = std::make_shared<std::vector<T>>(partialCount(in->size(), segment));
-        for (size_t s = 0; s < r->size(); ++s) {
-          int64_t sum = 0;
-          for (size_t i = s * segment; i < std::min(in->size(), (s + 1) * size_t{segment}); ++i) {
-            sum += static_cast<int64_t>((*in)[i]);
-          }
-          (*r)[s] = static_cast<T>(std::is_same_v<T, float> ? sum : sum & 0xffffffffll);
-        }
-        return std::shared_ptr<const std::vector<T>>(std::move(r));
-      });
-  return std::make_unique<ArrayInstance<T>>(k.at(0), in, expected, "device");
+  ArrayData<T> d = inputOf<T>(p);
+  d.referenceKey = "sums:" + d.inputKey + ":" + std::to_string(segment);
+  d.outputSize = partialCount(d.n, segment);
+  d.onHost = [segment](const std::vector<T>& in) { return segmentSums(in, segment); };
+  d.onGpu = [segment](const gpu::DeviceBuffer<T>& in) { return segmentSumsOnGpu(in, segment); };
+  return std::make_unique<ArrayInstance<T>>(k.at(0), std::move(d), cache);
 }
 
 Family deviceSegmentedReduceFamily() {
@@ -663,21 +690,22 @@ Family deviceSegmentedReduceFamily() {
 template <class T>
 std::unique_ptr<Instance> deviceScanInstance(const Params& p, const std::vector<Kernel>& k,
                                              DataCache& cache) {
-  auto in = inputOf<T>(cache, p);
   const bool exclusive = str(p, "kind") == "exclusive";
-  auto expected = cache.get<const std::vector<T>>(
-      "device-scan-ref:" + typeName<T>() + ":" + std::to_string(in->size()) + ":" + str(p, "kind"),
-      [&] {
-        auto r = std::make_shared<std::vector<T>>(in->size());
-        T acc = 0;
-        for (size_t i = 0; i < in->size(); ++i) {
-          if (!exclusive) acc = acc + (*in)[i];
-          (*r)[i] = acc;
-          if (exclusive) acc = acc + (*in)[i];
-        }
-        return std::shared_ptr<const std::vector<T>>(std::move(r));
-      });
-  return std::make_unique<ArrayInstance<T>>(k.at(0), in, expected, "device");
+  ArrayData<T> d = inputOf<T>(p);
+  d.referenceKey = "scan:" + d.inputKey + ":" + str(p, "kind");
+  d.outputSize = d.n;
+  d.onHost = [exclusive](const std::vector<T>& in) {
+    std::vector<T> r(in.size());
+    T acc = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (!exclusive) acc = acc + in[i];
+      r[i] = acc;
+      if (exclusive) acc = acc + in[i];
+    }
+    return r;
+  };
+  d.onGpu = [exclusive](const gpu::DeviceBuffer<T>& in) { return scanOnGpu(in, exclusive); };
+  return std::make_unique<ArrayInstance<T>>(k.at(0), std::move(d), cache);
 }
 
 Family deviceScanFamily() {

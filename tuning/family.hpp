@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "device_data.hpp"
+
 namespace tuning {
 
 using obsidian::Kernel;
@@ -68,16 +70,6 @@ inline ParamSpec choiceParam(std::string name, std::string help, std::vector<std
 inline size_t rotationsFor(size_t bytes) {
   const size_t target = size_t{200} << 20;
   return std::clamp<size_t>((target + bytes - 1) / std::max<size_t>(bytes, 1), 1, 8);
-}
-
-// Random data from a counter-based generator (splitmix64 of seed and index) rather than the
-// examples' sequential mt19937: the values are as random, but 2^26 of them take a fraction of
-// the time, and a sweep's setup is time spent outside its GPU runs.
-inline uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
 }
 
 // Outputs start as 0xFF bytes (u32 0xffffffff, f32 NaN, u8 255: values no point computes), so
@@ -138,6 +130,12 @@ class Instance {
   virtual void download() = 0;
   // "" when the outputs equal the reference, else what differs (first index, values, count).
   virtual std::string check() = 0;
+  // check() of the last GPU run; families that compare on the device (device_data.hpp) bring
+  // the outputs to the host only when they differ.
+  virtual std::string checkGpu() {
+    download();
+    return check();
+  }
   // Bytes one run reads and writes in global memory (GB/s = this / time).
   virtual double bytesMoved() const = 0;
 };

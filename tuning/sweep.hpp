@@ -38,9 +38,11 @@ struct SweepSummary {
   size_t ok = 0, wrong = 0, skipped = 0, pruned = 0, errors = 0;
   double predictSeconds = 0;  // --prune: simulating slices of points for the cost model
   double wallSeconds = 0, gpuRunSeconds = 0;  // the whole sweep; warm-up and timed runs
-  // Outside the GPU runs: creating the device context, waiting for the compile threads,
-  // inputs and references (generated, uploaded), the first (checked) run of each point.
+  // Outside the GPU runs: initializing the driver and creating the device context, waiting for
+  // the compile threads, inputs and references (made on the device, or read from the disk
+  // store), the first run of each point and its check.
   double deviceInitSeconds = 0, waitSeconds = 0, dataSeconds = 0, checkSeconds = 0;
+  double loadSeconds = 0;  // loading each point's module (and its occupancy)
   size_t kernels = 0, nvrtcCompiles = 0;
   double compileWallSeconds = 0;
   unsigned jobs = 0;

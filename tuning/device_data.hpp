@@ -1,0 +1,114 @@
+// A sweep's data where its GPU runs are: inputs generated on the device, references computed
+// there by plain kernels (one thread per segment, a sequential loop: nothing a tuned kernel
+// shares), outputs compared there, and references the device cannot compute kept on disk.
+// So a warm sweep spends its time in the GPU runs, not in generating, uploading, downloading
+// and comparing arrays on the host (issue 20, item 4). Every device routine has a host twin
+// giving the same values; the simulator runs the device kernels in the tests, which compare them
+// with the twins.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <obsidian/obsidian.hpp>
+#include <obsidian/runtime.hpp>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace tuning {
+
+// Random data from a counter-based generator: element i is formula(splitmix64(base + i)),
+// base = splitmix64(seed). Counter-based, so the device makes the same values in parallel.
+template <class U>  // uint64_t, or Exp<uint64_t> in the device kernels
+U mix64(U x) {
+  x = x + U(0x9e3779b97f4a7c15ull);
+  x = (x ^ (x >> U(30ull))) * U(0xbf58476d1ce4e5b9ull);
+  x = (x ^ (x >> U(27ull))) * U(0x94d049bb133111ebull);
+  return x ^ (x >> U(31ull));
+}
+inline uint64_t splitmix64(uint64_t x) { return mix64<uint64_t>(x); }
+
+// What an element is made of r = splitmix64(base + i):
+enum class Random {
+  Words,      // 1 + r % param (u32): never zero
+  SmallInts,  // k = 1 + r % 16; u32: k; f32: -k for k <= 8, else k - 8 (non-zero in [-8, 8]:
+              // sums of up to 2^21 of them are exact integers in float, in any order)
+  Bits,       // u8, u32: the low bits of r; f32: (r >> 40) / 2^24, in [0, 1)
+  Modulo,     // r % param
+};
+
+// Element type names of the families' parameters.
+template <class T>
+std::string typeName() {
+  if constexpr (std::is_same_v<T, float>) return "f32";
+  if constexpr (std::is_same_v<T, uint8_t>) return "u8";
+  if constexpr (std::is_same_v<T, uint32_t>) return "u32";
+}
+
+// n random elements on the host.
+template <class T>
+std::vector<T> randomOnHost(size_t n, uint64_t seed, Random formula, uint64_t param = 0);
+// The same elements on the device, in `out` (its size is n).
+template <class T>
+void randomOnGpu(obsidian::gpu::DeviceBuffer<T>& out, uint64_t seed, Random formula,
+                 uint64_t param = 0);
+
+// The number of 4-byte words at which the `bytes` bytes at device addresses got and want differ
+// (a trailing partial word compared on the host): 0 when equal. For exact results.
+uint64_t differingWordsOnGpu(uint64_t got, uint64_t want, size_t bytes);
+template <class T>
+uint64_t differingWordsOnGpu(const obsidian::gpu::DeviceBuffer<T>& got,
+                             const obsidian::gpu::DeviceBuffer<T>& want) {
+  if (got.size() != want.size()) return got.size() + want.size();
+  return differingWordsOnGpu(got.address(), want.address(), got.size() * sizeof(T));
+}
+
+// References by plain kernels, for u32 (wrapping) and the small-integer floats (exact).
+// One sum per `segment` consecutive elements (the last segment may be short).
+template <class T>
+obsidian::gpu::DeviceBuffer<T> segmentSumsOnGpu(const obsidian::gpu::DeviceBuffer<T>& in,
+                                                uint32_t segment);
+// The inclusive prefixes of every `segment` consecutive elements.
+template <class T>
+obsidian::gpu::DeviceBuffer<T> segmentScansOnGpu(const obsidian::gpu::DeviceBuffer<T>& in,
+                                                 uint32_t segment);
+// The whole array's inclusive (or exclusive) prefixes, and its sum.
+template <class T>
+obsidian::gpu::DeviceBuffer<T> scanOnGpu(const obsidian::gpu::DeviceBuffer<T>& in, bool exclusive);
+template <class T>
+T sumOnGpu(const obsidian::gpu::DeviceBuffer<T>& in);
+// The transpose of a rows x cols row-major matrix (cols x rows).
+template <class T>
+obsidian::gpu::DeviceBuffer<T> transposeOnGpu(const obsidian::gpu::DeviceBuffer<T>& in,
+                                              uint32_t rows, uint32_t cols);
+
+// The plain kernels above, for the simulator tests: random elements (out: n) and segment sums
+// and scans (segment, in -> out).
+obsidian::Kernel randomKernel(obsidian::ScalarType type, Random formula);
+obsidian::Kernel segmentSumsKernel(obsidian::ScalarType type);
+obsidian::Kernel segmentScansKernel(obsidian::ScalarType type);
+
+// References the device cannot compute (a CPU emulation of float rounding, counts of random
+// samples) kept on disk beside the kernel cache (<cache>/references), so later sweeps read
+// them: make() on a miss, its result stored. The entry is keyed by `key` and by the binary that
+// computes it (its path, size and modification time), so a rebuilt tool never reads a
+// reference an older one made. No disk without a kernel cache directory.
+std::vector<uint8_t> storedBytes(const std::string& key,
+                                 const std::function<std::vector<uint8_t>()>& make);
+template <class T>
+std::vector<T> storedReference(const std::string& key,
+                               const std::function<std::vector<T>()>& make) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  const std::vector<uint8_t> bytes = storedBytes(key + ":" + typeName<T>(), [&] {
+    const std::vector<T> v = make();
+    std::vector<uint8_t> b(v.size() * sizeof(T));
+    if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  });
+  std::vector<T> v(bytes.size() / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
+  return v;
+}
+
+}  // namespace tuning

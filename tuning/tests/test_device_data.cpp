@@ -1,0 +1,163 @@
+// device_data.hpp: the device twins of a sweep's host data agree with the host (random inputs
+// and the plain reference kernels on the simulator; every routine on the GPU when there is
+// one), and the disk store returns what it stored, only to the same key.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+
+#include "device_data.hpp"
+
+using namespace obsidian;
+using namespace tuning;
+namespace gpu = obsidian::gpu;
+
+namespace {
+
+template <class T>
+std::vector<T> hostSums(const std::vector<T>& in, size_t segment, bool scan) {
+  std::vector<T> out;
+  for (size_t s = 0; s < in.size(); s += segment) {
+    T acc = 0;
+    for (size_t i = s; i < std::min(in.size(), s + segment); ++i) {
+      acc = acc + in[i];
+      if (scan) out.push_back(acc);
+    }
+    if (!scan) out.push_back(acc);
+  }
+  return out;
+}
+
+template <class T>
+void checkRandomOnSimulator(Random formula, uint64_t param) {
+  const uint32_t n = 1001;
+  std::vector<T> got(n);
+  simulate(randomKernel(scalarTypeOf<T>, formula), {n, splitmix64(77), param, got});
+  const std::vector<T> want = randomOnHost<T>(n, 77, formula, param);
+  CHECK(got == want);
+  // Not a constant: the formula's values spread.
+  CHECK(std::count(want.begin(), want.end(), want[0]) < static_cast<long>(n / 2));
+}
+
+template <class T>
+void checkSegmentsOnSimulator(uint32_t segment) {
+  const std::vector<T> in = randomOnHost<T>(1000, 5, Random::SmallInts);
+  std::vector<T> sums((in.size() + segment - 1) / segment), scans(in.size());
+  simulate(segmentSumsKernel(scalarTypeOf<T>), {segment, in, sums});
+  simulate(segmentScansKernel(scalarTypeOf<T>), {segment, in, scans});
+  CHECK(sums == hostSums(in, segment, false));
+  CHECK(scans == hostSums(in, segment, true));
+}
+
+}  // namespace
+
+TEST_CASE("device_data: random inputs on the simulator equal the host's") {
+  checkRandomOnSimulator<uint32_t>(Random::Words, 1u << 16);
+  checkRandomOnSimulator<uint32_t>(Random::SmallInts, 0);
+  checkRandomOnSimulator<uint32_t>(Random::Bits, 0);
+  checkRandomOnSimulator<uint32_t>(Random::Modulo, 1000003);
+  checkRandomOnSimulator<float>(Random::SmallInts, 0);
+  checkRandomOnSimulator<float>(Random::Bits, 0);
+  checkRandomOnSimulator<float>(Random::Modulo, 1000003);
+  checkRandomOnSimulator<uint8_t>(Random::Bits, 0);
+  // The formulas' ranges.
+  for (uint32_t x : randomOnHost<uint32_t>(4096, 1, Random::Words, 10)) CHECK((x >= 1 && x <= 10));
+  for (float x : randomOnHost<float>(4096, 1, Random::SmallInts)) {
+    CHECK((x != 0 && x >= -8 && x <= 8 && x == std::floor(x)));
+  }
+  for (float x : randomOnHost<float>(4096, 1, Random::Bits)) CHECK((x >= 0 && x < 1));
+  CHECK_THROWS_WITH_AS(randomOnHost<uint32_t>(4, 1, Random::Words, 0),
+                       "random data: Words and Modulo need a non-zero parameter", Error);
+}
+
+TEST_CASE("device_data: the plain segment sums and scans on the simulator equal the host's") {
+  checkSegmentsOnSimulator<uint32_t>(64);
+  checkSegmentsOnSimulator<uint32_t>(7);  // a short last segment
+  checkSegmentsOnSimulator<float>(1000);
+  checkSegmentsOnSimulator<float>(4096);  // one segment, shorter than its size
+}
+
+TEST_CASE("device_data: the disk store returns what it stored, for its key only") {
+  const std::filesystem::path dir = KernelCache::global().directory();
+  REQUIRE_MESSAGE(!dir.empty(), "the tests run with OBSIDIAN_CACHE_DIR set");
+  const std::string key = "test:" + std::to_string(std::random_device{}());
+  int made = 0;
+  const auto make = [&made] {
+    ++made;
+    return std::vector<uint32_t>{1, 2, 3, static_cast<uint32_t>(made)};
+  };
+  const std::vector<uint32_t> first = storedReference<uint32_t>(key, make);
+  CHECK(made == 1);
+  CHECK(storedReference<uint32_t>(key, make) == first);  // read back, not made
+  CHECK(made == 1);
+  CHECK(storedReference<uint32_t>(key + "x", make) != first);  // another key: made
+  CHECK(made == 2);
+  // A damaged entry (cut short) is made again and replaced.
+  size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "references")) {
+    std::ifstream in(e.path(), std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    if (text.find(key + ":u32|") == std::string::npos) continue;  // (the key and the type)
+    ++entries;
+    std::filesystem::resize_file(e.path(), std::filesystem::file_size(e.path()) - 1);
+  }
+  CHECK(entries == 1);
+  CHECK(storedReference<uint32_t>(key, make).back() == 3u);
+  CHECK(made == 3);
+  CHECK(storedReference<uint32_t>(key, make).back() == 3u);
+  CHECK(made == 3);
+}
+
+TEST_CASE("device_data: every routine on the GPU agrees with the host") {
+  if (!gpu::available()) {
+    std::cout << "SKIPPED: no CUDA device (" << gpu::unavailableReason() << ")\n";
+    return;
+  }
+  const size_t n = 3 * 4096 + 5;
+  const std::vector<uint32_t> words = randomOnHost<uint32_t>(n, 9, Random::Words, 1u << 16);
+  gpu::DeviceBuffer<uint32_t> dWords(n);
+  randomOnGpu(dWords, 9, Random::Words, 1u << 16);
+  CHECK(dWords.download() == words);
+  const std::vector<float> small = randomOnHost<float>(n, 9, Random::SmallInts);
+  gpu::DeviceBuffer<float> dSmall(n);
+  randomOnGpu(dSmall, 9, Random::SmallInts);
+  CHECK(dSmall.download() == small);
+  gpu::DeviceBuffer<uint8_t> dBytes(1001);
+  randomOnGpu(dBytes, 3, Random::Bits);
+  CHECK(dBytes.download() == randomOnHost<uint8_t>(1001, 3, Random::Bits));
+
+  CHECK(segmentSumsOnGpu(dWords, 100).download() == hostSums(words, 100, false));
+  CHECK(segmentScansOnGpu(dSmall, 100).download() == hostSums(small, 100, true));
+  std::vector<float> inclusive = hostSums(small, n, true), exclusive(n);
+  for (size_t i = 0; i < n; ++i) exclusive[i] = inclusive[i] - small[i];
+  CHECK(scanOnGpu(dSmall, false).download() == inclusive);
+  CHECK(scanOnGpu(dSmall, true).download() == exclusive);
+  CHECK(sumOnGpu(dWords) == hostSums(words, n, false).at(0));
+
+  const uint32_t rows = 37, cols = 53;
+  const std::vector<uint32_t> m = randomOnHost<uint32_t>(rows * cols, 4, Random::Modulo, 1000003);
+  std::vector<uint32_t> mt(m.size());
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t c = 0; c < cols; ++c) mt[c * rows + r] = m[r * cols + c];
+  CHECK(transposeOnGpu(gpu::DeviceBuffer<uint32_t>(m), rows, cols).download() == mt);
+  CHECK_THROWS_WITH_AS(transposeOnGpu(gpu::DeviceBuffer<uint32_t>(m), rows, cols + 1),
+                       "transposeOnGpu: a 37 x 54 matrix has 1998 elements; got 1961", Error);
+
+  // Differences are counted, in whole words and in a trailing partial word.
+  gpu::DeviceBuffer<uint32_t> same(words);
+  CHECK(differingWordsOnGpu(dWords, same) == 0);
+  std::vector<uint32_t> changed = words;
+  changed[5] ^= 1u;
+  changed[n - 1] += 7;
+  CHECK(differingWordsOnGpu(dWords, gpu::DeviceBuffer<uint32_t>(changed)) == 2);
+  std::vector<uint8_t> bytes = dBytes.download();
+  CHECK(differingWordsOnGpu(dBytes, gpu::DeviceBuffer<uint8_t>(bytes)) == 0);
+  bytes.back() ^= 0x10;  // in the last, partial word (1001 = 250 x 4 + 1)
+  CHECK(differingWordsOnGpu(dBytes, gpu::DeviceBuffer<uint8_t>(bytes)) == 1);
+  std::vector<float> nan = small;
+  nan[n / 2] = std::numeric_limits<float>::quiet_NaN();
+  CHECK(differingWordsOnGpu(dSmall, gpu::DeviceBuffer<float>(nan)) == 1);
+}
