@@ -358,6 +358,12 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
             a->args[1]->isLiteral()) {
           return binary(BinOp::Add, a->args[0], binary(BinOp::Add, a->args[1], b));
         }
+        // (x - c1) + c2  ->  x + (c2 - c1) (wrapping): Sklansky's i % 4 - 2 + 2 is i % 4, so
+        // that i / 4 * 4 + (i % 4 - 2 + 2) is i, and both sides of its select read one element
+        if (b->isLiteral() && a->kind == ExpKind::Binary && a->binOp == BinOp::Sub &&
+            a->args[1]->isLiteral()) {
+          return binary(BinOp::Add, a->args[0], binary(BinOp::Sub, b, a->args[1]));
+        }
         break;
       case BinOp::Sub:
         if (bZero) return a;

@@ -90,12 +90,14 @@ void Counters::branch(uint32_t s, const Lanes& lanes, const Lanes& taken) {
 
 void Counters::barrier(uint32_t s, Level level, const Lanes& lanes) {
   kept_.clear();
+  sharedLoaded_.clear();
   const Counter c = level == Level::Block ? Counter::Barriers : Counter::WarpSyncs;
   forWarps(lanes, [&](size_t, size_t) { ++counts_[s][c]; });
 }
 
 void Counters::fence(uint32_t s, const Lanes& lanes) {
   kept_.clear();
+  sharedLoaded_.clear();
   forWarps(lanes, [&](size_t, size_t) { ++counts_[s][Counter::Fences]; });
 }
 
@@ -121,10 +123,13 @@ void Counters::global(uint32_t s, AccessKind kind, ArrayId a, bool readOnly, uin
                       const Lanes& lanes, const std::vector<uint64_t>& addresses) {
   const Kinds k = globalKinds(kind);
   SimCounters& c = counts_[s];
-  // An atomic orders memory; a store through a global pointer may, for all the CUDA compiler
-  // knows, write any memory: values kept in registers are loaded again after either.
+  // An atomic orders memory: shared words kept in registers are loaded again after it. A store
+  // through a global pointer cannot write shared memory (the CUDA compiler gives a kernel's
+  // pointer parameters the global address space), so shared words stay kept across it (the
+  // look-back scan's tile number across the tile's stores); global values loaded before it
+  // may have been overwritten.
+  if (kind == AccessKind::Atomic) kept_.clear();
   if (kind != AccessKind::Load) {
-    kept_.clear();
     loaded_.clear();
   } else if (readOnly) {
     for (const Loaded& l : loaded_) {
@@ -157,32 +162,46 @@ void Counters::global(uint32_t s, AccessKind kind, ArrayId a, bool readOnly, uin
   });
 }
 
-bool Counters::overlapsPendingStore(uint32_t bytes, const std::vector<uint64_t>& addresses) const {
-  for (const Pending& p : pending_) {
-    if (p.kind != AccessKind::Store) continue;
-    for (size_t j = 0; j < addresses.size(); ++j) {
-      if (addresses[j] < p.addresses[j] + p.bytes && p.addresses[j] < addresses[j] + bytes) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
-void Counters::shared(uint32_t s, AccessKind kind, uint32_t bytes, const Lanes& lanes,
-                      const std::vector<uint64_t>& addresses) {
+void Counters::shared(uint32_t s, AccessKind kind, uint32_t bytes, uint64_t base,
+                      const Lanes& lanes, const std::vector<uint64_t>& addresses) {
   if (kind == AccessKind::Atomic) {
     boundary();
-    countShared(s, kind, bytes, lanes, addresses);
+    countShared(s, kind, bytes, base, lanes, addresses);
     return;
   }
-  // Only accesses by the same lanes merge; a load of what a pending store wrote ends the run.
+  // Only accesses by the same lanes merge. A load after a store ends the run: the CUDA compiler
+  // cannot move a shared store past a shared load it cannot prove apart (every shared array is
+  // an offset into one buffer, indexed by unknown values), so the stores before the load and
+  // those after it are not merged (Sklansky3's first level: its two stores stay 4-byte).
   if (!pending_.empty() && pending_.front().lanes != lanes) boundary();
-  if (kind == AccessKind::Load && overlapsPendingStore(bytes, addresses)) boundary();
-  pending_.push_back({s, kind, bytes, lanes, addresses});
+  if (kind == AccessKind::Load) {
+    // Loaded by these lanes at these addresses since the last boundary, and not written since
+    // as far as the compiler can tell: the register is reused.
+    for (const SharedLoaded& l : sharedLoaded_) {
+      if (l.bytes == bytes && l.lanes == lanes && l.addresses == addresses) return;
+    }
+    sharedLoaded_.push_back({bytes, lanes, addresses});
+    if (std::any_of(pending_.begin(), pending_.end(),
+                    [](const Pending& p) { return p.kind == AccessKind::Store; })) {
+      flush();
+    }
+  } else {
+    // A store may write any word from its array's start up (see countShared).
+    std::erase_if(sharedLoaded_, [&](const SharedLoaded& l) {
+      return std::any_of(l.addresses.begin(), l.addresses.end(),
+                         [&](uint64_t a) { return a + l.bytes > base; });
+    });
+  }
+  pending_.push_back({s, kind, bytes, base, lanes, addresses});
 }
 
 void Counters::boundary() {
+  flush();
+  loaded_.clear();
+  sharedLoaded_.clear();
+}
+
+void Counters::flush() {
   // Merge pairs whose second access starts where the first ends, every lane's first aligned
   // to the pair's size, up to 16 bytes (what ld.shared.v2 / .v4 take).
   for (bool merged = true; merged;) {
@@ -205,24 +224,22 @@ void Counters::boundary() {
       }
     }
   }
-  for (const Pending& p : pending_) countShared(p.statement, p.kind, p.bytes, p.lanes, p.addresses);
+  for (const Pending& p : pending_) {
+    countShared(p.statement, p.kind, p.bytes, p.base, p.lanes, p.addresses);
+  }
   pending_.clear();
-  loaded_.clear();
 }
 
-void Counters::countShared(uint32_t s, AccessKind kind, uint32_t bytes, const Lanes& lanes,
-                           const std::vector<uint64_t>& addresses) {
-  if (kind != AccessKind::Load) {
-    // A store or atomic: the values kept of the words it writes are stale.
-    // An atomic orders memory; a store through a global pointer may, for all the CUDA compiler
-    // knows, write shared memory too: values kept in registers are loaded again after either.
-    if (kind != AccessKind::Load) kept_.clear();
-    for (uint64_t a : addresses) {
-      for (auto it = kept_.lower_bound(a >= 3 ? a - 3 : 0);
-           it != kept_.end() && it->first < a + bytes;) {
-        it = kept_.erase(it);
-      }
-    }
+void Counters::countShared(uint32_t s, AccessKind kind, uint32_t bytes, uint64_t base,
+                           const Lanes& lanes, const std::vector<uint64_t>& addresses) {
+  if (kind == AccessKind::Atomic) {
+    kept_.clear();  // an atomic orders memory: kept values are loaded again after it
+  } else if (kind == AccessKind::Store) {
+    // Every shared array is an offset into one buffer, its index unsigned: for all the CUDA
+    // compiler can prove, a store may write any word from its array's start up, and none below
+    // (the look-back scan's tile number, arr0[0u], stays in a register across its tile's
+    // stores to the arrays above it).
+    kept_.erase(kept_.lower_bound(base >= 3 ? base - 3 : 0), kept_.end());
   } else if (!addresses.empty() && bytes <= 4 &&
              std::all_of(addresses.begin(), addresses.end(),
                          [&](uint64_t a) { return a == addresses[0]; })) {

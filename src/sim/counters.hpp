@@ -41,8 +41,11 @@ class Counters {
               const Lanes& lanes, const std::vector<uint64_t>& addresses);
   // Shared loads and stores are counted at the next boundary: the CUDA compiler merges
   // accesses of adjacent, aligned words by the same lanes in straight-line code into one wide
-  // access (two 4-byte loads of a[2i] and a[2i + 1] are one 8-byte load).
-  void shared(uint32_t s, AccessKind kind, uint32_t bytes, const Lanes& lanes,
+  // access (two 4-byte loads of a[2i] and a[2i + 1] are one 8-byte load), and a load the same
+  // lanes made at the same addresses, not written since, is not made again.
+  // `base`: the array's first byte in shared memory (what the CUDA compiler knows of where a
+  // store with an unknown index may land: at or above it).
+  void shared(uint32_t s, AccessKind kind, uint32_t bytes, uint64_t base, const Lanes& lanes,
               const std::vector<uint64_t>& addresses);
   // The end of straight-line code (a branch, a loop iteration, a barrier, a block's end).
   void boundary();
@@ -61,16 +64,18 @@ class Counters {
   static void forWarps(const Lanes& lanes, F&& f);
   // The lanes [begin, end) of one atomic request: their count and their distinct addresses.
   void atomics(uint32_t s, const std::vector<uint64_t>& addresses, size_t begin, size_t end);
-  void countShared(uint32_t s, AccessKind kind, uint32_t bytes, const Lanes& lanes,
+  // Counts the shared accesses pending (merging adjacent ones) and starts a new run.
+  void flush();
+  void countShared(uint32_t s, AccessKind kind, uint32_t bytes, uint64_t base, const Lanes& lanes,
                    const std::vector<uint64_t>& addresses);
   struct Pending {
     uint32_t statement;
     AccessKind kind;
     uint32_t bytes;
+    uint64_t base;
     Lanes lanes;
     std::vector<uint64_t> addresses;
   };
-  bool overlapsPendingStore(uint32_t bytes, const std::vector<uint64_t>& addresses) const;
 
   std::vector<SimCounters> counts_;
   // Per global array, per sector: 1 + the last block that touched it (0: none yet).
@@ -80,7 +85,8 @@ class Counters {
   std::vector<Pending> pending_;  // shared accesses since the last boundary, in order
   // Shared words every lane of a request read at one address (arr[0]), and the lanes that read
   // them, since the last barrier, fence or atomic: the CUDA compiler keeps such a value in a
-  // register instead of loading it again, until a store to the word.
+  // register instead of loading it again, until a shared store that may write the word (one
+  // to an array that starts at or below it).
   std::map<uint64_t, std::bitset<1024>> kept_;
   struct Loaded {
     ArrayId array;
@@ -88,6 +94,14 @@ class Counters {
     std::vector<uint64_t> addresses;
   };
   std::vector<Loaded> loaded_;  // read-only global loads since the last boundary or store
+  // Shared loads since the last boundary (barrier, fence, atomic) that no store since may
+  // have written, for all the CUDA compiler can tell: loaded again, they are reused.
+  struct SharedLoaded {
+    uint32_t bytes;
+    Lanes lanes;
+    std::vector<uint64_t> addresses;
+  };
+  std::vector<SharedLoaded> sharedLoaded_;
 };
 
 }  // namespace obsidian::sim

@@ -189,7 +189,9 @@ void Machine::counted(ArrayId a, AccessKind kind, const Lanes& lanes, uint32_t b
     case MemorySpace::GridState:
       counters_->global(s, kind, a, !globals_[a].writable, bytes, lanes, addresses_);
       break;
-    case MemorySpace::Shared: counters_->shared(s, kind, bytes, lanes, addresses_); break;
+    case MemorySpace::Shared:
+      counters_->shared(s, kind, bytes, k_.arrays[a].offset, lanes, addresses_);
+      break;
     case MemorySpace::Register:
       if (kind == AccessKind::Load) counters_->shuffle(s, lanes);  // writes: the lane's own
       break;

@@ -31,7 +31,7 @@ std::vector<uint64_t> addresses(const Lanes& l, uint64_t base, uint64_t stride) 
 SimCounters sharedAccess(uint32_t bytes, const std::vector<uint64_t>& a, const Lanes& l,
                          AccessKind kind = AccessKind::Load) {
   Counters c(1, {});
-  c.shared(0, kind, bytes, l, a);
+  c.shared(0, kind, bytes, 0, l, a);
   c.boundary();
   return c.perStatement()[0];
 }
@@ -92,22 +92,22 @@ TEST_CASE("counters: adjacent aligned shared loads of the same lanes merge into 
   const Lanes w = lanes(0, 32);
   Counters c(1, {});
   // a[2i] and a[2i + 1]: one 8-byte load per lane.
-  c.shared(0, AccessKind::Load, 4, w, addresses(w, 0, 8));
-  c.shared(0, AccessKind::Load, 4, w, addresses(w, 4, 8));
+  c.shared(0, AccessKind::Load, 4, 0, w, addresses(w, 0, 8));
+  c.shared(0, AccessKind::Load, 4, 0, w, addresses(w, 4, 8));
   c.boundary();
   CHECK(c.perStatement()[0][Counter::SharedLoadRequests] == 1);
   CHECK(c.perStatement()[0][Counter::SharedLoadWavefronts] == 2);
   // a[2i + 1] and a[2i + 2] are not aligned as a pair: two loads.
   Counters d(1, {});
-  d.shared(0, AccessKind::Load, 4, w, addresses(w, 4, 8));
-  d.shared(0, AccessKind::Load, 4, w, addresses(w, 8, 8));
+  d.shared(0, AccessKind::Load, 4, 0, w, addresses(w, 4, 8));
+  d.shared(0, AccessKind::Load, 4, 0, w, addresses(w, 8, 8));
   d.boundary();
   CHECK(d.perStatement()[0][Counter::SharedLoadRequests] == 2);
   // Across a boundary (a barrier, a branch), nothing merges.
   Counters e(1, {});
-  e.shared(0, AccessKind::Load, 4, w, addresses(w, 0, 8));
+  e.shared(0, AccessKind::Load, 4, 0, w, addresses(w, 0, 8));
   e.boundary();
-  e.shared(0, AccessKind::Load, 4, w, addresses(w, 4, 8));
+  e.shared(0, AccessKind::Load, 4, 0, w, addresses(w, 4, 8));
   e.boundary();
   CHECK(e.perStatement()[0][Counter::SharedLoadRequests] == 2);
 }
@@ -116,24 +116,86 @@ TEST_CASE("counters: a word every lane reads is kept in a register until a store
   const Lanes w = lanes(0, 32);
   Counters c(1, {64});
   const std::vector<uint64_t> zero(32, 0);
-  c.shared(0, AccessKind::Load, 4, w, zero);
+  c.shared(0, AccessKind::Load, 4, 0, w, zero);
   c.boundary();
-  c.shared(0, AccessKind::Load, 4, w, zero);  // kept: no load
+  c.shared(0, AccessKind::Load, 4, 0, w, zero);  // kept: no load
   c.boundary();
   CHECK(c.perStatement()[0][Counter::SharedLoadRequests] == 1);
-  c.shared(0, AccessKind::Store, 4, lanes(0, 1), {0});
+  // A store to an array that starts above the word (at byte 16) cannot write it: still kept.
+  c.shared(0, AccessKind::Store, 4, 16, w, addresses(w, 16, 4));
   c.boundary();
-  c.shared(0, AccessKind::Load, 4, w, zero);  // written since: loaded again
+  c.shared(0, AccessKind::Load, 4, 0, w, zero);
+  c.boundary();
+  CHECK(c.perStatement()[0][Counter::SharedLoadRequests] == 1);
+  // Nor can a store to global memory.
+  c.global(0, AccessKind::Store, 0, false, 4, lanes(0, 1), {0});
+  c.shared(0, AccessKind::Load, 4, 0, w, zero);
+  c.boundary();
+  CHECK(c.perStatement()[0][Counter::SharedLoadRequests] == 1);
+  // A store to the word's own array (any index, for all the compiler knows): loaded again.
+  c.shared(0, AccessKind::Store, 4, 0, lanes(0, 1), {8});
+  c.boundary();
+  c.shared(0, AccessKind::Load, 4, 0, w, zero);
   c.boundary();
   CHECK(c.perStatement()[0][Counter::SharedLoadRequests] == 2);
   c.barrier(0, Level::Block, w);
-  c.shared(0, AccessKind::Load, 4, w, zero);  // after a barrier: loaded again
+  c.shared(0, AccessKind::Load, 4, 0, w, zero);  // after a barrier: loaded again
   c.boundary();
   CHECK(c.perStatement()[0][Counter::SharedLoadRequests] == 3);
-  c.global(0, AccessKind::Store, 0, false, 4, lanes(0, 1), {0});
-  c.shared(0, AccessKind::Load, 4, w, zero);  // after a global store: loaded again
+  c.global(0, AccessKind::Atomic, 0, false, 4, lanes(0, 1), {0});
+  c.shared(0, AccessKind::Load, 4, 0, w, zero);  // after an atomic: loaded again
   c.boundary();
   CHECK(c.perStatement()[0][Counter::SharedLoadRequests] == 4);
+}
+
+TEST_CASE("counters: shared stores on either side of a shared load do not merge") {
+  const Lanes w = lanes(0, 32);
+  // b[2i] = ...; b[2i + 1] = ...: one 8-byte store per lane.
+  Counters c(1, {});
+  c.shared(0, AccessKind::Store, 4, 0, w, addresses(w, 0, 8));
+  c.shared(0, AccessKind::Store, 4, 0, w, addresses(w, 4, 8));
+  c.boundary();
+  CHECK(c.perStatement()[0][Counter::SharedStoreRequests] == 1);
+  // b[2i] = a[2i]; b[2i + 1] = a[2i] + a[2i + 1] (Sklansky3, b above a): the compiler cannot
+  // move the first store past the loads (it cannot prove them apart): two 4-byte stores; a[2i]
+  // is not read again (b starts above it) and a[2i + 1] is read alone: two 2-way conflicted
+  // 4-byte loads, as Nsight Compute counts them.
+  Counters d(1, {});
+  d.shared(0, AccessKind::Load, 4, 0, w, addresses(w, 0, 8));
+  d.shared(0, AccessKind::Store, 4, 512, w, addresses(w, 512, 8));
+  d.shared(0, AccessKind::Load, 4, 0, w, addresses(w, 0, 8));
+  d.shared(0, AccessKind::Load, 4, 0, w, addresses(w, 4, 8));
+  d.shared(0, AccessKind::Store, 4, 512, w, addresses(w, 516, 8));
+  d.boundary();
+  CHECK(d.perStatement()[0][Counter::SharedStoreRequests] == 2);
+  CHECK(d.perStatement()[0][Counter::SharedLoadRequests] == 2);
+  CHECK(d.perStatement()[0][Counter::SharedLoadWavefronts] == 2 + 2);
+  CHECK(d.perStatement()[0][Counter::SharedLoadConflicts] == 1 + 1);
+}
+
+TEST_CASE("counters: a shared load made again is reused unless a store may have written it") {
+  const Lanes w = lanes(0, 32);
+  const std::vector<uint64_t> a = addresses(w, 256, 4);
+  Counters c(1, {});
+  c.shared(0, AccessKind::Load, 4, 256, w, a);
+  c.shared(0, AccessKind::Load, 4, 256, w, a);                      // reused
+  c.shared(0, AccessKind::Store, 4, 512, w, addresses(w, 512, 4));  // above: cannot write it
+  c.shared(0, AccessKind::Load, 4, 256, w, a);                      // reused
+  c.shared(0, AccessKind::Load, 2, 256, w, a);                      // another width: loaded
+  c.boundary();
+  CHECK(c.perStatement()[0][Counter::SharedLoadRequests] == 2);
+  c.shared(0, AccessKind::Load, 4, 256, w, a);             // after a boundary: loaded again
+  c.shared(0, AccessKind::Store, 4, 0, lanes(0, 1), {0});  // an array below: may write it
+  c.shared(0, AccessKind::Load, 4, 256, w, a);             // loaded again
+  c.shared(0, AccessKind::Load, 4, 256, lanes(0, 16),
+           std::vector<uint64_t>(a.begin(), a.begin() + 16));
+  c.boundary();  // (other lanes: loaded)
+  CHECK(c.perStatement()[0][Counter::SharedLoadRequests] == 2 + 3);
+  c.shared(0, AccessKind::Load, 4, 256, w, a);
+  c.barrier(0, Level::Block, w);
+  c.shared(0, AccessKind::Load, 4, 256, w, a);  // after a barrier: loaded again
+  c.boundary();
+  CHECK(c.perStatement()[0][Counter::SharedLoadRequests] == 5 + 2);
 }
 
 TEST_CASE("counters: a read-only global load made again by the same lanes is reused") {
