@@ -4,11 +4,16 @@
 //                 [--min-time-ms T] [--max-points N] [--prune [--prune-factor F]]
 //                 [--summary FILE] [--no-progress] [--tables-only] [--markdown]
 //                 [--list-families] [--policies] [--shard i/N] [--merge FILE...]
+//                 [--devices all|0,1,...]
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 #include <obsidian/device/histogram.hpp>
 #include <obsidian/device/transpose.hpp>
+#include <obsidian/runtime.hpp>
 
+#include "devices.hpp"
+#include "space.hpp"
 #include "sweep.hpp"
 
 namespace {
@@ -29,7 +34,7 @@ int main(int argc, char** argv) {
       "every result checked against a reference, one JSON line per point"};
   std::string spacePath;
   tuning::SweepOptions o;
-  std::string shard;
+  std::string shard, devices;
   std::vector<std::string> merge;
   bool list = false, policies = false, tablesOnly = false, markdown = false, noProgress = false,
        noCompile = false;
@@ -67,6 +72,9 @@ int main(int argc, char** argv) {
                  "merge these shards' results files into the output (-o) in the space's order, "
                  "print the tables; exit 1 when a point of the space is missing")
       ->expected(1, -1);
+  app.add_option("--devices", devices,
+                 "spread the points over GPUs of this host: all, or device numbers (0,1): one "
+                 "worker process per device, results merged into the output (see README.md)");
   app.add_flag("--list-families", list, "list the kernel families and their parameters");
   app.add_flag("--policies", policies,
                "print the device algorithms' policy tables, with the command and the "
@@ -139,6 +147,19 @@ int main(int argc, char** argv) {
       for (const std::string& k : r.foreign) std::cout << "  not in the space: " << k << "\n";
       tuning::printTables(o.output, o.simulate, markdown);
       return r.missing.empty() && r.foreign.empty() ? 0 : 1;
+    }
+    if (!devices.empty()) {
+      if (o.simulate) {
+        throw obsidian::Error(
+            "--devices spreads points over GPUs; --simulate runs them on the CPU (use --jobs)");
+      }
+      if (!shard.empty()) throw obsidian::Error("--devices and --shard go in separate commands");
+      const std::vector<int> ordinals = tuning::parseDevices(devices, obsidian::gpu::deviceCount(),
+                                                             obsidian::gpu::unavailableReason());
+      const tuning::SweepSummary s = tuning::runOnDevices(
+          std::filesystem::read_symlink("/proc/self/exe").string(), spacePath, o, ordinals, points);
+      tuning::printTables(o.output, false, markdown);
+      return s.wrong == 0 && s.errors == 0 ? 0 : 1;
     }
     if (!shard.empty()) {
       const auto [i, n] = tuning::parseShard(shard);

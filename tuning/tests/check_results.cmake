@@ -1,6 +1,6 @@
 # Runs obsidian-tune and checks its results file (the tuning.* tests in ../CMakeLists.txt).
 #   -DTUNE=<obsidian-tune> -DSPACE=<space.json or, for MODE=bad, a directory> -DWORK=<scratch dir>
-#   -DMODE=simulate | resume | wrong | skipped | bad | gpu
+#   -DMODE=simulate | resume | wrong | skipped | bad | gpu | devices_bad | devices
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -184,6 +184,47 @@ elseif(MODE STREQUAL "gpu")
   set(results "${WORK}/pruned.jsonl")
   tune(0 "${SPACE}" -o "${results}" --min-time-ms 1 --prune --summary "${WORK}/summary.json")
   check_lines("ok|pruned" ${points})
+elseif(MODE STREQUAL "devices_bad")
+  # --devices: malformed lists and conflicting options are reported, whatever the host has.
+  foreach(case "x|expected \"all\" or device numbers separated by commas"
+               "0,|expected \"all\" or device numbers separated by commas"
+               "0,0|device 0 twice")
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 spec)
+    list(GET parts 1 regex)
+    tune(2 "${SPACE}" --devices "${spec}" -o "${results}")
+    if(NOT tune_err MATCHES "--devices ${spec}: ${regex}")
+      message(FATAL_ERROR "--devices ${spec}: the message\n  ${tune_err}\ndoes not match ${regex}")
+    endif()
+  endforeach()
+  tune(2 "${SPACE}" --devices all --simulate -o "${results}")
+  if(NOT tune_err MATCHES "--devices spreads points over GPUs; --simulate runs them on the CPU")
+    message(FATAL_ERROR "--devices with --simulate: ${tune_err}")
+  endif()
+  tune(2 "${SPACE}" --devices all --shard 0/2 -o "${results}")
+  if(NOT tune_err MATCHES "--devices and --shard go in separate commands")
+    message(FATAL_ERROR "--devices with --shard: ${tune_err}")
+  endif()
+elseif(MODE STREQUAL "devices")
+  # Every device of the host, one worker each: the merged file holds every point once, ok and
+  # timed, and each worker's file is there; skipped where there is no device.
+  tune_maybe_gpu("${SPACE}" --devices all -o "${results}" --min-time-ms 1
+                 --summary "${WORK}/summary.json")
+  if(no_gpu)
+    return()
+  endif()
+  summary_field(points points)
+  check_lines(ok ${points})
+  file(READ "${WORK}/summary.json" json)
+  string(JSON n LENGTH "${json}" devices)
+  if(n LESS 1)
+    message(FATAL_ERROR "the summary lists no device")
+  endif()
+  file(GLOB shards "${WORK}/results.device*.jsonl")
+  list(LENGTH shards files)
+  if(NOT files EQUAL n)
+    message(FATAL_ERROR "${files} worker files for ${n} devices")
+  endif()
 else()
   message(FATAL_ERROR "unknown MODE ${MODE}")
 endif()
