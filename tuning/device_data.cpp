@@ -4,7 +4,9 @@
 
 #include <dlfcn.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -362,8 +364,11 @@ std::vector<uint8_t> storedBytes(const std::string& key,
     if (in.read(magic, 8) && std::memcmp(magic, kMagic, 8) == 0 &&
         in.read(reinterpret_cast<char*>(&keyLength), 8) && keyLength == full.size()) {
       std::string stored(keyLength, '\0');
+      std::error_code ec;
+      const uint64_t fileSize = std::filesystem::file_size(path, ec);
       if (in.read(stored.data(), static_cast<std::streamsize>(keyLength)) && stored == full &&
-          in.read(reinterpret_cast<char*>(&size), 8)) {
+          in.read(reinterpret_cast<char*>(&size), 8) && !ec &&
+          size == fileSize - (8 + 8 + keyLength + 8)) {  // what the header says is there
         std::vector<uint8_t> data(size);
         if (in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(size)) &&
             in.peek() == std::char_traits<char>::eof()) {
@@ -377,8 +382,10 @@ std::vector<uint8_t> storedBytes(const std::string& key,
   // write (read-only cache) only loses the reuse.
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
+  // (unique to this process and call: workers of --devices may make the same entry at once)
+  static std::atomic<uint64_t> calls{0};
   const std::filesystem::path tmp =
-      path.string() + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(&data));
+      path.string() + ".tmp" + std::to_string(getpid()) + "." + std::to_string(calls.fetch_add(1));
   {
     std::ofstream out(tmp, std::ios::binary);
     const uint64_t keyLength = full.size(), size = data.size();

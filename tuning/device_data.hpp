@@ -41,9 +41,12 @@ enum class Random {
 // Element type names of the families' parameters.
 template <class T>
 std::string typeName() {
+  static_assert(
+      std::is_same_v<T, float> || std::is_same_v<T, uint8_t> || std::is_same_v<T, uint32_t>,
+      "the sweeps' element types are f32, u8 and u32");
   if constexpr (std::is_same_v<T, float>) return "f32";
   if constexpr (std::is_same_v<T, uint8_t>) return "u8";
-  if constexpr (std::is_same_v<T, uint32_t>) return "u32";
+  return "u32";
 }
 
 // n random elements on the host.

@@ -2,12 +2,15 @@
 #include "devices.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -79,13 +82,31 @@ std::string lastLine(const std::string& path) {
   return last;
 }
 
-// Starts `args` with CUDA_VISIBLE_DEVICES=device, its output to `log`.
+// What CUDA_VISIBLE_DEVICES must say for a worker to see device `ordinal` as this process
+// numbers it: the ordinal-th entry of this process's own list where it has one (a scheduler's
+// "2,3", or GPU UUIDs), else the ordinal.
+std::string visibleDevice(int ordinal) {
+  const char* inherited = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (inherited == nullptr || *inherited == '\0') return std::to_string(ordinal);
+  std::stringstream in(inherited);
+  std::string entry;
+  for (int i = 0; std::getline(in, entry, ','); ++i) {
+    if (i == ordinal) return entry;
+  }
+  throw Error("--devices: device " + std::to_string(ordinal) +
+              " is not in CUDA_VISIBLE_DEVICES=" + inherited);
+}
+
+// Starts `args` seeing only `device`, its output to `log`.
 pid_t spawn(const std::vector<std::string>& args, int device, const std::string& log) {
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw Error("--devices: cannot write the log " + log + ": " + std::strerror(errno));
+  ::close(fd);
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     if (std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) env.emplace_back(*e);
   }
-  env.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(device));
+  env.push_back("CUDA_VISIBLE_DEVICES=" + visibleDevice(device));
   std::vector<char*> argv, envp;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -157,16 +178,29 @@ SweepSummary runOnDevices(const std::string& tool, const std::string& spacePath,
       args.push_back(std::to_string(o.pruneFactor));
     }
     std::filesystem::remove(w.summary);
-    w.pid = spawn(args, w.device, w.log);
+    try {
+      w.pid = spawn(args, w.device, w.log);
+    } catch (const Error&) {
+      for (size_t j = 0; j < k; ++j) {  // the workers started: stopped and reaped
+        ::kill(workers[j].pid, SIGTERM);
+        while (waitpid(workers[j].pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+      }
+      throw;
+    }
     std::cerr << "device " << w.device << ": shard " << k << "/" << n << " of " << points.size()
               << " points, " << jobs << " compile threads, log " << w.log << "\n";
   }
   std::string failed;
   for (Worker& w : workers) {
     int status = 0;
-    while (waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+    pid_t got = -1;
+    while ((got = waitpid(w.pid, &status, 0)) < 0 && errno == EINTR) {
     }
-    w.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    w.exitCode = got < 0               ? 255
+                 : WIFEXITED(status)   ? WEXITSTATUS(status)
+                 : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                       : 255;
     // 0: every point fine; 1: a point wrong or failed (in the results); else the worker failed.
     if (w.exitCode > 1) {
       failed += "\n  device " + std::to_string(w.device) + " (exit " + std::to_string(w.exitCode) +
@@ -175,9 +209,18 @@ SweepSummary runOnDevices(const std::string& tool, const std::string& spacePath,
   }
   if (!failed.empty()) throw Error("--devices: a worker failed (see its log):" + failed);
 
+  // An existing output's lines are kept, unless a worker ran the point again.
   std::vector<std::string> files;
+  const std::string before = stem + ".before.jsonl";
+  std::error_code ec;
+  const bool hadOutput = std::filesystem::file_size(o.output, ec) > 0 && !ec;
+  if (hadOutput) {
+    std::filesystem::copy_file(o.output, before, std::filesystem::copy_options::overwrite_existing);
+    files.push_back(before);
+  }
   for (const Worker& w : workers) files.push_back(w.results);
   const MergeReport merged = mergeResults(files, o.output, points, false);
+  if (hadOutput) std::filesystem::remove(before, ec);
 
   // The whole run: every worker's counts and times added up, the wall time this process's.
   SweepSummary s;
@@ -187,7 +230,13 @@ SweepSummary runOnDevices(const std::string& tool, const std::string& spacePath,
             << " points missing)\n";
   for (const Worker& w : workers) {
     nlohmann::json j;
-    std::ifstream(w.summary) >> j;
+    std::ifstream in(w.summary);
+    try {
+      in >> j;
+    } catch (const nlohmann::json::exception&) {
+      throw Error("--devices: device " + std::to_string(w.device) + " left no readable summary " +
+                  w.summary + " (see " + w.log + ")");
+    }
     s.points += static_cast<size_t>(number(j, "points"));
     s.resumed += static_cast<size_t>(number(j, "resumed"));
     s.ran += static_cast<size_t>(number(j, "ran"));
@@ -217,6 +266,9 @@ SweepSummary runOnDevices(const std::string& tool, const std::string& spacePath,
             << s.pruned << ", errors " << s.errors << "; wall " << s.wallSeconds << " s, GPU runs "
             << s.gpuRunSeconds << " s over the devices\n";
   for (const std::string& k : merged.missing) std::cout << "  missing: " << k << "\n";
+  for (const std::string& k : merged.foreign) std::cout << "  not in the space: " << k << "\n";
+  // A point no worker finished fails the run, as --merge does.
+  s.errors += merged.missing.size() + merged.foreign.size();
   if (!o.summary.empty()) {
     nlohmann::json j = toJson(s);
     j["mode"] = "gpu";

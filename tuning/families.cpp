@@ -45,7 +45,7 @@ ParamSpec typeParam() { return choiceParam("type", "element type", {"u32", "f32"
 // by a plain kernel and the output compared there. Points with equal keys share them.
 template <class T>
 struct ArrayData {
-  std::string inputKey;  // the input: n elements of `formula` from `seed`
+  std::string tag;  // the input: n elements of `formula` (param) from `seed`
   size_t n = 0;
   uint64_t seed = 0;
   Random formula = Random::SmallInts;
@@ -62,7 +62,7 @@ struct ArrayData {
 template <class T>
 ArrayData<T> smallInput(const std::string& tag, size_t n, uint64_t seed) {
   ArrayData<T> d;
-  d.inputKey = tag + ":" + typeName<T>() + ":" + std::to_string(n);
+  d.tag = tag;
   d.n = n;
   d.seed = seed;
   return d;
@@ -92,10 +92,17 @@ std::string compare(const std::vector<T>& got, const std::vector<T>& expected) {
   return s.str();
 }
 
+// What names d's input among the sweep's shared data: everything that makes it.
+template <class T>
+std::string inputKey(const ArrayData<T>& d) {
+  return d.tag + ":" + typeName<T>() + ":" + std::to_string(d.n) + ":" + std::to_string(d.seed) +
+         ":" + std::to_string(static_cast<int>(d.formula)) + ":" + std::to_string(d.param);
+}
+
 // The host input of d (shared).
 template <class T>
 std::shared_ptr<const std::vector<T>> hostInput(DataCache& cache, const ArrayData<T>& d) {
-  return cache.get<const std::vector<T>>("host:" + d.inputKey, [&] {
+  return cache.get<const std::vector<T>>("host:" + inputKey(d), [&] {
     return std::make_shared<const std::vector<T>>(randomOnHost<T>(d.n, d.seed, d.formula, d.param));
   });
 }
@@ -103,7 +110,7 @@ std::shared_ptr<const std::vector<T>> hostInput(DataCache& cache, const ArrayDat
 // The device input of d, in rotated copies made on the device (shared).
 template <class T>
 std::shared_ptr<DeviceCopies<T>> deviceInput(DataCache& cache, const ArrayData<T>& d) {
-  return cache.get<DeviceCopies<T>>("device:" + d.inputKey, [&] {
+  return cache.get<DeviceCopies<T>>("device:" + inputKey(d), [&] {
     auto c = std::make_shared<DeviceCopies<T>>();
     const size_t r = rotationsFor(d.n * sizeof(T));
     for (size_t i = 0; i < r; ++i)
@@ -246,7 +253,7 @@ std::unique_ptr<Instance> reduceInstance(const Params& p, const std::vector<Kern
   }
   ArrayData<T> d = smallInput<T>("small", n, n);
   d.referenceKey =
-      "reduce:" + d.inputKey + ":" + std::to_string(chunk) + (corruptReference ? ":corrupt" : "");
+      "reduce:" + inputKey(d) + ":" + std::to_string(chunk) + (corruptReference ? ":corrupt" : "");
   d.outputSize = n / chunk;
   const auto corrupt = [corruptReference](std::vector<T> r) {
     if (corruptReference && !r.empty()) r[r.size() / 2] += 1;
@@ -377,7 +384,7 @@ template <class T>
 std::unique_ptr<Instance> wholeInstance(const Params& p, const std::vector<Kernel>& k,
                                         DataCache& cache) {
   ArrayData<T> d = smallInput<T>("whole", p.at("n").get<size_t>(), p.at("n").get<size_t>());
-  d.referenceKey = "sum:" + d.inputKey;
+  d.referenceKey = "sum:" + inputKey(d);
   return std::make_unique<WholeReduceInstance<T>>(k.at(0), u32(p, "chunk"), std::move(d), cache);
 }
 
@@ -441,7 +448,7 @@ std::unique_ptr<Instance> scanInstance(const Params& p, const std::vector<Kernel
     d.formula = Random::Words;
     d.param = 1u << 16;
   }
-  d.referenceKey = "scans:" + d.inputKey + ":" + std::to_string(chunk);
+  d.referenceKey = "scans:" + inputKey(d) + ":" + std::to_string(chunk);
   d.outputSize = n;
   d.onHost = [chunk](const std::vector<T>& in) {
     std::vector<T> r(in.size());
@@ -598,7 +605,7 @@ template <class T>
 std::unique_ptr<Instance> deviceReduceInstance(const Params& p, const std::vector<Kernel>& k,
                                                DataCache& cache) {
   ArrayData<T> d = inputOf<T>(p);
-  d.referenceKey = "sum:" + d.inputKey;
+  d.referenceKey = "sum:" + inputKey(d);
   d.outputSize = 1;
   d.onHost = [](const std::vector<T>& in) { return std::vector<T>{sumOf(in)}; };
   d.onGpu = [](const gpu::DeviceBuffer<T>& in) {
@@ -646,7 +653,7 @@ std::unique_ptr<Instance> segmentedInstance(const Params& p, const std::vector<K
                                             DataCache& cache) {
   const uint32_t segment = u32(p, "segment");
   ArrayData<T> d = inputOf<T>(p);
-  d.referenceKey = "sums:" + d.inputKey + ":" + std::to_string(segment);
+  d.referenceKey = "sums:" + inputKey(d) + ":" + std::to_string(segment);
   d.outputSize = partialCount(d.n, segment);
   d.onHost = [segment](const std::vector<T>& in) { return segmentSums(in, segment); };
   d.onGpu = [segment](const gpu::DeviceBuffer<T>& in) { return segmentSumsOnGpu(in, segment); };
@@ -692,7 +699,7 @@ std::unique_ptr<Instance> deviceScanInstance(const Params& p, const std::vector<
                                              DataCache& cache) {
   const bool exclusive = str(p, "kind") == "exclusive";
   ArrayData<T> d = inputOf<T>(p);
-  d.referenceKey = "scan:" + d.inputKey + ":" + str(p, "kind");
+  d.referenceKey = "scan:" + inputKey(d) + ":" + str(p, "kind");
   d.outputSize = d.n;
   d.onHost = [exclusive](const std::vector<T>& in) {
     std::vector<T> r(in.size());

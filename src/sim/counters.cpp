@@ -128,7 +128,11 @@ void Counters::global(uint32_t s, AccessKind kind, ArrayId a, bool readOnly, uin
   // pointer parameters the global address space), so shared words stay kept across it (the
   // look-back scan's tile number across the tile's stores); global values loaded before it
   // may have been overwritten.
-  if (kind == AccessKind::Atomic) kept_.clear();
+  if (kind == AccessKind::Atomic) {  // the shared accesses before it counted first
+    flush();
+    kept_.clear();
+    sharedLoaded_.clear();
+  }
   if (kind != AccessKind::Load) {
     loaded_.clear();
   } else if (readOnly) {

@@ -184,9 +184,9 @@ TEST_CASE("counters: a shared load made again is reused unless a store may have 
   c.shared(0, AccessKind::Load, 2, 256, w, a);                      // another width: loaded
   c.boundary();
   CHECK(c.perStatement()[0][Counter::SharedLoadRequests] == 2);
-  c.shared(0, AccessKind::Load, 4, 256, w, a);             // after a boundary: loaded again
-  c.shared(0, AccessKind::Store, 4, 0, lanes(0, 1), {0});  // an array below: may write it
-  c.shared(0, AccessKind::Load, 4, 256, w, a);             // loaded again
+  c.shared(0, AccessKind::Load, 4, 256, w, a);                  // after a boundary: loaded again
+  c.shared(0, AccessKind::Store, 4, 0, w, addresses(w, 0, 4));  // an array below: may write it
+  c.shared(0, AccessKind::Load, 4, 256, w, a);                  // loaded again
   c.shared(0, AccessKind::Load, 4, 256, lanes(0, 16),
            std::vector<uint64_t>(a.begin(), a.begin() + 16));
   c.boundary();  // (other lanes: loaded)

@@ -208,10 +208,17 @@ elseif(MODE STREQUAL "devices_bad")
 elseif(MODE STREQUAL "devices")
   # Every device of the host, one worker each: the merged file holds every point once, ok and
   # timed, and each worker's file is there; skipped where there is no device.
-  tune_maybe_gpu("${SPACE}" --devices all -o "${results}" --min-time-ms 1
-                 --summary "${WORK}/summary.json")
-  if(no_gpu)
+  # (skipped only on the tool's own "--devices all: no CUDA device", not on a worker's failure)
+  execute_process(COMMAND "${TUNE}" "${SPACE}" --devices all -o "${results}" --min-time-ms 1
+                          --summary "${WORK}/summary.json"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "obsidian-tune --devices all: exit ${rc}\n${out}${err}")
+  if(err MATCHES "^obsidian-tune: --devices all: no CUDA device")
+    message(STATUS "SKIPPED: no CUDA device")
     return()
+  endif()
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "obsidian-tune --devices all: exit code ${rc}, expected 0")
   endif()
   summary_field(points points)
   check_lines(ok ${points})

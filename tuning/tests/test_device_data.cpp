@@ -109,6 +109,13 @@ TEST_CASE("device_data: the disk store returns what it stored, for its key only"
   CHECK(made == 3);
   CHECK(storedReference<uint32_t>(key, make).back() == 3u);
   CHECK(made == 3);
+  // (the test's entries removed from the shared cache)
+  for (const auto& e : std::filesystem::directory_iterator(dir / "references")) {
+    std::ifstream in(e.path(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    in.close();
+    if (text.find(key) != std::string::npos) std::filesystem::remove(e.path());
+  }
 }
 
 TEST_CASE("device_data: every routine on the GPU agrees with the host") {
@@ -136,6 +143,18 @@ TEST_CASE("device_data: every routine on the GPU agrees with the host") {
   CHECK(scanOnGpu(dSmall, false).download() == inclusive);
   CHECK(scanOnGpu(dSmall, true).download() == exclusive);
   CHECK(sumOnGpu(dWords) == hostSums(words, n, false).at(0));
+  // Shorter than one 4096-element segment, and empty.
+  const std::vector<uint32_t> five = {3, 1, 4, 1, 5};
+  CHECK(scanOnGpu(gpu::DeviceBuffer<uint32_t>(five), false).download() ==
+        std::vector<uint32_t>{3, 4, 8, 9, 14});
+  CHECK(scanOnGpu(gpu::DeviceBuffer<uint32_t>(five), true).download() ==
+        std::vector<uint32_t>{0, 3, 4, 8, 9});
+  CHECK(sumOnGpu(gpu::DeviceBuffer<uint32_t>(five)) == 14u);
+  gpu::DeviceBuffer<uint32_t> none(0);
+  CHECK(scanOnGpu(none, false).size() == 0);
+  CHECK(sumOnGpu(none) == 0u);
+  randomOnGpu(none, 1, Random::Bits);  // nothing to make
+  CHECK(differingWordsOnGpu(none, none) == 0);
 
   const uint32_t rows = 37, cols = 53;
   const std::vector<uint32_t> m = randomOnHost<uint32_t>(rows * cols, 4, Random::Modulo, 1000003);
