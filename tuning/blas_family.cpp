@@ -1,11 +1,12 @@
 // The BLAS family (blas_family.hpp): each point is one of the eleven sequences on one problem
 // with one blas::Shape, run as the whole sequence (every kernel of its plan, in order) and
 // checked against the double-precision reference with blas::mismatch. Inputs and references are
-// shared by the points of one sequence and problem; on the GPU the inputs are rotated so that
-// timed runs do not find them in L2, and the outputs start as NaN so that an element no kernel
-// writes fails the check. GB/s is over the bytes the sequence must move (Sequence::bytes: every
-// input read once, every output written once), so fused and unfused plans compare as the
-// useful bandwidth they reach.
+// shared by the points of one sequence and problem. On the GPU the inputs are made on the device
+// and rotated so that timed runs do not find them in L2, the outputs start as NaN so that an
+// element no kernel writes fails the check, and the check runs on the device against float
+// bounds equivalent to blas::mismatch's tolerance, kept on disk (device_data.hpp). GB/s is over the
+// bytes the sequence must move (Sequence::bytes: every input read once, every output written once),
+// so fused and unfused plans compare as the useful bandwidth they reach.
 #include "blas_family.hpp"
 
 #include <algorithm>
@@ -50,26 +51,57 @@ blas::Shape shapeOf(const Params& p) {
   return s;
 }
 
-// The inputs of a sequence on a problem (random, seeded by the problem) and their reference.
-struct Data {
-  blas::Buffers inputs;
-  std::map<std::string, blas::Expected> expected;
-};
-struct DeviceInputs {
-  std::vector<blas::DeviceBuffers> copies;  // rotated
-};
-
 std::string dataKey(const std::string& name, const blas::Problem& pr) {
   return "blas:" + name + ":" + std::to_string(pr.n) + ":" + std::to_string(pr.rows) + "x" +
          std::to_string(pr.cols) + "/" + std::to_string(pr.pitch);
 }
 
+// The inputs of a sequence on a problem: each named input Random::Signed floats in [-1, 1)
+// seeded by the problem and its name, made on the host for the simulator and the reference,
+// and on the device (the same values) for the GPU.
+uint64_t inputSeed(const std::string& key, const std::string& name) {
+  return hashKey(key + ":" + name);
+}
+
+// On the host: the inputs and the double-precision reference (shared by a problem's points).
+struct HostData {
+  blas::Buffers inputs;
+  std::map<std::string, blas::Expected> expected;
+};
+std::shared_ptr<const HostData> hostData(DataCache& cache, const blas::Sequence& q,
+                                         const std::string& name, const blas::Problem& pr,
+                                         const std::string& key) {
+  return cache.get<const HostData>(key + ":host", [&] {
+    auto d = std::make_shared<HostData>();
+    for (const auto& [in, n] : q.inputs) {
+      d->inputs[in] = randomOnHost<float>(n, inputSeed(key, in), Random::Signed);
+    }
+    for (const auto& list : {q.outputs, q.temporaries}) {  // what blas::reference expects
+      for (const auto& [out, n] : list) d->inputs[out].assign(n, 0.0f);
+    }
+    d->expected = blas::reference(name, pr, d->inputs);
+    for (const auto& list : {q.outputs, q.temporaries}) {  // inputs only: plans differ
+      for (const auto& [out, n] : list) d->inputs.erase(out);
+    }
+    return std::shared_ptr<const HostData>(std::move(d));
+  });
+}
+
+// On the device: the inputs in rotated copies, and per output the float bounds of blas::mismatch's
+// tolerance (floatBounds), kept on disk (storedReference) so a warm sweep computes no reference.
+struct DeviceData {
+  std::vector<blas::DeviceBuffers> copies;
+  std::map<std::string, std::pair<gpu::DeviceBuffer<float>, gpu::DeviceBuffer<float>>> bounds;
+};
+
 class BlasInstance : public Instance {
  public:
-  BlasInstance(blas::Sequence q, std::shared_ptr<const Data> data, std::string key)
-      : q_(std::move(q)), data_(std::move(data)), key_(std::move(key)) {}
+  BlasInstance(blas::Sequence q, std::string name, blas::Problem pr, std::string key,
+               DataCache& cache)
+      : q_(std::move(q)), name_(std::move(name)), pr_(pr), key_(std::move(key)), cache_(cache) {}
   std::vector<SimStats> simulate(const SimOptions& options) override {
-    got_ = data_->inputs;
+    host_ = hostData(cache_, q_, name_, pr_, key_);
+    got_ = host_->inputs;
     for (const auto& list : {q_.outputs, q_.temporaries}) {
       for (const auto& [name, n] : list) {
         got_[name].resize(n);
@@ -79,16 +111,35 @@ class BlasInstance : public Instance {
     return blas::simulate(q_, got_, options);
   }
   void prepareGpu(DataCache& cache) override {
-    inputs_ = cache.get<DeviceInputs>(key_ + ":device", [&] {
-      auto d = std::make_shared<DeviceInputs>();
+    device_ = cache.get<DeviceData>(key_ + ":device", [&] {
+      auto d = std::make_shared<DeviceData>();
       double bytes = 0;
       for (const auto& [name, n] : q_.inputs) bytes += 4.0 * n;
       const size_t r = rotationsFor(static_cast<size_t>(bytes));
       for (size_t i = 0; i < r; ++i) {
         blas::DeviceBuffers& copy = d->copies.emplace_back();
         for (const auto& [name, n] : q_.inputs) {
-          copy.emplace(name, gpu::DeviceBuffer<float>(data_->inputs.at(name)));
+          randomOnGpu(copy.emplace(name, gpu::DeviceBuffer<float>(n)).first->second,
+                      inputSeed(key_, name), Random::Signed);
         }
+      }
+      for (const auto& [out, n] : q_.outputs) {
+        std::pair<std::vector<float>, std::vector<float>> b;  // made only when not stored
+        const auto bounds = [&] {
+          if (b.first.empty() && n > 0) {
+            const blas::Expected& e = hostData(cache, q_, name_, pr_, key_)->expected.at(out);
+            std::vector<double> tolerance(e.scale.size());
+            for (size_t i = 0; i < tolerance.size(); ++i) tolerance[i] = 2e-5 * e.scale[i] + 1e-30;
+            b = floatBounds(e.value, tolerance);
+          }
+          return b;
+        };
+        const std::vector<float> lo =
+            storedReference<float>(dataKeyOf(out, "lo"), [&] { return bounds().first; });
+        const std::vector<float> hi =
+            storedReference<float>(dataKeyOf(out, "hi"), [&] { return bounds().second; });
+        d->bounds.emplace(out,
+                          std::pair{gpu::DeviceBuffer<float>(lo), gpu::DeviceBuffer<float>(hi)});
       }
       return d;
     });
@@ -98,9 +149,9 @@ class BlasInstance : public Instance {
       }
     }
   }
-  size_t rotations() const override { return inputs_->copies.size(); }
+  size_t rotations() const override { return device_->copies.size(); }
   void launch(size_t run, const gpu::LaunchOptions& options) override {
-    const blas::DeviceBuffers& in = inputs_->copies[run % inputs_->copies.size()];
+    const blas::DeviceBuffers& in = device_->copies[run % device_->copies.size()];
     blas::launchWith(
         q_,
         [&](const std::string& name) -> const gpu::DeviceBuffer<float>& {
@@ -112,15 +163,36 @@ class BlasInstance : public Instance {
   void download() override {
     for (const auto& [name, n] : q_.outputs) got_[name] = own_.at(name).download();
   }
-  std::string check() override { return blas::mismatch(data_->expected, got_); }
+  std::string check() override {
+    if (!host_) host_ = hostData(cache_, q_, name_, pr_, key_);
+    return blas::mismatch(host_->expected, got_);
+  }
+  // Against the bounds on the device; the host reference only to say what differs.
+  std::string checkGpu() override {
+    bool within = true;
+    for (const auto& [name, n] : q_.outputs) {
+      const auto& [lo, hi] = device_->bounds.at(name);
+      within = within && outsideBoundsOnGpu(own_.at(name), lo, hi) == 0;
+    }
+    if (within) return "";
+    download();
+    const std::string what = check();
+    return what.empty() ? "an output is outside its bounds on the device, not on the host" : what;
+  }
   double bytesMoved() const override { return q_.bytes(); }
 
  private:
+  std::string dataKeyOf(const std::string& out, const char* bound) const {
+    return key_ + ":" + out + ":" + bound;
+  }
   blas::Sequence q_;
-  std::shared_ptr<const Data> data_;
+  std::string name_;
+  blas::Problem pr_;
   std::string key_;
+  DataCache& cache_;  // the host data (simulate, check), shared per problem
+  std::shared_ptr<const HostData> host_;
   blas::Buffers got_;
-  std::shared_ptr<DeviceInputs> inputs_;
+  std::shared_ptr<DeviceData> device_;
   blas::DeviceBuffers own_;  // outputs and temporaries
 };
 
@@ -201,17 +273,7 @@ Family blasFamily() {
     blas::Sequence q = blas::sequence(name, pr, shapeOf(p));
     assert(q.steps.size() == k.size());
     for (size_t i = 0; i < k.size(); ++i) q.steps[i].kernel = k[i];  // the kernels built
-    const std::string key = dataKey(name, pr);
-    auto data = cache.get<const Data>(key, [&] {
-      auto made = std::make_shared<Data>();
-      made->inputs = blas::randomInputs(q, pr.n + 7 * pr.rows + 13 * pr.cols);
-      made->expected = blas::reference(name, pr, made->inputs);
-      for (const auto& list : {q.outputs, q.temporaries}) {  // inputs only: plans differ
-        for (const auto& [out, n] : list) made->inputs.erase(out);
-      }
-      return std::shared_ptr<const Data>(std::move(made));
-    });
-    return std::make_unique<BlasInstance>(std::move(q), std::move(data), key);
+    return std::make_unique<BlasInstance>(std::move(q), name, pr, dataKey(name, pr), cache);
   };
   f.variantLabel = [](const Params& p) {
     std::string label = p.contains("fuse") ? str(p, "fuse") : "";

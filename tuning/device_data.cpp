@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <obsidian/cache.hpp>
@@ -65,6 +67,12 @@ auto element(const U& r, Random formula, const U& param) {
         return Out(to(r));
       }
     case Random::Modulo: return Out(to(r % param));
+    case Random::Signed:
+      if constexpr (std::is_same_v<T, float>) {
+        return Out(to(r >> U(40ull)) / 8388608.0f - 1.0f);
+      } else {
+        return Out(to(r));
+      }
   }
   OBSIDIAN_ASSERT(false, "a Random formula");
   return Out(to(r));
@@ -156,6 +164,19 @@ Kernel makeDifferingWords(uint32_t blocks) {
       });
 }
 
+// Elements outside their bounds, counted (in float: any count above 0 says "some").
+Kernel makeOutsideBounds(uint32_t blocks) {
+  return capture("outsideBounds", reducePolicy().threads,
+                 [blocks](DPull<EFloat> got, DPull<EFloat> lo, DPull<EFloat> hi) {
+                   return transformReduceAll<float>(
+                       Sum{}, 0.0f,
+                       [](const EFloat& g, const EFloat& l, const EFloat& h) {
+                         return ifThenElse(l <= g && g <= h, EFloat(0.0f), EFloat(1.0f));
+                       },
+                       reducePolicy(), blocks, got, lo, hi);
+                 });
+}
+
 // Each kernel made once per process (making one captures and lowers it).
 Kernel once(const std::string& key, const std::function<Kernel()>& make) {
   static std::mutex mutex;
@@ -225,6 +246,43 @@ uint64_t differingWordsOnGpu(uint64_t got, uint64_t want, size_t bytes) {
     differ += std::memcmp(a, b, tail) != 0;
   }
   return differ;
+}
+
+double outsideBoundsOnGpu(const gpu::DeviceBuffer<float>& got, const gpu::DeviceBuffer<float>& lo,
+                          const gpu::DeviceBuffer<float>& hi) {
+  if (lo.size() != got.size() || hi.size() != got.size()) {
+    throw Error("outsideBoundsOnGpu: " + std::to_string(got.size()) + " elements, bounds of " +
+                std::to_string(lo.size()) + " and " + std::to_string(hi.size()));
+  }
+  if (got.size() == 0) return 0;
+  if (got.size() > UINT32_MAX) throw Error("outsideBoundsOnGpu: at most 2^32 - 1 elements");
+  const Kernel k = once("outsideBounds", [] {
+    return makeOutsideBounds(gpu::occupancyBlocks(makeOutsideBounds(1)));
+  });
+  gpu::DeviceBuffer<float> count(1);
+  gpu::launch(k, {got, lo, hi, count});
+  return count.download().at(0);
+}
+
+std::pair<std::vector<float>, std::vector<float>> floatBounds(
+    const std::vector<double>& value, const std::vector<double>& tolerance) {
+  if (value.size() != tolerance.size()) {
+    throw Error("floatBounds: " + std::to_string(value.size()) + " values, " +
+                std::to_string(tolerance.size()) + " tolerances");
+  }
+  std::pair<std::vector<float>, std::vector<float>> b;
+  b.first.resize(value.size());
+  b.second.resize(value.size());
+  const float inf = std::numeric_limits<float>::infinity();
+  for (size_t i = 0; i < value.size(); ++i) {
+    const double low = value[i] - tolerance[i], high = value[i] + tolerance[i];
+    float lo = static_cast<float>(low), hi = static_cast<float>(high);
+    if (static_cast<double>(lo) < low) lo = std::nextafter(lo, inf);    // the least float >= low
+    if (static_cast<double>(hi) > high) hi = std::nextafter(hi, -inf);  // the greatest <= high
+    b.first[i] = lo;
+    b.second[i] = hi;
+  }
+  return b;
 }
 
 // ------------------------------------------------------------------ references
@@ -323,6 +381,12 @@ OBSIDIAN_TUNING_SUMS(float)
 #undef OBSIDIAN_TUNING_SUMS
 
 // ------------------------------------------------------------------ the disk store
+uint64_t hashKey(const std::string& key) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : key) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
 namespace {
 // The binary holding this code (the tool, or the Python module): path, size, mtime.
 std::string binaryIdentity() {
@@ -339,12 +403,6 @@ std::string binaryIdentity() {
   return id;
 }
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
-
 constexpr char kMagic[8] = {'O', 'B', 'S', 'R', 'E', 'F', '1', '\n'};
 }  // namespace
 
@@ -355,7 +413,7 @@ std::vector<uint8_t> storedBytes(const std::string& key,
   if (dir.empty() || id.empty()) return make();
   const std::string full = key + "|" + id;
   char name[32];
-  std::snprintf(name, sizeof name, "%016llx.ref", static_cast<unsigned long long>(fnv1a(full)));
+  std::snprintf(name, sizeof name, "%016llx.ref", static_cast<unsigned long long>(hashKey(full)));
   const std::filesystem::path path = dir / "references" / name;
   {  // An entry is the magic, the full key's length and text, the data's length and bytes.
     std::ifstream in(path, std::ios::binary);

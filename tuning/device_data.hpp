@@ -36,6 +36,7 @@ enum class Random {
               // sums of up to 2^21 of them are exact integers in float, in any order)
   Bits,       // u8, u32: the low bits of r; f32: (r >> 40) / 2^24, in [0, 1)
   Modulo,     // r % param
+  Signed,     // f32: (r >> 40) / 2^23 - 1, in [-1, 1) (exact); u8, u32: as Bits
 };
 
 // Element type names of the families' parameters.
@@ -66,6 +67,18 @@ uint64_t differingWordsOnGpu(const obsidian::gpu::DeviceBuffer<T>& got,
   if (got.size() != want.size()) return got.size() + want.size();
   return differingWordsOnGpu(got.address(), want.address(), got.size() * sizeof(T));
 }
+
+// The elements of `got` outside [lo[i], hi[i]] (a NaN is outside): 0 when all are within.
+// For results compared with a tolerance (floatBounds); at least 1 when any is outside.
+double outsideBoundsOnGpu(const obsidian::gpu::DeviceBuffer<float>& got,
+                          const obsidian::gpu::DeviceBuffer<float>& lo,
+                          const obsidian::gpu::DeviceBuffer<float>& hi);
+// The floats g with |double(g) - value[i]| <= tolerance[i], as [lo[i], hi[i]]: so that a check
+// in float on the device says what the double check on the host says.
+std::pair<std::vector<float>, std::vector<float>> floatBounds(const std::vector<double>& value,
+                                                              const std::vector<double>& tolerance);
+// A 64-bit hash of a key (FNV-1a): seeds and file names that do not change between builds.
+uint64_t hashKey(const std::string& key);
 
 // References by plain kernels, for u32 (wrapping) and the small-integer floats (exact).
 // One sum per `segment` consecutive elements (the last segment may be short).

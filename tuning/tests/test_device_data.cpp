@@ -4,6 +4,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -63,12 +64,14 @@ TEST_CASE("device_data: random inputs on the simulator equal the host's") {
   checkRandomOnSimulator<float>(Random::Bits, 0);
   checkRandomOnSimulator<float>(Random::Modulo, 1000003);
   checkRandomOnSimulator<uint8_t>(Random::Bits, 0);
+  checkRandomOnSimulator<float>(Random::Signed, 0);
   // The formulas' ranges.
   for (uint32_t x : randomOnHost<uint32_t>(4096, 1, Random::Words, 10)) CHECK((x >= 1 && x <= 10));
   for (float x : randomOnHost<float>(4096, 1, Random::SmallInts)) {
     CHECK((x != 0 && x >= -8 && x <= 8 && x == std::floor(x)));
   }
   for (float x : randomOnHost<float>(4096, 1, Random::Bits)) CHECK((x >= 0 && x < 1));
+  for (float x : randomOnHost<float>(4096, 1, Random::Signed)) CHECK((x >= -1 && x < 1));
   CHECK_THROWS_WITH_AS(randomOnHost<uint32_t>(4, 1, Random::Words, 0),
                        "random data: Words and Modulo need a non-zero parameter", Error);
 }
@@ -78,6 +81,35 @@ TEST_CASE("device_data: the plain segment sums and scans on the simulator equal 
   checkSegmentsOnSimulator<uint32_t>(7);  // a short last segment
   checkSegmentsOnSimulator<float>(1000);
   checkSegmentsOnSimulator<float>(4096);  // one segment, shorter than its size
+}
+
+TEST_CASE("device_data: float bounds say what the double tolerance says") {
+  // For values and tolerances of every scale, every float near the bounds is inside them
+  // exactly when |double(g) - value| <= tolerance.
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> value, tolerance;
+  for (int i = 0; i < 2000; ++i) {
+    value.push_back(u(rng) * std::pow(10.0, static_cast<int>(rng() % 20) - 10));
+    tolerance.push_back(std::fabs(u(rng)) * std::pow(10.0, static_cast<int>(rng() % 20) - 14));
+  }
+  value.push_back(0.5);  // bounds that are floats themselves
+  tolerance.push_back(0.25);
+  const auto [lo, hi] = floatBounds(value, tolerance);
+  for (size_t i = 0; i < value.size(); ++i) {
+    // (lo > hi where no float is within the tolerance: none passes, as on the host)
+    for (float edge : {lo[i], hi[i]}) {
+      float g = edge;
+      for (int k = 0; k < 3; ++k) g = std::nextafter(g, -INFINITY);
+      for (int k = 0; k < 7; ++k, g = std::nextafter(g, INFINITY)) {
+        const bool inside = lo[i] <= g && g <= hi[i];
+        CHECK(inside == (std::fabs(double(g) - value[i]) <= tolerance[i]));
+      }
+    }
+  }
+  CHECK(lo.back() == 0.25f);
+  CHECK(hi.back() == 0.75f);
+  CHECK_THROWS_WITH_AS(floatBounds({1.0}, {}), "floatBounds: 1 values, 0 tolerances", Error);
 }
 
 TEST_CASE("device_data: the disk store returns what it stored, for its key only") {
@@ -179,4 +211,17 @@ TEST_CASE("device_data: every routine on the GPU agrees with the host") {
   std::vector<float> nan = small;
   nan[n / 2] = std::numeric_limits<float>::quiet_NaN();
   CHECK(differingWordsOnGpu(dSmall, gpu::DeviceBuffer<float>(nan)) == 1);
+
+  // Bounds: inside (the bounds themselves included), one outside, a NaN.
+  std::vector<double> v(n), tol(n, 0.5);
+  for (size_t i = 0; i < n; ++i) v[i] = small[i];
+  const auto [lo, hi] = floatBounds(v, tol);
+  const gpu::DeviceBuffer<float> dLo(lo), dHi(hi);
+  CHECK(outsideBoundsOnGpu(dSmall, dLo, dHi) == 0);
+  CHECK(outsideBoundsOnGpu(gpu::DeviceBuffer<float>(hi), dLo, dHi) == 0);
+  std::vector<float> off = small;
+  off[7] += 0.75f;
+  CHECK(outsideBoundsOnGpu(gpu::DeviceBuffer<float>(off), dLo, dHi) >= 1);
+  CHECK(outsideBoundsOnGpu(gpu::DeviceBuffer<float>(nan), dLo, dHi) >= 1);
+  CHECK_THROWS_AS(outsideBoundsOnGpu(dSmall, dLo, gpu::DeviceBuffer<float>(3)), Error);
 }
