@@ -3,8 +3,8 @@
 // checked against the double-precision reference with blas::mismatch. Inputs and references are
 // shared by the points of one sequence and problem. On the GPU the inputs are made on the device
 // and rotated so that timed runs do not find them in L2, the outputs start as NaN so that an
-// element no kernel writes fails the check, and the check runs on the device against float
-// bounds equivalent to blas::mismatch's tolerance, kept on disk (device_data.hpp). GB/s is over the
+// element no kernel writes fails the check, and the check runs on the device: blas::mismatch's
+// test against the double reference computed there (blas_reference.hpp). GB/s is over the
 // bytes the sequence must move (Sequence::bytes: every input read once, every output written once),
 // so fused and unfused plans compare as the useful bandwidth they reach.
 #include "blas_family.hpp"
@@ -13,6 +13,7 @@
 #include <cassert>
 
 #include "../examples/blas/blas.hpp"
+#include "blas_reference.hpp"
 
 namespace tuning {
 
@@ -87,11 +88,11 @@ std::shared_ptr<const HostData> hostData(DataCache& cache, const blas::Sequence&
   });
 }
 
-// On the device: the inputs in rotated copies, and per output the float bounds of blas::mismatch's
-// tolerance (floatBounds), kept on disk (storedReference) so a warm sweep computes no reference.
+// On the device: the inputs in rotated copies, and the reference of every output computed there
+// from the first copy (blasReferenceOnGpu: the host's doubles, in milliseconds).
 struct DeviceData {
   std::vector<blas::DeviceBuffers> copies;
-  std::map<std::string, std::pair<gpu::DeviceBuffer<float>, gpu::DeviceBuffer<float>>> bounds;
+  std::map<std::string, ExpectedOnGpu> expected;
 };
 
 class BlasInstance : public Instance {
@@ -123,30 +124,11 @@ class BlasInstance : public Instance {
                       inputSeed(key_, name), Random::Signed);
         }
       }
-      for (const auto& [out, n] : q_.outputs) {
-        std::pair<std::vector<float>, std::vector<float>> b;  // made only when not stored
-        const auto bounds = [&] {
-          if (b.first.empty() && n > 0) {
-            const blas::Expected& e = hostData(cache, q_, name_, pr_, key_)->expected.at(out);
-            std::vector<double> tolerance(e.scale.size());
-            for (size_t i = 0; i < tolerance.size(); ++i) tolerance[i] = 2e-5 * e.scale[i] + 1e-30;
-            b = floatBounds(e.value, tolerance);
-          }
-          return b;
-        };
-        const std::vector<float> lo =
-            storedReference<float>(dataKeyOf(out, "lo"), [&] { return bounds().first; });
-        const std::vector<float> hi =
-            storedReference<float>(dataKeyOf(out, "hi"), [&] { return bounds().second; });
-        d->bounds.emplace(out,
-                          std::pair{gpu::DeviceBuffer<float>(lo), gpu::DeviceBuffer<float>(hi)});
-      }
+      d->expected = blasReferenceOnGpu(q_, pr_, d->copies.at(0));
       return d;
     });
     for (const auto& list : {q_.outputs, q_.temporaries}) {
-      for (const auto& [name, n] : list) {
-        poison(own_.emplace(name, gpu::DeviceBuffer<float>(n)).first->second);
-      }
+      for (const auto& [name, n] : list) poison(*(own_[name] = cache.output<float>(name, n)));
     }
   }
   size_t rotations() const override { return device_->copies.size(); }
@@ -156,28 +138,28 @@ class BlasInstance : public Instance {
         q_,
         [&](const std::string& name) -> const gpu::DeviceBuffer<float>& {
           const auto it = own_.find(name);
-          return it != own_.end() ? it->second : in.at(name);
+          return it != own_.end() ? *it->second : in.at(name);
         },
         options);
   }
   void download() override {
-    for (const auto& [name, n] : q_.outputs) got_[name] = own_.at(name).download();
+    for (const auto& [name, n] : q_.outputs) got_[name] = own_.at(name)->download();
   }
   std::string check() override {
     if (!host_) host_ = hostData(cache_, q_, name_, pr_, key_);
     return blas::mismatch(host_->expected, got_);
   }
-  // Against the bounds on the device; the host reference only to say what differs.
+  // blas::mismatch's test on the device; the host reference only to say what differs.
   std::string checkGpu() override {
     bool within = true;
     for (const auto& [name, n] : q_.outputs) {
-      const auto& [lo, hi] = device_->bounds.at(name);
-      within = within && outsideBoundsOnGpu(own_.at(name), lo, hi) == 0;
+      within = within && outsideToleranceOnGpu(*own_.at(name), device_->expected.at(name)) == 0;
     }
     if (within) return "";
     download();
     const std::string what = check();
-    return what.empty() ? "an output is outside its bounds on the device, not on the host" : what;
+    return what.empty() ? "an output is outside its tolerance on the device, not on the host"
+                        : what;
   }
   double bytesMoved() const override { return q_.bytes(); }
 
@@ -193,7 +175,7 @@ class BlasInstance : public Instance {
   std::shared_ptr<const HostData> host_;
   blas::Buffers got_;
   std::shared_ptr<DeviceData> device_;
-  blas::DeviceBuffers own_;  // outputs and temporaries
+  std::map<std::string, std::shared_ptr<gpu::DeviceBuffer<float>>> own_;  // outputs, temporaries
 };
 
 }  // namespace

@@ -154,6 +154,38 @@ Kernel makeTranspose() {
                  });
 }
 
+// Pixel i = row * width + column of examples/mandelbrot's image, as its mandelReference
+// computes it: the same float operations in the same order, none contracted (--fmad=false).
+Kernel makeMandelbrot() {
+  CaptureOptions o;
+  o.nvrtcOptions = {"--fmad=false"};
+  return capture(
+      "referenceMandelbrot", kThreads,
+      [](EWord32 width, EWord32 height) {
+        const EWord32 n = width * height;
+        return perThread<uint8_t>(
+            n, n, [=](const Program<Thread>& t, const EWord32& i, const auto& w) {
+              const EFloat xmax(1.2f), xmin(-2.0f), ymax(1.2f), ymin(-1.2f);
+              const EFloat deltaP = (xmax - xmin) / cast<float>(width);
+              const EFloat deltaQ = (ymax - ymin) / cast<float>(height);
+              const EFloat row = cast<float>(i / width), column = cast<float>(i % width);
+              const EFloat x = t.declare(EFloat(0.0f)), y = t.declare(EFloat(0.0f));
+              const EWord32 iter = t.declare(EWord32(1u));
+              t.seqWhile(x * x + y * y < 4.0f && iter < 512u, [&](const Program<Thread>& u) {
+                const EFloat xsq = x * x, ysq = y * y;
+                // (variables: an expression of x read after x's assignment would read the new x)
+                const EFloat nx = u.declare(xsq - ysq + (xmin + column * deltaP));
+                const EFloat ny = u.declare(2.0f * x * y + (ymax - row * deltaQ));
+                u.assign(x, nx);
+                u.assign(y, ny);
+                u.assign(iter, iter + 1u);
+              });
+              w(t, cast<uint8_t>((iter % 16u) * 16u), i);
+            });
+      },
+      o);
+}
+
 // Mismatching words, counted by the device layer's one-launch reduction.
 Kernel makeDifferingWords(uint32_t blocks) {
   return capture(
@@ -164,21 +196,14 @@ Kernel makeDifferingWords(uint32_t blocks) {
       });
 }
 
-// Elements outside their bounds, counted (in float: any count above 0 says "some").
-Kernel makeOutsideBounds(uint32_t blocks) {
-  return capture("outsideBounds", reducePolicy().threads,
-                 [blocks](DPull<EFloat> got, DPull<EFloat> lo, DPull<EFloat> hi) {
-                   return transformReduceAll<float>(
-                       Sum{}, 0.0f,
-                       [](const EFloat& g, const EFloat& l, const EFloat& h) {
-                         return ifThenElse(l <= g && g <= h, EFloat(0.0f), EFloat(1.0f));
-                       },
-                       reducePolicy(), blocks, got, lo, hi);
-                 });
+template <class T>
+ScalarType scalarOf() {
+  return scalarTypeOf<T>;
 }
 
-// Each kernel made once per process (making one captures and lowers it).
-Kernel once(const std::string& key, const std::function<Kernel()>& make) {
+}  // namespace
+
+Kernel kernelOnce(const std::string& key, const std::function<Kernel()>& make) {
   static std::mutex mutex;
   static std::map<std::string, Kernel> made;
   const std::lock_guard<std::mutex> lock(mutex);
@@ -186,13 +211,6 @@ Kernel once(const std::string& key, const std::function<Kernel()>& make) {
   if (it == made.end()) it = made.emplace(key, make()).first;
   return it->second;
 }
-
-template <class T>
-ScalarType scalarOf() {
-  return scalarTypeOf<T>;
-}
-
-}  // namespace
 
 // ------------------------------------------------------------------ random data
 template <class T>
@@ -219,8 +237,8 @@ void randomOnGpu(gpu::DeviceBuffer<T>& out, uint64_t seed, Random formula, uint6
   checkFormula(formula, param);
   if (out.size() == 0) return;
   if (out.size() > UINT32_MAX) throw Error("randomOnGpu: at most 2^32 - 1 elements");
-  const Kernel k = once("random" + typeName<T>() + std::to_string(static_cast<int>(formula)),
-                        [&] { return randomKernel(scalarOf<T>(), formula); });
+  const Kernel k = kernelOnce("random" + typeName<T>() + std::to_string(static_cast<int>(formula)),
+                              [&] { return randomKernel(scalarOf<T>(), formula); });
   gpu::launch(k, {static_cast<uint32_t>(out.size()), splitmix64(seed), param, out});
 }
 
@@ -230,7 +248,7 @@ uint64_t differingWordsOnGpu(uint64_t got, uint64_t want, size_t bytes) {
   const size_t words = bytes / 4, tail = bytes % 4;
   if (words > 0) {
     if (words > UINT32_MAX) throw Error("differingWordsOnGpu: at most 2^32 - 1 words");
-    const Kernel k = once("differingWords", [] {
+    const Kernel k = kernelOnce("differingWords", [] {
       return makeDifferingWords(gpu::occupancyBlocks(makeDifferingWords(1)));
     });
     gpu::DeviceBuffer<uint32_t> count(1);
@@ -246,43 +264,6 @@ uint64_t differingWordsOnGpu(uint64_t got, uint64_t want, size_t bytes) {
     differ += std::memcmp(a, b, tail) != 0;
   }
   return differ;
-}
-
-double outsideBoundsOnGpu(const gpu::DeviceBuffer<float>& got, const gpu::DeviceBuffer<float>& lo,
-                          const gpu::DeviceBuffer<float>& hi) {
-  if (lo.size() != got.size() || hi.size() != got.size()) {
-    throw Error("outsideBoundsOnGpu: " + std::to_string(got.size()) + " elements, bounds of " +
-                std::to_string(lo.size()) + " and " + std::to_string(hi.size()));
-  }
-  if (got.size() == 0) return 0;
-  if (got.size() > UINT32_MAX) throw Error("outsideBoundsOnGpu: at most 2^32 - 1 elements");
-  const Kernel k = once("outsideBounds", [] {
-    return makeOutsideBounds(gpu::occupancyBlocks(makeOutsideBounds(1)));
-  });
-  gpu::DeviceBuffer<float> count(1);
-  gpu::launch(k, {got, lo, hi, count});
-  return count.download().at(0);
-}
-
-std::pair<std::vector<float>, std::vector<float>> floatBounds(
-    const std::vector<double>& value, const std::vector<double>& tolerance) {
-  if (value.size() != tolerance.size()) {
-    throw Error("floatBounds: " + std::to_string(value.size()) + " values, " +
-                std::to_string(tolerance.size()) + " tolerances");
-  }
-  std::pair<std::vector<float>, std::vector<float>> b;
-  b.first.resize(value.size());
-  b.second.resize(value.size());
-  const float inf = std::numeric_limits<float>::infinity();
-  for (size_t i = 0; i < value.size(); ++i) {
-    const double low = value[i] - tolerance[i], high = value[i] + tolerance[i];
-    float lo = static_cast<float>(low), hi = static_cast<float>(high);
-    if (static_cast<double>(lo) < low) lo = std::nextafter(lo, inf);    // the least float >= low
-    if (static_cast<double>(hi) > high) hi = std::nextafter(hi, -inf);  // the greatest <= high
-    b.first[i] = lo;
-    b.second[i] = hi;
-  }
-  return b;
 }
 
 // ------------------------------------------------------------------ references
@@ -309,7 +290,8 @@ gpu::DeviceBuffer<T> segmentSumsOnGpu(const gpu::DeviceBuffer<T>& in, uint32_t s
   checkSegment(segment, in.size(), "segmentSumsOnGpu");
   gpu::DeviceBuffer<T> out((in.size() + segment - 1) / segment);
   if (out.size() == 0) return out;
-  const Kernel k = once("sums" + typeName<T>(), [] { return segmentSumsKernel(scalarOf<T>()); });
+  const Kernel k =
+      kernelOnce("sums" + typeName<T>(), [] { return segmentSumsKernel(scalarOf<T>()); });
   gpu::launch(k, {segment, in, out});
   return out;
 }
@@ -319,7 +301,8 @@ gpu::DeviceBuffer<T> segmentScansOnGpu(const gpu::DeviceBuffer<T>& in, uint32_t 
   checkSegment(segment, in.size(), "segmentScansOnGpu");
   gpu::DeviceBuffer<T> out(in.size());
   if (out.size() == 0) return out;
-  const Kernel k = once("scans" + typeName<T>(), [] { return segmentScansKernel(scalarOf<T>()); });
+  const Kernel k =
+      kernelOnce("scans" + typeName<T>(), [] { return segmentScansKernel(scalarOf<T>()); });
   gpu::launch(k, {segment, in, out});
   return out;
 }
@@ -335,7 +318,7 @@ gpu::DeviceBuffer<T> scanOnGpu(const gpu::DeviceBuffer<T>& in, bool exclusive) {
   for (T& o : offsets) o = std::exchange(acc, static_cast<T>(acc + o));
   const gpu::DeviceBuffer<T> dOffsets(offsets);
   gpu::DeviceBuffer<T> out(in.size());
-  const Kernel k = once("offsets" + typeName<T>(), [] { return makeAddOffsets<T>(); });
+  const Kernel k = kernelOnce("offsets" + typeName<T>(), [] { return makeAddOffsets<T>(); });
   gpu::launch(k, {kWholeSegment, uint32_t{exclusive}, local, dOffsets, in, out});
   return out;
 }
@@ -358,8 +341,21 @@ gpu::DeviceBuffer<T> transposeOnGpu(const gpu::DeviceBuffer<T>& in, uint32_t row
   }
   gpu::DeviceBuffer<T> out(in.size());
   if (out.size() == 0) return out;
-  const Kernel k = once("transpose" + typeName<T>(), [] { return makeTranspose<T>(); });
+  const Kernel k = kernelOnce("transpose" + typeName<T>(), [] { return makeTranspose<T>(); });
   gpu::launch(k, {rows, cols, in, out});
+  return out;
+}
+
+Kernel mandelbrotKernel() { return makeMandelbrot(); }
+
+gpu::DeviceBuffer<uint8_t> mandelbrotOnGpu(uint32_t width, uint32_t height) {
+  if (size_t{width} * height > UINT32_MAX) {
+    throw Error("mandelbrotOnGpu: a " + std::to_string(width) + " x " + std::to_string(height) +
+                " image is over 2^32 - 1 pixels");
+  }
+  gpu::DeviceBuffer<uint8_t> out(size_t{width} * height);
+  if (out.size() == 0) return out;
+  gpu::launch(kernelOnce("mandelbrot", makeMandelbrot), {width, height, out});
   return out;
 }
 

@@ -68,15 +68,6 @@ uint64_t differingWordsOnGpu(const obsidian::gpu::DeviceBuffer<T>& got,
   return differingWordsOnGpu(got.address(), want.address(), got.size() * sizeof(T));
 }
 
-// The elements of `got` outside [lo[i], hi[i]] (a NaN is outside): 0 when all are within.
-// For results compared with a tolerance (floatBounds); at least 1 when any is outside.
-double outsideBoundsOnGpu(const obsidian::gpu::DeviceBuffer<float>& got,
-                          const obsidian::gpu::DeviceBuffer<float>& lo,
-                          const obsidian::gpu::DeviceBuffer<float>& hi);
-// The floats g with |double(g) - value[i]| <= tolerance[i], as [lo[i], hi[i]]: so that a check
-// in float on the device says what the double check on the host says.
-std::pair<std::vector<float>, std::vector<float>> floatBounds(const std::vector<double>& value,
-                                                              const std::vector<double>& tolerance);
 // A 64-bit hash of a key (FNV-1a): seeds and file names that do not change between builds.
 uint64_t hashKey(const std::string& key);
 
@@ -99,11 +90,22 @@ template <class T>
 obsidian::gpu::DeviceBuffer<T> transposeOnGpu(const obsidian::gpu::DeviceBuffer<T>& in,
                                               uint32_t rows, uint32_t cols);
 
+// examples/mandelbrot's image as its plain C++ mandelReference computes it (width x height
+// pixels, row by row), by a plain kernel: one thread per pixel, the same float operations in
+// the same order, none contracted. (It replaces seconds of CPU per image; the tests compare it
+// with mandelReference on the simulator and on the GPU.)
+obsidian::gpu::DeviceBuffer<uint8_t> mandelbrotOnGpu(uint32_t width, uint32_t height);
+
+// The kernel make() returns, made once per process and key (making one captures and lowers
+// it): the plain kernels' cache.
+obsidian::Kernel kernelOnce(const std::string& key, const std::function<obsidian::Kernel()>& make);
+
 // The plain kernels above, for the simulator tests: random elements (out: n) and segment sums
 // and scans (segment, in -> out).
 obsidian::Kernel randomKernel(obsidian::ScalarType type, Random formula);
 obsidian::Kernel segmentSumsKernel(obsidian::ScalarType type);
 obsidian::Kernel segmentScansKernel(obsidian::ScalarType type);
+obsidian::Kernel mandelbrotKernel();  // (width, height -> out: width * height pixels)
 
 // References the device cannot compute (a CPU emulation of float rounding, counts of random
 // samples) kept on disk beside the kernel cache (<cache>/references), so later sweeps read

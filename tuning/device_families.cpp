@@ -161,7 +161,9 @@ class TransposeInstance : public Instance {
           std::make_unique<gpu::DeviceBuffer<X>>(transposeOnGpu(d->copies.at(0), rows_, cols_));
       return d;
     });
-    for (size_t i = 0; i < data_->copies.size(); ++i) poison(outs_.emplace_back(n));
+    for (size_t i = 0; i < data_->copies.size(); ++i) {
+      poison(*outs_.emplace_back(cache.output<X>("out" + std::to_string(i), n)));
+    }
   }
   size_t rotations() const override { return data_->copies.size(); }
   void launch(size_t run, const gpu::LaunchOptions& options) override {
@@ -170,12 +172,12 @@ class TransposeInstance : public Instance {
     o.stream = options.stream;
     o.synchronize = options.synchronize;
     last_ = run % data_->copies.size();
-    transpose<X>(data_->copies[last_], outs_[last_], rows_, cols_, o);
+    transpose<X>(data_->copies[last_], *outs_[last_], rows_, cols_, o);
   }
-  void download() override { got_ = outs_[last_].download(); }
+  void download() override { got_ = outs_[last_]->download(); }
   std::string check() override { return firstDifference(got_, expected_); }
   std::string checkGpu() override {
-    if (differingWordsOnGpu(outs_[last_], *data_->expected) == 0) return "";
+    if (differingWordsOnGpu(*outs_[last_], *data_->expected) == 0) return "";
     download();
     expected_ = data_->expected->download();
     return check();
@@ -204,7 +206,7 @@ class TransposeInstance : public Instance {
   DataCache& cache_;
   std::vector<X> expected_, got_;
   std::shared_ptr<Shared> data_;
-  std::vector<gpu::DeviceBuffer<X>> outs_;
+  std::vector<std::shared_ptr<gpu::DeviceBuffer<X>>> outs_;  // one per rotated input
   size_t last_ = 0;
 };
 

@@ -249,7 +249,7 @@ SweepSummary runOnDevices(const std::string& tool, const std::string& spacePath,
     s.deviceInitSeconds += number(j, "deviceInitSeconds");
     s.waitSeconds += number(j, "waitForKernelsSeconds");
     s.dataSeconds += number(j, "dataSeconds");
-    s.checkSeconds += number(j, "firstRunAndCheckSeconds");
+    s.checkSeconds += number(j, "checkSeconds");
     s.loadSeconds += number(j, "loadModuleSeconds");
     s.predictSeconds += number(j, "predictSeconds");
     s.kernels += static_cast<size_t>(number(j, "kernels"));

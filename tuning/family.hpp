@@ -17,6 +17,7 @@
 #include <obsidian/obsidian.hpp>
 #include <obsidian/runtime.hpp>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "device_data.hpp"
@@ -104,11 +105,34 @@ class DataCache {
     while (entries_.size() > capacity_) entries_.pop_back();
     return made;
   }
-  void clear() { entries_.clear(); }
+  // A device buffer of n T's for a point's output or temporary `name`, handed again to the next
+  // point that asks for the same name, type and size: allocating and freeing them per point
+  // cost up to ~1 ms a point (cuMemAlloc and cuMemFree of 1 GB outputs synchronize). Its
+  // contents are what the last point left: poison it. Points run one at a time, so one holds it
+  // at a time; the kOutputs most recent are kept, apart from the inputs.
+  template <class T>
+  std::shared_ptr<obsidian::gpu::DeviceBuffer<T>> output(const std::string& name, size_t n) {
+    const std::string key = name + ":" + typeid(T).name() + ":" + std::to_string(n);
+    for (auto it = outputs_.begin(); it != outputs_.end(); ++it) {
+      if (it->first == key) {
+        outputs_.splice(outputs_.begin(), outputs_, it);
+        return std::any_cast<std::shared_ptr<obsidian::gpu::DeviceBuffer<T>>>(it->second);
+      }
+    }
+    auto made = std::make_shared<obsidian::gpu::DeviceBuffer<T>>(n);
+    outputs_.emplace_front(key, made);
+    while (outputs_.size() > kOutputs) outputs_.pop_back();
+    return made;
+  }
+  void clear() {
+    entries_.clear();
+    outputs_.clear();
+  }
 
  private:
+  static constexpr size_t kOutputs = 8;
   size_t capacity_;
-  std::list<std::pair<std::string, std::any>> entries_;
+  std::list<std::pair<std::string, std::any>> entries_, outputs_;
 };
 
 // One point, built and ready to run: the sweep runs it on the simulator or on the GPU, then

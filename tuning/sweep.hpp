@@ -20,11 +20,11 @@ struct SweepOptions {
   bool simulate = false;  // the simulator instead of the GPU: no timings
   bool compile = true;    // NVRTC-compile every kernel (registers in the report)
   unsigned jobs = 0;      // compile threads; 0: every core
-  int warmup = 3;         // untimed runs before timing
+  int warmup = 3;         // untimed runs before timing (the checked run the first of them)
   int runs = 20;          // timed runs at least (the median is reported)
   // and at least this much timed GPU time per point: about 800 runs of a 30 us kernel (stable
-  // medians), and the ~0.5 ms each point spends outside its runs (module load, output buffers,
-  // the checked run, its line) stays under 5% of the sweep
+  // medians), and the ~0.5 ms each point spends outside its runs (module load, the check, its
+  // line) stays under 5% of the sweep
   double minTimeMs = 25;
   size_t maxPoints = 0;    // run at most this many new points (0: all), then stop
   bool prune = false;      // skip points predicted not to beat the best of their group
@@ -40,7 +40,7 @@ struct SweepSummary {
   double wallSeconds = 0, gpuRunSeconds = 0;  // the whole sweep; warm-up and timed runs
   // Outside the GPU runs: initializing the driver and creating the device context, waiting for
   // the compile threads, inputs and references (made on the device, or read from the disk
-  // store), the first run of each point and its check.
+  // store), the check of each point's first run (a warm-up run, among the GPU runs).
   double deviceInitSeconds = 0, waitSeconds = 0, dataSeconds = 0, checkSeconds = 0;
   double loadSeconds = 0;  // loading each point's module (and its occupancy)
   size_t kernels = 0, nvrtcCompiles = 0;

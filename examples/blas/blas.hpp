@@ -1023,15 +1023,20 @@ inline std::map<std::string, Expected> reference(const std::string& name, const 
   return out;
 }
 
-// The first output element that differs from the reference by more than a few float roundings
-// of its terms' magnitudes (relative 2e-5 of the scale, for sums of up to 2^24 terms folded in
-// trees and 32-lane strides), as "z[17]: got 1.5, want 1.25"; empty when all agree.
+// How far an output element may be from its reference: a few float roundings of its terms'
+// magnitudes (relative 2e-5 of the scale, for sums of up to 2^24 terms folded in trees and
+// 32-lane strides), and a floor for a scale of 0. (The device's check, tuning/blas_reference,
+// computes the same expression.)
+inline constexpr double kRelativeTolerance = 2e-5, kToleranceFloor = 1e-30;
+inline double tolerance(double scale) { return kRelativeTolerance * scale + kToleranceFloor; }
+
+// The first output element that differs from the reference by more than its tolerance, as
+// "z[17]: got 1.5, want 1.25"; empty when all agree.
 inline std::string mismatch(const std::map<std::string, Expected>& want, const Buffers& got) {
   for (const auto& [name, e] : want) {
     const std::vector<float>& g = got.at(name);
     for (size_t i = 0; i < e.value.size(); ++i) {
-      const double tolerance = 2e-5 * e.scale[i] + 1e-30;
-      if (!(std::fabs(double(g[i]) - e.value[i]) <= tolerance)) {
+      if (!(std::fabs(double(g[i]) - e.value[i]) <= tolerance(e.scale[i]))) {
         return name + "[" + std::to_string(i) + "]: got " + std::to_string(g[i]) + ", want " +
                std::to_string(e.value[i]);
       }

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <random>
 
+#include "../../examples/mandelbrot/mandelbrot.hpp"
 #include "device_data.hpp"
 
 using namespace obsidian;
@@ -83,33 +84,15 @@ TEST_CASE("device_data: the plain segment sums and scans on the simulator equal 
   checkSegmentsOnSimulator<float>(4096);  // one segment, shorter than its size
 }
 
-TEST_CASE("device_data: float bounds say what the double tolerance says") {
-  // For values and tolerances of every scale, every float near the bounds is inside them
-  // exactly when |double(g) - value| <= tolerance.
-  std::mt19937_64 rng(3);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> value, tolerance;
-  for (int i = 0; i < 2000; ++i) {
-    value.push_back(u(rng) * std::pow(10.0, static_cast<int>(rng() % 20) - 10));
-    tolerance.push_back(std::fabs(u(rng)) * std::pow(10.0, static_cast<int>(rng() % 20) - 14));
+TEST_CASE("device_data: the plain Mandelbrot kernel on the simulator is mandelReference") {
+  // Pixels near the set's boundary iterate differently at the first other rounding.
+  for (const auto& [width, height] : {std::pair{37u, 5u}, std::pair{64u, 3u}}) {
+    std::vector<uint8_t> got(size_t{width} * height);
+    simulate(mandelbrotKernel(), {width, height, got});
+    const std::vector<uint8_t> want = paper::mandelReference(width, height);
+    CHECK(got == want);
+    CHECK(std::count(want.begin(), want.end(), want[0]) < static_cast<long>(want.size()));
   }
-  value.push_back(0.5);  // bounds that are floats themselves
-  tolerance.push_back(0.25);
-  const auto [lo, hi] = floatBounds(value, tolerance);
-  for (size_t i = 0; i < value.size(); ++i) {
-    // (lo > hi where no float is within the tolerance: none passes, as on the host)
-    for (float edge : {lo[i], hi[i]}) {
-      float g = edge;
-      for (int k = 0; k < 3; ++k) g = std::nextafter(g, -INFINITY);
-      for (int k = 0; k < 7; ++k, g = std::nextafter(g, INFINITY)) {
-        const bool inside = lo[i] <= g && g <= hi[i];
-        CHECK(inside == (std::fabs(double(g) - value[i]) <= tolerance[i]));
-      }
-    }
-  }
-  CHECK(lo.back() == 0.25f);
-  CHECK(hi.back() == 0.75f);
-  CHECK_THROWS_WITH_AS(floatBounds({1.0}, {}), "floatBounds: 1 values, 0 tolerances", Error);
 }
 
 TEST_CASE("device_data: the disk store returns what it stored, for its key only") {
@@ -212,16 +195,9 @@ TEST_CASE("device_data: every routine on the GPU agrees with the host") {
   nan[n / 2] = std::numeric_limits<float>::quiet_NaN();
   CHECK(differingWordsOnGpu(dSmall, gpu::DeviceBuffer<float>(nan)) == 1);
 
-  // Bounds: inside (the bounds themselves included), one outside, a NaN.
-  std::vector<double> v(n), tol(n, 0.5);
-  for (size_t i = 0; i < n; ++i) v[i] = small[i];
-  const auto [lo, hi] = floatBounds(v, tol);
-  const gpu::DeviceBuffer<float> dLo(lo), dHi(hi);
-  CHECK(outsideBoundsOnGpu(dSmall, dLo, dHi) == 0);
-  CHECK(outsideBoundsOnGpu(gpu::DeviceBuffer<float>(hi), dLo, dHi) == 0);
-  std::vector<float> off = small;
-  off[7] += 0.75f;
-  CHECK(outsideBoundsOnGpu(gpu::DeviceBuffer<float>(off), dLo, dHi) >= 1);
-  CHECK(outsideBoundsOnGpu(gpu::DeviceBuffer<float>(nan), dLo, dHi) >= 1);
-  CHECK_THROWS_AS(outsideBoundsOnGpu(dSmall, dLo, gpu::DeviceBuffer<float>(3)), Error);
+  // The Mandelbrot reference, as the CPU's emulation, at a size whose rows are not a block.
+  CHECK(mandelbrotOnGpu(301, 97).download() == paper::mandelReference(301, 97));
+  CHECK(mandelbrotOnGpu(0, 5).size() == 0);
+  CHECK_THROWS_WITH_AS(mandelbrotOnGpu(65536, 65537),
+                       "mandelbrotOnGpu: a 65536 x 65537 image is over 2^32 - 1 pixels", Error);
 }
