@@ -78,7 +78,8 @@ class HistogramInstance : public Instance {
       return std::make_shared<std::vector<uint32_t>>(
           storedReference<uint32_t>(key_, [&] { return reference(); }));
     });
-    counts_ = std::make_unique<gpu::DeviceBuffer<uint32_t>>(bins_);
+    counts_ = cache.output<uint32_t>("counts", bins_);
+    poison(*counts_);
   }
   size_t rotations() const override { return copies_->size(); }
   void launch(size_t run, const gpu::LaunchOptions& options) override {
@@ -121,7 +122,7 @@ class HistogramInstance : public Instance {
   DataCache& cache_;  // the host samples of simulate()
   std::vector<uint32_t> expected_, got_;
   std::shared_ptr<std::vector<gpu::DeviceBuffer<S>>> copies_;
-  std::unique_ptr<gpu::DeviceBuffer<uint32_t>> counts_;
+  std::shared_ptr<gpu::DeviceBuffer<uint32_t>> counts_;
 };
 
 // ------------------------------------------------------------------ transpose

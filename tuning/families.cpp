@@ -335,17 +335,19 @@ class WholeReduceInstance : public Instance {
     dIn_ = deviceInput(cache, d_);
     expected_ = *cache.get<T>("device-ref:" + d_.referenceKey,
                               [&] { return std::make_shared<T>(sumOnGpu(dIn_->copies.at(0))); });
-    for (size_t m : sizes_) poison(levels_.emplace_back(m));
+    for (size_t i = 0; i < sizes_.size(); ++i) {
+      poison(*levels_.emplace_back(cache.output<T>("level" + std::to_string(i), sizes_[i])));
+    }
   }
   size_t rotations() const override { return dIn_->copies.size(); }
   void launch(size_t run, const gpu::LaunchOptions& o) override {
     const gpu::DeviceBuffer<T>* current = &dIn_->copies[run % dIn_->copies.size()];
-    for (gpu::DeviceBuffer<T>& level : levels_) {
-      gpu::launch(k_, {*current, level}, o);
-      current = &level;
+    for (const auto& level : levels_) {
+      gpu::launch(k_, {*current, *level}, o);
+      current = level.get();
     }
   }
-  void download() override { got_ = levels_.back().download().at(0); }
+  void download() override { got_ = levels_.back()->download().at(0); }
   std::string check() override {
     if (got_ == expected_) return "";
     std::ostringstream s;
@@ -367,7 +369,7 @@ class WholeReduceInstance : public Instance {
   T got_{};
   std::vector<size_t> sizes_;
   std::shared_ptr<DeviceCopies<T>> dIn_;
-  std::deque<gpu::DeviceBuffer<T>> levels_;
+  std::vector<std::shared_ptr<gpu::DeviceBuffer<T>>> levels_;
 };
 
 template <class T>
@@ -512,25 +514,24 @@ class MandelInstance : public Instance {
         width_(width),
         height_(height),
         key_("mandel:" + std::to_string(width) + "x" + std::to_string(height)),
-        reference_([width, height] { return paper::mandelReference(width, height); }),
-        out_(size_t{width} * height) {
-    poison(out_);
-  }
+        reference_([width, height] { return paper::mandelReference(width, height); }) {}
   std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& o) override {
     expected_ = std::make_shared<const std::vector<uint8_t>>(reference_());
+    out_.resize(size_t{width_} * height_);  // (on the host only here: 16 MB a 4096^2 point)
+    poison(out_);
     return {obsidian::simulate(k_, {height_, out_}, o)};
   }
   void prepareGpu(DataCache& cache) override {
     dExpected_ = cache.get<const gpu::DeviceBuffer<uint8_t>>("device-ref:" + key_, [&] {
       return std::make_shared<const gpu::DeviceBuffer<uint8_t>>(mandelbrotOnGpu(width_, height_));
     });
-    dOut_ = cache.output<uint8_t>("image", out_.size());
+    dOut_ = cache.output<uint8_t>("image", size_t{width_} * height_);
     poison(*dOut_);
   }
   void launch(size_t, const gpu::LaunchOptions& o) override {
     gpu::launch(k_, {height_, *dOut_}, o);
   }
-  void download() override { dOut_->download(std::span<uint8_t>(out_)); }
+  void download() override { out_ = dOut_->download(); }
   std::string check() override { return compare(out_, *expected_); }
   std::string checkGpu() override {
     if (differingWordsOnGpu(*dOut_, *dExpected_) == 0) return "";
@@ -538,7 +539,7 @@ class MandelInstance : public Instance {
     expected_ = std::make_shared<const std::vector<uint8_t>>(dExpected_->download());
     return check();
   }
-  double bytesMoved() const override { return static_cast<double>(out_.size()); }
+  double bytesMoved() const override { return static_cast<double>(size_t{width_} * height_); }
 
  private:
   Kernel k_;

@@ -81,10 +81,21 @@ struct Built {
   std::string error;           // the kernels could not be generated (a user-level Error)
   bool compileFailed = false;  // NVRTC rejected generated code: a bug
   double captureMs = 0, compileMs = 0;
+  nlohmann::json line;  // the point's line before it runs (describePoint)
 };
 
-// Generates the kernels of p and (when `compile`) compiles them with NVRTC for `arch`.
-Built buildPoint(const Point& p, bool compile, const std::string& arch) {
+// Where a point is built and run: the mode's name, the architecture to compile for, the device.
+struct Target {
+  std::string mode, arch, device;
+};
+
+nlohmann::json describePoint(const Point& p, const Built& b, const std::string& m,
+                             const std::string& device);
+
+// Generates the kernels of p, (when `compile`) compiles them with NVRTC for the target's
+// architecture, and describes the point: all a point's host work that needs no GPU, done on
+// the compile threads ahead of the runs (a kernel's report costs up to ~1 ms).
+Built buildPoint(const Point& p, bool compile, const Target& target) {
   Built b;
   const auto t0 = Clock::now();
   try {
@@ -100,7 +111,7 @@ Built buildPoint(const Point& p, bool compile, const std::string& arch) {
     const auto t1 = Clock::now();
     try {
       obsidian::CompileOptions o;
-      o.arch = arch;
+      o.arch = target.arch;
       for (const Kernel& k : b.kernels) k.compile(o);
     } catch (const std::exception& e) {
       b.error = std::string("NVRTC rejected the generated kernel: ") + e.what();
@@ -108,14 +119,15 @@ Built buildPoint(const Point& p, bool compile, const std::string& arch) {
     }
     b.compileMs = secondsSince(t1) * 1e3;
   }
+  b.line = describePoint(p, b, target.mode, target.device);
   return b;
 }
 
 // Generates and compiles the points on `jobs` threads, in order, ahead of the runs.
 class Builder {
  public:
-  Builder(const std::vector<const Point*>& points, unsigned jobs, bool compile, std::string arch)
-      : points_(points), arch_(std::move(arch)), compile_(compile), slots_(points.size()) {
+  Builder(const std::vector<const Point*>& points, unsigned jobs, bool compile, Target target)
+      : points_(points), target_(std::move(target)), compile_(compile), slots_(points.size()) {
     for (auto& s : slots_) futures_.push_back(s.get_future());
     start_ = Clock::now();
     const unsigned n = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(points.size())));
@@ -137,7 +149,7 @@ class Builder {
     for (;;) {
       const size_t i = next_++;
       if (i >= points_.size() || stop.stop_requested()) return;
-      Built b = buildPoint(*points_[i], compile_, arch_);
+      Built b = buildPoint(*points_[i], compile_, target_);
       kernels_ += b.kernels.size();
       double done = secondsSince(start_), seen = lastDone_.load();
       while (done > seen && !lastDone_.compare_exchange_weak(seen, done)) {
@@ -147,7 +159,7 @@ class Builder {
   }
 
   const std::vector<const Point*>& points_;
-  std::string arch_;
+  Target target_;
   bool compile_;
   std::vector<std::promise<Built>> slots_;
   std::vector<std::future<Built>> futures_;
@@ -548,10 +560,9 @@ void count(SweepSummary& s, Status status) {
 
 // Runs p with its built kernels b into its complete `line`, counted in s; `reason` says why it
 // is not ok.
-Status runBuilt(PointRunner& runner, const Point& p, const Built& b, const std::string& m,
-                const std::string& device, SweepSummary& s, nlohmann::json& line,
-                std::string& reason) {
-  line = describePoint(p, b, m, device);
+Status runBuilt(PointRunner& runner, const Point& p, const Built& b, SweepSummary& s,
+                nlohmann::json& line, std::string& reason) {
+  line = b.line;
   const Status status = runner.run(p, b, line, reason);
   line["status"] = statusName(status);
   if (!reason.empty()) line["reason"] = reason;
@@ -663,7 +674,7 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const unsigned jobs =
       options.jobs ? options.jobs : (options.simulate ? cores : std::max(1u, cores - 1));
-  Builder builder(todo, jobs, options.compile, arch);
+  Builder builder(todo, jobs, options.compile, {m, arch, device});
   s.jobs = builder.threads();
   PointRunner runner(options, std::move(resumed.best), s);
   bool aborted = false;
@@ -675,7 +686,7 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
     s.waitSeconds += secondsSince(t0);
     nlohmann::json line;
     std::string reason;
-    const Status status = runBuilt(runner, p, b, m, device, s, line, reason);
+    const Status status = runBuilt(runner, p, b, s, line, reason);
     out << line.dump() << "\n" << std::flush;
     aborted = status == Status::DeviceError;
     if (status == Status::Wrong || status == Status::Error || status == Status::DeviceError) {
@@ -720,14 +731,14 @@ nlohmann::json PointSession::run(const Point& p) {
     throw Error("the CUDA context is unusable after an earlier point's error: " + st.unusable);
   }
   const auto t0 = Clock::now();
-  const Built b = buildPoint(p, st.options.compile, st.arch);
+  const Built b =
+      buildPoint(p, st.options.compile, {mode(st.options.simulate), st.arch, st.device});
   ++st.summary.points;
   st.summary.kernels += b.kernels.size();
   st.summary.compileWallSeconds += secondsSince(t0);
   nlohmann::json line;
   std::string reason;
-  const Status status =
-      runBuilt(st.runner, p, b, mode(st.options.simulate), st.device, st.summary, line, reason);
+  const Status status = runBuilt(st.runner, p, b, st.summary, line, reason);
   if (status == Status::DeviceError) st.unusable = reason;
   if (st.out.is_open()) st.out << line.dump() << "\n" << std::flush;
   st.summary.wallSeconds += secondsSince(t0);
