@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 #include <fstream>
+#include <map>
 #include <set>
 
 namespace tuning {
@@ -149,16 +150,43 @@ std::string pointKey(const std::string& family, const Params& params) {
   return family + " " + params.dump();  // object keys are sorted: a stable key
 }
 
+bool isChoice(const Family& f, const std::string& name) {
+  return name == f.threadsParam ||
+         std::find(f.labelParams.begin(), f.labelParams.end(), name) != f.labelParams.end();
+}
+
+std::string groupOf(const Family& f, const Params& p, const std::string& except) {
+  std::string g;
+  for (const ParamSpec& s : f.params) {
+    if (isChoice(f, s.name) || s.name == except || !p.contains(s.name)) continue;
+    const nlohmann::json& v = p[s.name];
+    g += (g.empty() ? "" : " ") + s.name + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return g;
+}
+
 std::vector<Point> parseSpace(const nlohmann::json& space, bool simulate,
                               const std::string& where) {
-  if (!space.is_array()) return parseOne(space, simulate, where);
   std::vector<Point> all;
-  std::set<std::string> seen;
-  for (size_t i = 0; i < space.size(); ++i) {
-    for (Point& p : parseOne(space[i], simulate, where + "[" + std::to_string(i) + "]")) {
-      if (seen.insert(p.key).second) all.push_back(std::move(p));
+  if (!space.is_array()) {
+    all = parseOne(space, simulate, where);
+  } else {
+    std::set<std::string> seen;
+    for (size_t i = 0; i < space.size(); ++i) {
+      for (Point& p : parseOne(space[i], simulate, where + "[" + std::to_string(i) + "]")) {
+        if (seen.insert(p.key).second) all.push_back(std::move(p));
+      }
     }
   }
+  // Each problem's points together, problems in the order they first appear.
+  std::map<std::string, size_t> rank;
+  const auto problem = [](const Point& p) {
+    return p.family->name + " " + groupOf(*p.family, p.params);
+  };
+  for (const Point& p : all) rank.emplace(problem(p), rank.size());
+  std::stable_sort(all.begin(), all.end(), [&](const Point& a, const Point& b) {
+    return rank.at(problem(a)) < rank.at(problem(b));
+  });
   return all;
 }
 

@@ -7,8 +7,10 @@
 //               "chunk": {"from": 256, "to": 1024, "step": 256}, 256 512 768 1024
 //               "n": 16777216}}                               one value
 // Parameters the space does not give take the family's default. Points are generated with the
-// family's first parameter outermost, so points that share an input are adjacent; points equal
-// after the family's canonical form (e.g. `seq` for variants that ignore it) appear once.
+// family's first parameter outermost, then the points of one problem (groupOf) gathered in the
+// order their problems first appear, across the array's objects too: points that share an input
+// and a reference are adjacent, so a sweep makes each once. Points equal after the family's
+// canonical form (e.g. `seq` for variants that ignore it) appear once.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -38,6 +40,13 @@ std::vector<Point> parseSpace(const nlohmann::json& space, bool simulate,
 std::vector<Point> loadSpace(const std::string& path, bool simulate);
 
 std::string pointKey(const std::string& family, const Params& params);
+
+// Is `name` a design choice of the family (shown in the variant label or as threads)?
+bool isChoice(const Family& f, const std::string& name);
+// The problem parameters of a point ("type=u32 n=67108864 chunk=4096"): those not a design
+// choice, in the family's order; without `except` (the size parameter, for tables whose columns
+// are sizes).
+std::string groupOf(const Family& f, const Params& p, const std::string& except = "");
 
 // The one point of `family` that `params` names (one value per parameter; the family's defaults
 // fill the rest), as parseSpace makes it. Throws obsidian::Error naming the parameter for a list

@@ -47,24 +47,6 @@ std::string fixed(double v, int digits) {
 }
 
 // ------------------------------------------------------------------ what a point's line holds
-// Is `name` a design choice of the family (shown in the variant label or as threads)?
-bool isChoice(const Family& f, const std::string& name) {
-  return name == f.threadsParam ||
-         std::find(f.labelParams.begin(), f.labelParams.end(), name) != f.labelParams.end();
-}
-
-// The problem parameters of a point ("type=u32 n=67108864 chunk=4096"), in the family's order;
-// without `except` (the size parameter, for tables whose columns are sizes).
-std::string groupOf(const Family& f, const Params& p, const std::string& except = "") {
-  std::string g;
-  for (const ParamSpec& s : f.params) {
-    if (isChoice(f, s.name) || s.name == except || !p.contains(s.name)) continue;
-    const nlohmann::json& v = p[s.name];
-    g += (g.empty() ? "" : " ") + s.name + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-  }
-  return g;
-}
-
 nlohmann::json kernelSummary(const Kernel& k) {
   const nlohmann::json r = toJson(k.report());
   nlohmann::json j;
