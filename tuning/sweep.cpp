@@ -490,6 +490,7 @@ class PointRunner {
       }
       auto t0 = Clock::now();
       inst.prepareGpu(cache_);
+      gpu::Device::get().synchronize();  // (its memsets and kernels may still run: not a run's)
       s_.dataSeconds += secondsSince(t0);
       // The checked run is the first of the warm-up runs (a GPU run); its check is not.
       t0 = Clock::now();
