@@ -399,12 +399,12 @@ uint64_t outside(const typename On::template Buffer<float>& got, const typename 
   }
   if (got.size() > UINT32_MAX) throw Error("outsideToleranceOnGpu: at most 2^32 - 1 elements");
   if (got.size() == 0) return 0;
-  typename On::template Buffer<uint32_t> count(1);
-  if constexpr (std::is_same_v<On, OnGpu>) count.zero();
-  On::launch(kernelOnce("blas-reference:outside", outsideKernel), {got, e.value, e.scale, count});
+  const Kernel k = kernelOnce("blas-reference:outside", outsideKernel);
   if constexpr (std::is_same_v<On, OnGpu>) {
-    return count.download()[0];
+    return countOnGpu(k, {got, e.value, e.scale});
   } else {
+    std::vector<uint32_t> count(1, 0);
+    On::launch(k, {got, e.value, e.scale, count});
     return count[0];
   }
 }

@@ -212,6 +212,21 @@ Kernel kernelOnce(const std::string& key, const std::function<Kernel()>& make) {
   return it->second;
 }
 
+uint32_t countOnGpu(const Kernel& k, std::vector<KernelArg> args) {
+  // One word for the process, never freed: a buffer per call cost a cuMemAlloc and a
+  // cuMemFree (which waits for the device) per check.
+  static std::mutex mutex;
+  static gpu::DeviceBuffer<uint32_t>* word = nullptr;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (!word) word = new gpu::DeviceBuffer<uint32_t>(1);
+  word->zero();
+  args.emplace_back(*word);
+  gpu::launch(k, args);
+  uint32_t count = 0;
+  word->download(std::span<uint32_t>(&count, 1));
+  return count;
+}
+
 // ------------------------------------------------------------------ random data
 template <class T>
 std::vector<T> randomOnHost(size_t n, uint64_t seed, Random formula, uint64_t param) {
@@ -251,10 +266,8 @@ uint64_t differingWordsOnGpu(uint64_t got, uint64_t want, size_t bytes) {
     const Kernel k = kernelOnce("differingWords", [] {
       return makeDifferingWords(gpu::occupancyBlocks(makeDifferingWords(1)));
     });
-    gpu::DeviceBuffer<uint32_t> count(1);
-    gpu::launch(k, {KernelArg::deviceArray(ScalarType::U32, got, words, false),
-                    KernelArg::deviceArray(ScalarType::U32, want, words, false), count});
-    differ += count.download().at(0);
+    differ += countOnGpu(k, {KernelArg::deviceArray(ScalarType::U32, got, words, false),
+                             KernelArg::deviceArray(ScalarType::U32, want, words, false)});
   }
   if (tail > 0) {
     uint8_t a[4] = {}, b[4] = {};

@@ -96,6 +96,10 @@ obsidian::gpu::DeviceBuffer<T> transposeOnGpu(const obsidian::gpu::DeviceBuffer<
 // with mandelReference on the simulator and on the GPU.)
 obsidian::gpu::DeviceBuffer<uint8_t> mandelbrotOnGpu(uint32_t width, uint32_t height);
 
+// Launches k with `args` and one more, a u32 device word that starts at 0 (a count the kernel
+// writes or adds to), and returns the word.
+uint32_t countOnGpu(const obsidian::Kernel& k, std::vector<obsidian::KernelArg> args);
+
 // The kernel make() returns, made once per process and key (making one captures and lowers
 // it): the plain kernels' cache.
 obsidian::Kernel kernelOnce(const std::string& key, const std::function<obsidian::Kernel()>& make);
