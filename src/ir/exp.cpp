@@ -236,6 +236,20 @@ bool isLiteralValue(const ExpPtr& e, uint64_t bits) {
   return isIntLiteral(e) && e->bits == (bits & typeMask(e->type));
 }
 
+namespace {
+// Whether c1 + c2 (or c1 - c2) fits integer type t, so that re-associating (x + c1) + c2 into
+// x + (c1 + c2) adds no signed overflow to the printed code (undefined in C++): where the two
+// steps did not overflow, the one step does not either. Unsigned types wrap: always.
+bool combinedFits(ScalarType t, const ExpPtr& c1, const ExpPtr& c2, bool subtract) {
+  if (!isSignedInteger(t)) return true;
+  OBSIDIAN_ASSERT(scalarInfo(t).bytes <= 4, "signed integers of 32 bits at most");
+  const int64_t x = signedOf(t, c1->bits), y = signedOf(t, c2->bits);
+  const int64_t r = subtract ? x - y : x + y;  // |x|, |y| <= 2^31: no int64 overflow
+  const int64_t half = int64_t{1} << (scalarInfo(t).bytes * 8 - 1);
+  return r >= -half && r < half;
+}
+}  // namespace
+
 bool equal(const ExpPtr& a, const ExpPtr& b) {
   // A worklist, not recursion: expressions may be kMaxExpDepth deep.
   std::vector<std::pair<const ExpNode*, const ExpNode*>> todo{{a.get(), b.get()}};
@@ -355,13 +369,13 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
         }
         // (x + c1) + c2  ->  x + (c1 + c2)
         if (b->isLiteral() && a->kind == ExpKind::Binary && a->binOp == BinOp::Add &&
-            a->args[1]->isLiteral()) {
+            a->args[1]->isLiteral() && combinedFits(t, a->args[1], b, false)) {
           return binary(BinOp::Add, a->args[0], binary(BinOp::Add, a->args[1], b));
         }
         // (x - c1) + c2  ->  x + (c2 - c1) (wrapping): Sklansky's i % 4 - 2 + 2 is i % 4, so
         // that i / 4 * 4 + (i % 4 - 2 + 2) is i, and both sides of its select read one element
         if (b->isLiteral() && a->kind == ExpKind::Binary && a->binOp == BinOp::Sub &&
-            a->args[1]->isLiteral()) {
+            a->args[1]->isLiteral() && combinedFits(t, b, a->args[1], true)) {
           return binary(BinOp::Add, a->args[0], binary(BinOp::Sub, b, a->args[1]));
         }
         break;

@@ -152,6 +152,14 @@ TEST_CASE("exp folding: int32 follows C semantics") {
   CHECK(isBinary(q, BinOp::Div));
   CHECK(isBinary(EInt32(INT32_MIN) % EInt32(-1), BinOp::Mod));
   CHECK(show(q) == "(-2147483647 - 1) / -1");
+  // Re-associating constants adds no signed overflow to the printed code: (x + 5) + 7 is
+  // x + 12 and (x - 2) + 2 is x, but where the constants' sum leaves int32 the sums stay.
+  const EInt32 x = i32("x");
+  CHECK(show((x + EInt32(5)) + EInt32(7)) == "x + 12");
+  CHECK(show((x - EInt32(2)) + EInt32(2)) == "x");
+  CHECK(show((x + EInt32(1)) + EInt32(INT32_MAX)) == "x + 1 + 2147483647");
+  CHECK(show((x - EInt32(-1)) + EInt32(INT32_MAX)) == "x - -1 + 2147483647");
+  CHECK(show((x - EInt32(INT32_MAX)) + EInt32(-2)) == "x - 2147483647 + -2");
 }
 
 TEST_CASE("exp folding: uint64 keeps all 64 bits") {
