@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -183,12 +184,19 @@ class BlasInstance : public Instance {
 
 // The plans f.build made, kept for f.instantiate, by the point's parameters: making a plan
 // captures its kernels (~3 ms a point), which instantiate would otherwise do again only to read
-// the steps' arguments. Taken once; a plan not found (instantiate without build) is made again.
+// the steps' arguments. Taken once; a plan not found (instantiate without build, or a plan
+// dropped) is made again. Only plans of the last kKept builds are kept: plans that no
+// instantiate takes (a point that failed to compile, Python's generate) do not pile up.
 class Plans {
  public:
   void put(const Params& p, const blas::Sequence& q) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    plans_.insert_or_assign(p.dump(), q);
+    const std::string key = p.dump();
+    if (plans_.insert_or_assign(key, q).second) order_.push_back(key);
+    while (order_.size() > kKept) {  // only the last kKept puts are kept
+      plans_.erase(order_.front());  // (a key already taken erases nothing)
+      order_.pop_front();
+    }
   }
   std::optional<blas::Sequence> take(const Params& p) {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -200,8 +208,10 @@ class Plans {
   }
 
  private:
+  static constexpr size_t kKept = 4096;
   std::mutex mutex_;
   std::map<std::string, blas::Sequence> plans_;
+  std::deque<std::string> order_;  // keys in the order they were put (some taken since)
 };
 Plans& plans() {
   static Plans p;
@@ -277,13 +287,13 @@ Family blasFamily() {
   };
   f.instantiate = [](const Params& p, const std::vector<Kernel>& k,
                      DataCache& cache) -> std::unique_ptr<Instance> {
+    std::optional<blas::Sequence> made = plans().take(p);
     const std::string name = str(p, "sequence");
     const blas::Problem pr = problemOf(p);
     if (!blas::isVectorSequence(name) && pr.matrixElements() > (size_t{1} << 31)) {
       throw Error("blas: a " + std::to_string(pr.rows) + " x " + std::to_string(pr.pitch) +
                   " matrix is over 2^31 elements");
     }
-    std::optional<blas::Sequence> made = plans().take(p);
     blas::Sequence q = made ? std::move(*made) : blas::sequence(name, pr, shapeOf(p));
     assert(q.steps.size() == k.size());
     for (size_t i = 0; i < k.size(); ++i) q.steps[i].kernel = k[i];  // the kernels built

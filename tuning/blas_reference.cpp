@@ -272,6 +272,8 @@ Kernel outsideKernel() {
 // Where the plain kernels run: the GPU (device buffers), or the simulator (host vectors) for
 // the tests that compare every kernel with the host's reference without a GPU.
 struct OnGpu {
+  static constexpr const char* kReference = "blasReferenceOnGpu";
+  static constexpr const char* kOutside = "outsideToleranceOnGpu";
   template <class T>
   using Buffer = gpu::DeviceBuffer<T>;
   using Expected = ExpectedOnGpu;
@@ -279,6 +281,8 @@ struct OnGpu {
   static void launch(const Kernel& k, const std::vector<KernelArg>& args) { gpu::launch(k, args); }
 };
 struct OnSimulator {
+  static constexpr const char* kReference = "blasReferenceOnSimulator";
+  static constexpr const char* kOutside = "outsideToleranceOnSimulator";
   template <class T>
   using Buffer = std::vector<T>;
   using Expected = blas::Expected;
@@ -295,9 +299,10 @@ std::map<std::string, typename On::Expected> reference(
   const std::string& name = q.name;
   for (const auto& [k, n] : q.inputs) {
     const auto it = in.find(k);
-    if (it == in.end()) throw Error("blasReferenceOnGpu: " + name + " needs the input " + k);
+    if (it == in.end())
+      throw Error(std::string(On::kReference) + ": " + name + " needs the input " + k);
     if (it->second.size() != n) {
-      throw Error("blasReferenceOnGpu: " + name + "'s input " + k + " has " +
+      throw Error(std::string(On::kReference) + ": " + name + "'s input " + k + " has " +
                   std::to_string(it->second.size()) + " elements; this problem needs " +
                   std::to_string(n));
     }
@@ -385,7 +390,7 @@ std::map<std::string, typename On::Expected> reference(
     out.emplace("q", product("A", {}, widened("p"), nullptr));
     out.emplace("s", product("A", {true, 1, false, 0}, widened("r"), nullptr));
   } else {
-    throw Error("blasReferenceOnGpu: no sequence named '" + name + "'");
+    throw Error(std::string(On::kReference) + ": no sequence named '" + name + "'");
   }
   return out;
 }
@@ -393,11 +398,13 @@ std::map<std::string, typename On::Expected> reference(
 template <class On>
 uint64_t outside(const typename On::template Buffer<float>& got, const typename On::Expected& e) {
   if (got.size() != e.value.size() || got.size() != e.scale.size()) {
-    throw Error("outsideToleranceOnGpu: " + std::to_string(got.size()) + " elements, " +
+    throw Error(std::string(On::kOutside) + ": " + std::to_string(got.size()) + " elements, " +
                 std::to_string(e.value.size()) + " values and " + std::to_string(e.scale.size()) +
                 " scales");
   }
-  if (got.size() > UINT32_MAX) throw Error("outsideToleranceOnGpu: at most 2^32 - 1 elements");
+  if (got.size() > UINT32_MAX) {
+    throw Error(std::string(On::kOutside) + ": at most 2^32 - 1 elements");
+  }
   if (got.size() == 0) return 0;
   const Kernel k = kernelOnce("blas-reference:outside", outsideKernel);
   if constexpr (std::is_same_v<On, OnGpu>) {

@@ -119,7 +119,14 @@ class DataCache {
         return std::any_cast<std::shared_ptr<obsidian::gpu::DeviceBuffer<T>>>(it->second);
       }
     }
-    auto made = std::make_shared<obsidian::gpu::DeviceBuffer<T>>(n);
+    std::shared_ptr<obsidian::gpu::DeviceBuffer<T>> made;
+    try {
+      made = std::make_shared<obsidian::gpu::DeviceBuffer<T>>(n);
+    } catch (const obsidian::CudaError& e) {
+      if (e.code() != 2 /* CUDA_ERROR_OUT_OF_MEMORY */) throw;
+      outputs_.clear();  // the kept buffers may be what fills the device: again without them
+      made = std::make_shared<obsidian::gpu::DeviceBuffer<T>>(n);
+    }
     outputs_.emplace_front(key, made);
     while (outputs_.size() > kOutputs) outputs_.pop_back();
     return made;

@@ -179,15 +179,17 @@ std::vector<Point> parseSpace(const nlohmann::json& space, bool simulate,
     }
   }
   // Each problem's points together, problems in the order they first appear.
-  std::map<std::string, size_t> rank;
-  const auto problem = [](const Point& p) {
-    return p.family->name + " " + groupOf(*p.family, p.params);
-  };
-  for (const Point& p : all) rank.emplace(problem(p), rank.size());
-  std::stable_sort(all.begin(), all.end(), [&](const Point& a, const Point& b) {
-    return rank.at(problem(a)) < rank.at(problem(b));
-  });
-  return all;
+  std::map<std::string, size_t> rankOf;
+  std::vector<std::pair<size_t, size_t>> order;  // (problem's rank, position)
+  for (size_t i = 0; i < all.size(); ++i) {
+    const std::string problem = all[i].family->name + " " + groupOf(*all[i].family, all[i].params);
+    order.emplace_back(rankOf.emplace(problem, rankOf.size()).first->second, i);
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<Point> sorted;
+  sorted.reserve(all.size());
+  for (const auto& [rank, i] : order) sorted.push_back(std::move(all[i]));
+  return sorted;
 }
 
 Point makePoint(const std::string& family, const Params& params, bool simulate) {

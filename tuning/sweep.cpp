@@ -131,7 +131,13 @@ class Builder {
     for (;;) {
       const size_t i = next_++;
       if (i >= points_.size() || stop.stop_requested()) return;
-      Built b = buildPoint(*points_[i], compile_, target_);
+      Built b;
+      try {
+        b = buildPoint(*points_[i], compile_, target_);
+      } catch (...) {  // (describing it failed: a bug) rethrown by get() on the runs' thread
+        slots_[i].set_exception(std::current_exception());
+        continue;
+      }
       kernels_ += b.kernels.size();
       double done = secondsSince(start_), seen = lastDone_.load();
       while (done > seen && !lastDone_.compare_exchange_weak(seen, done)) {
@@ -488,12 +494,12 @@ class PointRunner {
                    fixed(it->second.ms * 1e3, 1) + " us, predicted " +
                    fixed(it->second.predictedUs, 1) + " us) by more than " +
                    fixed(options_.pruneFactor, 1) + "x: predicted " + fixed(predicted, 1) + " us";
-          loadModules();
+          line["residentThreadsPerSm"] = residentThreadsPerSm(b.kernels.at(0));
           return Status::Pruned;
         }
       }
-      // The data's device work (memsets, reference kernels) runs while the modules load; the
-      // wait for what is left of it counts with the data, never as a run.
+      // The data's memsets (poisoned outputs) run while the modules load; the wait for what is
+      // left of them counts with the data, never as a run.
       auto t0 = Clock::now();
       inst.prepareGpu(cache_);
       s_.dataSeconds += secondsSince(t0);

@@ -116,16 +116,17 @@ TEST_CASE("blas_reference: the plain kernels on the simulator compute blas::refe
   // Its inputs by name and size, its sequence by name, the check's sizes.
   const blas::Sequence q = blas::sequence("SSCAL", kVectors);
   CHECK_THROWS_WITH_AS(blasReferenceOnSimulator(q, kVectors, {}),
-                       "blasReferenceOnGpu: SSCAL needs the input x", Error);
+                       "blasReferenceOnSimulator: SSCAL needs the input x", Error);
   CHECK_THROWS_WITH_AS(
       blasReferenceOnSimulator(q, kVectors, {{"x", std::vector<float>(5)}}),
-      "blasReferenceOnGpu: SSCAL's input x has 5 elements; this problem needs 4101", Error);
+      "blasReferenceOnSimulator: SSCAL's input x has 5 elements; this problem needs 4101", Error);
   blas::Sequence unknown;
   unknown.name = "SAXPY";
   CHECK_THROWS_WITH_AS(blasReferenceOnSimulator(unknown, kVectors, {}),
-                       "blasReferenceOnGpu: no sequence named 'SAXPY'", Error);
+                       "blasReferenceOnSimulator: no sequence named 'SAXPY'", Error);
   CHECK_THROWS_WITH_AS(outsideToleranceOnSimulator(std::vector<float>(3), {e.value, e.scale}),
-                       "outsideToleranceOnGpu: 3 elements, 1400 values and 1400 scales", Error);
+                       "outsideToleranceOnSimulator: 3 elements, 1400 values and 1400 scales",
+                       Error);
 }
 
 TEST_CASE("blas_reference: the doubles on the GPU are blas::reference's") {
