@@ -12,8 +12,12 @@ endif()
 set(allowed
   # Mandelbrot is itself swept: its example and its tuning family share the program.
   "tuning/families.cpp|examples/mandelbrot/mandelbrot.hpp"
-  # Seed 002's fusion choices are swept as the paper's compiler searched them (the blas family).
+  # Its plain reference on the device is checked against the example's CPU reference.
+  "tuning/tests/test_device_data.cpp|examples/mandelbrot/mandelbrot.hpp"
+  # Seed 002's fusion choices are swept as the paper's compiler searched them (the blas family),
+  # checked against the example's reference computed on the device.
   "tuning/blas_family.cpp|examples/blas/blas.hpp"
+  "tuning/blas_reference.hpp|examples/blas/blas.hpp"
   # The paper's smallest program, as the runtime benchmark's probe of launch and compile costs.
   "bench/runtime/runtime_bench.cpp|examples/increment/increment.hpp"
   # The seeds' programs (issue 18): each family's example checks them, its benchmark races them.
