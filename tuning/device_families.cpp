@@ -17,20 +17,6 @@ namespace {
 using namespace obsidian;
 namespace gpu = obsidian::gpu;
 
-template <class T>
-std::string firstDifference(const std::vector<T>& got, const std::vector<T>& want) {
-  if (got.size() != want.size()) return "output has " + std::to_string(got.size()) + " elements";
-  size_t count = 0, first = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!(got[i] == want[i]) && count++ == 0) first = i;
-  }
-  if (count == 0) return "";
-  std::ostringstream s;
-  s << "out[" << first << "] = " << +got[first] << ", expected " << +want[first] << " (" << count
-    << " of " << got.size() << " differ)";
-  return s.str();
-}
-
 // ------------------------------------------------------------------ histogram
 HistogramPolicy histogramPolicyOf(const Params& p) {
   return {u32(p, "threads"), u32(p, "vectors"), u32(p, "copies"), 32 * 1024};

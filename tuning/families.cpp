@@ -73,25 +73,6 @@ struct DeviceCopies {
   std::vector<gpu::DeviceBuffer<T>> copies;
 };
 
-template <class T>
-std::string compare(const std::vector<T>& got, const std::vector<T>& expected) {
-  if (got.size() != expected.size()) {
-    return "output has " + std::to_string(got.size()) + " elements, expected " +
-           std::to_string(expected.size());
-  }
-  size_t first = got.size(), count = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!(got[i] == expected[i])) {
-      if (count++ == 0) first = i;
-    }
-  }
-  if (count == 0) return "";
-  std::ostringstream s;
-  s << "out[" << first << "] = " << +got[first] << ", expected " << +expected[first] << " ("
-    << count << " of " << got.size() << " elements differ)";
-  return s.str();
-}
-
 // What names d's input among the sweep's shared data: everything that makes it.
 template <class T>
 std::string inputKey(const ArrayData<T>& d) {
@@ -149,7 +130,7 @@ class ArrayInstance : public Instance {
     gpu::launch(k_, {in, *dOut_}, o);
   }
   void download() override { out_ = dOut_->download(); }
-  std::string check() override { return compare(out_, *expected_); }
+  std::string check() override { return firstDifference(out_, *expected_); }
   std::string checkGpu() override {
     if (differingWordsOnGpu(*dOut_, *dExpected_) == 0) return "";
     download();
@@ -532,7 +513,7 @@ class MandelInstance : public Instance {
     gpu::launch(k_, {height_, *dOut_}, o);
   }
   void download() override { out_ = dOut_->download(); }
-  std::string check() override { return compare(out_, *expected_); }
+  std::string check() override { return firstDifference(out_, *expected_); }
   std::string checkGpu() override {
     if (differingWordsOnGpu(*dOut_, *dExpected_) == 0) return "";
     download();

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <obsidian/obsidian.hpp>
 #include <obsidian/runtime.hpp>
+#include <sstream>
 #include <string>
 #include <typeinfo>
 #include <vector>
@@ -84,6 +85,25 @@ template <class T>
 void poison(obsidian::gpu::DeviceBuffer<T>& b) {
   namespace gpu = obsidian::gpu;
   if (b.size()) gpu::detail::setBytes(gpu::Device::get(), b.address(), 0xFF, b.size() * sizeof(T));
+}
+
+// "" when got equals want element for element, else what differs: "out[17] = 3, expected 4 (2
+// of 4096 elements differ)", or the sizes.
+template <class T>
+std::string firstDifference(const std::vector<T>& got, const std::vector<T>& want) {
+  if (got.size() != want.size()) {
+    return "output has " + std::to_string(got.size()) + " elements, expected " +
+           std::to_string(want.size());
+  }
+  size_t count = 0, first = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!(got[i] == want[i]) && count++ == 0) first = i;
+  }
+  if (count == 0) return "";
+  std::ostringstream s;
+  s << "out[" << first << "] = " << +got[first] << ", expected " << +want[first] << " (" << count
+    << " of " << got.size() << " elements differ)";
+  return s.str();
 }
 
 // Host data shared between the points of a sweep (inputs, references, device buffers): made
