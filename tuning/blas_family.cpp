@@ -11,10 +11,7 @@
 
 #include <algorithm>
 #include <cassert>
-#include <deque>
 #include <map>
-#include <mutex>
-#include <optional>
 
 #include "../examples/blas/blas.hpp"
 #include "blas_reference.hpp"
@@ -182,42 +179,6 @@ class BlasInstance : public Instance {
   std::map<std::string, std::shared_ptr<gpu::DeviceBuffer<float>>> own_;  // outputs, temporaries
 };
 
-// The plans f.build made, kept for f.instantiate, by the point's parameters: making a plan
-// captures its kernels (~3 ms a point), which instantiate would otherwise do again only to read
-// the steps' arguments. Taken once; a plan not found (instantiate without build, or a plan
-// dropped) is made again. Only plans of the last kKept builds are kept: plans that no
-// instantiate takes (a point that failed to compile, Python's generate) do not pile up.
-class Plans {
- public:
-  void put(const Params& p, const blas::Sequence& q) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    const std::string key = p.dump();
-    if (plans_.insert_or_assign(key, q).second) order_.push_back(key);
-    while (order_.size() > kKept) {  // only the last kKept puts are kept
-      plans_.erase(order_.front());  // (a key already taken erases nothing)
-      order_.pop_front();
-    }
-  }
-  std::optional<blas::Sequence> take(const Params& p) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = plans_.find(p.dump());
-    if (it == plans_.end()) return std::nullopt;
-    blas::Sequence q = std::move(it->second);
-    plans_.erase(it);
-    return q;
-  }
-
- private:
-  static constexpr size_t kKept = 4096;
-  std::mutex mutex_;
-  std::map<std::string, blas::Sequence> plans_;
-  std::deque<std::string> order_;  // keys in the order they were put (some taken since)
-};
-Plans& plans() {
-  static Plans p;
-  return p;
-}
-
 }  // namespace
 
 Family blasFamily() {
@@ -279,24 +240,24 @@ Family blasFamily() {
     return p;
   };
   f.build = [](const Params& p) {
-    const blas::Sequence q = blas::sequence(str(p, "sequence"), problemOf(p), shapeOf(p));
+    blas::Sequence q = blas::sequence(str(p, "sequence"), problemOf(p), shapeOf(p));
     std::vector<Kernel> kernels;
     for (const blas::Step& s : q.steps) kernels.push_back(s.kernel);
-    plans().put(p, q);
-    return kernels;
+    return Generated(std::move(kernels), std::move(q));
   };
-  f.instantiate = [](const Params& p, const std::vector<Kernel>& k,
+  f.instantiate = [](const Params& p, const Generated& g,
                      DataCache& cache) -> std::unique_ptr<Instance> {
-    std::optional<blas::Sequence> made = plans().take(p);
     const std::string name = str(p, "sequence");
     const blas::Problem pr = problemOf(p);
     if (!blas::isVectorSequence(name) && pr.matrixElements() > (size_t{1} << 31)) {
       throw Error("blas: a " + std::to_string(pr.rows) + " x " + std::to_string(pr.pitch) +
                   " matrix is over 2^31 elements");
     }
-    blas::Sequence q = made ? std::move(*made) : blas::sequence(name, pr, shapeOf(p));
-    assert(q.steps.size() == k.size());
-    for (size_t i = 0; i < k.size(); ++i) q.steps[i].kernel = k[i];  // the kernels built
+    const auto* plan = std::any_cast<blas::Sequence>(&g.plan);
+    if (!plan) throw Error("blas: instantiate needs the plan that build made of the point");
+    blas::Sequence q = *plan;
+    assert(q.steps.size() == g.kernels.size());
+    for (size_t i = 0; i < q.steps.size(); ++i) q.steps[i].kernel = g.kernels[i];  // as compiled
     return std::make_unique<BlasInstance>(std::move(q), name, pr, dataKey(name, pr), cache);
   };
   f.variantLabel = [](const Params& p) {

@@ -14,7 +14,6 @@ using namespace obsidian;
 namespace gpu = obsidian::gpu;
 using EDouble = Exp<double>;
 
-constexpr uint32_t kThreads = 128;      // plain kernels: run once per problem, not tuned
 constexpr uint32_t kDotSegment = 4096;  // AXPYDOT's dot: elements per partial sum
 const EDouble kAlpha(double{blas::kAlpha}), kBeta(double{blas::kBeta});
 
@@ -27,25 +26,17 @@ CaptureOptions exact() {
 
 EDouble wide(const EFloat& x) { return cast<double>(x); }
 
-// An effect-only kernel: thread s of the grid, for s below count, runs body(t, s).
+// An effect-only kernel: perThread's thread s, for s below count, runs body(t, s).
 template <class Body>
-GridEffect perThread(const EWord32& count, Body body) {
-  return effect([=](const Program<Grid>& g) {
-    g.distrPar((count + (kThreads - 1)) / kThreads,
-               [&](const Program<Block>& b, const EWord32& bid) {
-                 b.forAll(kThreads, [&](const Program<Thread>& t, const EWord32& tid) {
-                   const EWord32 s = bid * kThreads + tid;
-                   t.cond(s < count, [&](const Program<Thread>& u) { body(u, s); });
-                 });
-               });
-  });
+GridEffect eachThread(const EWord32& count, Body body) {
+  return effect([=](const Program<Grid>& g) { perThread(g, count, body); });
 }
 
 // value[i], scale[i] = f(i) for every i below n.
 template <class F>
 GridEffect elementwise(const EWord32& n, const DMutable<double>& value,
                        const DMutable<double>& scale, F f) {
-  return perThread(n, [=](const Program<Thread>& t, const EWord32& i) {
+  return eachThread(n, [=](const Program<Thread>& t, const EWord32& i) {
     const auto [v, s] = f(i);
     write(t, value, i, v);
     write(t, scale, i, s);
@@ -69,7 +60,7 @@ template <class Mat>
 GridEffect matVec(const EWord32& rows, const EWord32& cols, Mat mat, const DPull<EDouble>& v,
                   const DPull<EDouble>& add, const MatVecForm& f, const DMutable<double>& value,
                   const DMutable<double>& scale) {
-  return perThread(f.transposed ? cols : rows, [=](const Program<Thread>& t, const EWord32& k) {
+  return eachThread(f.transposed ? cols : rows, [=](const Program<Thread>& t, const EWord32& k) {
     const EDouble acc = t.declare(EDouble(0.0)), magnitude = t.declare(EDouble(0.0));
     t.seqFor(f.transposed ? rows : cols, [&](const Program<Thread>& u, const EWord32& j) {
       const EDouble term = (f.transposed ? mat(j, k) : mat(k, j)) * v[j];
@@ -88,7 +79,7 @@ GridEffect matVec(const EWord32& rows, const EWord32& cols, Mat mat, const DPull
 // A + u1 v1^T + u2 v2^T.
 Kernel matVecA(const MatVecForm& f) {
   return capture(
-      "refMatVecA", kThreads,
+      "refMatVecA", kPlainThreads,
       [f](EWord32 rows, EWord32 cols, EWord32 pitch, DPull<EFloat> a, DPull<EDouble> v,
           DPull<EDouble> add, DMutable<double> value, DMutable<double> scale) {
         const auto mat = [=](const EWord32& r, const EWord32& j) { return wide(a[r * pitch + j]); };
@@ -98,7 +89,7 @@ Kernel matVecA(const MatVecForm& f) {
 }
 Kernel matVecGesummv(const MatVecForm& f) {
   return capture(
-      "refMatVecGesummv", kThreads,
+      "refMatVecGesummv", kPlainThreads,
       [f](EWord32 rows, EWord32 cols, EWord32 pitch, DPull<EFloat> a, DPull<EFloat> b,
           DPull<EDouble> v, DPull<EDouble> add, DMutable<double> value, DMutable<double> scale) {
         const auto mat = [=](const EWord32& r, const EWord32& j) {
@@ -119,7 +110,7 @@ std::pair<EDouble, EDouble> gemverB(const DPull<EFloat>& a, const DPull<EFloat>&
 }
 Kernel matVecGemver(const MatVecForm& f) {
   return capture(
-      "refMatVecGemver", kThreads,
+      "refMatVecGemver", kPlainThreads,
       [f](EWord32 rows, EWord32 cols, EWord32 pitch, DPull<EFloat> a, DPull<EFloat> u1,
           DPull<EFloat> v1, DPull<EFloat> u2, DPull<EFloat> v2, DPull<EDouble> v,
           DPull<EDouble> add, DMutable<double> value, DMutable<double> scale) {
@@ -134,9 +125,9 @@ Kernel matVecGemver(const MatVecForm& f) {
 // The element-wise outputs.
 Kernel widenKernel() {
   return capture(
-      "refWiden", kThreads,
+      "refWiden", kPlainThreads,
       [](DPull<EFloat> x, DMutable<double> out) {
-        return perThread(len(x), [=](const Program<Thread>& t, const EWord32& i) {
+        return eachThread(len(x), [=](const Program<Thread>& t, const EWord32& i) {
           write(t, out, i, wide(x[i]));
         });
       },
@@ -146,7 +137,7 @@ Kernel elementKernel(const std::string& name) {
   using Out = DMutable<double>;
   if (name == "AXPYDOT") {  // z = w - alpha v; its scale |w| + |alpha v|
     return capture(
-        "refAxpydotZ", kThreads,
+        "refAxpydotZ", kPlainThreads,
         [](DPull<EFloat> w, DPull<EFloat> v, Out value, Out scale) {
           return elementwise(len(w), value, scale, [=](const EWord32& i) {
             const EDouble av = kAlpha * wide(v[i]);
@@ -157,7 +148,7 @@ Kernel elementKernel(const std::string& name) {
   }
   if (name == "SSCAL") {  // y = alpha x; scale |x|
     return capture(
-        "refSscal", kThreads,
+        "refSscal", kPlainThreads,
         [](DPull<EFloat> x, Out value, Out scale) {
           return elementwise(len(x), value, scale, [=](const EWord32& i) {
             return std::pair{kAlpha * wide(x[i]), fabs(wide(x[i]))};
@@ -167,7 +158,7 @@ Kernel elementKernel(const std::string& name) {
   }
   if (name == "WAXPBY") {  // w = alpha x + beta y
     return capture(
-        "refWaxpby", kThreads,
+        "refWaxpby", kPlainThreads,
         [](DPull<EFloat> x, DPull<EFloat> y, Out value, Out scale) {
           return elementwise(len(x), value, scale, [=](const EWord32& i) {
             const EDouble a = kAlpha * wide(x[i]), b = kBeta * wide(y[i]);
@@ -178,7 +169,7 @@ Kernel elementKernel(const std::string& name) {
   }
   if (name == "VADD") {  // x = w + y + z
     return capture(
-        "refVadd", kThreads,
+        "refVadd", kPlainThreads,
         [](DPull<EFloat> w, DPull<EFloat> y, DPull<EFloat> z, Out value, Out scale) {
           return elementwise(len(w), value, scale, [=](const EWord32& i) {
             const EDouble a = wide(w[i]), b = wide(y[i]), c = wide(z[i]);
@@ -189,7 +180,7 @@ Kernel elementKernel(const std::string& name) {
   }
   if (name == "MADD") {  // C = A + B, rows x cols out of rows x pitch
     return capture(
-        "refMadd", kThreads,
+        "refMadd", kPlainThreads,
         [](EWord32 rows, EWord32 cols, EWord32 pitch, DPull<EFloat> a, DPull<EFloat> b, Out value,
            Out scale) {
           return elementwise(rows * cols, value, scale, [=](const EWord32& i) {
@@ -202,7 +193,7 @@ Kernel elementKernel(const std::string& name) {
   }
   OBSIDIAN_ASSERT(name == "GEMVER", "an element-wise reference");
   return capture(
-      "refGemverB", kThreads,
+      "refGemverB", kPlainThreads,
       [](EWord32 rows, EWord32 cols, EWord32 pitch, DPull<EFloat> a, DPull<EFloat> u1,
          DPull<EFloat> v1, DPull<EFloat> u2, DPull<EFloat> v2, Out value, Out scale) {
         return elementwise(rows * cols, value, scale, [=](const EWord32& i) {
@@ -216,12 +207,12 @@ Kernel elementKernel(const std::string& name) {
 // then the partials in order by one thread.
 Kernel dotPartialsKernel() {
   return capture(
-      "refAxpydotPartials", kThreads,
+      "refAxpydotPartials", kPlainThreads,
       [](DPull<EFloat> w, DPull<EFloat> v, DPull<EFloat> u, DMutable<double> value,
          DMutable<double> scale) {
         const EWord32 n = len(w);
         const EWord32 count = (n + (kDotSegment - 1)) / kDotSegment;
-        return perThread(count, [=](const Program<Thread>& t, const EWord32& s) {
+        return eachThread(count, [=](const Program<Thread>& t, const EWord32& s) {
           const EDouble acc = t.declare(EDouble(0.0)), magnitude = t.declare(EDouble(0.0));
           const EWord32 first = s * kDotSegment;
           t.seqFor(min(EWord32(kDotSegment), n - first), [&](const Program<Thread>& x,
@@ -239,10 +230,10 @@ Kernel dotPartialsKernel() {
 }
 Kernel foldKernel() {
   return capture(
-      "refFold", kThreads,
+      "refFold", kPlainThreads,
       [](DPull<EDouble> values, DPull<EDouble> scales, DMutable<double> value,
          DMutable<double> scale) {
-        return perThread(1u, [=](const Program<Thread>& t, const EWord32&) {
+        return eachThread(1u, [=](const Program<Thread>& t, const EWord32&) {
           const EDouble acc = t.declare(EDouble(0.0)), magnitude = t.declare(EDouble(0.0));
           t.seqFor(len(values), [&](const Program<Thread>& u, const EWord32& j) {
             u.assign(acc, acc + values[j]);
@@ -257,9 +248,9 @@ Kernel foldKernel() {
 
 Kernel outsideKernel() {
   return capture(
-      "refOutsideTolerance", kThreads,
+      "refOutsideTolerance", kPlainThreads,
       [](DPull<EFloat> got, DPull<EDouble> value, DPull<EDouble> scale, DMutable<uint32_t> count) {
-        return perThread(len(got), [=](const Program<Thread>& t, const EWord32& i) {
+        return eachThread(len(got), [=](const Program<Thread>& t, const EWord32& i) {
           const EDouble tolerance =
               EDouble(blas::kRelativeTolerance) * scale[i] + EDouble(blas::kToleranceFloor);
           t.cond(!(fabs(wide(got[i]) - value[i]) <= tolerance),

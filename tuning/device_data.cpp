@@ -13,8 +13,9 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <obsidian/atomic.hpp>
+#include <obsidian/block/reduce.hpp>
 #include <obsidian/cache.hpp>
-#include <obsidian/device/reduce.hpp>
 
 namespace tuning {
 
@@ -23,8 +24,6 @@ namespace {
 using namespace obsidian;
 namespace gpu = obsidian::gpu;
 
-// The plain kernels' block size: they are not tuned, only run once per problem.
-constexpr uint32_t kThreads = 128;
 // Elements per segment of the whole-array references (a thread each).
 constexpr uint32_t kWholeSegment = 4096;
 
@@ -86,7 +85,7 @@ void checkFormula(Random formula, uint64_t param) {
 
 template <class T>
 Kernel makeRandomKernel(Random formula) {
-  return capture(std::string("random") + typeName<T>(), kThreads,
+  return capture(std::string("random") + typeName<T>(), kPlainThreads,
                  [formula](EWord32 n, EWord64 base, EWord64 param) {
                    return push<Grid>(DPull<Exp<T>>(n, [=](const EWord32& i) {
                      return element<T>(mix64(base + cast<uint64_t>(i)), formula, param);
@@ -95,17 +94,11 @@ Kernel makeRandomKernel(Random formula) {
 }
 
 // ------------------------------------------------------------------ plain references
-// Thread s of the grid, for s below count, runs body(t, s).
+// perThread's mapping, as a push of `length` elements that body(t, s, w) writes.
 template <class T, class Body>
-DPush<Grid, Exp<T>> perThread(const EWord32& length, const EWord32& count, Body body) {
+DPush<Grid, Exp<T>> perThreadWriting(const EWord32& length, const EWord32& count, Body body) {
   return DPush<Grid, Exp<T>>(length, [=](const Program<Grid>& g, const Writer<Exp<T>>& w) {
-    g.distrPar((count + (kThreads - 1)) / kThreads,
-               [&](const Program<Block>& b, const EWord32& bid) {
-                 b.forAll(kThreads, [&](const Program<Thread>& t, const EWord32& tid) {
-                   const EWord32 s = bid * kThreads + tid;
-                   t.cond(s < count, [&](const Program<Thread>& u) { body(u, s, w); });
-                 });
-               });
+    perThread(g, count, [&](const Program<Thread>& t, const EWord32& s) { body(t, s, w); });
   });
 }
 
@@ -114,27 +107,27 @@ template <class T>
 Kernel makeSegmentFold(bool scan) {
   return capture(
       std::string(scan ? "referenceSegmentScans" : "referenceSegmentSums") + typeName<T>(),
-      kThreads, [scan](EWord32 segment, DPull<Exp<T>> in) {
+      kPlainThreads, [scan](EWord32 segment, DPull<Exp<T>> in) {
         const EWord32 n = len(in);
         const EWord32 count = n / segment + ifThenElse(n % segment != 0u, EWord32(1u), EWord32(0u));
-        return perThread<T>(scan ? n : count, count,
-                            [=](const Program<Thread>& t, const EWord32& s, const auto& w) {
-                              const EWord32 first = s * segment;
-                              const Exp<T> acc = t.declare(Exp<T>(T{0}));
-                              t.seqFor(min(segment, n - first),
-                                       [&](const Program<Thread>& u, const EWord32& j) {
-                                         u.assign(acc, acc + in[first + j]);
-                                         if (scan) w(u, acc, first + j);
-                                       });
-                              if (!scan) w(t, acc, s);
-                            });
+        return perThreadWriting<T>(scan ? n : count, count,
+                                   [=](const Program<Thread>& t, const EWord32& s, const auto& w) {
+                                     const EWord32 first = s * segment;
+                                     const Exp<T> acc = t.declare(Exp<T>(T{0}));
+                                     t.seqFor(min(segment, n - first),
+                                              [&](const Program<Thread>& u, const EWord32& j) {
+                                                u.assign(acc, acc + in[first + j]);
+                                                if (scan) w(u, acc, first + j);
+                                              });
+                                     if (!scan) w(t, acc, s);
+                                   });
       });
 }
 
 // local[i] + offsets[i / segment], less in[i] for an exclusive scan.
 template <class T>
 Kernel makeAddOffsets() {
-  return capture(std::string("referenceAddOffsets") + typeName<T>(), kThreads,
+  return capture(std::string("referenceAddOffsets") + typeName<T>(), kPlainThreads,
                  [](EWord32 segment, EWord32 exclusive, DPull<Exp<T>> local, DPull<Exp<T>> offsets,
                     DPull<Exp<T>> in) {
                    return push<Grid>(DPull<Exp<T>>(len(local), [=](const EWord32& i) {
@@ -146,7 +139,7 @@ Kernel makeAddOffsets() {
 
 template <class T>
 Kernel makeTranspose() {
-  return capture(std::string("referenceTranspose") + typeName<T>(), kThreads,
+  return capture(std::string("referenceTranspose") + typeName<T>(), kPlainThreads,
                  [](EWord32 rows, EWord32 cols, DPull<Exp<T>> in) {
                    return push<Grid>(DPull<Exp<T>>(len(in), [=](const EWord32& i) {
                      return in[(i % rows) * cols + i / rows];  // out[c * rows + r] = in(r, c)
@@ -160,10 +153,10 @@ Kernel makeMandelbrot() {
   CaptureOptions o;
   o.nvrtcOptions = {"--fmad=false"};
   return capture(
-      "referenceMandelbrot", kThreads,
+      "referenceMandelbrot", kPlainThreads,
       [](EWord32 width, EWord32 height) {
         const EWord32 n = width * height;
-        return perThread<uint8_t>(
+        return perThreadWriting<uint8_t>(
             n, n, [=](const Program<Thread>& t, const EWord32& i, const auto& w) {
               const EFloat xmax(1.2f), xmin(-2.0f), ymax(1.2f), ymin(-1.2f);
               const EFloat deltaP = (xmax - xmin) / cast<float>(width);
@@ -186,14 +179,58 @@ Kernel makeMandelbrot() {
       o);
 }
 
-// Mismatching words, counted by the device layer's one-launch reduction.
-Kernel makeDifferingWords(uint32_t blocks) {
-  return capture(
-      "differingWords", reducePolicy().threads, [blocks](DPull<EWord32> got, DPull<EWord32> want) {
-        return transformReduceAll<uint32_t>(
-            Sum{}, 0u, [](const EWord32& a, const EWord32& b) { return cast<uint32_t>(a != b); },
-            reducePolicy(), blocks, got, want);
+// hashOnHost's term of the word w at index i, on uint32_t or Exp<uint32_t>.
+template <class W>
+auto hashTerm(const W& w, const W& i) {
+  if constexpr (std::is_same_v<W, uint32_t>) {
+    return uint64_t{w} * (fmix32(i) | 1u);
+  } else {
+    return cast<uint64_t>(w) * cast<uint64_t>(fmix32(i) | 1u);
+  }
+}
+
+// The hash of whole words: each thread sums the terms of its 16-byte vectors (grid-strided,
+// four loads in flight, as a memory-bound sweep needs) and of at most one of the len % 4 words
+// after them, each block folds its threads' sums (blockReduce), and adds it to `sum`. The grid
+// (`blocks`: the device's occupancy) is a parameter, so the kernel is captured once.
+Kernel makeHash() {
+  const auto body = [](EWord32 blocks, DPull<EWord32> in, DMutable<uint64_t> sum) {
+    const auto vecs = vectors<4>(in);
+    const EWord32 start = len(vecs) * 4u;  // the words after the whole vectors
+    const DPull<EWord32> indices(len(vecs), [](const EWord32& j) { return j; });
+    const auto addVector = [vecs](const EWord64& acc, const EWord32& j) {
+      const auto v = vecs[j];
+      const EWord32 i = j * 4u;
+      return acc + hashTerm(hana::at_c<0>(v), i) + hashTerm(hana::at_c<1>(v), i + 1u) +
+             hashTerm(hana::at_c<2>(v), i + 2u) + hashTerm(hana::at_c<3>(v), i + 3u);
+    };
+    // Thread gid's sum: its vectors, and word start + gid if there is one (compared as a
+    // count: start + gid could wrap near 2^32 words).
+    const auto threadSum = [=](const Program<Thread>& t, const EWord32& gid, const auto& done) {
+      seqFoldStrided(addVector, EWord64(uint64_t{0}), indices, gid, blocks * kPlainThreads, 4)(
+          t, [&](const Program<Thread>& u, const EWord64& acc, const EWord32&) {
+            done(u, acc + ifThenElse(gid < len(in) - start, hashTerm(in[start + gid], start + gid),
+                                     EWord64(uint64_t{0})));
+          });
+    };
+    return effect([=](const Program<Grid>& g) {
+      g.distrPar(blocks, [&](const Program<Block>& b, const EWord32& bid) {
+        const auto sums = force(
+            b, mkPush<Block, EWord64>(
+                   kPlainThreads, [=](const Program<Block>& q, const Writer<EWord64>& w) {
+                     q.forAll(kPlainThreads, [&](const Program<Thread>& t, const EWord32& tid) {
+                       threadSum(t, bid * kPlainThreads + tid,
+                                 [&](const Program<Thread>& u, const EWord64& x) { w(u, x, tid); });
+                     });
+                   }));
+        const EWord64 total = blockReduce(b, Sum{}, sums);
+        b.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
+          atomicAdd(t, sum, EWord32(0u), total);
+        });
       });
+    });
+  };
+  return capture("hashWords", kPlainThreads, body);
 }
 
 template <class T>
@@ -212,20 +249,23 @@ Kernel kernelOnce(const std::string& key, const std::function<Kernel()>& make) {
   return it->second;
 }
 
-uint32_t countOnGpu(const Kernel& k, std::vector<KernelArg> args) {
+template <class W>
+W countOnGpu(const Kernel& k, std::vector<KernelArg> args) {
   // One word for the process, never freed: a buffer per call cost a cuMemAlloc and a
   // cuMemFree (which waits for the device) per check.
   static std::mutex mutex;
-  static gpu::DeviceBuffer<uint32_t>* word = nullptr;
+  static gpu::DeviceBuffer<W>* word = nullptr;
   const std::lock_guard<std::mutex> lock(mutex);
-  if (!word) word = new gpu::DeviceBuffer<uint32_t>(1);
+  if (!word) word = new gpu::DeviceBuffer<W>(1);
   word->zero();
   args.emplace_back(*word);
   gpu::launch(k, args);
-  uint32_t count = 0;
-  word->download(std::span<uint32_t>(&count, 1));
+  W count = 0;
+  word->download(std::span<W>(&count, 1));
   return count;
 }
+template uint32_t countOnGpu<uint32_t>(const Kernel&, std::vector<KernelArg>);
+template uint64_t countOnGpu<uint64_t>(const Kernel&, std::vector<KernelArg>);
 
 // ------------------------------------------------------------------ random data
 template <class T>
@@ -258,25 +298,52 @@ void randomOnGpu(gpu::DeviceBuffer<T>& out, uint64_t seed, Random formula, uint6
 }
 
 // ------------------------------------------------------------------ comparing
-uint64_t differingWordsOnGpu(uint64_t got, uint64_t want, size_t bytes) {
-  uint64_t differ = 0;
+Kernel hashKernel() { return makeHash(); }
+
+namespace {
+void checkHashLength(size_t words, const char* what) {
+  if (words > UINT32_MAX) {
+    throw Error(std::string(what) + ": at most 2^32 - 1 whole 4-byte words; got " +
+                std::to_string(words));
+  }
+}
+// The last bytes % 4 bytes, zero-padded, as word `index`.
+uint64_t tailTerm(const uint8_t* bytes, size_t count, size_t index) {
+  uint32_t w = 0;
+  std::memcpy(&w, bytes, count);  // (little-endian, as the device reads words)
+  return hashTerm(w, static_cast<uint32_t>(index));
+}
+}  // namespace
+
+uint64_t hashOnHost(const void* data, size_t bytes) {
   const size_t words = bytes / 4, tail = bytes % 4;
+  checkHashLength(words, "hashOnHost");
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint64_t h = 0;
+  for (size_t i = 0; i < words; ++i) {
+    uint32_t w;
+    std::memcpy(&w, p + 4 * i, 4);
+    h += hashTerm(w, static_cast<uint32_t>(i));
+  }
+  if (tail > 0) h += tailTerm(p + 4 * words, tail, words);
+  return h;
+}
+
+uint64_t hashOnGpu(uint64_t address, size_t bytes) {
+  const size_t words = bytes / 4, tail = bytes % 4;
+  checkHashLength(words, "hashOnGpu");
+  uint64_t h = 0;
   if (words > 0) {
-    if (words > UINT32_MAX) throw Error("differingWordsOnGpu: at most 2^32 - 1 words");
-    const Kernel k = kernelOnce("differingWords", [] {
-      return makeDifferingWords(gpu::occupancyBlocks(makeDifferingWords(1)));
-    });
-    differ += countOnGpu(k, {KernelArg::deviceArray(ScalarType::U32, got, words, false),
-                             KernelArg::deviceArray(ScalarType::U32, want, words, false)});
+    const Kernel k = kernelOnce("hash", makeHash);
+    h = countOnGpu<uint64_t>(k, {gpu::occupancyBlocks(k),
+                                 KernelArg::deviceArray(ScalarType::U32, address, words, false)});
   }
   if (tail > 0) {
-    uint8_t a[4] = {}, b[4] = {};
-    gpu::Device& d = gpu::Device::get();
-    gpu::detail::copyToHost(d, a, got + words * 4, tail);
-    gpu::detail::copyToHost(d, b, want + words * 4, tail);
-    differ += std::memcmp(a, b, tail) != 0;
+    uint8_t last[4] = {};
+    gpu::detail::copyToHost(gpu::Device::get(), last, address + words * 4, tail);
+    h += tailTerm(last, tail, words);
   }
-  return differ;
+  return h;
 }
 
 // ------------------------------------------------------------------ references
@@ -298,26 +365,25 @@ void checkSegment(uint32_t segment, size_t n, const char* what) {
 }
 }  // namespace
 
+// Segment sums (scan: false) or scans on the device, by makeSegmentFold.
 template <class T>
-gpu::DeviceBuffer<T> segmentSumsOnGpu(const gpu::DeviceBuffer<T>& in, uint32_t segment) {
-  checkSegment(segment, in.size(), "segmentSumsOnGpu");
-  gpu::DeviceBuffer<T> out((in.size() + segment - 1) / segment);
+gpu::DeviceBuffer<T> segmentFoldOnGpu(const gpu::DeviceBuffer<T>& in, uint32_t segment, bool scan) {
+  const char* what = scan ? "segmentScansOnGpu" : "segmentSumsOnGpu";
+  checkSegment(segment, in.size(), what);
+  gpu::DeviceBuffer<T> out(scan ? in.size() : (in.size() + segment - 1) / segment);
   if (out.size() == 0) return out;
-  const Kernel k =
-      kernelOnce("sums" + typeName<T>(), [] { return segmentSumsKernel(scalarOf<T>()); });
+  const Kernel k = kernelOnce(what + typeName<T>(), [scan] { return makeSegmentFold<T>(scan); });
   gpu::launch(k, {segment, in, out});
   return out;
 }
 
 template <class T>
+gpu::DeviceBuffer<T> segmentSumsOnGpu(const gpu::DeviceBuffer<T>& in, uint32_t segment) {
+  return segmentFoldOnGpu(in, segment, false);
+}
+template <class T>
 gpu::DeviceBuffer<T> segmentScansOnGpu(const gpu::DeviceBuffer<T>& in, uint32_t segment) {
-  checkSegment(segment, in.size(), "segmentScansOnGpu");
-  gpu::DeviceBuffer<T> out(in.size());
-  if (out.size() == 0) return out;
-  const Kernel k =
-      kernelOnce("scans" + typeName<T>(), [] { return segmentScansKernel(scalarOf<T>()); });
-  gpu::launch(k, {segment, in, out});
-  return out;
+  return segmentFoldOnGpu(in, segment, true);
 }
 
 // Segments scanned on the device, their sums' exclusive prefixes on the host (one per 4096

@@ -1,10 +1,10 @@
 // A sweep's data where its GPU runs are: inputs generated on the device, references computed
 // there by plain kernels (one thread per segment, a sequential loop: nothing a tuned kernel
-// shares), outputs compared there, and references the device cannot compute kept on disk.
-// So a warm sweep spends its time in the GPU runs, not in generating, uploading, downloading
-// and comparing arrays on the host (issue 20, item 4). Every device routine has a host twin
-// giving the same values; the simulator runs the device kernels in the tests, which compare them
-// with the twins.
+// shares), outputs checked there by a hash, and references the device cannot compute kept on
+// disk. So a warm sweep spends its time in the GPU runs, not in generating, uploading,
+// downloading and comparing arrays on the host (issue 20, item 4). Every device routine has a host
+// twin giving the same values; the simulator runs the device kernels in the tests, which compare
+// them with the twins.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,13 @@ U mix64(U x) {
   return x ^ (x >> U(31ull));
 }
 inline uint64_t splitmix64(uint64_t x) { return mix64<uint64_t>(x); }
+// MurmurHash3's 32-bit finalizer (a bijection), on uint32_t or Exp<uint32_t>.
+template <class U>
+U fmix32(U h) {
+  h = (h ^ (h >> U(16u))) * U(0x85ebca6bu);
+  h = (h ^ (h >> U(13u))) * U(0xc2b2ae35u);
+  return h ^ (h >> U(16u));
+}
 
 // What an element is made of r = splitmix64(base + i):
 enum class Random {
@@ -58,14 +65,49 @@ template <class T>
 void randomOnGpu(obsidian::gpu::DeviceBuffer<T>& out, uint64_t seed, Random formula,
                  uint64_t param = 0);
 
-// The number of 4-byte words at which the `bytes` bytes at device addresses got and want differ
-// (a trailing partial word compared on the host): 0 when equal. For exact results.
-uint64_t differingWordsOnGpu(uint64_t got, uint64_t want, size_t bytes);
+// The check's hash of `bytes` bytes: the sum, modulo 2^64, of every 4-byte word w_i (a
+// trailing partial word zero-padded) times k_i = fmix32(i) | 1 (MurmurHash3's finalizer: odd,
+// a bijection of i). So equal bytes hash equal; one differing word always changes the hash (its
+// k_i is odd, so invertible modulo 2^64); and words moved, or several wrong, leave it only by a
+// coincidence of pseudo-random 64-bit sums. On the device it reads the bytes once, where a
+// comparison reads the output and the reference: a point's check is one read of its output
+// against the reference's hash, taken once per problem (DeviceReference).
+uint64_t hashOnHost(const void* data, size_t bytes);
+// (at most 2^32 - 1 whole words, from a 16-byte aligned address: it reads 16-byte vectors)
+uint64_t hashOnGpu(uint64_t address, size_t bytes);
 template <class T>
-uint64_t differingWordsOnGpu(const obsidian::gpu::DeviceBuffer<T>& got,
-                             const obsidian::gpu::DeviceBuffer<T>& want) {
-  if (got.size() != want.size()) return got.size() + want.size();
-  return differingWordsOnGpu(got.address(), want.address(), got.size() * sizeof(T));
+uint64_t hashOnGpu(const obsidian::gpu::DeviceBuffer<T>& a) {
+  return hashOnGpu(a.address(), a.size() * sizeof(T));
+}
+
+// A problem's reference on the device, with its hash: what a point's output is checked against.
+template <class T>
+struct DeviceReference {
+  explicit DeviceReference(obsidian::gpu::DeviceBuffer<T> v)
+      : values(std::move(v)), hash(hashOnGpu(values)) {}
+  // Whether `got` holds the reference's bytes (to the hash's certainty, above).
+  bool matches(const obsidian::gpu::DeviceBuffer<T>& got) const {
+    return got.size() == values.size() && hashOnGpu(got) == hash;
+  }
+  obsidian::gpu::DeviceBuffer<T> values;
+  uint64_t hash;
+};
+
+// The plain kernels' block size: they are not tuned, only run once per problem (or check).
+inline constexpr uint32_t kPlainThreads = 128;
+// The plain kernels' mapping: thread s of a grid of kPlainThreads-thread blocks, for each s
+// below count, runs body(t, s).
+template <class Body>
+void perThread(const obsidian::Program<obsidian::Grid>& g, const obsidian::EWord32& count,
+               Body body) {
+  using namespace obsidian;
+  g.distrPar((count + (kPlainThreads - 1)) / kPlainThreads,
+             [&](const Program<Block>& b, const EWord32& bid) {
+               b.forAll(kPlainThreads, [&](const Program<Thread>& t, const EWord32& tid) {
+                 const EWord32 s = bid * kPlainThreads + tid;
+                 t.cond(s < count, [&](const Program<Thread>& u) { body(u, s); });
+               });
+             });
 }
 
 // A 64-bit hash of a key (FNV-1a): seeds and file names that do not change between builds.
@@ -96,9 +138,10 @@ obsidian::gpu::DeviceBuffer<T> transposeOnGpu(const obsidian::gpu::DeviceBuffer<
 // with mandelReference on the simulator and on the GPU.)
 obsidian::gpu::DeviceBuffer<uint8_t> mandelbrotOnGpu(uint32_t width, uint32_t height);
 
-// Launches k with `args` and one more, a u32 device word that starts at 0 (a count the kernel
-// writes or adds to), and returns the word.
-uint32_t countOnGpu(const obsidian::Kernel& k, std::vector<obsidian::KernelArg> args);
+// Launches k with `args` and one more, a device word of W (u32, u64) that starts at 0 (a
+// count or sum the kernel adds to), and returns the word.
+template <class W = uint32_t>
+W countOnGpu(const obsidian::Kernel& k, std::vector<obsidian::KernelArg> args);
 
 // The kernel make() returns, made once per process and key (making one captures and lowers
 // it): the plain kernels' cache.
@@ -110,6 +153,8 @@ obsidian::Kernel randomKernel(obsidian::ScalarType type, Random formula);
 obsidian::Kernel segmentSumsKernel(obsidian::ScalarType type);
 obsidian::Kernel segmentScansKernel(obsidian::ScalarType type);
 obsidian::Kernel mandelbrotKernel();  // (width, height -> out: width * height pixels)
+// The hash of whole words (blocks, in: words, sum: one u64 it adds to) on `blocks` blocks.
+obsidian::Kernel hashKernel();
 
 // References the device cannot compute (a CPU emulation of float rounding, counts of random
 // samples) kept on disk beside the kernel cache (<cache>/references), so later sweeps read

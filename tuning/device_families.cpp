@@ -145,7 +145,7 @@ class TransposeInstance : public Instance {
         randomOnGpu(d->copies.emplace_back(n), seed(), Random::Modulo, kModulus);
       }
       d->expected =
-          std::make_unique<gpu::DeviceBuffer<X>>(transposeOnGpu(d->copies.at(0), rows_, cols_));
+          std::make_unique<DeviceReference<X>>(transposeOnGpu(d->copies.at(0), rows_, cols_));
       return d;
     });
     for (size_t i = 0; i < data_->copies.size(); ++i) {
@@ -164,9 +164,9 @@ class TransposeInstance : public Instance {
   void download() override { got_ = outs_[last_]->download(); }
   std::string check() override { return firstDifference(got_, expected_); }
   std::string checkGpu() override {
-    if (differingWordsOnGpu(*outs_[last_], *data_->expected) == 0) return "";
+    if (data_->expected->matches(*outs_[last_])) return "";
     download();
-    expected_ = data_->expected->download();
+    expected_ = data_->expected->values.download();
     return check();
   }
   double bytesMoved() const override {
@@ -177,7 +177,7 @@ class TransposeInstance : public Instance {
   static constexpr uint64_t kModulus = 1000003;
   struct Shared {
     std::vector<gpu::DeviceBuffer<X>> copies;  // rotated inputs
-    std::unique_ptr<gpu::DeviceBuffer<X>> expected;
+    std::unique_ptr<DeviceReference<X>> expected;
   };
   uint64_t seed() const { return uint64_t{rows_} * 131 + cols_; }
   std::vector<X> input() {
@@ -230,7 +230,7 @@ Family histogramFamily() {
         : t == "u32" ? histogramKernelFor<uint32_t>(bins, 0, upper ? upper : 3000000000u, policy)
                      : histogramKernelFor<float>(bins, 0.0f, 0.75f, policy)};
   };
-  f.instantiate = [](const Params& p, const std::vector<Kernel>&,
+  f.instantiate = [](const Params& p, const Generated&,
                      DataCache& cache) -> std::unique_ptr<Instance> {
     const std::string t = str(p, "type");
     if (t == "u8") return std::make_unique<HistogramInstance<uint8_t>>(p, cache);
@@ -268,7 +268,7 @@ Family transposeFamily() {
     return std::vector<Kernel>{str(p, "type") == "f32" ? transposeKernel<float>(policy)
                                                        : transposeKernel<uint32_t>(policy)};
   };
-  f.instantiate = [](const Params& p, const std::vector<Kernel>&,
+  f.instantiate = [](const Params& p, const Generated&,
                      DataCache& cache) -> std::unique_ptr<Instance> {
     if (str(p, "type") == "f32") return std::make_unique<TransposeInstance<float>>(p, cache);
     return std::make_unique<TransposeInstance<uint32_t>>(p, cache);

@@ -118,8 +118,8 @@ class ArrayInstance : public Instance {
   }
   void prepareGpu(DataCache& cache) override {
     dIn_ = deviceInput(cache, d_);
-    dExpected_ = cache.get<const gpu::DeviceBuffer<T>>("device-ref:" + d_.referenceKey, [&] {
-      return std::make_shared<const gpu::DeviceBuffer<T>>(d_.onGpu(dIn_->copies.at(0)));
+    dExpected_ = cache.get<const DeviceReference<T>>("device-ref:" + d_.referenceKey, [&] {
+      return std::make_shared<const DeviceReference<T>>(d_.onGpu(dIn_->copies.at(0)));
     });
     dOut_ = cache.output<T>("out", d_.outputSize);
     poison(*dOut_);
@@ -132,9 +132,9 @@ class ArrayInstance : public Instance {
   void download() override { out_ = dOut_->download(); }
   std::string check() override { return firstDifference(out_, *expected_); }
   std::string checkGpu() override {
-    if (differingWordsOnGpu(*dOut_, *dExpected_) == 0) return "";
+    if (dExpected_->matches(*dOut_)) return "";
     download();
-    expected_ = std::make_shared<const std::vector<T>>(dExpected_->download());
+    expected_ = std::make_shared<const std::vector<T>>(dExpected_->values.download());
     return check();
   }
   double bytesMoved() const override {
@@ -148,7 +148,7 @@ class ArrayInstance : public Instance {
   std::shared_ptr<const std::vector<T>> expected_;
   std::vector<T> out_;
   std::shared_ptr<DeviceCopies<T>> dIn_;
-  std::shared_ptr<const gpu::DeviceBuffer<T>> dExpected_;
+  std::shared_ptr<const DeviceReference<T>> dExpected_;
   std::shared_ptr<gpu::DeviceBuffer<T>> dOut_;
 };
 
@@ -275,9 +275,9 @@ Family reduceFamily(bool testWrong) {
     return std::vector<Kernel>{str(p, "type") == "f32" ? reduceKernel<float>(p)
                                                        : reduceKernel<uint32_t>(p)};
   };
-  f.instantiate = [testWrong](const Params& p, const std::vector<Kernel>& k, DataCache& cache) {
-    return str(p, "type") == "f32" ? reduceInstance<float>(p, k, cache, testWrong)
-                                   : reduceInstance<uint32_t>(p, k, cache, testWrong);
+  f.instantiate = [testWrong](const Params& p, const Generated& g, DataCache& cache) {
+    return str(p, "type") == "f32" ? reduceInstance<float>(p, g.kernels, cache, testWrong)
+                                   : reduceInstance<uint32_t>(p, g.kernels, cache, testWrong);
   };
   f.variantLabel = reduceLabel;
   f.naturalThreads = reduceNaturalThreads;
@@ -396,9 +396,9 @@ Family wholeFamily() {
     return std::vector<Kernel>{str(p, "type") == "f32" ? wholeKernel<float>(p)
                                                        : wholeKernel<uint32_t>(p)};
   };
-  f.instantiate = [](const Params& p, const std::vector<Kernel>& k, DataCache& cache) {
-    return str(p, "type") == "f32" ? wholeInstance<float>(p, k, cache)
-                                   : wholeInstance<uint32_t>(p, k, cache);
+  f.instantiate = [](const Params& p, const Generated& g, DataCache& cache) {
+    return str(p, "type") == "f32" ? wholeInstance<float>(p, g.kernels, cache)
+                                   : wholeInstance<uint32_t>(p, g.kernels, cache);
   };
   f.variantLabel = reduceLabel;
   f.naturalThreads = reduceNaturalThreads;
@@ -472,9 +472,9 @@ Family scanFamily() {
       return std::vector<Kernel>{tileScanKernel<float>(v, Sum{}, chunk, threads)};
     return std::vector<Kernel>{tileScanKernel<uint32_t>(v, Sum{}, chunk, threads)};
   };
-  f.instantiate = [](const Params& p, const std::vector<Kernel>& k, DataCache& cache) {
-    return str(p, "type") == "f32" ? scanInstance<float>(p, k, cache)
-                                   : scanInstance<uint32_t>(p, k, cache);
+  f.instantiate = [](const Params& p, const Generated& g, DataCache& cache) {
+    return str(p, "type") == "f32" ? scanInstance<float>(p, g.kernels, cache)
+                                   : scanInstance<uint32_t>(p, g.kernels, cache);
   };
   f.variantLabel = [](const Params& p) { return str(p, "variant"); };
   f.naturalThreads = [](const Params& p) {
@@ -503,8 +503,8 @@ class MandelInstance : public Instance {
     return {obsidian::simulate(k_, {height_, out_}, o)};
   }
   void prepareGpu(DataCache& cache) override {
-    dExpected_ = cache.get<const gpu::DeviceBuffer<uint8_t>>("device-ref:" + key_, [&] {
-      return std::make_shared<const gpu::DeviceBuffer<uint8_t>>(mandelbrotOnGpu(width_, height_));
+    dExpected_ = cache.get<const DeviceReference<uint8_t>>("device-ref:" + key_, [&] {
+      return std::make_shared<const DeviceReference<uint8_t>>(mandelbrotOnGpu(width_, height_));
     });
     dOut_ = cache.output<uint8_t>("image", size_t{width_} * height_);
     poison(*dOut_);
@@ -515,9 +515,9 @@ class MandelInstance : public Instance {
   void download() override { out_ = dOut_->download(); }
   std::string check() override { return firstDifference(out_, *expected_); }
   std::string checkGpu() override {
-    if (differingWordsOnGpu(*dOut_, *dExpected_) == 0) return "";
+    if (dExpected_->matches(*dOut_)) return "";
     download();
-    expected_ = std::make_shared<const std::vector<uint8_t>>(dExpected_->download());
+    expected_ = std::make_shared<const std::vector<uint8_t>>(dExpected_->values.download());
     return check();
   }
   double bytesMoved() const override { return static_cast<double>(size_t{width_} * height_); }
@@ -529,7 +529,7 @@ class MandelInstance : public Instance {
   std::function<std::vector<uint8_t>()> reference_;
   std::shared_ptr<const std::vector<uint8_t>> expected_;
   std::vector<uint8_t> out_;
-  std::shared_ptr<const gpu::DeviceBuffer<uint8_t>> dExpected_;
+  std::shared_ptr<const DeviceReference<uint8_t>> dExpected_;
   std::shared_ptr<gpu::DeviceBuffer<uint8_t>> dOut_;
 };
 
@@ -554,8 +554,8 @@ Family mandelbrotFamily() {
   f.build = [](const Params& p) {
     return std::vector<Kernel>{paper::mandelKernel(u32(p, "size"), u32(p, "threads"))};
   };
-  f.instantiate = [](const Params& p, const std::vector<Kernel>& k, DataCache&) {
-    return std::make_unique<MandelInstance>(k.at(0), u32(p, "size"), u32(p, "height"));
+  f.instantiate = [](const Params& p, const Generated& g, DataCache&) {
+    return std::make_unique<MandelInstance>(g.kernels.at(0), u32(p, "size"), u32(p, "height"));
   };
   f.variantLabel = [](const Params&) { return std::string("mandel"); };
   f.naturalThreads = [](const Params& p) { return u32(p, "size"); };  // one thread per pixel
@@ -621,9 +621,9 @@ Family deviceReduceFamily() {
     return std::vector<Kernel>{str(p, "type") == "f32" ? deviceReduceKernel<float>(policy)
                                                        : deviceReduceKernel<uint32_t>(policy)};
   };
-  f.instantiate = [](const Params& p, const std::vector<Kernel>& k, DataCache& cache) {
-    return str(p, "type") == "f32" ? deviceReduceInstance<float>(p, k, cache)
-                                   : deviceReduceInstance<uint32_t>(p, k, cache);
+  f.instantiate = [](const Params& p, const Generated& g, DataCache& cache) {
+    return str(p, "type") == "f32" ? deviceReduceInstance<float>(p, g.kernels, cache)
+                                   : deviceReduceInstance<uint32_t>(p, g.kernels, cache);
   };
   f.variantLabel = [](const Params& p) {
     return "unroll " + std::to_string(u32(p, "unroll")) + " " + str(p, "sweep");
@@ -669,9 +669,9 @@ Family deviceSegmentedReduceFamily() {
                                    ? segmentedReduceKernel<float>(Sum{}, 0.0f, segment, policy)
                                    : segmentedReduceKernel<uint32_t>(Sum{}, 0u, segment, policy)};
   };
-  f.instantiate = [](const Params& p, const std::vector<Kernel>& k, DataCache& cache) {
-    return str(p, "type") == "f32" ? segmentedInstance<float>(p, k, cache)
-                                   : segmentedInstance<uint32_t>(p, k, cache);
+  f.instantiate = [](const Params& p, const Generated& g, DataCache& cache) {
+    return str(p, "type") == "f32" ? segmentedInstance<float>(p, g.kernels, cache)
+                                   : segmentedInstance<uint32_t>(p, g.kernels, cache);
   };
   f.variantLabel = [](const Params& p) { return "segment " + std::to_string(u32(p, "segment")); };
   return f;
@@ -731,9 +731,9 @@ Family deviceScanFamily() {
                                    ? scanKernel<float>(Sum{}, policy, kind, 0.0f)
                                    : scanKernel<uint32_t>(Sum{}, policy, kind, 0u)};
   };
-  f.instantiate = [](const Params& p, const std::vector<Kernel>& k, DataCache& cache) {
-    return str(p, "type") == "f32" ? deviceScanInstance<float>(p, k, cache)
-                                   : deviceScanInstance<uint32_t>(p, k, cache);
+  f.instantiate = [](const Params& p, const Generated& g, DataCache& cache) {
+    return str(p, "type") == "f32" ? deviceScanInstance<float>(p, g.kernels, cache)
+                                   : deviceScanInstance<uint32_t>(p, g.kernels, cache);
   };
   f.variantLabel = [](const Params& p) {
     const std::string load = str(p, "load");

@@ -114,15 +114,9 @@ class DataCache {
   explicit DataCache(size_t capacity = 6) : capacity_(capacity) {}
   template <class T>
   std::shared_ptr<T> get(const std::string& key, const std::function<std::shared_ptr<T>()>& make) {
-    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-      if (it->first == key) {
-        entries_.splice(entries_.begin(), entries_, it);
-        return std::any_cast<std::shared_ptr<T>>(it->second);
-      }
-    }
+    if (std::any* kept = recent(entries_, key)) return std::any_cast<std::shared_ptr<T>>(*kept);
     std::shared_ptr<T> made = make();
-    entries_.emplace_front(key, made);
-    while (entries_.size() > capacity_) entries_.pop_back();
+    keep(entries_, key, made, capacity_);
     return made;
   }
   // A device buffer of n T's for a point's output or temporary `name`, handed again to the next
@@ -132,23 +126,19 @@ class DataCache {
   // at a time; the kOutputs most recent are kept, apart from the inputs.
   template <class T>
   std::shared_ptr<obsidian::gpu::DeviceBuffer<T>> output(const std::string& name, size_t n) {
+    using Buffer = obsidian::gpu::DeviceBuffer<T>;
     const std::string key = name + ":" + typeid(T).name() + ":" + std::to_string(n);
-    for (auto it = outputs_.begin(); it != outputs_.end(); ++it) {
-      if (it->first == key) {
-        outputs_.splice(outputs_.begin(), outputs_, it);
-        return std::any_cast<std::shared_ptr<obsidian::gpu::DeviceBuffer<T>>>(it->second);
-      }
-    }
-    std::shared_ptr<obsidian::gpu::DeviceBuffer<T>> made;
+    if (std::any* kept = recent(outputs_, key))
+      return std::any_cast<std::shared_ptr<Buffer>>(*kept);
+    std::shared_ptr<Buffer> made;
     try {
-      made = std::make_shared<obsidian::gpu::DeviceBuffer<T>>(n);
+      made = std::make_shared<Buffer>(n);
     } catch (const obsidian::CudaError& e) {
       if (e.code() != 2 /* CUDA_ERROR_OUT_OF_MEMORY */) throw;
       outputs_.clear();  // the kept buffers may be what fills the device: again without them
-      made = std::make_shared<obsidian::gpu::DeviceBuffer<T>>(n);
+      made = std::make_shared<Buffer>(n);
     }
-    outputs_.emplace_front(key, made);
-    while (outputs_.size() > kOutputs) outputs_.pop_back();
+    keep(outputs_, key, made, kOutputs);
     return made;
   }
   void clear() {
@@ -157,9 +147,27 @@ class DataCache {
   }
 
  private:
+  // Most recently used first.
+  using Recent = std::list<std::pair<std::string, std::any>>;
+  // The value kept under `key`, made the most recent; nullptr when there is none.
+  static std::any* recent(Recent& list, const std::string& key) {
+    for (auto it = list.begin(); it != list.end(); ++it) {
+      if (it->first == key) {
+        list.splice(list.begin(), list, it);
+        return &list.front().second;
+      }
+    }
+    return nullptr;
+  }
+  // Keeps `value` under `key` as the most recent, dropping the least recent beyond `capacity`.
+  static void keep(Recent& list, const std::string& key, std::any value, size_t capacity) {
+    list.emplace_front(key, std::move(value));
+    while (list.size() > capacity) list.pop_back();
+  }
+
   static constexpr size_t kOutputs = 8;
   size_t capacity_;
-  std::list<std::pair<std::string, std::any>> entries_, outputs_;
+  Recent entries_, outputs_;
 };
 
 // One point, built and ready to run: the sweep runs it on the simulator or on the GPU, then
@@ -191,6 +199,17 @@ class Instance {
   virtual double bytesMoved() const = 0;
 };
 
+// What a family's build makes of a point: its kernels, in launch order, and what else
+// instantiate needs of their making: the BLAS family's plan (the steps' arguments), which
+// cannot be had again without capturing every kernel again (~3 ms a point). Empty for the
+// families whose kernels are all instantiate needs.
+struct Generated {
+  Generated(std::vector<Kernel> k = {}, std::any p = {})  // (implicit: most builds make kernels)
+      : kernels(std::move(k)), plan(std::move(p)) {}
+  std::vector<Kernel> kernels;
+  std::any plan;
+};
+
 struct Family {
   std::string name;
   std::string description;
@@ -206,11 +225,12 @@ struct Family {
   // The point as the family sees it: parameters that do not apply dropped (so points that
   // differ only in those are one point), and for the simulator sizes capped small.
   std::function<Params(Params, bool simulate)> canonical;
-  // The kernels of the point; throws obsidian::Error when they cannot be generated.
-  std::function<std::vector<Kernel>(const Params&)> build;
-  // The point ready to run, with its input and reference (from `cache` where shared).
-  std::function<std::unique_ptr<Instance>(const Params&, const std::vector<Kernel>&,
-                                          DataCache& cache)>
+  // The kernels of the point (and what else instantiate needs of their making); throws
+  // obsidian::Error when they cannot be generated.
+  std::function<Generated(const Params&)> build;
+  // The point ready to run from what build made of it (the kernels since compiled), with its
+  // input and reference (from `cache` where shared).
+  std::function<std::unique_ptr<Instance>(const Params&, const Generated&, DataCache& cache)>
       instantiate;
   // The label of a design choice in tables and plots ("red5p/16", "sklansky2").
   std::function<std::string(const Params&)> variantLabel;

@@ -59,7 +59,7 @@ nlohmann::json kernelSummary(const Kernel& k) {
 
 // ------------------------------------------------------------------ compiling ahead
 struct Built {
-  std::vector<Kernel> kernels;
+  Generated generated;
   std::string error;           // the kernels could not be generated (a user-level Error)
   bool compileFailed = false;  // NVRTC rejected generated code: a bug
   double captureMs = 0, compileMs = 0;
@@ -81,7 +81,7 @@ Built buildPoint(const Point& p, bool compile, const Target& target) {
   Built b;
   const auto t0 = Clock::now();
   try {
-    b.kernels = p.family->build(p.params);
+    b.generated = p.family->build(p.params);
   } catch (const Error& e) {
     b.error = e.what();
   } catch (const std::exception& e) {  // not a user-level error: a bug
@@ -94,7 +94,7 @@ Built buildPoint(const Point& p, bool compile, const Target& target) {
     try {
       obsidian::CompileOptions o;
       o.arch = target.arch;
-      for (const Kernel& k : b.kernels) k.compile(o);
+      for (const Kernel& k : b.generated.kernels) k.compile(o);
     } catch (const std::exception& e) {
       b.error = std::string("NVRTC rejected the generated kernel: ") + e.what();
       b.compileFailed = true;
@@ -138,7 +138,7 @@ class Builder {
         slots_[i].set_exception(std::current_exception());
         continue;
       }
-      kernels_ += b.kernels.size();
+      kernels_ += b.generated.kernels.size();
       double done = secondsSince(start_), seen = lastDone_.load();
       while (done > seen && !lastDone_.compare_exchange_weak(seen, done)) {
       }
@@ -396,7 +396,7 @@ nlohmann::json describePoint(const Point& p, const Built& b, const std::string& 
   line["captureMs"] = b.captureMs;
   line["compileMs"] = b.compileMs;
   nlohmann::json kernels = nlohmann::json::array();
-  for (const Kernel& k : b.kernels) kernels.push_back(kernelSummary(k));
+  for (const Kernel& k : b.generated.kernels) kernels.push_back(kernelSummary(k));
   line["kernels"] = kernels;
   return line;
 }
@@ -419,7 +419,7 @@ class PointRunner {
     std::unique_ptr<Instance> inst;
     try {
       const auto t0 = Clock::now();
-      inst = f.instantiate(p.params, b.kernels, cache_);
+      inst = f.instantiate(p.params, b.generated, cache_);
       s_.dataSeconds += secondsSince(t0);
     } catch (const Error& e) {
       reason = e.what();
@@ -464,8 +464,8 @@ class PointRunner {
     capped.params = f.canonical(p.params, true);
     capped.full = p.params;
     const auto t0 = Clock::now();
-    const std::vector<Kernel> kernels = f.build(capped.params);
-    std::unique_ptr<Instance> inst = f.instantiate(capped.params, kernels, simCache_);
+    std::unique_ptr<Instance> inst =
+        f.instantiate(capped.params, f.build(capped.params), simCache_);
     obsidian::SimOptions o;
     o.profile = true;
     o.detectHazards = false;
@@ -480,8 +480,8 @@ class PointRunner {
       // Every kernel's module loaded, and the first one's occupancy.
       const auto loadModules = [&] {
         const auto t0 = Clock::now();
-        line["residentThreadsPerSm"] = residentThreadsPerSm(b.kernels.at(0));
-        for (const Kernel& k : b.kernels) gpu::Device::get().function(k);
+        line["residentThreadsPerSm"] = residentThreadsPerSm(b.generated.kernels.at(0));
+        for (const Kernel& k : b.generated.kernels) gpu::Device::get().function(k);
         s_.loadSeconds += secondsSince(t0);
       };
       double predicted = 0;
@@ -494,7 +494,7 @@ class PointRunner {
                    fixed(it->second.ms * 1e3, 1) + " us, predicted " +
                    fixed(it->second.predictedUs, 1) + " us) by more than " +
                    fixed(options_.pruneFactor, 1) + "x: predicted " + fixed(predicted, 1) + " us";
-          line["residentThreadsPerSm"] = residentThreadsPerSm(b.kernels.at(0));
+          line["residentThreadsPerSm"] = residentThreadsPerSm(b.generated.kernels.at(0));
           return Status::Pruned;
         }
       }
@@ -524,7 +524,8 @@ class PointRunner {
       if (!best_.count(groupKey) || t.median < best_[groupKey].ms) {
         best_[groupKey] = {t.median, predicted,
                            line["label"].get<std::string>() + " " +
-                               std::to_string(b.kernels[0].threadsPerBlock()) + " threads"};
+                               std::to_string(b.generated.kernels[0].threadsPerBlock()) +
+                               " threads"};
       }
       return Status::Ok;
     } catch (const obsidian::CudaError& e) {
@@ -625,13 +626,26 @@ void requireGpu(bool simulate, SweepSummary& s) {
   s.deviceInitSeconds += secondsSince(t0);
 }
 
-// The architecture to compile for and the device's name (creating the context on the GPU).
-std::pair<std::string, std::string> openDevice(bool simulate, SweepSummary& s) {
-  if (simulate) return {"sm_90", "simulator"};
+// Where points are built and run: the architecture to compile for and the device's name, read
+// without the device's context, and (on the GPU) the context being created meanwhile (~0.1 s),
+// so that a sweep generates and compiles its first points while it is made.
+struct OpenDevice {
+  std::string arch, device;
+  std::future<void> context;  // valid until awaited
+};
+OpenDevice openDevice(bool simulate, SweepSummary& s) {
+  if (simulate) return {"sm_90", "simulator", {}};
   const auto t0 = Clock::now();
-  const gpu::DeviceInfo& info = gpu::Device::get().info();  // creates the context
+  const gpu::DeviceInfo info = gpu::deviceInfo();
   s.deviceInitSeconds += secondsSince(t0);
-  return {info.arch(), info.name};
+  return {info.arch(), info.name, std::async(std::launch::async, [] { gpu::Device::get(); })};
+}
+// Waits for the context (the time counted as the device's initialization).
+void awaitContext(OpenDevice& d, SweepSummary& s) {
+  if (!d.context.valid()) return;
+  const auto t0 = Clock::now();
+  d.context.get();
+  s.deviceInitSeconds += secondsSince(t0);
 }
 
 }  // namespace
@@ -665,15 +679,17 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
     std::cerr << "--prune needs GPU timings: ignored with --simulate\n";
   }
 
-  const auto [arch, device] = openDevice(options.simulate, s);
+  OpenDevice opened = openDevice(options.simulate, s);
+  const std::string& device = opened.device;
   const obsidian::KernelCache::Stats before = obsidian::KernelCache::global().stats();
   // Every core compiles; on the GPU one is left to the thread that launches and times, so that
   // it is not descheduled between a run's start event and its launch.
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const unsigned jobs =
       options.jobs ? options.jobs : (options.simulate ? cores : std::max(1u, cores - 1));
-  Builder builder(todo, jobs, options.compile, {m, arch, device});
+  Builder builder(todo, jobs, options.compile, {m, opened.arch, device});
   s.jobs = builder.threads();
+  awaitContext(opened, s);
   PointRunner runner(options, std::move(resumed.best), s);
   bool aborted = false;
 
@@ -714,7 +730,10 @@ struct PointSession::State {
   std::string unusable;  // why the context can no longer be used ("": it can)
   explicit State(SweepOptions o) : options(std::move(o)), runner(options, {}, summary) {
     requireGpu(options.simulate, summary);
-    std::tie(arch, device) = openDevice(options.simulate, summary);
+    OpenDevice opened = openDevice(options.simulate, summary);
+    awaitContext(opened, summary);
+    arch = opened.arch;
+    device = opened.device;
     if (!options.output.empty()) out = openResults(options.output);
   }
 };
@@ -732,7 +751,7 @@ nlohmann::json PointSession::run(const Point& p) {
   const Built b =
       buildPoint(p, st.options.compile, {mode(st.options.simulate), st.arch, st.device});
   ++st.summary.points;
-  st.summary.kernels += b.kernels.size();
+  st.summary.kernels += b.generated.kernels.size();
   st.summary.compileWallSeconds += secondsSince(t0);
   nlohmann::json line;
   std::string reason;
@@ -815,7 +834,7 @@ MergeReport mergeResults(const std::vector<std::string>& inputs, const std::stri
 nlohmann::json generatePoint(const Point& p) {
   nlohmann::json j{{"family", p.family->name}, {"key", p.key}, {"params", p.params}};
   nlohmann::json kernels = nlohmann::json::array();
-  for (const Kernel& k : p.family->build(p.params)) {
+  for (const Kernel& k : p.family->build(p.params).kernels) {
     kernels.push_back({{"name", k.name()}, {"cuda", k.cuda()}, {"report", toJson(k.report())}});
   }
   j["kernels"] = kernels;

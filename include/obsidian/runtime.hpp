@@ -49,6 +49,11 @@ struct DeviceInfo {
   std::string arch() const { return "sm_" + std::to_string(major) + std::to_string(minor); }
 };
 
+// What Device::get(ordinal).info() says, read from the driver without creating the device's
+// context (creating it takes ~0.1 s: a caller can prepare work meanwhile, such as compiling
+// for info().arch()). Throws as Device::get does.
+DeviceInfo deviceInfo(int ordinal = 0);
+
 namespace detail {
 // A kernel's function in a loaded module (CUmodule, CUfunction as void*).
 struct LoadedFunction {

@@ -32,18 +32,48 @@ int attribute(CUdevice d, CUdevice_attribute a) {
 }
 }  // namespace
 
-Device& Device::get(int ordinal) {
-  // Never destroyed: buffers and streams in static objects may outlive any order of exit.
-  static std::mutex& m = *new std::mutex;
-  static std::map<int, std::unique_ptr<Device>>& devices =
-      *new std::map<int, std::unique_ptr<Device>>;
-  const std::lock_guard lock(m);
+namespace {
+// Device::get's and deviceInfo's Error when there is no device `ordinal`.
+void checkOrdinal(int ordinal) {
   if (!driver::api()) throw Error("no CUDA device: " + driver::unavailableReason());
   const int n = deviceCount();
   if (ordinal < 0 || ordinal >= n) {
     throw Error("no CUDA device " + std::to_string(ordinal) + ": the machine has " +
                 std::to_string(n));
   }
+}
+}  // namespace
+
+DeviceInfo deviceInfo(int ordinal) {
+  checkOrdinal(ordinal);
+  CUdevice d = 0;
+  OBSIDIAN_CU(cuDeviceGet, &d, ordinal);
+  DeviceInfo info;
+  char name[256] = {};
+  OBSIDIAN_CU(cuDeviceGetName, name, sizeof name, d);
+  info.ordinal = ordinal;
+  info.name = name;
+  info.major = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  info.minor = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  info.smCount = attribute(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  info.maxThreadsPerBlock = attribute(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  info.sharedPerBlock =
+      static_cast<uint32_t>(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
+  info.sharedPerBlockOptin =
+      static_cast<uint32_t>(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
+  info.sharedPerSm =
+      static_cast<uint32_t>(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
+  OBSIDIAN_CU(cuDeviceTotalMem, &info.totalMemory, d);
+  return info;
+}
+
+Device& Device::get(int ordinal) {
+  // Never destroyed: buffers and streams in static objects may outlive any order of exit.
+  static std::mutex& m = *new std::mutex;
+  static std::map<int, std::unique_ptr<Device>>& devices =
+      *new std::map<int, std::unique_ptr<Device>>;
+  const std::lock_guard lock(m);
+  checkOrdinal(ordinal);
   auto& d = devices[ordinal];
   if (!d) d.reset(new Device(ordinal));
   return *d;
@@ -75,28 +105,14 @@ struct Device::Modules {
   std::unordered_map<uint64_t, uint64_t> byKernel;
 };
 
-Device::Device(int ordinal) : modules_(std::make_unique<Modules>(*this)) {
+Device::Device(int ordinal)
+    : info_(deviceInfo(ordinal)), modules_(std::make_unique<Modules>(*this)) {
   CUdevice d = 0;
   OBSIDIAN_CU(cuDeviceGet, &d, ordinal);
   handle_ = static_cast<int>(d);
   CUcontext c = nullptr;
   OBSIDIAN_CU(cuDevicePrimaryCtxRetain, &c, d);
   context_ = c;
-  char name[256] = {};
-  OBSIDIAN_CU(cuDeviceGetName, name, sizeof name, d);
-  info_.ordinal = ordinal;
-  info_.name = name;
-  info_.major = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-  info_.minor = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-  info_.smCount = attribute(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-  info_.maxThreadsPerBlock = attribute(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-  info_.sharedPerBlock =
-      static_cast<uint32_t>(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
-  info_.sharedPerBlockOptin =
-      static_cast<uint32_t>(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
-  info_.sharedPerSm =
-      static_cast<uint32_t>(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
-  OBSIDIAN_CU(cuDeviceTotalMem, &info_.totalMemory, d);
 }
 
 Device::~Device() {

@@ -44,6 +44,17 @@ TEST_CASE("gpu: the device is described") {
   CHECK(info.smCount > 0);
   CHECK(info.sharedPerBlockOptin >= info.sharedPerBlock);
   CHECK(info.arch().rfind("sm_", 0) == 0);
+  // Read without a context (the sweep reads it before making one): the same description, and
+  // the same error for a device that is not there.
+  const gpu::DeviceInfo read = gpu::deviceInfo();
+  CHECK(read.name == info.name);
+  CHECK(read.arch() == info.arch());
+  CHECK(read.smCount == info.smCount);
+  CHECK(read.sharedPerBlockOptin == info.sharedPerBlockOptin);
+  CHECK(read.totalMemory == info.totalMemory);
+  const std::string beyond = "no CUDA device " + std::to_string(gpu::deviceCount());
+  CHECK_THROWS_WITH_AS(gpu::deviceInfo(gpu::deviceCount()), doctest::Contains(beyond.c_str()),
+                       Error);
 }
 
 TEST_CASE("gpu: buffers upload and download, and check sizes") {

@@ -24,6 +24,7 @@ TEST_CASE("runtime: no CUDA device is a clear error, and the library keeps worki
   CHECK(gpu::deviceCount() == 0);
   CHECK_FALSE(gpu::unavailableReason().empty());
   CHECK_THROWS_WITH_AS(gpu::Device::get(), doctest::Contains("no CUDA device: "), Error);
+  CHECK_THROWS_WITH_AS(gpu::deviceInfo(), doctest::Contains("no CUDA device: "), Error);
   CHECK_THROWS_WITH_AS(gpu::DeviceBuffer<uint32_t>(16), doctest::Contains("no CUDA device: "),
                        Error);
   // Valid arguments get as far as the device.

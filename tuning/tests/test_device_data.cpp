@@ -133,6 +133,52 @@ TEST_CASE("device_data: the disk store returns what it stored, for its key only"
   }
 }
 
+TEST_CASE("device_data: the check's hash tells outputs apart, and the kernel's equals the host's") {
+  const std::vector<uint32_t> words = randomOnHost<uint32_t>(5003, 21, Random::Bits);
+  const uint64_t h = hashOnHost(words.data(), words.size() * 4);
+  CHECK(hashOnHost(words.data(), 0) == 0);
+  // The kernel on the simulator, on fewer threads than vectors (each loops) and more (idle),
+  // with 3 words after the last whole vector.
+  for (uint32_t blocks : {1u, 3u, 20u}) {
+    std::vector<uint64_t> sum(1, 0);
+    simulate(hashKernel(), {blocks, words, sum});
+    CHECK(sum[0] == h);
+  }
+  // One word changed, anywhere and by any amount, changes it (its factor is odd).
+  for (size_t i : {size_t{0}, size_t{1}, size_t{2500}, words.size() - 1}) {
+    for (uint32_t delta : {1u, 1u << 31, 0x10000u}) {
+      std::vector<uint32_t> w = words;
+      w[i] += delta;
+      CHECK(hashOnHost(w.data(), w.size() * 4) != h);
+    }
+  }
+  // Words swapped, and the whole array shifted by one, change it.
+  std::vector<uint32_t> swapped = words;
+  std::swap(swapped[7], swapped[4000]);
+  CHECK(hashOnHost(swapped.data(), swapped.size() * 4) != h);
+  std::vector<uint32_t> shifted(words.size());
+  std::copy(words.begin(), words.end() - 1, shifted.begin() + 1);
+  shifted[0] = words.back();
+  CHECK(hashOnHost(shifted.data(), shifted.size() * 4) != h);
+  // Every element plus a constant (a power of two: what a linear weighting would miss).
+  std::vector<uint32_t> plus = words;
+  for (uint32_t& x : plus) x += 256;
+  CHECK(hashOnHost(plus.data(), plus.size() * 4) != h);
+  // A trailing partial word counts its bytes, zero-padded.
+  std::vector<uint8_t> bytes(1001, 7);
+  const uint64_t hb = hashOnHost(bytes.data(), bytes.size());
+  const uint64_t whole = hashOnHost(bytes.data(), 1000);
+  CHECK(whole != hb);
+  bytes.back() = 8;
+  CHECK(hashOnHost(bytes.data(), bytes.size()) != hb);
+  CHECK(hashOnHost(bytes.data(), 1000) == whole);  // (the whole words did not change)
+  uint8_t padded[4] = {7, 0, 0, 0};
+  CHECK(hashOnHost(padded, 1) == hashOnHost(padded, 4));
+  // Word indices are 32-bit: longer arrays are refused before anything is read.
+  CHECK_THROWS_WITH_AS(hashOnHost(padded, (size_t{1} << 34) + 4),
+                       "hashOnHost: at most 2^32 - 1 whole 4-byte words; got 4294967297", Error);
+}
+
 TEST_CASE("device_data: every routine on the GPU agrees with the host") {
   if (!gpu::available()) {
     std::cout << "SKIPPED: no CUDA device (" << gpu::unavailableReason() << ")\n";
@@ -169,7 +215,7 @@ TEST_CASE("device_data: every routine on the GPU agrees with the host") {
   CHECK(scanOnGpu(none, false).size() == 0);
   CHECK(sumOnGpu(none) == 0u);
   randomOnGpu(none, 1, Random::Bits);  // nothing to make
-  CHECK(differingWordsOnGpu(none, none) == 0);
+  CHECK(hashOnGpu(none) == 0);
 
   const uint32_t rows = 37, cols = 53;
   const std::vector<uint32_t> m = randomOnHost<uint32_t>(rows * cols, 4, Random::Modulo, 1000003);
@@ -180,20 +226,31 @@ TEST_CASE("device_data: every routine on the GPU agrees with the host") {
   CHECK_THROWS_WITH_AS(transposeOnGpu(gpu::DeviceBuffer<uint32_t>(m), rows, cols + 1),
                        "transposeOnGpu: a 37 x 54 matrix has 1998 elements; got 1961", Error);
 
-  // Differences are counted, in whole words and in a trailing partial word.
-  gpu::DeviceBuffer<uint32_t> same(words);
-  CHECK(differingWordsOnGpu(dWords, same) == 0);
+  // The check's hash equals the host's, over whole words and a trailing partial word; a
+  // reference matches its bytes only.
+  CHECK(hashOnGpu(dWords) == hashOnHost(words.data(), n * 4));
+  const DeviceReference<uint32_t> ref{gpu::DeviceBuffer<uint32_t>(words)};
+  CHECK(ref.matches(dWords));
   std::vector<uint32_t> changed = words;
-  changed[5] ^= 1u;
   changed[n - 1] += 7;
-  CHECK(differingWordsOnGpu(dWords, gpu::DeviceBuffer<uint32_t>(changed)) == 2);
+  CHECK(!ref.matches(gpu::DeviceBuffer<uint32_t>(changed)));
+  changed = words;
+  std::swap(changed[1], changed[n / 2]);
+  CHECK(!ref.matches(gpu::DeviceBuffer<uint32_t>(changed)));
+  CHECK(!ref.matches(gpu::DeviceBuffer<uint32_t>(n - 1)));
   std::vector<uint8_t> bytes = dBytes.download();
-  CHECK(differingWordsOnGpu(dBytes, gpu::DeviceBuffer<uint8_t>(bytes)) == 0);
+  CHECK(hashOnGpu(dBytes) == hashOnHost(bytes.data(), bytes.size()));
+  const DeviceReference<uint8_t> byteRef{gpu::DeviceBuffer<uint8_t>(bytes)};
+  CHECK(byteRef.matches(dBytes));
   bytes.back() ^= 0x10;  // in the last, partial word (1001 = 250 x 4 + 1)
-  CHECK(differingWordsOnGpu(dBytes, gpu::DeviceBuffer<uint8_t>(bytes)) == 1);
+  CHECK(!byteRef.matches(gpu::DeviceBuffer<uint8_t>(bytes)));
   std::vector<float> nan = small;
   nan[n / 2] = std::numeric_limits<float>::quiet_NaN();
-  CHECK(differingWordsOnGpu(dSmall, gpu::DeviceBuffer<float>(nan)) == 1);
+  CHECK(!DeviceReference<float>(gpu::DeviceBuffer<float>(small))
+             .matches(gpu::DeviceBuffer<float>(nan)));
+  // Larger than the grid (each thread loops): 2^22 + 3 words.
+  const std::vector<uint32_t> big = randomOnHost<uint32_t>((1u << 22) + 3, 5, Random::Bits);
+  CHECK(hashOnGpu(gpu::DeviceBuffer<uint32_t>(big)) == hashOnHost(big.data(), big.size() * 4));
 
   // The Mandelbrot reference, as the CPU's emulation, at a size whose rows are not a block.
   CHECK(mandelbrotOnGpu(301, 97).download() == paper::mandelReference(301, 97));
