@@ -38,7 +38,9 @@ int main(int argc, char** argv) {
     int failures = 0;
     for (const std::string& name : blas::sequenceNames()) {
       if (!only.empty() && name != only) continue;
-      const blas::Sequence q = blas::sequence(name, problem);
+      // On the GPU the shapes obsidian-tune chose (tunedShape); on the simulator the defaults.
+      const blas::Sequence q =
+          blas::sequence(name, problem, gpu ? blas::tunedShape(name, problem) : blas::Shape{});
       if (o.cuda) {
         for (const blas::Step& s : q.steps) std::cout << s.kernel.cuda() << "\n";
       }
