@@ -106,6 +106,15 @@ std::string firstDifference(const std::vector<T>& got, const std::vector<T>& wan
   return s.str();
 }
 
+// Instance::checkGpu of an output against a reference on the device: "" when its hash is the
+// reference's, else firstDifference of the two, brought to the host to say where.
+template <class T>
+std::string firstDifferenceOnGpu(const obsidian::gpu::DeviceBuffer<T>& got,
+                                 const DeviceReference<T>& want) {
+  if (want.matches(got)) return "";
+  return firstDifference(got.download(), want.values.download());
+}
+
 // Host data shared between the points of a sweep (inputs, references, device buffers): made
 // once per key and kept while recent, so a sweep over variants and threads generates, uploads
 // and checks against each input once. Points that share data are adjacent in a sweep.
@@ -189,8 +198,8 @@ class Instance {
   virtual void download() = 0;
   // "" when the outputs equal the reference, else what differs (first index, values, count).
   virtual std::string check() = 0;
-  // check() of the last GPU run; families that compare on the device (device_data.hpp) bring
-  // the outputs to the host only when they differ.
+  // check() of the last GPU run; families that check on the device (firstDifferenceOnGpu)
+  // bring the outputs to the host only when they differ.
   virtual std::string checkGpu() {
     download();
     return check();
