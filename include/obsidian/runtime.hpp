@@ -106,6 +106,7 @@ class Device {
 
   // The loaded function of kernel k (compiled through the kernel cache for this device's arch,
   // loaded once, with the dynamic shared memory limit raised where k needs more than 48 KB).
+  // A compile does not hold the device: other threads' launches go on meanwhile.
   Function function(const Kernel& k);
   // The bounds-checked variant of k (LaunchOptions::checked; Kernel::checkedCuda), with the
   // device address of its violation record (Function::violationRecord).

@@ -1,5 +1,6 @@
 // Devices, contexts, streams, events and device memory (see include/obsidian/runtime.hpp).
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "codegen/emit_cuda.hpp"
@@ -130,15 +131,9 @@ void Device::synchronize() const {
   OBSIDIAN_CU(cuCtxSynchronize);
 }
 
-Function Device::function(const Kernel& k) {
-  const std::lock_guard lock(mutex_);
-  return load(k, false);
-}
+Function Device::function(const Kernel& k) { return load(k, false); }
 
-Function Device::checkedFunction(const Kernel& k) {
-  const std::lock_guard lock(mutex_);
-  return load(k, true);
-}
+Function Device::checkedFunction(const Kernel& k) { return load(k, true); }
 
 void Device::setModuleCapacity(size_t modules) {
   if (modules == 0) {
@@ -165,25 +160,53 @@ void Device::unload(const detail::LoadedFunction& f) {
   OBSIDIAN_CU(cuModuleUnload, static_cast<CUmodule>(f.module));
 }
 
+// The lock guards the maps and the loading of modules, not the compiling of a kernel (NVRTC:
+// up to seconds): a thread launching a loaded kernel never waits for another thread's compile
+// (a sweep times its runs while its compile threads ask the occupancy of new kernels). Two
+// threads loading one new kernel compile it once (the kernel cache shares the compile); the
+// second to lock finds the first's module.
 Function Device::load(const Kernel& k, bool checked) {
   Modules& m = *modules_;
   const uint64_t id = 2 * k.id() + (checked ? 1 : 0);
-  if (const auto it = m.byKernel.find(id); it != m.byKernel.end()) {
-    if (Modules::Entry* e = m.lru.find(it->second)) return Function(e->loaded);
+  // The loaded module of `key`, now known to serve kernel `id`; null when none is loaded.
+  const auto loaded = [&](const std::string& key) -> std::optional<Function> {
+    if (const auto it = m.byKey.find(key); it != m.byKey.end()) {
+      if (Modules::Entry* e = m.lru.find(it->second)) {
+        // (another thread may have found it for this kernel just before: one entry each)
+        const auto [known, added] = m.byKernel.try_emplace(id, it->second);
+        if (added || known->second != it->second) {
+          known->second = it->second;
+          e->kernels.push_back(id);
+        }
+        return Function(e->loaded);
+      }
+    }
+    return std::nullopt;
+  };
+  {
+    const std::lock_guard lock(mutex_);
+    if (const auto it = m.byKernel.find(id); it != m.byKernel.end()) {
+      if (Modules::Entry* e = m.lru.find(it->second)) return Function(e->loaded);
+    }
   }
   CompileOptions arch;
   arch.arch = info_.arch();
   const CompileOptions options = k.compileOptions(arch);
-  const std::string& source = checked ? k.checkedCuda() : k.cuda();
-  std::string key = KernelCache::key(source, options);
-  if (const auto it = m.byKey.find(key); it != m.byKey.end()) {
-    if (Modules::Entry* e = m.lru.find(it->second)) {
-      e->kernels.push_back(id);
-      m.byKernel[id] = it->second;
-      return Function(e->loaded);
-    }
+  const std::string* source = &k.cuda();
+  if (checked) {
+    // (emitted on its first use, into k: under the lock, one thread at a time, as checked
+    // launches are rare; k.cuda() is emitted when k is made)
+    const std::lock_guard lock(mutex_);
+    source = &k.checkedCuda();
   }
-  const CompileResult binary = KernelCache::global().get(source, k.name(), options);
+  std::string key = KernelCache::key(*source, options);
+  {
+    const std::lock_guard lock(mutex_);
+    if (std::optional<Function> f = loaded(key)) return *f;
+  }
+  const CompileResult binary = KernelCache::global().get(*source, k.name(), options);
+  const std::lock_guard lock(mutex_);
+  if (std::optional<Function> f = loaded(key)) return *f;  // loaded meanwhile
   makeCurrent();
   CUmodule module = nullptr;
   OBSIDIAN_CU_KERNEL(k.name(), cuModuleLoadData, &module, binary.cubin.data());

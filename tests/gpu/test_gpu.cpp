@@ -4,8 +4,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "../../examples/increment/increment.hpp"
 #include "../../examples/reduce/reduce.hpp"
@@ -55,6 +58,44 @@ TEST_CASE("gpu: the device is described") {
   const std::string beyond = "no CUDA device " + std::to_string(gpu::deviceCount());
   CHECK_THROWS_WITH_AS(gpu::deviceInfo(gpu::deviceCount()), doctest::Contains(beyond.c_str()),
                        Error);
+}
+
+TEST_CASE("gpu: a launch does not wait for another thread's compile") {
+  // A kernel no cache holds (its constant is new to this run) is compiled on another thread:
+  // NVRTC, tens of milliseconds at least. Meanwhile this thread launches a kernel already
+  // loaded, which must not wait for that compile: its launches end while the compile goes on.
+  const Kernel ready = paper::incrementKernel();
+  const std::vector<uint32_t> host = randomWords(256 * 4, 9);
+  gpu::DeviceBuffer<uint32_t> in(host), out(host.size());
+  gpu::launch(ready, {in, out});
+  const uint32_t salt = std::random_device{}() | 1u;
+  const Kernel fresh = capture("freshCompile", 256, [salt](DPull<EWord32> a) {
+    return pConcat(fmap(
+        [salt](const SPull<EWord32>& c) {
+          return push<Block>(fmap([salt](const EWord32& x) { return x * salt + (x >> 3u); }, c));
+        },
+        splitUp(256, a)));
+  });
+  std::atomic<bool> started{false}, compiled{false};
+  std::thread compiler([&] {
+    started = true;
+    (void)gpu::Device::get().function(fresh);
+    compiled = true;
+  });
+  while (!started) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));   // (into the compile)
+  for (int i = 0; i < 10; ++i) gpu::launch(ready, {in, out});  // each waits for its kernel
+  const bool waited = compiled.load();
+  compiler.join();
+  CHECK_FALSE(waited);
+  // Both kernels are right.
+  std::vector<uint32_t> want(host.size());
+  std::transform(host.begin(), host.end(), want.begin(), [](uint32_t x) { return x + 1; });
+  CHECK(out.download() == want);
+  gpu::launch(fresh, {in, out});
+  std::transform(host.begin(), host.end(), want.begin(),
+                 [salt](uint32_t x) { return x * salt + (x >> 3); });
+  CHECK(out.download() == want);
 }
 
 TEST_CASE("gpu: buffers upload and download, and check sizes") {
