@@ -16,6 +16,7 @@
 #include <obsidian/atomic.hpp>
 #include <obsidian/block/reduce.hpp>
 #include <obsidian/cache.hpp>
+#include <optional>
 
 namespace tuning {
 
@@ -233,21 +234,79 @@ Kernel makeHash() {
   return capture("hashWords", kPlainThreads, body);
 }
 
-template <class T>
-ScalarType scalarOf() {
-  return scalarTypeOf<T>;
-}
+// kernelOnce's slots, and the recorder of the keys asked for (PlainKernelsAsked).
+std::mutex onceMutex;
+std::set<std::string>* asked = nullptr;
 
 }  // namespace
 
 Kernel kernelOnce(const std::string& key, const std::function<Kernel()>& make) {
-  static std::mutex mutex;
-  static std::map<std::string, Kernel> made;
-  const std::lock_guard<std::mutex> lock(mutex);
-  auto it = made.find(key);
-  if (it == made.end()) it = made.emplace(key, make()).first;
-  return it->second;
+  // The map's lock is held only to find the key's slot, so kernels of different keys are made
+  // at the same time; a thread asking for one being made waits on its slot (a compile thread
+  // making it ahead, the sweep's thread needing it). A make that throws leaves it unmade.
+  struct Slot {
+    std::mutex mutex;
+    std::optional<Kernel> kernel;
+  };
+  static std::map<std::string, Slot> slots;  // (never erased: a slot's address stays valid)
+  Slot* slot = nullptr;
+  {
+    const std::lock_guard<std::mutex> lock(onceMutex);
+    slot = &slots[key];
+    if (asked) asked->insert(key);
+  }
+  const std::lock_guard<std::mutex> lock(slot->mutex);
+  if (!slot->kernel) slot->kernel.emplace(make());
+  return *slot->kernel;
 }
+
+PlainKernelsAsked::PlainKernelsAsked() {
+  const std::lock_guard<std::mutex> lock(onceMutex);
+  if (asked) throw Error("PlainKernelsAsked: one recorder at a time");
+  asked = &keys_;
+}
+PlainKernelsAsked::~PlainKernelsAsked() {
+  const std::lock_guard<std::mutex> lock(onceMutex);
+  asked = nullptr;
+}
+std::set<std::string> PlainKernelsAsked::keys() const {
+  const std::lock_guard<std::mutex> lock(onceMutex);
+  return keys_;
+}
+
+Kernel plainKernel(const PlainKernel& pk) { return kernelOnce(pk.key, pk.make); }
+
+template <class T>
+PlainKernel plainRandom(Random formula) {
+  return {"random" + typeName<T>() + std::to_string(static_cast<int>(formula)),
+          [formula] { return makeRandomKernel<T>(formula); }};
+}
+PlainKernel plainHash() { return {"hash", makeHash}; }
+template <class T>
+PlainKernel plainSegmentFold(bool scan) {
+  return {std::string(scan ? "segmentScans" : "segmentSums") + typeName<T>(),
+          [scan] { return makeSegmentFold<T>(scan); }};
+}
+template <class T>
+PlainKernel plainAddOffsets() {
+  return {"offsets" + typeName<T>(), [] { return makeAddOffsets<T>(); }};
+}
+template <class T>
+PlainKernel plainTranspose() {
+  return {"transpose" + typeName<T>(), [] { return makeTranspose<T>(); }};
+}
+PlainKernel plainMandelbrot() { return {"mandelbrot", makeMandelbrot}; }
+
+template PlainKernel plainRandom<uint8_t>(Random);
+template PlainKernel plainRandom<uint32_t>(Random);
+template PlainKernel plainRandom<float>(Random);
+template PlainKernel plainSegmentFold<uint32_t>(bool);
+template PlainKernel plainSegmentFold<float>(bool);
+template PlainKernel plainAddOffsets<uint32_t>();
+template PlainKernel plainAddOffsets<float>();
+template PlainKernel plainTranspose<uint8_t>();
+template PlainKernel plainTranspose<uint32_t>();
+template PlainKernel plainTranspose<float>();
 
 template <class W>
 W countOnGpu(const Kernel& k, std::vector<KernelArg> args) {
@@ -277,29 +336,16 @@ std::vector<T> randomOnHost(size_t n, uint64_t seed, Random formula, uint64_t pa
   return v;
 }
 
-Kernel randomKernel(ScalarType type, Random formula) {
-  switch (type) {
-    case ScalarType::U8: return makeRandomKernel<uint8_t>(formula);
-    case ScalarType::U32: return makeRandomKernel<uint32_t>(formula);
-    case ScalarType::F32: return makeRandomKernel<float>(formula);
-    default:
-      throw Error("randomKernel: u8, u32 or f32 elements; got " + std::string(cudaTypeName(type)));
-  }
-}
-
 template <class T>
 void randomOnGpu(gpu::DeviceBuffer<T>& out, uint64_t seed, Random formula, uint64_t param) {
   checkFormula(formula, param);
   if (out.size() == 0) return;
   if (out.size() > UINT32_MAX) throw Error("randomOnGpu: at most 2^32 - 1 elements");
-  const Kernel k = kernelOnce("random" + typeName<T>() + std::to_string(static_cast<int>(formula)),
-                              [&] { return randomKernel(scalarOf<T>(), formula); });
-  gpu::launch(k, {static_cast<uint32_t>(out.size()), splitmix64(seed), param, out});
+  gpu::launch(plainKernel(plainRandom<T>(formula)),
+              {static_cast<uint32_t>(out.size()), splitmix64(seed), param, out});
 }
 
 // ------------------------------------------------------------------ comparing
-Kernel hashKernel() { return makeHash(); }
-
 namespace {
 void checkHashLength(size_t words, const char* what) {
   if (words > UINT32_MAX) {
@@ -334,9 +380,11 @@ uint64_t hashOnGpu(uint64_t address, size_t bytes) {
   checkHashLength(words, "hashOnGpu");
   uint64_t h = 0;
   if (words > 0) {
-    const Kernel k = kernelOnce("hash", makeHash);
-    h = countOnGpu<uint64_t>(k, {gpu::occupancyBlocks(k),
-                                 KernelArg::deviceArray(ScalarType::U32, address, words, false)});
+    const Kernel k = plainKernel(plainHash());
+    // (the grid that fills device 0, where launches run: asked once, not per check)
+    static const uint32_t blocks = gpu::occupancyBlocks(k);
+    h = countOnGpu<uint64_t>(
+        k, {blocks, KernelArg::deviceArray(ScalarType::U32, address, words, false)});
   }
   if (tail > 0) {
     uint8_t last[4] = {};
@@ -347,17 +395,6 @@ uint64_t hashOnGpu(uint64_t address, size_t bytes) {
 }
 
 // ------------------------------------------------------------------ references
-Kernel segmentSumsKernel(ScalarType type) {
-  if (type == ScalarType::U32) return makeSegmentFold<uint32_t>(false);
-  if (type == ScalarType::F32) return makeSegmentFold<float>(false);
-  throw Error("segmentSumsKernel: u32 or f32 elements; got " + std::string(cudaTypeName(type)));
-}
-Kernel segmentScansKernel(ScalarType type) {
-  if (type == ScalarType::U32) return makeSegmentFold<uint32_t>(true);
-  if (type == ScalarType::F32) return makeSegmentFold<float>(true);
-  throw Error("segmentScansKernel: u32 or f32 elements; got " + std::string(cudaTypeName(type)));
-}
-
 namespace {
 void checkSegment(uint32_t segment, size_t n, const char* what) {
   if (segment == 0) throw Error(std::string(what) + ": a segment of 0 elements");
@@ -372,7 +409,7 @@ gpu::DeviceBuffer<T> segmentFoldOnGpu(const gpu::DeviceBuffer<T>& in, uint32_t s
   checkSegment(segment, in.size(), what);
   gpu::DeviceBuffer<T> out(scan ? in.size() : (in.size() + segment - 1) / segment);
   if (out.size() == 0) return out;
-  const Kernel k = kernelOnce(what + typeName<T>(), [scan] { return makeSegmentFold<T>(scan); });
+  const Kernel k = plainKernel(plainSegmentFold<T>(scan));
   gpu::launch(k, {segment, in, out});
   return out;
 }
@@ -397,7 +434,7 @@ gpu::DeviceBuffer<T> scanOnGpu(const gpu::DeviceBuffer<T>& in, bool exclusive) {
   for (T& o : offsets) o = std::exchange(acc, static_cast<T>(acc + o));
   const gpu::DeviceBuffer<T> dOffsets(offsets);
   gpu::DeviceBuffer<T> out(in.size());
-  const Kernel k = kernelOnce("offsets" + typeName<T>(), [] { return makeAddOffsets<T>(); });
+  const Kernel k = plainKernel(plainAddOffsets<T>());
   gpu::launch(k, {kWholeSegment, uint32_t{exclusive}, local, dOffsets, in, out});
   return out;
 }
@@ -420,12 +457,10 @@ gpu::DeviceBuffer<T> transposeOnGpu(const gpu::DeviceBuffer<T>& in, uint32_t row
   }
   gpu::DeviceBuffer<T> out(in.size());
   if (out.size() == 0) return out;
-  const Kernel k = kernelOnce("transpose" + typeName<T>(), [] { return makeTranspose<T>(); });
+  const Kernel k = plainKernel(plainTranspose<T>());
   gpu::launch(k, {rows, cols, in, out});
   return out;
 }
-
-Kernel mandelbrotKernel() { return makeMandelbrot(); }
 
 gpu::DeviceBuffer<uint8_t> mandelbrotOnGpu(uint32_t width, uint32_t height) {
   if (size_t{width} * height > UINT32_MAX) {
@@ -434,7 +469,7 @@ gpu::DeviceBuffer<uint8_t> mandelbrotOnGpu(uint32_t width, uint32_t height) {
   }
   gpu::DeviceBuffer<uint8_t> out(size_t{width} * height);
   if (out.size() == 0) return out;
-  gpu::launch(kernelOnce("mandelbrot", makeMandelbrot), {width, height, out});
+  gpu::launch(plainKernel(plainMandelbrot()), {width, height, out});
   return out;
 }
 

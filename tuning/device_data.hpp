@@ -12,6 +12,7 @@
 #include <functional>
 #include <obsidian/obsidian.hpp>
 #include <obsidian/runtime.hpp>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -143,18 +144,59 @@ obsidian::gpu::DeviceBuffer<uint8_t> mandelbrotOnGpu(uint32_t width, uint32_t he
 template <class W = uint32_t>
 W countOnGpu(const obsidian::Kernel& k, std::vector<obsidian::KernelArg> args);
 
-// The kernel make() returns, made once per process and key (making one captures and lowers
-// it): the plain kernels' cache.
-obsidian::Kernel kernelOnce(const std::string& key, const std::function<obsidian::Kernel()>& make);
+// ------------------------------------------------------------------ the plain kernels
+// A plain kernel, named: the key that names it in the process (equal keys, equal kernels) and
+// how to make it (capturing and lowering it: 0.2 to 3 ms). The routines above launch
+// them, each made once per process. A family lists, per point, the ones its data launches
+// (Family::plainKernels), so that the compile threads make and compile them with the point's
+// kernels, ahead of its runs and while the device's context is created, instead of on the
+// runs' path the first time a process needs them.
+struct PlainKernel {
+  std::string key;
+  std::function<obsidian::Kernel()> make;
+};
+// pk's kernel, made once per process and key (a thread asking while another makes it waits).
+obsidian::Kernel plainKernel(const PlainKernel& pk);
+// While one lives, the keys of every plain kernel asked for (kernelOnce), by any thread: for
+// the tests, that a point's data asks for none its family does not list. One at a time.
+class PlainKernelsAsked {
+ public:
+  PlainKernelsAsked();
+  ~PlainKernelsAsked();
+  PlainKernelsAsked(const PlainKernelsAsked&) = delete;
+  PlainKernelsAsked& operator=(const PlainKernelsAsked&) = delete;
+  std::set<std::string> keys() const;
 
-// The plain kernels above, for the simulator tests: random elements (out: n) and segment sums
-// and scans (segment, in -> out).
-obsidian::Kernel randomKernel(obsidian::ScalarType type, Random formula);
-obsidian::Kernel segmentSumsKernel(obsidian::ScalarType type);
-obsidian::Kernel segmentScansKernel(obsidian::ScalarType type);
-obsidian::Kernel mandelbrotKernel();  // (width, height -> out: width * height pixels)
-// The hash of whole words (blocks, in: words, sum: one u64 it adds to) on `blocks` blocks.
-obsidian::Kernel hashKernel();
+ private:
+  std::set<std::string> keys_;
+};
+
+// What the routines launch, and the kernels' parameters:
+// randomOnGpu (n, base, param -> out: n).
+template <class T>
+PlainKernel plainRandom(Random formula);
+// hashOnGpu (blocks, in: words, sum: one u64 it adds to).
+PlainKernel plainHash();
+// segmentSumsOnGpu and sumOnGpu (scan: false), segmentScansOnGpu (segment, in -> out).
+template <class T>
+PlainKernel plainSegmentFold(bool scan);
+// scanOnGpu, after both folds (segment, exclusive, local, offsets, in -> out).
+template <class T>
+PlainKernel plainAddOffsets();
+// transposeOnGpu (rows, cols, in -> out).
+template <class T>
+PlainKernel plainTranspose();
+// mandelbrotOnGpu (width, height -> out: width * height pixels).
+PlainKernel plainMandelbrot();
+// All that scanOnGpu launches.
+template <class T>
+std::vector<PlainKernel> plainScan() {
+  return {plainSegmentFold<T>(true), plainSegmentFold<T>(false), plainAddOffsets<T>()};
+}
+
+// The kernel make() returns, made once per process and key: plainKernel's cache, also for the
+// plain kernels of other files (blas_reference.cpp), which name theirs as they launch them.
+obsidian::Kernel kernelOnce(const std::string& key, const std::function<obsidian::Kernel()>& make);
 
 // References the device cannot compute (a CPU emulation of float rounding, counts of random
 // samples) kept on disk beside the kernel cache (<cache>/references), so later sweeps read

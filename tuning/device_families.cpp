@@ -232,6 +232,12 @@ Family histogramFamily() {
     if (t == "u32") return std::make_unique<HistogramInstance<uint32_t>>(p, cache);
     return std::make_unique<HistogramInstance<float>>(p, cache);
   };
+  f.plainKernels = [](const Params& p) {  // (the counts are compared on the host)
+    const std::string t = str(p, "type");
+    return std::vector<PlainKernel>{t == "u8"    ? plainRandom<uint8_t>(Random::Bits)
+                                    : t == "u32" ? plainRandom<uint32_t>(Random::Bits)
+                                                 : plainRandom<float>(Random::Bits)};
+  };
   f.variantLabel = [](const Params& p) {
     return "v" + std::to_string(u32(p, "vectors")) + "/c" + std::to_string(u32(p, "copies"));
   };
@@ -267,6 +273,12 @@ Family transposeFamily() {
                      DataCache& cache) -> std::unique_ptr<Instance> {
     if (str(p, "type") == "f32") return std::make_unique<TransposeInstance<float>>(p, cache);
     return std::make_unique<TransposeInstance<uint32_t>>(p, cache);
+  };
+  f.plainKernels = [](const Params& p) {
+    return byType(p, []<class X>() {
+      return std::vector<PlainKernel>{plainRandom<X>(Random::Modulo), plainTranspose<X>(),
+                                      plainHash()};
+    });
   };
   f.variantLabel = [](const Params& p) { return "tile" + std::to_string(u32(p, "tile")); };
   f.naturalThreads = [](const Params& p) {

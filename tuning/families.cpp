@@ -54,6 +54,7 @@ struct ArrayData {
   size_t outputSize = 0;
   std::function<std::vector<T>(const std::vector<T>& in)> onHost;
   std::function<gpu::DeviceBuffer<T>(const gpu::DeviceBuffer<T>& in)> onGpu;
+  std::vector<PlainKernel> plain;  // the plain kernels onGpu launches
 };
 
 // Small integers (Random::SmallInts: u32 in 1..16, f32 non-zero in [-8, 8]): every sum of a
@@ -98,6 +99,16 @@ std::shared_ptr<DeviceCopies<T>> deviceInput(DataCache& cache, const ArrayData<T
       randomOnGpu(c->copies.emplace_back(d.n), d.seed, d.formula, d.param);
     return c;
   });
+}
+
+// The plain kernels an ArrayInstance's data launches on the GPU: its input's, its reference's
+// and its check's (Family::plainKernels).
+template <class T>
+std::vector<PlainKernel> arrayPlainKernels(const ArrayData<T>& d) {
+  std::vector<PlainKernel> k = d.plain;
+  k.push_back(plainRandom<T>(d.formula));
+  k.push_back(plainHash());
+  return k;
 }
 
 // A point with one kernel from one input array to one output array.
@@ -219,8 +230,7 @@ Kernel reduceKernel(const Params& p) {
 
 // One partial sum per chunk; the test-only family's reference is off by one in one element.
 template <class T>
-std::unique_ptr<Instance> reduceInstance(const Params& p, const std::vector<Kernel>& k,
-                                         DataCache& cache, bool corruptReference) {
+ArrayData<T> reduceData(const Params& p, bool corruptReference) {
   const size_t n = p.at("n").get<size_t>();
   const uint32_t chunk = u32(p, "chunk");
   if (n % chunk != 0) {
@@ -241,7 +251,8 @@ std::unique_ptr<Instance> reduceInstance(const Params& p, const std::vector<Kern
     if (corruptReference) r.upload(corrupt(r.download()));
     return r;
   };
-  return std::make_unique<ArrayInstance<T>>(k.at(0), std::move(d), cache);
+  d.plain = {plainSegmentFold<T>(false)};
+  return d;
 }
 
 Family reduceFamily(bool testWrong) {
@@ -271,8 +282,13 @@ Family reduceFamily(bool testWrong) {
                                                        : reduceKernel<uint32_t>(p)};
   };
   f.instantiate = [testWrong](const Params& p, const Generated& g, DataCache& cache) {
-    return str(p, "type") == "f32" ? reduceInstance<float>(p, g.kernels, cache, testWrong)
-                                   : reduceInstance<uint32_t>(p, g.kernels, cache, testWrong);
+    return byType(p, [&]<class T>() -> std::unique_ptr<Instance> {
+      return std::make_unique<ArrayInstance<T>>(g.kernels.at(0), reduceData<T>(p, testWrong),
+                                                cache);
+    });
+  };
+  f.plainKernels = [testWrong](const Params& p) {
+    return byType(p, [&]<class T>() { return arrayPlainKernels(reduceData<T>(p, testWrong)); });
   };
   f.variantLabel = reduceLabel;
   f.naturalThreads = reduceNaturalThreads;
@@ -358,12 +374,12 @@ Kernel wholeKernel(const Params& p) {
                               red.variant + "Whole");
 }
 
+// The input; the reference is sumOnGpu's, checked on the host (one value).
 template <class T>
-std::unique_ptr<Instance> wholeInstance(const Params& p, const std::vector<Kernel>& k,
-                                        DataCache& cache) {
+ArrayData<T> wholeData(const Params& p) {
   ArrayData<T> d = smallInput<T>("whole", p.at("n").get<size_t>(), p.at("n").get<size_t>());
   d.referenceKey = "sum:" + inputKey(d);
-  return std::make_unique<WholeReduceInstance<T>>(k.at(0), u32(p, "chunk"), std::move(d), cache);
+  return d;
 }
 
 Family wholeFamily() {
@@ -392,8 +408,16 @@ Family wholeFamily() {
                                                        : wholeKernel<uint32_t>(p)};
   };
   f.instantiate = [](const Params& p, const Generated& g, DataCache& cache) {
-    return str(p, "type") == "f32" ? wholeInstance<float>(p, g.kernels, cache)
-                                   : wholeInstance<uint32_t>(p, g.kernels, cache);
+    return byType(p, [&]<class T>() -> std::unique_ptr<Instance> {
+      return std::make_unique<WholeReduceInstance<T>>(g.kernels.at(0), u32(p, "chunk"),
+                                                      wholeData<T>(p), cache);
+    });
+  };
+  f.plainKernels = [](const Params& p) {
+    return byType(p, [&]<class T>() {
+      return std::vector<PlainKernel>{plainRandom<T>(wholeData<T>(p).formula),
+                                      plainSegmentFold<T>(false)};
+    });
   };
   f.variantLabel = reduceLabel;
   f.naturalThreads = reduceNaturalThreads;
@@ -413,8 +437,7 @@ BlockScanAlgorithm scanVariantOf(const Params& p) {
 
 // The inclusive prefixes of every chunk; u32 inputs in 1..2^16, f32 small integers.
 template <class T>
-std::unique_ptr<Instance> scanInstance(const Params& p, const std::vector<Kernel>& k,
-                                       DataCache& cache) {
+ArrayData<T> scanData(const Params& p) {
   const size_t n = p.at("n").get<size_t>();
   const uint32_t chunk = u32(p, "chunk");
   if (n % chunk != 0) {
@@ -437,7 +460,8 @@ std::unique_ptr<Instance> scanInstance(const Params& p, const std::vector<Kernel
     return r;
   };
   d.onGpu = [chunk](const gpu::DeviceBuffer<T>& in) { return segmentScansOnGpu(in, chunk); };
-  return std::make_unique<ArrayInstance<T>>(k.at(0), std::move(d), cache);
+  d.plain = {plainSegmentFold<T>(true)};
+  return d;
 }
 
 Family scanFamily() {
@@ -468,8 +492,12 @@ Family scanFamily() {
     return std::vector<Kernel>{tileScanKernel<uint32_t>(v, Sum{}, chunk, threads)};
   };
   f.instantiate = [](const Params& p, const Generated& g, DataCache& cache) {
-    return str(p, "type") == "f32" ? scanInstance<float>(p, g.kernels, cache)
-                                   : scanInstance<uint32_t>(p, g.kernels, cache);
+    return byType(p, [&]<class T>() -> std::unique_ptr<Instance> {
+      return std::make_unique<ArrayInstance<T>>(g.kernels.at(0), scanData<T>(p), cache);
+    });
+  };
+  f.plainKernels = [](const Params& p) {
+    return byType(p, [&]<class T>() { return arrayPlainKernels(scanData<T>(p)); });
   };
   f.variantLabel = [](const Params& p) { return str(p, "variant"); };
   f.naturalThreads = [](const Params& p) {
@@ -547,6 +575,9 @@ Family mandelbrotFamily() {
   f.instantiate = [](const Params& p, const Generated& g, DataCache&) {
     return std::make_unique<MandelInstance>(g.kernels.at(0), u32(p, "size"), u32(p, "height"));
   };
+  f.plainKernels = [](const Params&) {
+    return std::vector<PlainKernel>{plainMandelbrot(), plainHash()};
+  };
   f.variantLabel = [](const Params&) { return std::string("mandel"); };
   f.naturalThreads = [](const Params& p) { return u32(p, "size"); };  // one thread per pixel
   return f;
@@ -575,8 +606,7 @@ ReducePolicy reducePolicyOf(const Params& p) {
 }
 
 template <class T>
-std::unique_ptr<Instance> deviceReduceInstance(const Params& p, const std::vector<Kernel>& k,
-                                               DataCache& cache) {
+ArrayData<T> deviceReduceData(const Params& p) {
   ArrayData<T> d = inputOf<T>(p);
   d.referenceKey = "sum:" + inputKey(d);
   d.outputSize = 1;
@@ -584,7 +614,8 @@ std::unique_ptr<Instance> deviceReduceInstance(const Params& p, const std::vecto
   d.onGpu = [](const gpu::DeviceBuffer<T>& in) {
     return gpu::DeviceBuffer<T>(std::vector<T>{sumOnGpu(in)});
   };
-  return std::make_unique<ArrayInstance<T>>(k.at(0), std::move(d), cache);
+  d.plain = {plainSegmentFold<T>(false)};
+  return d;
 }
 
 Family deviceReduceFamily() {
@@ -612,8 +643,12 @@ Family deviceReduceFamily() {
                                                        : deviceReduceKernel<uint32_t>(policy)};
   };
   f.instantiate = [](const Params& p, const Generated& g, DataCache& cache) {
-    return str(p, "type") == "f32" ? deviceReduceInstance<float>(p, g.kernels, cache)
-                                   : deviceReduceInstance<uint32_t>(p, g.kernels, cache);
+    return byType(p, [&]<class T>() -> std::unique_ptr<Instance> {
+      return std::make_unique<ArrayInstance<T>>(g.kernels.at(0), deviceReduceData<T>(p), cache);
+    });
+  };
+  f.plainKernels = [](const Params& p) {
+    return byType(p, [&]<class T>() { return arrayPlainKernels(deviceReduceData<T>(p)); });
   };
   f.variantLabel = [](const Params& p) {
     return "unroll " + std::to_string(u32(p, "unroll")) + " " + str(p, "sweep");
@@ -622,15 +657,15 @@ Family deviceReduceFamily() {
 }
 
 template <class T>
-std::unique_ptr<Instance> segmentedInstance(const Params& p, const std::vector<Kernel>& k,
-                                            DataCache& cache) {
+ArrayData<T> segmentedData(const Params& p) {
   const uint32_t segment = u32(p, "segment");
   ArrayData<T> d = inputOf<T>(p);
   d.referenceKey = "sums:" + inputKey(d) + ":" + std::to_string(segment);
   d.outputSize = partialCount(d.n, segment);
   d.onHost = [segment](const std::vector<T>& in) { return segmentSums(in, segment); };
   d.onGpu = [segment](const gpu::DeviceBuffer<T>& in) { return segmentSumsOnGpu(in, segment); };
-  return std::make_unique<ArrayInstance<T>>(k.at(0), std::move(d), cache);
+  d.plain = {plainSegmentFold<T>(false)};
+  return d;
 }
 
 Family deviceSegmentedReduceFamily() {
@@ -660,16 +695,19 @@ Family deviceSegmentedReduceFamily() {
                                    : segmentedReduceKernel<uint32_t>(Sum{}, 0u, segment, policy)};
   };
   f.instantiate = [](const Params& p, const Generated& g, DataCache& cache) {
-    return str(p, "type") == "f32" ? segmentedInstance<float>(p, g.kernels, cache)
-                                   : segmentedInstance<uint32_t>(p, g.kernels, cache);
+    return byType(p, [&]<class T>() -> std::unique_ptr<Instance> {
+      return std::make_unique<ArrayInstance<T>>(g.kernels.at(0), segmentedData<T>(p), cache);
+    });
+  };
+  f.plainKernels = [](const Params& p) {
+    return byType(p, [&]<class T>() { return arrayPlainKernels(segmentedData<T>(p)); });
   };
   f.variantLabel = [](const Params& p) { return "segment " + std::to_string(u32(p, "segment")); };
   return f;
 }
 
 template <class T>
-std::unique_ptr<Instance> deviceScanInstance(const Params& p, const std::vector<Kernel>& k,
-                                             DataCache& cache) {
+ArrayData<T> deviceScanData(const Params& p) {
   const bool exclusive = str(p, "kind") == "exclusive";
   ArrayData<T> d = inputOf<T>(p);
   d.referenceKey = "scan:" + inputKey(d) + ":" + str(p, "kind");
@@ -685,7 +723,8 @@ std::unique_ptr<Instance> deviceScanInstance(const Params& p, const std::vector<
     return r;
   };
   d.onGpu = [exclusive](const gpu::DeviceBuffer<T>& in) { return scanOnGpu(in, exclusive); };
-  return std::make_unique<ArrayInstance<T>>(k.at(0), std::move(d), cache);
+  d.plain = plainScan<T>();
+  return d;
 }
 
 Family deviceScanFamily() {
@@ -722,8 +761,12 @@ Family deviceScanFamily() {
                                    : scanKernel<uint32_t>(Sum{}, policy, kind, 0u)};
   };
   f.instantiate = [](const Params& p, const Generated& g, DataCache& cache) {
-    return str(p, "type") == "f32" ? deviceScanInstance<float>(p, g.kernels, cache)
-                                   : deviceScanInstance<uint32_t>(p, g.kernels, cache);
+    return byType(p, [&]<class T>() -> std::unique_ptr<Instance> {
+      return std::make_unique<ArrayInstance<T>>(g.kernels.at(0), deviceScanData<T>(p), cache);
+    });
+  };
+  f.plainKernels = [](const Params& p) {
+    return byType(p, [&]<class T>() { return arrayPlainKernels(deviceScanData<T>(p)); });
   };
   f.variantLabel = [](const Params& p) {
     const std::string load = str(p, "load");

@@ -43,6 +43,12 @@ struct ParamSpec {
 // device_families.cpp).
 inline uint32_t u32(const Params& p, const char* name) { return p.at(name).get<uint32_t>(); }
 inline std::string str(const Params& p, const char* name) { return p.at(name).get<std::string>(); }
+// f.template operator()<T>() for the point's element type (a "type" of u32 or f32).
+template <class F>
+auto byType(const Params& p, F f) {
+  return str(p, "type") == "f32" ? f.template operator()<float>()
+                                 : f.template operator()<uint32_t>();
+}
 
 inline ParamSpec intParam(std::string name, std::string help, int64_t min, int64_t max,
                           nlohmann::json def = nullptr) {
@@ -241,6 +247,11 @@ struct Family {
   // input and reference (from `cache` where shared).
   std::function<std::unique_ptr<Instance>(const Params&, const Generated&, DataCache& cache)>
       instantiate;
+  // The plain kernels (device_data.hpp) that the point's data launches on the GPU: its input's,
+  // its reference's, its check's. Optional; listed, they are made and compiled on the compile
+  // threads with the point's kernels (the first of each costs a process 0.2 to 3 ms, on the
+  // runs' path otherwise). Throws obsidian::Error as instantiate would for the point.
+  std::function<std::vector<PlainKernel>(const Params&)> plainKernels;
   // The label of a design choice in tables and plots ("red5p/16", "sklansky2").
   std::function<std::string(const Params&)> variantLabel;
   // The threads per block that give every thread of the widest parallel loop its own work

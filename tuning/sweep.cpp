@@ -58,10 +58,13 @@ nlohmann::json kernelSummary(const Kernel& k) {
 }
 
 // ------------------------------------------------------------------ compiling ahead
+std::string mode(bool simulate) { return simulate ? "simulate" : "gpu"; }
+
 struct Built {
   Generated generated;
-  std::string error;           // the kernels could not be generated (a user-level Error)
-  bool compileFailed = false;  // NVRTC rejected generated code: a bug
+  std::string error;           // the kernels could not be generated (a user-level Error), or
+                               // (compileFailed) could not be compiled
+  bool compileFailed = false;  // NVRTC rejected generated code, or a plain kernel failed: a bug
   double captureMs = 0, compileMs = 0;
   nlohmann::json line;  // the point's line before it runs (describePoint)
 };
@@ -73,6 +76,27 @@ struct Target {
 
 nlohmann::json describePoint(const Point& p, const Built& b, const std::string& m,
                              const std::string& device);
+
+// Makes and compiles the plain kernels p's data will launch on the GPU, when its family lists
+// them (Family::plainKernels): made once per process, so mostly found made already. (Not in
+// the point's compileMs, which is its own kernels'.)
+void preparePlainKernels(const Point& p, const Target& target, Built& b) {
+  if (!p.family->plainKernels) return;
+  std::vector<PlainKernel> plain;
+  try {
+    plain = p.family->plainKernels(p.params);
+  } catch (const Error&) {
+    return;  // the point's data cannot be made: instantiate says why, when the point runs
+  }
+  try {
+    obsidian::CompileOptions o;
+    o.arch = target.arch;
+    for (const PlainKernel& pk : plain) plainKernel(pk).compile(o);
+  } catch (const std::exception& e) {  // the plain kernels are the tool's: a bug
+    b.error = std::string("making the plain kernels failed: ") + e.what();
+    b.compileFailed = true;
+  }
+}
 
 // Generates the kernels of p, (when `compile`) compiles them with NVRTC for the target's
 // architecture, and describes the point: all a point's host work that needs no GPU, done on
@@ -101,6 +125,7 @@ Built buildPoint(const Point& p, bool compile, const Target& target) {
     }
     b.compileMs = secondsSince(t1) * 1e3;
   }
+  if (target.mode == mode(false) && b.error.empty()) preparePlainKernels(p, target, b);
   b.line = describePoint(p, b, target.mode, target.device);
   return b;
 }
@@ -277,8 +302,6 @@ double residentThreadsPerSm(const Kernel& k) {
   const gpu::DeviceInfo& info = gpu::Device::get().info();
   return static_cast<double>(gpu::occupancyBlocks(k)) / info.smCount * k.threadsPerBlock();
 }
-
-std::string mode(bool simulate) { return simulate ? "simulate" : "gpu"; }
 
 // The lines of a results file for this mode, one per point (the last line of a point wins);
 // unreadable lines (a line cut short by an interrupted run) are ignored.

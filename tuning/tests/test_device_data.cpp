@@ -37,7 +37,7 @@ template <class T>
 void checkRandomOnSimulator(Random formula, uint64_t param) {
   const uint32_t n = 1001;
   std::vector<T> got(n);
-  simulate(randomKernel(scalarTypeOf<T>, formula), {n, splitmix64(77), param, got});
+  simulate(plainRandom<T>(formula).make(), {n, splitmix64(77), param, got});
   const std::vector<T> want = randomOnHost<T>(n, 77, formula, param);
   CHECK(got == want);
   // Not a constant: the formula's values spread.
@@ -48,8 +48,8 @@ template <class T>
 void checkSegmentsOnSimulator(uint32_t segment) {
   const std::vector<T> in = randomOnHost<T>(1000, 5, Random::SmallInts);
   std::vector<T> sums((in.size() + segment - 1) / segment), scans(in.size());
-  simulate(segmentSumsKernel(scalarTypeOf<T>), {segment, in, sums});
-  simulate(segmentScansKernel(scalarTypeOf<T>), {segment, in, scans});
+  simulate(plainSegmentFold<T>(false).make(), {segment, in, sums});
+  simulate(plainSegmentFold<T>(true).make(), {segment, in, scans});
   CHECK(sums == hostSums(in, segment, false));
   CHECK(scans == hostSums(in, segment, true));
 }
@@ -88,7 +88,7 @@ TEST_CASE("device_data: the plain Mandelbrot kernel on the simulator is mandelRe
   // Pixels near the set's boundary iterate differently at the first other rounding.
   for (const auto& [width, height] : {std::pair{37u, 5u}, std::pair{64u, 3u}}) {
     std::vector<uint8_t> got(size_t{width} * height);
-    simulate(mandelbrotKernel(), {width, height, got});
+    simulate(plainMandelbrot().make(), {width, height, got});
     const std::vector<uint8_t> want = paper::mandelReference(width, height);
     CHECK(got == want);
     CHECK(std::count(want.begin(), want.end(), want[0]) < static_cast<long>(want.size()));
@@ -141,7 +141,7 @@ TEST_CASE("device_data: the check's hash tells outputs apart, and the kernel's e
   // with 3 words after the last whole vector.
   for (uint32_t blocks : {1u, 3u, 20u}) {
     std::vector<uint64_t> sum(1, 0);
-    simulate(hashKernel(), {blocks, words, sum});
+    simulate(plainHash().make(), {blocks, words, sum});
     CHECK(sum[0] == h);
   }
   // One word changed, anywhere and by any amount, changes it (its factor is odd).
