@@ -300,7 +300,7 @@ std::map<std::string, typename On::Expected> reference(
   }
   const auto input = [&](const char* k) -> const auto& { return in.at(k); };
   const auto once = [](const std::string& key, const std::function<Kernel()>& make) {
-    return kernelOnce("blas-reference:" + key, make);
+    return plainKernel({"blas-reference:" + key, make});
   };
   // Launches k with `args` unless it has no thread to run.
   const auto run = [](const Kernel& k, size_t threads, const std::vector<KernelArg>& args) {
@@ -397,7 +397,7 @@ uint64_t outside(const typename On::template Buffer<float>& got, const typename 
     throw Error(std::string(On::kOutside) + ": at most 2^32 - 1 elements");
   }
   if (got.size() == 0) return 0;
-  const Kernel k = kernelOnce("blas-reference:outside", outsideKernel);
+  const Kernel k = plainKernel({"blas-reference:outside", outsideKernel});
   if constexpr (std::is_same_v<On, OnGpu>) {
     return countOnGpu(k, {got, e.value, e.scale});
   } else {

@@ -234,13 +234,13 @@ Kernel makeHash() {
   return capture("hashWords", kPlainThreads, body);
 }
 
-// kernelOnce's slots, and the recorder of the keys asked for (PlainKernelsAsked).
+// plainKernel's slots, and the recorder of the keys asked for (PlainKernelsAsked).
 std::mutex onceMutex;
 std::set<std::string>* asked = nullptr;
 
 }  // namespace
 
-Kernel kernelOnce(const std::string& key, const std::function<Kernel()>& make) {
+Kernel plainKernel(const PlainKernel& pk) {
   // The map's lock is held only to find the key's slot, so kernels of different keys are made
   // at the same time; a thread asking for one being made waits on its slot (a compile thread
   // making it ahead, the sweep's thread needing it). A make that throws leaves it unmade.
@@ -252,11 +252,11 @@ Kernel kernelOnce(const std::string& key, const std::function<Kernel()>& make) {
   Slot* slot = nullptr;
   {
     const std::lock_guard<std::mutex> lock(onceMutex);
-    slot = &slots[key];
-    if (asked) asked->insert(key);
+    slot = &slots[pk.key];
+    if (asked) asked->insert(pk.key);
   }
   const std::lock_guard<std::mutex> lock(slot->mutex);
-  if (!slot->kernel) slot->kernel.emplace(make());
+  if (!slot->kernel) slot->kernel.emplace(pk.make());
   return *slot->kernel;
 }
 
@@ -273,8 +273,6 @@ std::set<std::string> PlainKernelsAsked::keys() const {
   const std::lock_guard<std::mutex> lock(onceMutex);
   return keys_;
 }
-
-Kernel plainKernel(const PlainKernel& pk) { return kernelOnce(pk.key, pk.make); }
 
 template <class T>
 PlainKernel plainRandom(Random formula) {

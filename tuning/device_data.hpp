@@ -147,7 +147,8 @@ W countOnGpu(const obsidian::Kernel& k, std::vector<obsidian::KernelArg> args);
 // ------------------------------------------------------------------ the plain kernels
 // A plain kernel, named: the key that names it in the process (equal keys, equal kernels) and
 // how to make it (capturing and lowering it: 0.2 to 3 ms). The routines above launch
-// them, each made once per process. A family lists, per point, the ones its data launches
+// them, each made once per process; so do other files' (blas_reference.cpp, which names its
+// kernels as it launches them). A family lists, per point, the ones its data launches
 // (Family::plainKernels), so that the compile threads make and compile them with the point's
 // kernels, ahead of its runs and while the device's context is created, instead of on the
 // runs' path the first time a process needs them.
@@ -157,7 +158,7 @@ struct PlainKernel {
 };
 // pk's kernel, made once per process and key (a thread asking while another makes it waits).
 obsidian::Kernel plainKernel(const PlainKernel& pk);
-// While one lives, the keys of every plain kernel asked for (kernelOnce), by any thread: for
+// While one lives, the keys of every plain kernel asked for (plainKernel), by any thread: for
 // the tests, that a point's data asks for none its family does not list. One at a time.
 class PlainKernelsAsked {
  public:
@@ -193,10 +194,6 @@ template <class T>
 std::vector<PlainKernel> plainScan() {
   return {plainSegmentFold<T>(true), plainSegmentFold<T>(false), plainAddOffsets<T>()};
 }
-
-// The kernel make() returns, made once per process and key: plainKernel's cache, also for the
-// plain kernels of other files (blas_reference.cpp), which name theirs as they launch them.
-obsidian::Kernel kernelOnce(const std::string& key, const std::function<obsidian::Kernel()>& make);
 
 // References the device cannot compute (a CPU emulation of float rounding, counts of random
 // samples) kept on disk beside the kernel cache (<cache>/references), so later sweeps read

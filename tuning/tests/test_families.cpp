@@ -1,6 +1,6 @@
 // family.hpp's plain kernels: every family that lists them (Family::plainKernels) lists every
 // one its point's data asks for on the GPU, so the compile threads make them ahead of the runs;
-// and kernelOnce makes each once, whichever threads ask.
+// and plainKernel makes each once, whichever threads ask.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -83,7 +83,7 @@ TEST_CASE("families: every family but blas lists its plain kernels, each one mak
                        doctest::Contains("must be a multiple of chunk"), obsidian::Error);
 }
 
-TEST_CASE("families: kernelOnce makes a key's kernel once, for all the threads that ask") {
+TEST_CASE("families: plainKernel makes a key's kernel once, for all the threads that ask") {
   std::atomic<int> makes{0};
   const auto make = [&] {
     ++makes;
@@ -93,12 +93,12 @@ TEST_CASE("families: kernelOnce makes a key's kernel once, for all the threads t
   std::vector<std::thread> threads;
   std::vector<uint64_t> ids(8);
   for (size_t i = 0; i < ids.size(); ++i) {
-    threads.emplace_back([&, i] { ids[i] = kernelOnce("test:once", make).id(); });
+    threads.emplace_back([&, i] { ids[i] = plainKernel({"test:once", make}).id(); });
   }
   for (std::thread& t : threads) t.join();
   CHECK(makes == 1);
   for (uint64_t id : ids) CHECK(id == ids[0]);
-  CHECK(kernelOnce("test:once", make).id() == ids[0]);
+  CHECK(plainKernel({"test:once", make}).id() == ids[0]);
   CHECK(makes == 1);
 
   // A make that throws leaves the key unmade: the next ask makes it.
@@ -107,13 +107,13 @@ TEST_CASE("families: kernelOnce makes a key's kernel once, for all the threads t
     if (attempts++ == 0) throw obsidian::Error("test: the first make fails");
     return plainHash().make();
   };
-  CHECK_THROWS_AS(kernelOnce("test:flaky", flaky), obsidian::Error);
-  CHECK_NOTHROW(kernelOnce("test:flaky", flaky));
+  CHECK_THROWS_AS(plainKernel({"test:flaky", flaky}), obsidian::Error);
+  CHECK_NOTHROW(plainKernel({"test:flaky", flaky}));
   CHECK(attempts == 2);
 
   // The recorder sees every key asked, made or not; one at a time.
   PlainKernelsAsked asked;
-  kernelOnce("test:once", make);
+  plainKernel({"test:once", make});
   plainKernel(plainSegmentFold<float>(true));
   CHECK(asked.keys() == std::set<std::string>{"test:once", "segmentScansf32"});
   CHECK_THROWS_WITH_AS(PlainKernelsAsked(), doctest::Contains("one recorder at a time"),
