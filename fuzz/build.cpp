@@ -39,6 +39,10 @@ SPull<EWord32> pullStep(const Node& n, const SPull<EWord32>& x) {
       const uint32_t a = n.a, b = n.b, c = n.c;
       return fmap([a, b, c](const EWord32& w) { return narrowMap(a, b, c, w); }, x);
     }
+    case Op::FloatBits: {
+      const uint32_t a = n.a, b = n.b, c = n.c, d = n.d;
+      return fmap([a, b, c, d](const EWord32& w) { return floatBitsOp(a, c, b, d, w); }, x);
+    }
     case Op::SplitFold: {
       const uint32_t a = n.a;
       return fmap([a](const SPull<EWord32>& c) { return foldPull1(binaryFn(a), c); },
@@ -63,11 +67,50 @@ namespace {
 
 using Muts = std::vector<DMutable<uint32_t>>;
 
-// Captures f(in, mutables) over an In input and n DMutable<uint32_t> parameters (the global
-// bins, then acc), n being Lo or Lo + 1.
+// The input as the kernel's steps see it, given its divisor parameter d (Recipe::divisor): the
+// precondition that divides by d, or the input re-lengthed (len(in) / d) * d.
+template <class In>
+In divided(Divisor use, const In& in, const EWord32& d) {
+  switch (use) {
+    case Divisor::None: break;
+    case Divisor::Require: require(len(in) % d == 0u, "d divides the input's length"); break;
+    case Divisor::Guarded:
+      require(d == 0u || len(in) % d == 0u, "d is 0 or divides the input's length");
+      break;
+    case Divisor::GuardedSelect:
+      require(ifThenElse(d != 0u, len(in) / d, EWord32(1u)) >= 1u,
+              "the input has d elements or more");
+      break;
+    case Divisor::Length:
+      if constexpr (std::is_same_v<typename In::Length, EWord32>) {
+        return In((len(in) / d) * d, [in, d](const EWord32& i) { return in[i / d * d + i % d]; });
+      }
+      throw std::logic_error("fuzz: a divided length of a static input");
+  }
+  return in;
+}
+
+// Captures f(in, mutables) over an In input, its divisor parameter (with r.divisor) and n
+// DMutable<uint32_t> parameters (the global bins, then acc), n being Lo or Lo + 1.
 template <class In, uint32_t Lo, class F>
-Kernel captureWith(uint32_t threads, const CaptureOptions& options, uint32_t n, const F& f) {
+Kernel captureWith(const Recipe& r, uint32_t threads, const CaptureOptions& options, uint32_t n,
+                   const F& f) {
   using M = DMutable<uint32_t>;
+  const Divisor use = r.divisor;
+  if (use != Divisor::None) {
+    const auto dv = [&](In in, EWord32 d) { return divided(use, in, d); };
+    if constexpr (Lo == 0) {
+      const auto none = [&](In in, EWord32 d) { return f(dv(in, d), Muts{}); };
+      const auto one = [&](In in, EWord32 d, M a) { return f(dv(in, d), Muts{a}); };
+      return n == 0 ? capture("fuzz", threads, none, options)
+                    : capture("fuzz", threads, one, options);
+    } else {
+      const auto one = [&](In in, EWord32 d, M a) { return f(dv(in, d), Muts{a}); };
+      const auto two = [&](In in, EWord32 d, M a, M b) { return f(dv(in, d), Muts{a, b}); };
+      return n == 1 ? capture("fuzz", threads, one, options)
+                    : capture("fuzz", threads, two, options);
+    }
+  }
   if constexpr (Lo == 0) {
     const auto none = [&](In in) { return f(in, Muts{}); };
     const auto one = [&](In in, M a) { return f(in, Muts{a}); };
@@ -312,23 +355,23 @@ Kernel buildFor(const Recipe& r, uint32_t threads, const CaptureOptions& options
       }
     };
     if (r.result == Result::Output) {
-      if (!r.gridOutput) return captureWith<In, 0>(threads, options, bins, out);
+      if (!r.gridOutput) return captureWith<In, 0>(r, threads, options, bins, out);
       if (r.gridFirst) {
-        return captureWith<In, 0>(threads, options, bins, [&](const In& in, const Muts& m) {
+        return captureWith<In, 0>(r, threads, options, bins, [&](const In& in, const Muts& m) {
           return hana::make_tuple(push<Grid>(grid(in)), out(in, m));
         });
       }
-      return captureWith<In, 0>(threads, options, bins, [&](const In& in, const Muts& m) {
+      return captureWith<In, 0>(r, threads, options, bins, [&](const In& in, const Muts& m) {
         return hana::make_tuple(out(in, m), push<Grid>(grid(in)));
       });
     }
-    if (!r.gridOutput) return captureWith<In, 1>(threads, options, 1 + bins, effectOf);
+    if (!r.gridOutput) return captureWith<In, 1>(r, threads, options, 1 + bins, effectOf);
     if (r.effectFirst) {
-      return captureWith<In, 1>(threads, options, 1 + bins, [&](const In& in, const Muts& m) {
+      return captureWith<In, 1>(r, threads, options, 1 + bins, [&](const In& in, const Muts& m) {
         return hana::make_tuple(effectOf(in, m), gridOut(in));
       });
     }
-    return captureWith<In, 1>(threads, options, 1 + bins, [&](const In& in, const Muts& m) {
+    return captureWith<In, 1>(r, threads, options, 1 + bins, [&](const In& in, const Muts& m) {
       return hana::make_tuple(gridOut(in), effectOf(in, m));
     });
   };

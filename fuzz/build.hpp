@@ -205,6 +205,21 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
       auto [lo2, hi2] = unzip(forcePull(p, zip(lo, hi)));
       return zipWith(binaryFn(n.a), lo2, hi2);
     }
+    case Op::FloatScan: {
+      const uint32_t t = n.c, a = n.a;
+      const SPull<EFloat> floats = fmap([t](const EWord32& w) { return floatIn(t, w); }, x);
+      const auto bitsOf = [](const EFloat& f) { return bitcast<uint32_t>(f); };
+      if (a >= kFloatScanOps) return fmap(bitsOf, forcePull(p, floats));
+      return fmap(bitsOf, force(p, tConcat<L>(fmap(
+                                       [a](const SPull<EFloat>& c) {
+                                         return seqScan(
+                                             [a](const EFloat& u, const EFloat& v) {
+                                               return floatScanOp<EWord32>(a, u, v);
+                                             },
+                                             c);
+                                       },
+                                       splitUp(n.b, floats)))));
+    }
     case Op::Histogram:
       if constexpr (!std::is_same_v<L, Thread>) {
         const uint32_t bins = n.b;

@@ -116,6 +116,7 @@ std::string checkAliasing(const Recipe& r, const Kernel& k, const std::vector<ui
       for (uint32_t v : {ms[j].rows, ms[j].cols, ms[j].pitch}) args.emplace_back(v);
     }
   }
+  if (r.divisor != Divisor::None) args.emplace_back(r.divisorValue);
   for (auto& o : others) args.emplace_back(o);
   args.emplace_back(std::span<uint32_t>(buffer.data() + shift, out.size()));
   const std::string m = messageOf([&] { simulate(k, args); });
@@ -230,6 +231,7 @@ std::string checkHugeLengths(const Recipe& r, const Kernel& k,
     for (size_t i = 0; i < ir.params.size(); ++i) {
       if (ir.params[i].kind == ParamKind::Length)
         values[i] = ir.params[i].name == "n0" ? n : mutableLength.at(ir.params[i].name.substr(1));
+      if (ir.params[i].kind == ParamKind::Scalar) values[i] = r.divisorValue;  // the divisor
     }
     std::vector<KernelArg> args;
     bool wraps = false;
@@ -237,6 +239,7 @@ std::string checkHugeLengths(const Recipe& r, const Kernel& k,
     uint64_t address = uint64_t{1} << 40;
     for (size_t i = 0; i < ir.params.size(); ++i) {
       const Param& p = ir.params[i];
+      if (p.kind == ParamKind::Scalar) args.emplace_back(r.divisorValue);
       if (p.kind != ParamKind::Array) continue;
       const bool writes = p.output || ir.arrays[p.array].writable;
       uint64_t count = p.name == "in0" ? n : p.output ? 0 : mutableLength.at(p.name.substr(1));
@@ -311,6 +314,65 @@ std::string checkLeaks(std::mt19937_64& rng) {
   return "";
 }
 
+// A launch of k with its divisor parameter d = 0: refused exactly (zeroRefused), or run to the
+// reference's results (a guard keeps the division from running).
+std::string checkZeroDivisor(const Recipe& r, const Kernel& k, const std::vector<uint32_t>& in,
+                             const std::vector<std::vector<uint32_t>>& expected) {
+  if (r.divisor == Divisor::None) return "";
+  std::string d;  // the divisor's parameter name
+  for (const Param& p : k.ir().params) {
+    if (p.kind == ParamKind::Scalar) d = p.name;
+  }
+  if (d.empty()) return "the kernel has no scalar parameter for its divisor";
+  const std::vector<uint8_t> u8(in.begin(), in.end());
+  const std::vector<uint16_t> u16(in.begin(), in.end());
+  std::vector<std::vector<uint32_t>> outs = argumentsBefore(r, expected);
+  std::vector<KernelArg> args;
+  if (r.elem == 8) {
+    args.emplace_back(u8);
+  } else if (r.elem == 16) {
+    args.emplace_back(u16);
+  } else {
+    args.emplace_back(in);
+  }
+  args.emplace_back(uint32_t{0});
+  for (auto& o : outs) args.emplace_back(o);
+  const std::string simulated = messageOf([&] { simulate(k, args); });
+  if (!zeroRefused(r.divisor)) {
+    if (!simulated.empty()) {
+      return "a launch with d = 0, whose division a guard skips, was refused: " + simulated;
+    }
+    for (size_t j = 0; j < outs.size(); ++j) {
+      if (outs[j] != expected[j]) {
+        return "a launch with d = 0 (guarded) differs from the reference in array argument " +
+               std::to_string(j + 1);
+      }
+    }
+    ++stats.zeroRan;
+    return "";
+  }
+  const std::string bound = messageOf([&] { bindArguments(k.ir(), args); });
+  const std::string zero = "divides by zero: " + d + " is 0";
+  if (simulated.empty()) return "a launch with d = 0 was not refused";
+  if (simulated != bound) {
+    return "d = 0: simulate said \"" + simulated + "\", the launch checks \"" + bound + "\"";
+  }
+  const bool named = simulated.starts_with("launch of kernel fuzz: ");
+  // A precondition that divides by zero fails in its own form; a length or the grid size says
+  // which it is and that nothing was launched.
+  const bool precondition = simulated.find(" fails with ") != std::string::npos &&
+                            simulated.ends_with("; it " + zero + ")");
+  const bool length = simulated.find(") " + zero + " with ") != std::string::npos &&
+                      simulated.ends_with("; nothing was launched");
+  const bool exact =
+      r.divisor == Divisor::Require
+          ? precondition && simulated.find("d divides the input's length (") != std::string::npos
+          : precondition || length;
+  if (!named || !exact) return "d = 0 was refused with another message: " + simulated;
+  ++stats.zeroRefused;
+  return "";
+}
+
 }  // namespace
 
 const DefectStats& defectStats() { return stats; }
@@ -323,6 +385,7 @@ std::string checkDefectClasses(const Recipe& r, const Kernel& k, const std::vect
     failure = r.matrix ? checkMatrixHugeLengths(k, rng) : checkHugeLengths(r, k, expected, rng);
   }
   if (failure.empty()) failure = checkLeaks(rng);
+  if (failure.empty() && !r.matrix) failure = checkZeroDivisor(r, k, in, expected);
   return failure;
 }
 

@@ -20,12 +20,20 @@ namespace fuzz {
 //   every array length they derive equals the exact (unwrapped) value of its expression and
 //   fits in 32 bits, and the grid stays within maxRealBlocks;
 // - leaked captures: a value, length, array or mutable array of one capture used in another
-//   must be refused with an Error that says so.
+//   must be refused with an Error that says so;
+// - a divisor parameter of 0 (Recipe::divisor, issue 40): where a length or an unguarded
+//   precondition divides by it, simulate must refuse the launch with the Error that the launch
+//   checks (bindArguments, what a GPU launch runs) give, naming the kernel and saying that it
+//   divides by zero (a precondition's own form: "<message> (<condition> fails with ...; it
+//   divides by zero: s1 is 0)"); where a guard (||, a select) keeps the division from running,
+//   the launch must run and give the reference's results.
 // What the checks above have tried so far in this process (printed by the fuzzer).
 struct DefectStats {
   uint64_t aliased = 0;      // aliased launches refused
   uint64_t hugeLengths = 0;  // binds near 2^32
   uint64_t leaks = 0;        // leaked values refused
+  uint64_t zeroRefused = 0;  // launches with a divisor parameter of 0 refused
+  uint64_t zeroRan = 0;      // launches with a divisor of 0 that a guard let run
 };
 const DefectStats& defectStats();
 

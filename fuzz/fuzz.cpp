@@ -7,6 +7,7 @@
 // printed as C++ source; the exit status is then 1.
 #include <CLI/CLI.hpp>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "build.hpp"
 #include "defects.hpp"
 #include "recipe.hpp"
+#include "scalar_ops.hpp"
 
 namespace {
 
@@ -149,6 +151,7 @@ Outcome check(const Recipe& r, bool gpu) {
       std::vector<std::vector<uint32_t>> outs = before;
       std::vector<KernelArg> args;
       for (const InputPart& p : parts) p.with([&](const auto& v) { p.append(v, args); });
+      if (r.divisor != fuzz::Divisor::None) args.emplace_back(r.divisorValue);
       for (auto& out : outs) args.emplace_back(out);
       const SimStats stats = simulate(k, args, SimOptions{.blocks = c.blocks});
       for (size_t j = 0; j < outs.size(); ++j) {
@@ -176,6 +179,8 @@ Outcome check(const Recipe& r, bool gpu) {
             p.append(*din, dargs);
           });
         }
+        const size_t scalarAt = dargs.size();  // the divisor's argument, if any
+        if (r.divisor != fuzz::Divisor::None) dargs.emplace_back(r.divisorValue);
         for (auto& d : douts) dargs.emplace_back(d);
         gpu::launch(k, dargs);
         for (size_t j = 0; j < outs.size(); ++j) {
@@ -185,6 +190,43 @@ Outcome check(const Recipe& r, bool gpu) {
             o.detail = "GPU vs simulator, array argument " + std::to_string(j + 1) + ": " +
                        firstDifference(got, outs[j]);
             return o;
+          }
+        }
+        // d = 0 on the device (the main configuration): refused exactly as the simulator
+        // refuses it (defects.cpp checks that message), or run to the same results.
+        if (r.divisor != fuzz::Divisor::None && &c == &configs[0]) {
+          dargs[scalarAt] = KernelArg(uint32_t{0});
+          std::vector<KernelArg> sargs = args;
+          sargs[scalarAt] = KernelArg(uint32_t{0});
+          auto refusal = [](const std::function<void()>& f) -> std::string {
+            try {
+              f();
+            } catch (const Error& e) {
+              return e.what();
+            }
+            return "";
+          };
+          std::vector<gpu::DeviceBuffer<uint32_t>> zouts;
+          for (const auto& b : before) zouts.emplace_back(b);
+          for (size_t j = 0; j < zouts.size(); ++j) dargs[scalarAt + 1 + j] = KernelArg(zouts[j]);
+          std::vector<std::vector<uint32_t>> souts = before;
+          for (size_t j = 0; j < souts.size(); ++j) sargs[scalarAt + 1 + j] = KernelArg(souts[j]);
+          const std::string onGpu = refusal([&] { gpu::launch(k, dargs); });
+          const std::string onSim = refusal([&] { simulate(k, sargs); });
+          if (onGpu != onSim) {
+            o.verdict = Verdict::Mismatch;
+            o.detail =
+                "d = 0: the GPU launch said \"" + onGpu + "\", the simulator \"" + onSim + "\"";
+            return o;
+          }
+          for (size_t j = 0; onGpu.empty() && j < zouts.size(); ++j) {
+            const std::vector<uint32_t> got = zouts[j].download();
+            if (got != expected[j]) {
+              o.verdict = Verdict::Mismatch;
+              o.detail = "GPU with d = 0, array argument " + std::to_string(j + 1) + ": " +
+                         firstDifference(got, expected[j]);
+              return o;
+            }
           }
         }
       }
@@ -355,7 +397,7 @@ int main(int argc, char** argv) {
               << (threads != 0 ? " --threads " + std::to_string(threads) : std::string())
               << (gpu ? " --gpu" : "") << "): " << verdictName(o.verdict)
               << "\n  in configuration \"" << o.config << "\" (" << o.threads
-              << " threads): " << o.detail << "\n";
+              << " threads): " << o.detail << std::endl;  // before shrinking, which may crash
     const Recipe small = shrink(r, o.verdict, gpu, verbose);
     const Outcome so = check(small, gpu);
     std::cout << "shrunk (" << verdictName(so.verdict) << " in \"" << so.config << "\", "
@@ -380,6 +422,10 @@ int main(int argc, char** argv) {
   const fuzz::DefectStats& d = fuzz::defectStats();
   std::cout << "defect classes: " << d.aliased << " aliased launches and " << d.leaks
             << " leaked values refused, " << d.hugeLengths << " launch checks near 2^32, "
-            << steps["deep fold"] << " deep expressions\n";
+            << steps["deep fold"] << " deep expressions; d = 0: " << d.zeroRefused
+            << " launches refused (divides by zero), " << d.zeroRan << " guarded ones ran\n";
+  std::cout << "float bits: " << steps["programs with float-bits steps"]
+            << " programs with float-bits steps, " << fuzz::referenceNaNs()
+            << " NaN words computed by the reference\n";
   return 0;
 }

@@ -276,6 +276,29 @@ Words refStep(const Where& w, const Node& n, const Words& x) {
       for (uint32_t v : x) ++y[v % n.b];
       return y;
     }
+    case Op::FloatBits: {
+      Words y(len);
+      for (size_t i = 0; i < len; ++i) y[i] = floatBitsOp(n.a, n.c, n.b, n.d, x[i]);
+      return y;
+    }
+    case Op::FloatScan: {
+      using FW = FloatWorld<uint32_t>;
+      if (n.a >= kFloatScanOps) {
+        Words y(len);
+        for (size_t i = 0; i < len; ++i) y[i] = FW::bits(floatIn(n.c, x[i]));
+        return y;
+      }
+      return perChunk(x, n.b, [&](const Words& c) {
+        Words y(c.size());
+        RefF32 acc = floatIn(n.c, c[0]);
+        y[0] = FW::bits(acc);
+        for (size_t i = 1; i < c.size(); ++i) {
+          acc = floatScanOp<uint32_t>(n.a, acc, floatIn(n.c, c[i]));
+          y[i] = FW::bits(acc);
+        }
+        return y;
+      });
+    }
     case Op::NarrowMap:
     case Op::NarrowForce: {
       require(n.c == 8 || n.c == 16, "a narrow step of another width");
@@ -355,6 +378,7 @@ class Generator {
         if (collective(w, n, nodes)) {
           for (Node& node : nodes) ops.push_back(std::move(node));
           narrowStep(pullOnly, ops);
+          floatStep(pullOnly, n, ops);
           continue;
         }
       }
@@ -368,6 +392,7 @@ class Generator {
         }
       }
       narrowStep(pullOnly, ops);
+      floatStep(pullOnly, n, ops);
     }
     return ops;
   }
@@ -377,6 +402,12 @@ class Generator {
   void enableNarrow(uint64_t seed) {
     narrow_.seed(seed ^ 0x94d049bb133111ebull);
     narrowOn_ = true;
+  }
+  // From now on, a float-bits step (FloatBits, FloatScan) follows a step now and then, drawn
+  // from a stream of its own (they keep the length too).
+  void enableFloats(uint64_t seed) {
+    floats_.seed(seed ^ 0x61c8864680b583ebull);
+    floatsOn_ = true;
   }
 
  private:
@@ -617,11 +648,66 @@ class Generator {
     ops.push_back(node);
   }
 
+  // Percent of the steps that a float-bits step follows.
+  static constexpr uint64_t kFloatPercent = 4;
+  uint32_t fBelow(uint32_t k) { return static_cast<uint32_t>(floats_() % k); }
+  // An f32 literal's bits: quiet and signalling NaNs with payloads, the canonical NaN,
+  // infinities, zeros, a denormal, normal numbers; both signs.
+  uint32_t floatLiteral() {
+    const uint32_t payload = static_cast<uint32_t>(floats_()), sign = fBelow(2) << 31;
+    switch (fBelow(10)) {
+      case 0:
+      case 1: return sign | 0x7fc00000u | (payload & 0x3fffffu);
+      case 2:
+      case 3: return sign | 0x7f800000u | (1 + payload % 0x3fffffu);
+      case 4: return 0x7fffffffu;
+      case 5: return sign | 0x7f800000u;
+      case 6: return sign;
+      case 7: return sign | 1u;
+      default: return sign | (0x3f000000u + payload % 0x2000000u);
+    }
+  }
+  // The high word of an f64 literal (its low word is the f32 literal's bits).
+  uint32_t doubleLiteralHigh() {
+    const uint32_t payload = static_cast<uint32_t>(floats_()), sign = fBelow(2) << 31;
+    switch (fBelow(8)) {
+      case 0:
+      case 1: return sign | 0x7ff80000u | (payload & 0x7ffffu);
+      case 2:
+      case 3: return sign | 0x7ff00000u | (payload & 0x7ffffu);
+      case 4: return sign | 0x7ff00000u;
+      case 5: return sign | (0x3fe00000u + payload % 0x400000u);
+      case 6: return sign;
+      default: return 0x7fffffffu;
+    }
+  }
+  void floatStep(bool pullOnly, uint32_t n, std::vector<Node>& ops) {
+    if (!floatsOn_ || floats_() % 100 >= kFloatPercent) return;
+    Node node;
+    node.op = pullOnly || fBelow(3) != 0 ? Op::FloatBits : Op::FloatScan;
+    node.c = 1 + fBelow(8);
+    if (node.op == Op::FloatBits) {
+      node.a = fBelow(kFloatBitsOps);
+      node.b = floatLiteral();
+      node.d = doubleLiteralHigh();
+    } else {
+      node.a = fBelow(kFloatScanOps + 1);
+      std::vector<uint32_t> pieces;
+      for (uint32_t k = 1; k <= std::min(n, 64u); ++k) {
+        if (n % k == 0) pieces.push_back(k);
+      }
+      node.b = pieces[fBelow(static_cast<uint32_t>(pieces.size()))];
+    }
+    ops.push_back(node);
+  }
+
   std::mt19937_64& rng_;
   std::mt19937_64 collectives_;
   bool collectivesOn_ = false;
   std::mt19937_64 narrow_;
   bool narrowOn_ = false;
+  std::mt19937_64 floats_;
+  bool floatsOn_ = false;
   Where block_;
 };
 
@@ -902,6 +988,24 @@ class Printer {
       case Op::NarrowMap:
         line(ind, def + "fmap(" + narrowMapText(n.a, n.b, n.c) + ", " + x + ");");
         break;
+      case Op::FloatBits:
+        line(ind, def + "fmap(" + floatBitsText(n.a, n.c, n.b, n.d) + ", " + x + ");");
+        break;
+      case Op::FloatScan: {
+        const std::string floats = fresh("f");
+        line(ind, "const SPull<EFloat> " + floats + " = fmap([](const EWord32& x) { return " +
+                      floatInText(n.c) + "; }, " + x + ");");
+        const std::string bitsOf = "[](const EFloat& f) { return bitcast<uint32_t>(f); }";
+        if (n.a >= kFloatScanOps) {
+          line(ind, def + "fmap(" + bitsOf + ", forcePull(" + p + ", " + floats + "));");
+          break;
+        }
+        line(ind, def + "fmap(" + bitsOf + ", force(" + p + ", tConcat<" + L +
+                      ">(fmap([](const SPull<EFloat>& c) {");
+        line(ind + 1, "return seqScan(" + floatScanText(n.a) + ", c);");
+        line(ind, "}, splitUp(" + u(n.b) + ", " + floats + ")))));");
+        break;
+      }
       case Op::NarrowForce: {
         const std::string bits = std::to_string(n.c), N = "EWord" + bits;
         const std::string narrow =
@@ -942,6 +1046,7 @@ bool isCollective(Op op) {
   return static_cast<uint32_t>(op) >= kBasicOps && op <= Op::WarpExchange;
 }
 bool isNarrow(Op op) { return op == Op::NarrowMap || op == Op::NarrowForce; }
+bool isFloatBits(Op op) { return op == Op::FloatBits || op == Op::FloatScan; }
 
 bool isPullStep(Op op) {
   switch (op) {
@@ -956,7 +1061,8 @@ bool isPullStep(Op op) {
     case Op::Interleave:
     case Op::Ends:
     case Op::FloatMap:
-    case Op::NarrowMap: return true;
+    case Op::NarrowMap:
+    case Op::FloatBits: return true;
     default: return false;
   }
 }
@@ -1000,6 +1106,17 @@ std::vector<uint32_t> inputFor(const Recipe& r) {
 }
 
 namespace {
+// Whether a block reads the input's global array directly as vectors (vectors<W>, or a
+// vectorized blockLoad): then the input must stay the parameter itself.
+bool directLoads(const Recipe& r) {
+  bool vectorized = r.vector != 0;
+  std::vector<Node> body = r.body;
+  forEachNodeList(body, [&](std::vector<Node>& ops) {
+    for (const Node& n : ops) vectorized = vectorized || (n.op == Op::BlockLoadStore && n.a == 3);
+  });
+  return vectorized;
+}
+
 // Whether the blocks' chunks are pieces of the input itself (splitUp, no grid-level step).
 bool untouchedInput(const Recipe& r) {
   return r.grid == Shape::SplitUp && !r.gridMap && !r.gridZip;
@@ -1706,6 +1823,12 @@ uint32_t gridPasses(const Recipe& r) { return 1 + (r.gridOutput ? 1 : 0); }
 
 std::vector<Words> reference(const Recipe& r, const Words& in) {
   if (r.matrix) return matrixReference(r, in);
+  if (r.divisor != Divisor::None) {
+    require(r.divisorValue > 0 && inputLength(r) % r.divisorValue == 0,
+            "d does not divide the input's length");
+    require(r.divisor != Divisor::Length || (!r.staticInput && !directLoads(r)),
+            "a divided length over a static input or the input's own loads");
+  }
   require(r.chunk > 0 && r.blocks > 0 && r.threads > 0 && r.altThreads > 0, "empty launch");
   require(r.realBlocks > 0, "no real blocks");
   require(r.elem == 8 || r.elem == 16 || r.elem == 32, "an input of another width");
@@ -1848,7 +1971,47 @@ void drawFused(Recipe& r, uint32_t n, std::mt19937_64& rng) {
 }
 }  // namespace
 
+namespace {
+// Percent of the recipes (not matrix ones) with a divisor parameter.
+constexpr uint64_t kDivisorPercent = 15;
+
+// The divisor parameter (Recipe::divisor), from a stream of its own seeded by the data seed and
+// drawn after everything else: the other streams draw what they drew before.
+void drawDivisor(Recipe& r) {
+  std::mt19937_64 g(r.dataSeed ^ 0xa0761d6478bd642full);
+  if (g() % 100 >= kDivisorPercent) return;
+  const uint32_t k = static_cast<uint32_t>(g() % 10);
+  r.divisor = k < 3   ? Divisor::Require
+              : k < 5 ? Divisor::Guarded
+              : k < 7 ? Divisor::GuardedSelect
+                      : Divisor::Length;
+  if (r.divisor == Divisor::Length && (r.staticInput || directLoads(r))) {
+    r.divisor = Divisor::Require;
+  }
+  // A divisor of the input's length (any: 1 and the length itself too).
+  const uint64_t n = inputLength(r);
+  std::vector<uint32_t> ds;
+  for (uint64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    ds.push_back(static_cast<uint32_t>(d));
+    if (d * d != n) ds.push_back(static_cast<uint32_t>(n / d));
+  }
+  r.divisorValue = ds[g() % ds.size()];
+}
+
+Recipe generateSteps(std::mt19937_64& rng);
+
+}  // namespace
+
 Recipe generate(std::mt19937_64& rng) {
+  Recipe r = generateSteps(rng);
+  if (!r.matrix) drawDivisor(r);
+  return r;
+}
+
+namespace {
+
+Recipe generateSteps(std::mt19937_64& rng) {
   Generator gen(rng);
   Recipe r;
   const std::vector<uint32_t> threadCounts{32, 64, 96, 128, 192, 256, 512, 1024};
@@ -1917,6 +2080,7 @@ Recipe generate(std::mt19937_64& rng) {
   gen.enableCollectives(r.dataSeed, Where{Level::Block, r.threads, r.altThreads,
                                           untouchedInput(r) && r.elem == 32 && r.vector == 0});
   gen.enableNarrow(r.dataSeed);
+  gen.enableFloats(r.dataSeed);
   const uint32_t result = static_cast<uint32_t>(extra() % 100);
   if (result < 20) {
     r.result = result < 10 ? Result::EffectWrite : Result::EffectAtomic;
@@ -1941,6 +2105,8 @@ Recipe generate(std::mt19937_64& rng) {
   return r;
 }
 
+}  // namespace
+
 std::string cppSource(const Recipe& r, uint32_t threads, const std::string& function) {
   if (r.matrix) return matrixSource(r, threads, function);
   Printer pr;
@@ -1952,9 +2118,32 @@ std::string cppSource(const Recipe& r, uint32_t threads, const std::string& func
   const std::string in = r.staticInput ? "SPull" : "DPull";
   const bool bins = r.globalBins > 0, effect = r.result != Result::Output;
   const std::string caps = std::string(bins ? ", bins" : "") + (effect ? ", acc" : "");
+  const bool divided = r.divisor == Divisor::Length;
   pr.line(1, "return capture(\"fuzz\", " + std::to_string(threads) + ", [](" + in + "<" + E +
-                 "> in" + (bins ? ", DMutable<uint32_t> bins" : "") +
+                 (divided ? "> input" : "> in") +
+                 (r.divisor != Divisor::None ? ", EWord32 d" : "") +
+                 (bins ? ", DMutable<uint32_t> bins" : "") +
                  (effect ? ", DMutable<uint32_t> acc" : "") + ") {");
+  switch (r.divisor) {
+    case Divisor::None: break;
+    case Divisor::Require:
+      pr.line(2, "require(len(in) % d == 0u, \"d divides the input's length\");");
+      break;
+    case Divisor::Guarded:
+      pr.line(2,
+              "require(d == 0u || len(in) % d == 0u, \"d is 0 or divides the input's length\");");
+      break;
+    case Divisor::GuardedSelect:
+      pr.line(2,
+              "require(ifThenElse(d != 0u, len(in) / d, EWord32(1u)) >= 1u, "
+              "\"the input has d elements or more\");");
+      break;
+    case Divisor::Length:
+      pr.line(2, "const DPull<" + E +
+                     "> in((len(input) / d) * d, [input, d](const EWord32& i) { "
+                     "return input[i / d * d + i % d]; });");
+      break;
+  }
   if (r.elem == 32) {
     pr.line(2, in + "<EWord32> g = in;");
   } else {
@@ -2380,7 +2569,8 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   static const char* const scanAlgs[] = {"sklansky", "sklansky2", "sklansky3", "koggeStone",
                                          "threadSequential"};
   static const char* const loadAlgs[] = {"direct", "striped", "warpStriped", "vectorized"};
-  bool collective = false;
+  bool collective = false, floats = false;
+  Level level = Level::Block;  // where the steps walked now run
   std::function<void(const std::vector<Node>&)> walk = [&](const std::vector<Node>& ops) {
     for (const Node& n : ops) {
       if (isCollective(n.op)) collective = true;
@@ -2422,13 +2612,42 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
         case Op::NarrowForce:
           ++counts["NarrowForce u" + std::to_string(n.c) + (n.a == 0 ? "" : " zipped with u32")];
           break;
+        case Op::FloatBits: {
+          static const char* const kinds[] = {"moves",   "arithmetic", "neg/fabs", "comparisons",
+                                              "min/max", "f32<->f64",  "f32->u32", "f64 bits"};
+          floats = true;
+          ++counts[std::string("FloatBits ") + kinds[n.a % kFloatBitsOps]];
+          const bool nan = (n.b & 0x7f800000u) == 0x7f800000u && (n.b & 0x7fffffu) != 0;
+          if (nan) {
+            ++counts[std::string("FloatBits literal: ") +
+                     ((n.b & 0x400000u) ? "quiet NaN" : "signalling NaN")];
+          }
+          break;
+        }
+        case Op::FloatScan: {
+          static const char* const kinds[] = {"add", "min", "max", "mul", "f64 add", "force"};
+          floats = true;
+          ++counts[std::string("FloatScan ") + kinds[std::min(n.a, kFloatScanOps)] + " at " +
+                   levelName(level)];
+          break;
+        }
         default: ++counts[names[static_cast<size_t>(n.op)]]; break;
       }
+      const Level outer = level;
+      if (n.op == Op::ThreadNest) level = Level::Thread;
+      if (n.op == Op::Nest) level = level == Level::Block ? Level::Warp : Level::Thread;
       walk(n.kids);
+      level = outer;
     }
   };
   walk(r.body);
   if (collective) ++counts["programs with a collective"];
+  if (floats) ++counts["programs with float-bits steps"];
+  static const char* const divisors[] = {"none", "require (d = 0 refused)", "guarded by ||",
+                                         "guarded by a select", "length (d = 0 refused)"};
+  if (r.divisor != Divisor::None) {
+    ++counts[std::string("divisor: ") + divisors[static_cast<size_t>(r.divisor)]];
+  }
   ++counts[r.grid == Shape::Flat       ? "grid: flat"
            : r.grid == Shape::Coalesce ? "grid: coalesce"
                                        : "grid: splitUp"];
@@ -2489,11 +2708,14 @@ size_t recipeSize(const Recipe& r) {
     for (const Node& n : ops) {
       if (isCollective(n.op)) variants += (n.a != 0) + (n.c != 0);
       if (isNarrow(n.op)) variants += n.a != 0;
+      if (n.op == Op::FloatBits) variants += (n.a != 0) + (n.b != 0) + (n.d != 0);
+      if (n.op == Op::FloatScan) variants += (n.a != 0) + (n.b > 1);
     }
   });
   return countNodes(r.body) * 100000 + inputLength(r) + r.threads + r.altThreads + r.realBlocks +
          (r.gridMap ? 1 : 0) + (r.gridZip ? 1 : 0) + variants + (r.elem != 32) + (r.vector != 0) +
-         (r.result != Result::Output) + r.accSlots + r.accSpare + fusedSize(r);
+         (r.result != Result::Output) + r.accSlots + r.accSpare + fusedSize(r) +
+         (r.divisor != Divisor::None) + (r.divisorValue != 1);
 }
 
 std::vector<Recipe> shrinkCandidates(const Recipe& r) {
@@ -2546,6 +2768,19 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
       if (isNarrow(step.op) && step.a != 0) {
         edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].a = 0; });
       }
+      // A float step's moves (FloatScan: the sum), literal +0 (f64 too), pieces of 1.
+      if (isFloatBits(step.op) && step.a != 0) {
+        edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].a = 0; });
+      }
+      if (step.op == Op::FloatBits && (step.b != 0 || step.d != 0)) {
+        edit(li, [at](std::vector<Node>& v) {
+          v[static_cast<size_t>(at)].b = 0;
+          v[static_cast<size_t>(at)].d = 0;
+        });
+      }
+      if (step.op == Op::FloatScan && step.b > 1) {
+        edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].b = 1; });
+      }
       // Replace a nested step by its kids, spliced in (every step of a lower level is also
       // legal at the level above; the reference decides whether the lengths still fit).
       if (lists[li][j]) {
@@ -2557,6 +2792,9 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
       }
     }
   }
+  // The divisor: none, or 1 (which divides every length the shrinking below tries).
+  if (r.divisor != Divisor::None) with([](Recipe& c) { c.divisor = Divisor::None; });
+  if (r.divisorValue != 1) with([](Recipe& c) { c.divisorValue = 1; });
   if (r.blocks > 1) {
     with([](Recipe& c) {
       c.blocks = 1;

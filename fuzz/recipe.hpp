@@ -63,14 +63,23 @@ enum class Op : uint8_t {
   NarrowMap,    // fmap(widen(narrowOp(a, b, narrow(x)))): arithmetic in the narrow type   pull
   NarrowForce,  // a = 0: widen(forcePull(narrow(x))); a = 1: forcePull(zip(narrow(x), x)),
                 // unzip, widen(lo) + hi (a narrow and a u32 array side by side)        force
+  // Float bit patterns (issue 40): each word read as an f32 (floatIn in scalar_ops.hpp: where
+  // (x & 7) < c a quiet or signalling NaN, or an infinity, of x's sign and payload; +-0 now and
+  // then), through float operations and back to a word, bit for bit. Drawn from a stream of
+  // their own too, each appended after a step and keeping its length.
+  FloatBits,  // fmap(floatBitsOp(a, c, b, d)): f32 literal b, f64 literal (d << 32) | b   pull
+  FloatScan,  // fmap(bitcast<uint32_t>) of force(tConcat(fmap(seqScan(floatScanOp(a)),
+              // splitUp(b, the floats)))); a = kFloatScanOps: forcePull(the floats)    force
 };
-constexpr uint32_t kOps = static_cast<uint32_t>(Op::NarrowForce) + 1;
+constexpr uint32_t kOps = static_cast<uint32_t>(Op::FloatScan) + 1;
 // The steps before the collectives: what the main stream draws from.
 constexpr uint32_t kBasicOps = static_cast<uint32_t>(Op::ForceZip) + 1;
 // Whether op is one of the algorithm layer's collectives.
 bool isCollective(Op op);
 // Whether op is one of the narrow element types' steps.
 bool isNarrow(Op op);
+// Whether op is one of the float bit patterns' steps (FloatBits, FloatScan).
+bool isFloatBits(Op op);
 // Steps that need no program (the only ones allowed inside binSplit).
 bool isPullStep(Op op);
 
@@ -189,6 +198,19 @@ struct MatrixRecipe {
 // Whether a list of tile steps leaves its tile transposed (cols x rows).
 bool transposes(const std::vector<TileNode>& ops);
 
+// How the kernel uses its scalar divisor parameter d (Recipe::divisor).
+enum class Divisor : uint8_t {
+  None,
+  Require,        // require(len(in) % d == 0u): with d = 0 the precondition fails, dividing by 0
+  Guarded,        // require(d == 0u || len(in) % d == 0u): d = 0 launches (|| short-circuits)
+  GuardedSelect,  // require(ifThenElse(d != 0u, len(in) / d, 1u) >= 1u): d = 0 launches
+  Length,  // (DPull input) the input read as DPull((len(in) / d) * d, in[i / d * d + i % d]):
+           // every length divides by d; with d = 0 the launch is refused
+};
+constexpr uint32_t kDivisors = 5;
+// Whether a launch with d = 0 must be refused.
+inline bool zeroRefused(Divisor d) { return d == Divisor::Require || d == Divisor::Length; }
+
 struct Recipe {
   uint32_t threads = 128;       // real threads per block of the main configuration
   uint32_t altThreads = 64;     // another thread count, for the differential run
@@ -227,6 +249,11 @@ struct Recipe {
   bool fusedForce = false;   // y forced (forcePull) before the parts read it
   bool fusedNested = false;  // fuse(fuse(push(y), part 1), part 2): the same parts, nested
   bool gridFirst = false;    // output with gridOutput: push<Grid> first in the result tuple
+  // A scalar parameter d (EWord32, right after the input) that divides at launch (issue 40),
+  // drawn from a stream of its own too; the kernel's results do not depend on it.
+  Divisor divisor = Divisor::None;
+  uint32_t divisorValue = 1;  // d at the launches (a divisor of the input's length); the
+                              // defect-class checks launch with d = 0 too (defects.hpp)
   // A matrix kernel instead of all the above but the thread and block counts and the data seed
   // (drawn from a stream of its own too).
   std::optional<MatrixRecipe> matrix;

@@ -4,8 +4,11 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <obsidian/exp.hpp>
 #include <obsidian/memory_ops.hpp>
 #include <string>
@@ -245,6 +248,341 @@ inline uint32_t floatOp(uint32_t which, uint32_t c, uint32_t x) {
 inline obsidian::EWord32 floatOp(uint32_t which, uint32_t c, const obsidian::EWord32& x) {
   const obsidian::EFloat f = obsidian::w32ToF(x >> 8u) * floatFactor(c);
   return obsidian::fToW32(which % 2 == 0 ? f + 0.5f : max(f, obsidian::EFloat(100.0f)));
+}
+
+// ------------------------------------------------------------------ float bits (issue 40)
+// Words read as f32 (and f64) bit patterns, NaNs among them, through float operations and back
+// to their bits: the outputs are words, so they compare bit for bit. The reference computes
+// every result's bits as the GPU does (sm_90), with its own code (not the library's):
+// - f32: an operation whose result is NaN gives 0x7fffffff, whatever its operands (negation and
+//   fabsf of a NaN too); otherwise IEEE round to nearest (no FMA: --fmad=false, no FTZ).
+// - f64: a NaN result is the first NaN operand with the quiet bit set (sign and payload kept;
+//   negation and fabs keep a NaN's sign too), or 0xfff8000000000000 when no operand is a NaN.
+// - fmin/fmax: a NaN operand gives the other operand; -0 is below +0; both NaN: a NaN as above.
+// - f32 -> f64 and f64 -> f32 quiet a NaN and keep its sign and (the top of) its payload.
+// - f32 -> u32 truncates and saturates; NaN gives 0.
+// - moves, selects, bitcasts and literals keep every bit (signalling NaNs too).
+// - A NaN literal operand decides at capture time, as the CUDA compiler would fold it
+//   (ir::binary in src/ir/exp.cpp): +, -, *, / give that literal's NaN (f32: 0x7fffffff; f64:
+//   the literal quieted), whatever the other operand; fmin/fmax give the other operand as it
+//   is, a NaN too. So the reference's values know whether they are literals (`lit`: a literal,
+//   or folded from literals).
+struct RefF32 {
+  uint32_t b;
+  bool lit = false;
+};
+struct RefF64 {
+  uint64_t b;
+  bool lit = false;
+};
+inline bool nan32(uint32_t b) { return (b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu) != 0; }
+inline bool nan64(uint64_t b) {
+  return (b & 0x7ff0000000000000ull) == 0x7ff0000000000000ull && (b & 0xfffffffffffffull) != 0;
+}
+inline float hostF(RefF32 x) { return std::bit_cast<float>(x.b); }
+inline double hostD(RefF64 x) { return std::bit_cast<double>(x.b); }
+// How many NaN bit patterns the reference's float steps returned as words (--stats).
+inline uint64_t& referenceNaNs() {
+  static uint64_t n = 0;
+  return n;
+}
+// An f32 result r of an operation on x and y: the canonical NaN for any NaN (a NaN literal
+// operand folds to the same bits, but the result is a literal then).
+inline RefF32 f32Result(float r, RefF32 x, RefF32 y) {
+  const bool lit = (x.lit && y.lit) || (x.lit && nan32(x.b)) || (y.lit && nan32(y.b));
+  if (nan32(x.b) || nan32(y.b) || std::isnan(r)) return RefF32{0x7fffffffu, lit};
+  return RefF32{std::bit_cast<uint32_t>(r), lit};
+}
+inline RefF64 f64Result(double r, RefF64 x, RefF64 y) {
+  constexpr uint64_t quiet = uint64_t{1} << 51;
+  if (!(x.lit && y.lit)) {  // a NaN literal against a value: the literal's NaN
+    if (x.lit && nan64(x.b)) return RefF64{x.b | quiet, true};
+    if (y.lit && nan64(y.b)) return RefF64{y.b | quiet, true};
+  }
+  const bool lit = x.lit && y.lit;
+  if (nan64(x.b)) return RefF64{x.b | quiet, lit};
+  if (nan64(y.b)) return RefF64{y.b | quiet, lit};
+  if (std::isnan(r)) return RefF64{0xfff8000000000000ull, lit};
+  return RefF64{std::bit_cast<uint64_t>(r), lit};
+}
+inline RefF32 operator+(RefF32 x, RefF32 y) { return f32Result(hostF(x) + hostF(y), x, y); }
+inline RefF32 operator-(RefF32 x, RefF32 y) { return f32Result(hostF(x) - hostF(y), x, y); }
+inline RefF32 operator*(RefF32 x, RefF32 y) { return f32Result(hostF(x) * hostF(y), x, y); }
+inline RefF32 operator/(RefF32 x, RefF32 y) { return f32Result(hostF(x) / hostF(y), x, y); }
+inline RefF32 operator-(RefF32 x) {
+  return RefF32{nan32(x.b) ? 0x7fffffffu : x.b ^ 0x80000000u, x.lit};
+}
+inline RefF32 fabs(RefF32 x) { return RefF32{nan32(x.b) ? 0x7fffffffu : x.b & 0x7fffffffu, x.lit}; }
+inline RefF64 operator+(RefF64 x, RefF64 y) { return f64Result(hostD(x) + hostD(y), x, y); }
+inline RefF64 operator*(RefF64 x, RefF64 y) { return f64Result(hostD(x) * hostD(y), x, y); }
+inline RefF64 operator-(RefF64 x) {
+  return nan64(x.b) ? f64Result(0, x, x) : RefF64{x.b ^ 0x8000000000000000ull, x.lit};
+}
+inline RefF64 fabs(RefF64 x) {
+  return nan64(x.b) ? f64Result(0, x, x) : RefF64{x.b & 0x7fffffffffffffffull, x.lit};
+}
+// fminf/fmaxf (fmin/fmax): the other operand for a NaN, -0 below +0.
+template <class F>
+F refMinMax(F x, F y, bool isMax) {
+  constexpr bool single = std::is_same_v<F, RefF32>;
+  const auto nan = [](F v) {
+    if constexpr (single) {
+      return nan32(v.b);
+    } else {
+      return nan64(v.b);
+    }
+  };
+  const bool lit = x.lit && y.lit;
+  if (!lit && x.lit && nan(x)) return y;  // a NaN literal: the other operand as it is
+  if (!lit && y.lit && nan(y)) return x;
+  F r = y;
+  if (nan(x) && nan(y)) {
+    if constexpr (single) {
+      r = RefF32{0x7fffffffu};
+    } else {
+      r = f64Result(0, x, y);
+    }
+  } else if (nan(y)) {
+    r = x;
+  } else if (!nan(x)) {
+    const auto hx = std::bit_cast<std::conditional_t<single, float, double>>(x.b);
+    const auto hy = std::bit_cast<std::conditional_t<single, float, double>>(y.b);
+    if (hx == hy) {
+      r = (std::signbit(hx) != isMax) ? x : y;  // +-0: min -0, max +0
+    } else {
+      r = (hx < hy) != isMax ? x : y;
+    }
+  }
+  r.lit = lit;
+  return r;
+}
+inline RefF32 min(RefF32 x, RefF32 y) { return refMinMax(x, y, false); }
+inline RefF32 max(RefF32 x, RefF32 y) { return refMinMax(x, y, true); }
+inline RefF64 min(RefF64 x, RefF64 y) { return refMinMax(x, y, false); }
+inline RefF64 max(RefF64 x, RefF64 y) { return refMinMax(x, y, true); }
+inline bool operator<(RefF32 x, RefF32 y) { return hostF(x) < hostF(y); }
+inline bool operator>(RefF32 x, RefF32 y) { return hostF(x) > hostF(y); }
+inline bool operator<=(RefF32 x, RefF32 y) { return hostF(x) <= hostF(y); }
+inline bool operator>=(RefF32 x, RefF32 y) { return hostF(x) >= hostF(y); }
+inline bool operator==(RefF32 x, RefF32 y) { return hostF(x) == hostF(y); }
+inline bool operator!=(RefF32 x, RefF32 y) { return hostF(x) != hostF(y); }
+
+// The two interpretations' float types and conversions: FloatWorld<uint32_t> (the reference)
+// and FloatWorld<EWord32> (obsidian).
+template <class W>
+struct FloatWorld;
+template <>
+struct FloatWorld<uint32_t> {
+  using F = RefF32;
+  using D = RefF64;
+  using W64 = uint64_t;
+  static F asF32(uint32_t w) { return F{w}; }
+  static uint32_t bits(F f) {
+    if (nan32(f.b)) ++referenceNaNs();
+    return f.b;
+  }
+  static D asF64(uint64_t w) { return D{w}; }
+  static uint64_t bits64(D d) {
+    if (nan64(d.b)) ++referenceNaNs();
+    return d.b;
+  }
+  static F lit(uint32_t b) { return F{b, true}; }
+  static D lit64(uint64_t b) { return D{b, true}; }
+  static uint64_t wide(uint32_t w) { return w; }
+  static uint32_t low(uint64_t w) { return static_cast<uint32_t>(w); }
+  static D toF64(F f) {
+    if (nan32(f.b)) {
+      return D{
+          (uint64_t{f.b >> 31} << 63) | 0x7ff8000000000000ull | (uint64_t{f.b & 0x7fffffu} << 29),
+          f.lit};
+    }
+    return D{std::bit_cast<uint64_t>(static_cast<double>(hostF(f))), f.lit};
+  }
+  static F toF32(D d) {
+    if (nan64(d.b)) {
+      return F{static_cast<uint32_t>(d.b >> 63) << 31 | 0x7fc00000u |
+                   static_cast<uint32_t>((d.b >> 29) & 0x7fffffu),
+               d.lit};
+    }
+    // Round to nearest; past the largest float (FLT_MAX and half its ulp, a tie that rounds to
+    // even: infinity) C++ leaves the conversion undefined, so those are written out.
+    const double v = hostD(d);
+    if (std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max())) {
+      const bool inf = std::fabs(v) >= 0x1.ffffffp127;
+      const float m =
+          inf ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::max();
+      return F{std::bit_cast<uint32_t>(std::signbit(v) ? -m : m), d.lit};
+    }
+    return F{std::bit_cast<uint32_t>(static_cast<float>(v)), d.lit};
+  }
+  static uint32_t toU32(F f) {
+    const float v = hostF(f);
+    if (std::isnan(v) || v <= 0.0f) return 0;
+    if (v >= 4294967296.0f) return 0xffffffffu;
+    return static_cast<uint32_t>(v);
+  }
+  // A select is no literal (its condition depends on the data).
+  template <class T>
+  static T select(bool c, const T& a, const T& b) {
+    T r = c ? a : b;
+    if constexpr (std::is_same_v<T, F> || std::is_same_v<T, D>) r.lit = false;
+    return r;
+  }
+};
+template <>
+struct FloatWorld<obsidian::EWord32> {
+  using F = obsidian::EFloat;
+  using D = obsidian::EDouble;
+  using W64 = obsidian::EWord64;
+  static F asF32(const obsidian::EWord32& w) { return obsidian::bitcast<float>(w); }
+  static obsidian::EWord32 bits(const F& f) { return obsidian::bitcast<uint32_t>(f); }
+  static D asF64(const W64& w) { return obsidian::bitcast<double>(w); }
+  static W64 bits64(const D& d) { return obsidian::bitcast<uint64_t>(d); }
+  static F lit(uint32_t b) { return F(std::bit_cast<float>(b)); }
+  static D lit64(uint64_t b) { return D(std::bit_cast<double>(b)); }
+  static W64 wide(const obsidian::EWord32& w) { return obsidian::w32ToW64(w); }
+  static obsidian::EWord32 low(const W64& w) { return obsidian::w64ToW32(w); }
+  static D toF64(const F& f) { return obsidian::fToD(f); }
+  static F toF32(const D& d) { return obsidian::dToF(d); }
+  static obsidian::EWord32 toU32(const F& f) { return obsidian::fToW32(f); }
+  template <class T>
+  static T select(const obsidian::EBool& c, const T& a, const T& b) {
+    return obsidian::ifThenElse(c, a, b);
+  }
+};
+
+// The f32 that a float step reads from word x: where (x & 7) < t a NaN pattern of x's sign and
+// payload (quiet or signalling by its bit 22; an infinity where the payload is 0), else x's
+// bits, or +-0 (x's sign) where (x & 0x1c0) == 0. (The steps below select on bits 3 to 5.)
+template <class W>
+typename FloatWorld<W>::F floatIn(uint32_t t, const W& x) {
+  using FW = FloatWorld<W>;
+  return FW::select(
+      (x & W(7u)) < W(t), FW::asF32((x & W(0x807fffffu)) | W(0x7f800000u)),
+      FW::select((x & W(0x1c0u)) == W(0u), FW::asF32(x & W(0x80000000u)), FW::asF32(x)));
+}
+constexpr uint32_t kFloatBitsOps = 8;
+// A FloatBits step's function of word x: t the NaN threshold (floatIn), k the f32 literal's
+// bits, kd the f64 literal's bits (k in the low half).
+template <class W>
+W floatBitsOp(uint32_t which, uint32_t t, uint32_t k, uint32_t khi, const W& x) {
+  using FW = FloatWorld<W>;
+  using F = typename FW::F;
+  using D = typename FW::D;
+  using W64 = typename FW::W64;
+  const F v = floatIn(t, x);
+  const F c = FW::lit(k);
+  const auto bit = [&x](uint32_t m) { return (x & W(m)) == W(0u); };
+  switch (which % kFloatBitsOps) {
+    case 0: return FW::bits(FW::select(bit(8), v, c));  // moves and selects
+    case 1: return FW::bits(FW::select(bit(8), (v + c) * v, v / c - v));
+    case 2: return FW::bits(FW::select(bit(8), -v, fabs(v)));
+    case 3: {  // comparisons, as bits of a word
+      const W one(1u), zero(0u);
+      return (x << W(6u)) | FW::select(v < c, one, zero) | FW::select(v == v, W(2u), zero) |
+             FW::select(v != c, W(4u), zero) | FW::select(v >= c, W(8u), zero) |
+             FW::select(c > v, W(16u), zero) | FW::select(v <= v, W(32u), zero);
+    }
+    case 4:  // fminf/fmaxf: NaN operands, and +0 against -0
+      return FW::bits(FW::select(bit(8), FW::select(bit(16), min(v, c), max(c, v)),
+                                 FW::select(bit(16), min(v, -v), max(v, -v))));
+    case 5: {  // f32 -> f64 -> f32, with f64 arithmetic between
+      const D d = FW::toF64(v);
+      return FW::bits(
+          FW::select(bit(8), FW::toF32(d), FW::toF32(d * FW::lit64(uint64_t{khi} << 32 | k))));
+    }
+    case 6: return FW::toU32(FW::select(bit(8), v, v * c));  // f32 -> u32
+    default: {  // f64 bit patterns (NaNs of x's sign and payload) or v widened; f64 arithmetic
+      const W64 hi = FW::wide((x & W(0x800fffffu)) | W(0x7ff00000u));
+      const D e = FW::select(bit(32), FW::asF64((hi << W64(32u)) | FW::wide(x * W(0x9e3779b9u))),
+                             FW::toF64(v));
+      const D cd = FW::lit64(uint64_t{khi} << 32 | k);
+      const W64 r = FW::bits64(FW::select(bit(8), FW::select(bit(16), e + cd, -e),
+                                          FW::select(bit(16), fabs(e), max(e, cd))));
+      return FW::low(r >> W64(32u)) ^ FW::low(r);
+    }
+  }
+}
+// A FloatScan step's operator over two f32 (which < kFloatScanOps; kFloatScanOps itself: no
+// scan, the floats forced as they are).
+constexpr uint32_t kFloatScanOps = 5;
+template <class W>
+typename FloatWorld<W>::F floatScanOp(uint32_t which, const typename FloatWorld<W>::F& a,
+                                      const typename FloatWorld<W>::F& b) {
+  using FW = FloatWorld<W>;
+  switch (which % kFloatScanOps) {
+    case 0: return a + b;
+    case 1: return min(a, b);
+    case 2: return max(a, b);
+    case 3: return a * b;
+    default: return FW::toF32(FW::toF64(a) + FW::toF64(b));
+  }
+}
+// The f32 literal's bits (printed as in floatBitsText).
+inline std::string hex(uint64_t v, const char* suffix) {
+  char s[32];
+  std::snprintf(s, sizeof s, "0x%llx%s", static_cast<unsigned long long>(v), suffix);
+  return s;
+}
+// floatIn as C++ source over the word x.
+inline std::string floatInText(uint32_t t) {
+  return "ifThenElse((x & 7u) < " + std::to_string(t) +
+         "u, bitcast<float>((x & 0x807fffffu) | 0x7f800000u), ifThenElse((x & 0x1c0u) == 0u, "
+         "bitcast<float>(x & 0x80000000u), bitcast<float>(x)))";
+}
+// A FloatBits step as a lambda over the word x.
+inline std::string floatBitsText(uint32_t which, uint32_t t, uint32_t k, uint32_t khi) {
+  const std::string lit = "EFloat(std::bit_cast<float>(" + hex(k, "u") + "))";
+  const std::string lit64 =
+      "EDouble(std::bit_cast<double>(" + hex(uint64_t{khi} << 32 | k, "ull") + "))";
+  std::string s = "[](const EWord32& x) { const EFloat v = " + floatInText(t) +
+                  "; const EFloat c = " + lit + "; ";
+  auto bit = [](uint32_t m) { return "(x & " + std::to_string(m) + "u) == 0u"; };
+  switch (which % kFloatBitsOps) {
+    case 0: s += "return bitcast<uint32_t>(ifThenElse(" + bit(8) + ", v, c));"; break;
+    case 1:
+      s += "return bitcast<uint32_t>(ifThenElse(" + bit(8) + ", (v + c) * v, v / c - v));";
+      break;
+    case 2: s += "return bitcast<uint32_t>(ifThenElse(" + bit(8) + ", -v, fabs(v)));"; break;
+    case 3:
+      s += "return (x << 6u) | ifThenElse(v < c, EWord32(1u), EWord32(0u)) | ifThenElse(v == v, "
+           "EWord32(2u), EWord32(0u)) | ifThenElse(v != c, EWord32(4u), EWord32(0u)) | "
+           "ifThenElse(v >= c, EWord32(8u), EWord32(0u)) | ifThenElse(c > v, EWord32(16u), "
+           "EWord32(0u)) | ifThenElse(v <= v, EWord32(32u), EWord32(0u));";
+      break;
+    case 4:
+      s += "return bitcast<uint32_t>(ifThenElse(" + bit(8) + ", ifThenElse(" + bit(16) +
+           ", min(v, c), max(c, v)), ifThenElse(" + bit(16) + ", min(v, -v), max(v, -v))));";
+      break;
+    case 5:
+      s += "const EDouble d = fToD(v); return bitcast<uint32_t>(ifThenElse(" + bit(8) +
+           ", dToF(d), dToF(d * " + lit64 + ")));";
+      break;
+    case 6: s += "return fToW32(ifThenElse(" + bit(8) + ", v, v * c));"; break;
+    default:
+      s += "const EWord64 hi = w32ToW64((x & 0x800fffffu) | 0x7ff00000u); const EDouble e = "
+           "ifThenElse(" +
+           bit(32) +
+           ", bitcast<double>((hi << EWord64(32u)) | w32ToW64(x * 0x9e3779b9u)), fToD(v)); const "
+           "EDouble cd = " +
+           lit64 + "; const EWord64 r = bitcast<uint64_t>(ifThenElse(" + bit(8) + ", ifThenElse(" +
+           bit(16) + ", e + cd, -e), ifThenElse(" + bit(16) +
+           ", fabs(e), max(e, cd)))); return w64ToW32(r >> EWord64(32u)) ^ w64ToW32(r);";
+      break;
+  }
+  return s + " }";
+}
+// A FloatScan step's operator as a lambda over two EFloat.
+inline std::string floatScanText(uint32_t which) {
+  std::string e;
+  switch (which % kFloatScanOps) {
+    case 0: e = "a + b"; break;
+    case 1: e = "min(a, b)"; break;
+    case 2: e = "max(a, b)"; break;
+    case 3: e = "a * b"; break;
+    default: e = "dToF(fToD(a) + fToD(b))"; break;
+  }
+  return "[](const EFloat& a, const EFloat& b) { return " + e + "; }";
 }
 
 // The same operators as the body of a C++ lambda over EWord32 (x, or a and b).

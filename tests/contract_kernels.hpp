@@ -6,6 +6,18 @@
 
 namespace obsidian::testing {
 
+// The first element of each group of g: an output of len(in) / g elements, so that its length
+// and grid divide by the scalar g (a launch with g = 0 is refused, issue 40). Shared with the
+// exported launchers' host checks (tests/export_host).
+inline Kernel groupsKernel() {
+  return capture("groups", 32,
+                 [](DPull<EWord32> in, EWord32 g) {
+                   return push<Grid>(DPull<EWord32>(
+                       len(in) / g, [in, g](const EWord32& i) { return in[i * g]; }));
+                 },
+                 {.names = {"in", "g"}});
+}
+
 // z = alpha * x + y over 256-element blocks, its parameters named. Preconditions: x and y
 // have one length (require) and a multiple of 256 (splitUp). Postconditions: z is not below y
 // (true for alpha >= 0 and x >= 0) and z is not NaN.

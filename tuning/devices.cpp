@@ -136,6 +136,18 @@ SweepSummary runOnDevices(const std::string& tool, const std::string& spacePath,
                           const std::vector<Point>& points) {
   const auto start = std::chrono::steady_clock::now();
   const size_t n = devices.size();
+  // The outputs checked before any worker starts: the summary's directory must exist; the
+  // results file's (where the workers' files and logs go) is made, as a sweep makes it.
+  if (!o.summary.empty()) checkWritable(o.summary, "the summary file");
+  {
+    const std::filesystem::path parent = std::filesystem::path(o.output).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    if (ec) {
+      throw Error("cannot write the results file " + o.output + ": cannot make its directory " +
+                  parent.string() + ": " + ec.message());
+    }
+  }
   // Each worker leaves a core to its timing thread and compiles on its share of the rest.
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const unsigned jobs =
@@ -192,17 +204,27 @@ SweepSummary runOnDevices(const std::string& tool, const std::string& spacePath,
               << " points, " << jobs << " compile threads, log " << w.log << "\n";
   }
   std::string failed;
+  bool forwarded = false;  // the stop signal passed on to the workers
+  const auto cancelled = [&] { return o.cancelled && o.cancelled(); };
   for (Worker& w : workers) {
     int status = 0;
     pid_t got = -1;
     while ((got = waitpid(w.pid, &status, 0)) < 0 && errno == EINTR) {
+      // A signal to this process alone (a terminal's Ctrl-C reaches the workers too): each
+      // worker stops after its point, as a sweep does.
+      if (cancelled() && !forwarded) {
+        for (const Worker& other : workers) ::kill(other.pid, SIGINT);
+        forwarded = true;
+      }
     }
     w.exitCode = got < 0               ? 255
                  : WIFEXITED(status)   ? WEXITSTATUS(status)
                  : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                        : 255;
-    // 0: every point fine; 1: a point wrong or failed (in the results); else the worker failed.
-    if (w.exitCode > 1) {
+    // 0: every point fine; 1: a point wrong or failed (in the results); 128 + a signal: stopped
+    // by one, its file complete so far, when this run is stopping too; else the worker failed.
+    const bool stopped = cancelled() && w.exitCode > 128;
+    if (w.exitCode > 1 && !stopped) {
       failed += "\n  device " + std::to_string(w.device) + " (exit " + std::to_string(w.exitCode) +
                 "): " + lastLine(w.log);
     }
@@ -218,7 +240,10 @@ SweepSummary runOnDevices(const std::string& tool, const std::string& spacePath,
     std::filesystem::copy_file(o.output, before, std::filesystem::copy_options::overwrite_existing);
     files.push_back(before);
   }
-  for (const Worker& w : workers) files.push_back(w.results);
+  for (const Worker& w : workers) {
+    // (a worker stopped before its sweep began has no file)
+    if (!cancelled() || std::filesystem::exists(w.results)) files.push_back(w.results);
+  }
   const MergeReport merged = mergeResults(files, o.output, points, false);
   if (hadOutput) std::filesystem::remove(before, ec);
 
@@ -234,6 +259,7 @@ SweepSummary runOnDevices(const std::string& tool, const std::string& spacePath,
     try {
       in >> j;
     } catch (const nlohmann::json::exception&) {
+      if (cancelled()) continue;  // stopped before its sweep began
       throw Error("--devices: device " + std::to_string(w.device) + " left no readable summary " +
                   w.summary + " (see " + w.log + ")");
     }
@@ -269,12 +295,13 @@ SweepSummary runOnDevices(const std::string& tool, const std::string& spacePath,
   for (const std::string& k : merged.foreign) std::cout << "  not in the space: " << k << "\n";
   // A point no worker finished fails the run, as --merge does.
   s.errors += merged.missing.size() + merged.foreign.size();
+  s.interrupted = cancelled();
   if (!o.summary.empty()) {
     nlohmann::json j = toJson(s);
     j["mode"] = "gpu";
     j["hardwareThreads"] = cores;
     j["devices"] = perDevice;
-    std::ofstream(o.summary) << j.dump(2) << "\n";
+    writeFile(o.summary, j.dump(2) + "\n", "the summary file");
   }
   return s;
 }

@@ -6,6 +6,7 @@
 //                 [--list-families] [--policies] [--shard i/N] [--merge FILE...]
 //                 [--devices all|0,1,...]
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <obsidian/device/histogram.hpp>
@@ -17,6 +18,38 @@
 #include "sweep.hpp"
 
 namespace {
+// The first SIGINT or SIGTERM (Ctrl-C, scancel) asks the sweep to stop after the point it is
+// running (SweepOptions::cancelled), leaving whole lines; the handler is then the default
+// again, so a second one ends the process at once.
+volatile std::sig_atomic_t stopSignal = 0;
+extern "C" void onStopSignal(int signal) { stopSignal = signal; }
+// A signal the process was started ignoring (a shell's background job) stays ignored.
+void stopOnSignals(tuning::SweepOptions& o) {
+  struct sigaction action {};
+  action.sa_handler = onStopSignal;
+  action.sa_flags = SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  for (const int signal : {SIGINT, SIGTERM}) {
+    struct sigaction before {};
+    sigaction(signal, nullptr, &before);
+    if (before.sa_handler != SIG_IGN) sigaction(signal, &action, nullptr);
+  }
+  o.cancelled = [] { return stopSignal != 0; };
+}
+// 0 when the tables reached standard output; else says so and returns 2 (a full disk, a
+// closed pipe: not a silent success).
+int tablesWritten() {
+  std::cout.flush();
+  if (std::cout) return 0;
+  std::cerr << "obsidian-tune: cannot write the tables to standard output\n";
+  return 2;
+}
+// An interrupted sweep's exit code: the shell's for the signal (130 for SIGINT).
+int interruptedExit() {
+  std::cerr << "obsidian-tune: interrupted (signal " << stopSignal << ")\n";
+  return 128 + stopSignal;
+}
+
 // One policy table: each row's architecture, the command that measured it and the figure.
 template <class Policy, size_t N>
 void printTable(const char* name, const obsidian::Tuned<Policy> (&table)[N]) {
@@ -133,8 +166,8 @@ int main(int argc, char** argv) {
       o.output = stem + (o.simulate ? ".sim.jsonl" : ".jsonl");
     }
     if (tablesOnly) {
-      tuning::printTables(o.output, o.simulate, markdown);
-      return 0;
+      tuning::printTables(o.output, o.simulate, markdown, true);
+      return tablesWritten();
     }
     std::vector<tuning::Point> points = tuning::loadSpace(spacePath, o.simulate);
     if (!merge.empty()) {
@@ -146,6 +179,7 @@ int main(int argc, char** argv) {
       for (const std::string& k : r.missing) std::cout << "  missing: " << k << "\n";
       for (const std::string& k : r.foreign) std::cout << "  not in the space: " << k << "\n";
       tuning::printTables(o.output, o.simulate, markdown);
+      if (tablesWritten() != 0) return 2;
       return r.missing.empty() && r.foreign.empty() ? 0 : 1;
     }
     if (!devices.empty()) {
@@ -156,17 +190,23 @@ int main(int argc, char** argv) {
       if (!shard.empty()) throw obsidian::Error("--devices and --shard go in separate commands");
       const std::vector<int> ordinals = tuning::parseDevices(devices, obsidian::gpu::deviceCount(),
                                                              obsidian::gpu::unavailableReason());
+      stopOnSignals(o);
       const tuning::SweepSummary s = tuning::runOnDevices(
           std::filesystem::read_symlink("/proc/self/exe").string(), spacePath, o, ordinals, points);
+      if (s.interrupted) return interruptedExit();
       tuning::printTables(o.output, false, markdown);
+      if (tablesWritten() != 0) return 2;
       return s.wrong == 0 && s.errors == 0 ? 0 : 1;
     }
     if (!shard.empty()) {
       const auto [i, n] = tuning::parseShard(shard);
       points = tuning::shardOf(points, i, n);
     }
+    stopOnSignals(o);
     const tuning::SweepSummary s = tuning::runSweep(points, o);
+    if (s.interrupted) return interruptedExit();
     tuning::printTables(o.output, o.simulate, markdown);
+    if (tablesWritten() != 0) return 2;
     // A wrong result or an error fails the sweep; skipped and pruned points do not.
     return s.wrong == 0 && s.errors == 0 ? 0 : 1;
   } catch (const obsidian::Error& e) {

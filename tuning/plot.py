@@ -34,7 +34,7 @@ def load(paths):
         if not os.path.exists(path):
             sys.exit(f"plot.py: no such results file: {path}")
         with open(path) as f:
-            for line in f:
+            for number, line in enumerate(f, start=1):
                 line = line.strip()
                 if not line:
                     continue
@@ -42,9 +42,21 @@ def load(paths):
                     j = json.loads(line)
                 except json.JSONDecodeError:
                     continue  # a line cut short by an interrupted sweep
+                # A JSON line that lacks a field: named, as obsidian-tune names it.
+                if not isinstance(j, dict):
+                    sys.exit(f"plot.py: {path}:{number}: a results line must be a JSON object")
                 if j.get("mode") != "gpu":
                     continue
+                fields = ("family", "group", "sizeParam", "size", "label", "threads", "status")
+                absent = [k for k in fields if k not in j]
+                if absent:
+                    sys.exit(f'plot.py: {path}:{number}: no "{absent[0]}" (a results line has '
+                             + ", ".join(fields) + ")")
                 t = j.get("time_ms", {})
+                try:
+                    us = float(t["median"]) * 1e3 if "median" in t else math.nan
+                except (TypeError, ValueError):
+                    sys.exit(f'plot.py: {path}:{number}: "time_ms" must be {{"median": ms, ...}}')
                 rows.append(
                     {
                         "family": j["family"],
@@ -54,7 +66,7 @@ def load(paths):
                         "label": j["label"],
                         "threads": j["threads"],
                         "status": j["status"],
-                        "us": t["median"] * 1e3 if "median" in t else math.nan,
+                        "us": us,
                         "gbps": j.get("gbps", math.nan),
                         "virtualized": bool(j.get("virtualized", False)),
                     }

@@ -8,6 +8,9 @@ the sweep's best time, and how many seeds got there at all within the budget (th
 
     PYTHONPATH=build/python python3 tuning/search_study.py tuning/spaces/paper_reduce.json \\
         tuning/results/paper_reduce.jsonl --seeds 10 --markdown
+
+With --mode simulate it replays a sweep recorded with obsidian-tune --simulate (the cost model's
+predicted times), so a study needs no GPU.
 """
 
 import argparse

@@ -13,7 +13,25 @@ namespace {
 
 using obsidian::Error;
 
-std::vector<nlohmann::json> expandRange(const nlohmann::json& r, const std::string& where) {
+// A JSON integer as int64_t; an Error naming `what` for one beyond int64_t (2^63 and up, which
+// get<int64_t>() would wrap to a negative number).
+int64_t intOf(const nlohmann::json& v, const std::string& what) {
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)) {
+    throw Error(what + " " + v.dump() + " is beyond the integers a space can hold (2^63 - 1)");
+  }
+  return v.get<int64_t>();
+}
+
+std::string boundsText(const ParamSpec& s) {
+  return "[" + std::to_string(s.min) + ", " + std::to_string(s.max) + "]";
+}
+
+// A range's values, validated before any is made: its bounds are checked against the
+// parameter's and its length computed exactly (no step or product may overflow), so that no
+// range, however mistyped, can run away (from: 1, to: 2^63 - 1, mul: 2 overflowed and never
+// ended).
+std::vector<nlohmann::json> expandRange(const nlohmann::json& r, const ParamSpec& s,
+                                        const std::string& where) {
   for (const auto& [k, v] : r.items()) {
     if (k != "from" && k != "to" && k != "mul" && k != "step") {
       throw Error(where + ": unknown range key \"" + k +
@@ -28,18 +46,52 @@ std::vector<nlohmann::json> expandRange(const nlohmann::json& r, const std::stri
   if (r.contains("mul") == r.contains("step")) {
     throw Error(where + ": a range needs exactly one of \"mul\" and \"step\"");
   }
-  const int64_t from = r["from"], to = r["to"];
-  std::vector<nlohmann::json> values;
-  if (r.contains("mul")) {
-    const int64_t mul = r["mul"];
-    if (mul < 2 || from < 1) throw Error(where + ": a \"mul\" range needs from >= 1 and mul >= 2");
-    for (int64_t x = from; x <= to; x *= mul) values.emplace_back(x);
-  } else {
-    const int64_t step = r["step"];
-    if (step < 1) throw Error(where + ": a \"step\" range needs step >= 1");
-    for (int64_t x = from; x <= to; x += step) values.emplace_back(x);
+  const std::string range = where + ": the range " + r.dump();
+  const int64_t from = intOf(r["from"], range + ": from"), to = intOf(r["to"], range + ": to");
+  if (from > to) {
+    throw Error(range + " is empty: from (" + std::to_string(from) + ") > to (" +
+                std::to_string(to) + ")");
   }
-  if (values.empty()) throw Error(where + ": the range is empty (from > to)");
+  if (from < s.min || from > s.max) {
+    throw Error(range + " starts at " + std::to_string(from) + ", outside the parameter's " +
+                boundsText(s));
+  }
+  // The number of values and the last one, without making them.
+  uint64_t count = 1;
+  int64_t last = from, increment = 0, factor = 0;
+  if (r.contains("mul")) {
+    factor = intOf(r["mul"], range + ": mul");
+    if (factor < 2 || from < 1)
+      throw Error(range + ": a \"mul\" range needs from >= 1 and mul >= 2");
+    while (last <= to / factor) {  // last * factor <= to, which cannot overflow
+      last *= factor;
+      ++count;
+    }
+  } else {
+    increment = intOf(r["step"], range + ": step");
+    if (increment < 1) throw Error(range + ": a \"step\" range needs step >= 1");
+    // to - from in unsigned arithmetic: it may exceed INT64_MAX (from < 0).
+    count = (static_cast<uint64_t>(to) - static_cast<uint64_t>(from)) /
+                static_cast<uint64_t>(increment) +
+            1;
+    last = static_cast<int64_t>(static_cast<uint64_t>(from) +
+                                (count - 1) * static_cast<uint64_t>(increment));
+  }
+  if (last > s.max) {
+    throw Error(range + " reaches " + std::to_string(last) + ", outside the parameter's " +
+                boundsText(s));
+  }
+  if (count > kMaxRangeValues) {
+    throw Error(range + " has " + std::to_string(count) + " values; a range may have at most " +
+                std::to_string(kMaxRangeValues));
+  }
+  std::vector<nlohmann::json> values;
+  values.reserve(count);
+  int64_t x = from;
+  for (uint64_t i = 0; i < count; ++i) {
+    values.emplace_back(x);
+    if (i + 1 < count) x = factor ? x * factor : x + increment;  // never past `last`
+  }
   return values;
 }
 
@@ -54,11 +106,9 @@ void checkValue(const ParamSpec& s, const nlohmann::json& v, const std::string& 
     return;
   }
   if (!v.is_number_integer()) throw Error(where + ": expected an integer; got " + v.dump());
-  const int64_t x = v.get<int64_t>();
-  if (x < s.min || x > s.max) {
-    throw Error(where + ": " + std::to_string(x) + " is outside [" + std::to_string(s.min) + ", " +
-                std::to_string(s.max) + "]");
-  }
+  const int64_t x = intOf(v, where + ": the value");
+  if (x < s.min || x > s.max)
+    throw Error(where + ": " + std::to_string(x) + " is outside " + boundsText(s));
 }
 
 std::vector<nlohmann::json> valuesOf(const ParamSpec& s, const nlohmann::json& given,
@@ -69,7 +119,7 @@ std::vector<nlohmann::json> valuesOf(const ParamSpec& s, const nlohmann::json& g
     values.assign(given.begin(), given.end());
   } else if (given.is_object()) {
     if (s.kind != ParamSpec::Kind::Int) throw Error(where + ": a range needs an integer parameter");
-    values = expandRange(given, where);
+    values = expandRange(given, s, where);
   } else {
     values.push_back(given);
   }
@@ -77,7 +127,9 @@ std::vector<nlohmann::json> valuesOf(const ParamSpec& s, const nlohmann::json& g
   return values;
 }
 
-std::vector<Point> parseOne(const nlohmann::json& space, bool simulate, const std::string& where) {
+// `budget`: how many more points (before duplicates are dropped) the space may expand to.
+std::vector<Point> parseOne(const nlohmann::json& space, bool simulate, const std::string& where,
+                            uint64_t& budget) {
   if (!space.is_object())
     throw Error(where + ": expected an object {\"family\": ..., \"params\": {...}}");
   for (const auto& [k, v] : space.items()) {
@@ -115,6 +167,22 @@ std::vector<Point> parseOne(const nlohmann::json& space, bool simulate, const st
       throw Error(at + ": parameter \"" + s.name + "\" (" + s.help + ") has no default; give it");
     }
   }
+  // The number of points, counted before any is made (and before the product can overflow).
+  uint64_t count = 1;
+  std::string shape;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    if (axes[a].size() == 1) continue;
+    shape +=
+        (shape.empty() ? "" : " x ") + family.params[a].name + " " + std::to_string(axes[a].size());
+    count = count > budget / axes[a].size() ? budget + 1 : count * axes[a].size();
+  }
+  if (count > budget) {
+    throw Error(at + ": the space expands to more than " + std::to_string(kMaxSpacePoints) +
+                " points (" + shape +
+                (budget < kMaxSpacePoints ? ", with the objects before" : "") +
+                "); a space may have at most " + std::to_string(kMaxSpacePoints));
+  }
+  budget -= count;
   std::vector<Point> points;
   std::set<std::string> seen;
   std::vector<size_t> index(axes.size(), 0);
@@ -123,7 +191,10 @@ std::vector<Point> parseOne(const nlohmann::json& space, bool simulate, const st
     for (size_t a = 0; a < axes.size(); ++a) p[family.params[a].name] = axes[a][index[a]];
     Params full = family.canonical(p, false);
     p = family.canonical(std::move(p), simulate);
-    std::string key = pointKey(family.name, p);
+    // A simulated point is named by the point it stands for, as a GPU sweep names it: points
+    // whose sizes the simulator caps alike stay distinct (each predicted at its own size), and
+    // a simulated sweep's lines answer for the space's points (a search replaying it).
+    std::string key = pointKey(family.name, full);
     if (seen.insert(key).second) {
       points.push_back(Point{&family, std::move(p), std::move(key), std::move(full)});
     }
@@ -168,12 +239,13 @@ std::string groupOf(const Family& f, const Params& p, const std::string& except)
 std::vector<Point> parseSpace(const nlohmann::json& space, bool simulate,
                               const std::string& where) {
   std::vector<Point> all;
+  uint64_t budget = kMaxSpacePoints;
   if (!space.is_array()) {
-    all = parseOne(space, simulate, where);
+    all = parseOne(space, simulate, where, budget);
   } else {
     std::set<std::string> seen;
     for (size_t i = 0; i < space.size(); ++i) {
-      for (Point& p : parseOne(space[i], simulate, where + "[" + std::to_string(i) + "]")) {
+      for (Point& p : parseOne(space[i], simulate, where + "[" + std::to_string(i) + "]", budget)) {
         if (seen.insert(p.key).second) all.push_back(std::move(p));
       }
     }

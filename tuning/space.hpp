@@ -10,9 +10,11 @@
 // family's first parameter outermost, then the points of one problem (groupOf) gathered in the
 // order their problems first appear, across the array's objects too: points that share an input
 // and a reference are adjacent, so a sweep makes each once. Points equal after the family's
-// canonical form (e.g. `seq` for variants that ignore it) appear once.
+// canonical form (e.g. `seq` for variants that ignore it) appear once. A range is validated
+// (bounds, length) before it is expanded, and a space's size before its points are made.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -21,10 +23,18 @@
 
 namespace tuning {
 
+// What a space may expand to, checked before anything is made: a range's values, and a space's
+// points (the product of its parameters' values, over all its objects). A mistyped space is
+// an error naming these, not a sweep that fills memory.
+constexpr uint64_t kMaxRangeValues = 10000;
+constexpr uint64_t kMaxSpacePoints = 100000;
+
 struct Point {
   const Family* family = nullptr;
-  Params params;    // canonical (see Family::canonical)
-  std::string key;  // family name + canonical parameters: identifies the point in a results file
+  Params params;  // canonical (see Family::canonical): on the simulator, its sizes capped
+  // family name + canonical parameters at the full size (`full`): identifies the point in a
+  // results file, the same on the GPU and on the simulator
+  std::string key;
   // The point as the GPU runs it (sizes not capped): what a simulated point stands for.
   Params full;
 };

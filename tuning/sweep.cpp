@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -16,6 +18,7 @@
 #include <obsidian/cache.hpp>
 #include <obsidian/report_json.hpp>
 #include <obsidian/sim.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -145,7 +148,14 @@ class Builder {
   ~Builder() {
     for (auto& w : workers_) w.request_stop();
   }
-  Built get(size_t i) { return futures_[i].get(); }
+  // Point i built, waiting for it; nothing when `cancelled` (polled every 50 ms) says so first.
+  std::optional<Built> get(size_t i, const std::function<bool()>& cancelled) {
+    while (cancelled &&
+           futures_[i].wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+      if (cancelled()) return std::nullopt;
+    }
+    return futures_[i].get();
+  }
   size_t kernels() const { return kernels_; }
   // From the first generation to the last compile's end.
   double wallSeconds() const { return lastDone_.load(); }
@@ -303,29 +313,145 @@ double residentThreadsPerSm(const Kernel& k) {
   return static_cast<double>(gpu::occupancyBlocks(k)) / info.smCount * k.threadsPerBlock();
 }
 
-// The lines of a results file for this mode, one per point (the last line of a point wins);
-// unreadable lines (a line cut short by an interrupted run) are ignored.
-std::vector<nlohmann::json> readResults(const std::string& path, const std::string& wantMode) {
+// Why a results line cannot be read ("": it can): the fields its readers need, each with its
+// type. Every reader needs a line's identity and status (family, mode, key, params, status);
+// `complete` (resume, merge, the tables) also the label, threads, group and size the tables and
+// pruning read. A line of another tool or an edited one must say so, not reach a reader as a
+// JSON type error.
+std::string lineProblem(const nlohmann::json& j, bool complete) {
+  if (!j.is_object()) return "a results line must be a JSON object; got " + j.dump();
+  const auto missing = [&](const char* field, const char* type) {
+    return std::string("no \"") + field + "\" (" + type +
+           "; a results line has family, mode, key, params, status" +
+           (complete ? ", label, threads, group)" : ")");
+  };
+  const auto wrong = [&](const std::string& field, const char* type) {
+    const nlohmann::json::json_pointer at("/" + field);
+    std::string path = field;
+    std::replace(path.begin(), path.end(), '/', '.');
+    return "\"" + path + "\" must be " + type + "; got " + j.at(at).dump();
+  };
+  for (const char* field : {"family", "mode", "key", "params", "status"}) {
+    if (!j.contains(field)) return missing(field, field[0] == 'p' ? "an object" : "a string");
+  }
+  for (const char* field : {"label", "group"}) {
+    if (complete && !j.contains(field)) return missing(field, "a string");
+    if (j.contains(field) && !j[field].is_string()) return wrong(field, "a string");
+  }
+  if (complete && !j.contains("threads")) return missing("threads", "a number");
+  for (const char* field : {"family", "mode", "key", "status"}) {
+    if (!j[field].is_string()) return wrong(field, "a string");
+  }
+  if (!j["params"].is_object()) return wrong("params", "an object");
+  const std::string m = j["mode"];
+  if (m != "gpu" && m != "simulate") return wrong("mode", "\"gpu\" or \"simulate\"");
+  const std::string st = j["status"];
+  if (st != "ok" && st != "wrong" && st != "skipped" && st != "pruned" && st != "error") {
+    return wrong("status", "one of ok, wrong, skipped, pruned, error");
+  }
+  const Family* f = nullptr;
+  try {
+    const std::string name = j["family"];  // see space.cpp (GCC 13)
+    f = &findFamily(name);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  if (j.contains("fullKey") && !j["fullKey"].is_string()) return wrong("fullKey", "a string");
+  if (j.contains("fullParams") && !j["fullParams"].is_object()) {
+    return wrong("fullParams", "an object");
+  }
+  const nlohmann::json& params = j.contains("fullParams") ? j["fullParams"] : j["params"];
+  if (complete && !params.contains(f->sizeParam)) {
+    return std::string("\"") + (j.contains("fullParams") ? "fullParams" : "params") +
+           "\" has no \"" + f->sizeParam + "\" (" + f->name + "'s size)";
+  }
+  // The times the tables rank by: optional, each an object holding a number.
+  for (const auto& [object, number] :
+       {std::pair<std::string, std::string>{"time_ms", "median"}, {"predicted", "microseconds"}}) {
+    if (!j.contains(object)) continue;
+    if (!j[object].is_object()) return wrong(object, "an object");
+    if (!j[object].contains(number)) {
+      return "\"" + object + "\" has no \"" + number + "\" (a number)";
+    }
+    if (!j[object][number].is_number()) return wrong(object + "/" + number, "a number");
+  }
+  if (j.contains("gbps") && !j["gbps"].is_number()) return wrong("gbps", "a number");
+  if (j.contains("virtualized") && !j["virtualized"].is_boolean()) {
+    return wrong("virtualized", "true or false");
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<nlohmann::json> readResults(const std::string& path, const std::string& wantMode,
+                                        bool mustExist, bool complete) {
   std::vector<nlohmann::json> lines;
   std::map<std::string, size_t> byKey;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw Error("cannot read the results file " + path + ": it is a directory");
+  }
   std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
+  if (!in) {
+    if (!mustExist && !std::filesystem::exists(path, ec)) return lines;
+    throw Error("cannot read the results file " + path + ": " + std::strerror(errno));
+  }
+  std::string text;
+  for (size_t number = 1; std::getline(in, text); ++number) {
+    if (text.empty()) continue;
+    nlohmann::json j;
     try {
-      nlohmann::json j = nlohmann::json::parse(line);
-      if (j.value("mode", "") != wantMode || !j.contains("key")) continue;
-      const auto [it, added] = byKey.emplace(j["key"].get<std::string>(), lines.size());
-      if (added) {
-        lines.push_back(std::move(j));
-      } else {
-        lines[it->second] = std::move(j);  // a point run again after an error
-      }
-    } catch (const nlohmann::json::exception&) {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error&) {
+      continue;  // a line cut short by an interrupted run (README.md, "Resume and limits")
+    }
+    const std::string problem = lineProblem(j, complete);
+    if (!problem.empty()) {
+      throw Error(path + ":" + std::to_string(number) + ": " + problem +
+                  " (a line obsidian-tune did not write, or an edited one: remove or fix it)");
+    }
+    if (!wantMode.empty() && j["mode"] != wantMode) continue;
+    // (every mode: a GPU line and a simulated one of the same point are both kept)
+    const auto [it, added] = byKey.emplace(
+        (wantMode.empty() ? j["mode"].get<std::string>() + " " : "") + j["key"].get<std::string>(),
+        lines.size());
+    if (added) {
+      lines.push_back(std::move(j));
+    } else {
+      lines[it->second] = std::move(j);  // a point run again after an error
     }
   }
+  if (in.bad()) throw Error("cannot read the results file " + path + ": " + std::strerror(errno));
   return lines;
 }
+
+void writeFile(const std::string& path, const std::string& text, const std::string& what) {
+  checkWritable(path, what);
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw Error("cannot write " + what + " " + path + ": " + std::strerror(errno));
+}
+
+void checkWritable(const std::string& path, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec)) {
+    throw Error("cannot write " + what + " " + path + ": the directory " + parent.string() +
+                " does not exist");
+  }
+  if (fs::is_directory(path, ec))
+    throw Error("cannot write " + what + " " + path + ": a directory");
+  const bool existed = fs::exists(path, ec);
+  if (!std::ofstream(path, std::ios::app)) {
+    throw Error("cannot write " + what + " " + path + ": " + std::strerror(errno));
+  }
+  if (!existed) fs::remove(path, ec);
+}
+
+namespace {
 
 // ------------------------------------------------------------------ resuming
 // What a previous run left in the results file: the points not to run again (all but those
@@ -338,7 +464,7 @@ struct Resumed {
 
 Resumed resume(const std::string& path, const std::string& wantMode) {
   Resumed r;
-  for (const nlohmann::json& j : readResults(path, wantMode)) {
+  for (const nlohmann::json& j : readResults(path, wantMode, false)) {
     if (j["status"] == "error") continue;  // run again: an error may have been transient
     r.done.insert(j["key"].get<std::string>());
     if (j["status"] == "ok" && j.contains("time_ms")) {
@@ -354,12 +480,17 @@ Resumed resume(const std::string& path, const std::string& wantMode) {
   return r;
 }
 
-// The results file opened for appending after whatever is there, on a line of its own.
+// The results file opened for appending after whatever is there, on a line of its own; its
+// directory made.
 std::ofstream openResults(const std::string& path) {
   {
     const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-    std::error_code ignored;  // a failure shows when the file is opened
-    if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    if (ec) {
+      throw Error("cannot write the results file " + path + ": cannot make its directory " +
+                  parent.string() + ": " + ec.message());
+    }
     std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (in && in.tellg() > 0) {
       in.seekg(-1, std::ios::end);
@@ -369,8 +500,17 @@ std::ofstream openResults(const std::string& path) {
     }
   }
   std::ofstream out(path, std::ios::app);
-  if (!out) throw Error("cannot write the results file " + path);
+  if (!out) throw Error("cannot write the results file " + path + ": " + std::strerror(errno));
   return out;
+}
+
+// Appends a point's line, flushed: a sweep stopped at any moment leaves whole lines (and at
+// most the one being written cut short). A failed write (a full disk) stops the sweep.
+void appendLine(std::ofstream& out, const nlohmann::json& line, const std::string& path) {
+  // A reason is an Error's text, which may quote a kernel's messages in any encoding: bytes
+  // that are not UTF-8 are written as U+FFFD (dump would throw on them).
+  out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;
+  if (!out) throw Error("cannot write the results file " + path + ": " + std::strerror(errno));
 }
 
 // ------------------------------------------------------------------ running one point
@@ -410,6 +550,10 @@ nlohmann::json describePoint(const Point& p, const Built& b, const std::string& 
   line["size"] = p.params.at(f.sizeParam);
   line["sizeParam"] = f.sizeParam;
   line["group"] = groupOf(f, p.params);
+  if (m == mode(true)) {  // the point a simulated one stands for (its key names it too)
+    line["fullKey"] = p.key;
+    line["fullParams"] = p.full;
+  }
   if (f.naturalThreads) {
     const uint32_t natural = f.naturalThreads(p.params);
     line["naturalThreads"] = natural;
@@ -460,8 +604,6 @@ class PointRunner {
       o.profile = true;
       const std::vector<obsidian::SimStats> runs = inst.simulate(o);
       reason = inst.check();
-      line["fullKey"] = pointKey(p.family->name, p.full);
-      line["fullParams"] = p.full;
       if (reason.empty()) {
         const double scale = workScale(p);
         addPrediction(runs, scale, line);
@@ -633,7 +775,7 @@ void summarize(const SweepSummary& s, const SweepOptions& options, const std::st
     j["mode"] = m;
     j["hardwareThreads"] = std::thread::hardware_concurrency();
     j["device"] = device;
-    std::ofstream(options.summary) << j.dump(2) << "\n";
+    writeFile(options.summary, j.dump(2) + "\n", "the summary file");
   }
 }
 
@@ -680,6 +822,8 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
   const std::string m = mode(options.simulate);
 
   requireGpu(options.simulate, s);
+  // Before the sweep, not after it: a summary that cannot be written must not cost a sweep.
+  if (!options.summary.empty()) checkWritable(options.summary, "the summary file");
   // Points already in the results file are not run again.
   Resumed resumed = resume(options.output, m);
   std::vector<const Point*> todo;
@@ -716,15 +860,21 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
   PointRunner runner(options, std::move(resumed.best), s);
   bool aborted = false;
 
+  const auto cancelled = [&] { return options.cancelled && options.cancelled(); };
   for (size_t i = 0; i < todo.size() && !aborted; ++i) {
     const Point& p = *todo[i];
     const auto t0 = Clock::now();
-    Built b = builder.get(i);
+    std::optional<Built> b;
+    if (!cancelled()) b = builder.get(i, options.cancelled);
     s.waitSeconds += secondsSince(t0);
+    if (!b) {
+      s.interrupted = true;
+      break;
+    }
     nlohmann::json line;
     std::string reason;
-    const Status status = runBuilt(runner, p, b, s, line, reason);
-    out << line.dump() << "\n" << std::flush;
+    const Status status = runBuilt(runner, p, *b, s, line, reason);
+    appendLine(out, line, options.output);
     aborted = status == Status::DeviceError;
     if (status == Status::Wrong || status == Status::Error || status == Status::DeviceError) {
       progress.say(std::string(statusName(status)) + ": " + p.key + ": " + reason);
@@ -733,6 +883,11 @@ SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& opti
   }
   progress.finish();
   if (aborted) std::cerr << "sweep stopped after a CUDA error (see the last line of the file)\n";
+  if (s.interrupted) {
+    std::cerr << "sweep interrupted after " << s.ran << " of " << todo.size()
+              << " points; every line of " << options.output
+              << " is whole: run the same sweep again to resume\n";
+  }
 
   const obsidian::KernelCache::Stats after = obsidian::KernelCache::global().stats();
   s.kernels = builder.kernels();
@@ -780,7 +935,7 @@ nlohmann::json PointSession::run(const Point& p) {
   std::string reason;
   const Status status = runBuilt(st.runner, p, b, st.summary, line, reason);
   if (status == Status::DeviceError) st.unusable = reason;
-  if (st.out.is_open()) st.out << line.dump() << "\n" << std::flush;
+  if (st.out.is_open()) appendLine(st.out, line, st.options.output);
   st.summary.wallSeconds += secondsSince(t0);
   return line;
 }
@@ -807,7 +962,8 @@ nlohmann::json toJson(const SweepSummary& s) {
           {"kernels", s.kernels},
           {"nvrtcCompiles", s.nvrtcCompiles},
           {"compileWallSeconds", s.compileWallSeconds},
-          {"compileThreads", s.jobs}};
+          {"compileThreads", s.jobs},
+          {"interrupted", s.interrupted}};
 }
 
 MergeReport mergeResults(const std::vector<std::string>& inputs, const std::string& output,
@@ -819,7 +975,6 @@ MergeReport mergeResults(const std::vector<std::string>& inputs, const std::stri
     if (std::filesystem::equivalent(path, output, ec)) {
       throw Error("--merge: the output " + output + " is one of the inputs");
     }
-    if (!std::ifstream(path)) throw Error("--merge: cannot read the results file " + path);
     for (nlohmann::json& j : readResults(path, mode(simulate))) {
       const std::string key = j["key"];
       const auto it = byKey.find(key);
@@ -833,7 +988,7 @@ MergeReport mergeResults(const std::vector<std::string>& inputs, const std::stri
   }
   MergeReport r;
   std::ofstream out(output, std::ios::trunc);
-  if (!out) throw Error("--merge: cannot write " + output);
+  if (!out) throw Error("--merge: cannot write " + output + ": " + std::strerror(errno));
   std::set<std::string> inSpace;
   for (const Point& p : points) {
     inSpace.insert(p.key);
@@ -851,6 +1006,8 @@ MergeReport mergeResults(const std::vector<std::string>& inputs, const std::stri
     out << byKey[key].dump() << "\n";
     ++r.lines;
   }
+  out.close();
+  if (!out) throw Error("--merge: cannot write " + output + ": " + std::strerror(errno));
   return r;
 }
 
@@ -923,8 +1080,15 @@ std::string threadsText(const nlohmann::json& j) {
 
 }  // namespace
 
-void printTables(const std::string& resultsPath, bool simulate, bool markdown) {
+void printTables(const std::string& resultsPath, bool simulate, bool markdown, bool requireLines) {
   const std::vector<nlohmann::json> lines = readResults(resultsPath, mode(simulate));
+  if (requireLines && lines.empty()) {
+    const size_t other = readResults(resultsPath, mode(!simulate)).size();
+    throw Error(resultsPath + " has no " + mode(simulate) + " lines" +
+                (other ? " (its " + std::to_string(other) + " " + mode(!simulate) +
+                             " lines are read " + (simulate ? "without" : "with") + " --simulate)"
+                       : ""));
+  }
   // family -> problem (the group without the size) -> size -> lines
   std::map<std::string,
            std::map<std::string, std::map<nlohmann::json, std::vector<const nlohmann::json*>>>>

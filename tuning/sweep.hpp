@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -31,6 +32,10 @@ struct SweepOptions {
   double pruneFactor = 2;  //   ... by more than this factor (see README.md)
   int progress = -1;       // progress bar: 1 on, 0 off, -1 when stderr is a terminal
   std::string summary;     // also write the summary as JSON here ("" : no)
+  // Polled on the sweep's own thread between points and, while it waits for the compile
+  // threads, every 50 ms: true stops the sweep there (Ctrl-C: obsidian-tune's SIGINT, the
+  // Python module's signal check), every line written so far complete.
+  std::function<bool()> cancelled;
 };
 
 struct SweepSummary {
@@ -46,13 +51,16 @@ struct SweepSummary {
   size_t kernels = 0, nvrtcCompiles = 0;
   double compileWallSeconds = 0;
   unsigned jobs = 0;
+  bool interrupted = false;  // SweepOptions::cancelled stopped the sweep
 };
 
 // The summary as the --summary file holds it (without the mode and the device).
 nlohmann::json toJson(const SweepSummary& s);
 
-// Runs the sweep and prints the per-group tables; throws obsidian::Error for unusable options
-// (results file that cannot be written, no GPU without --simulate).
+// Runs the sweep and prints its summary; throws obsidian::Error for unusable options (a results
+// or summary file that cannot be written, no GPU without --simulate) and for a results file
+// whose lines cannot be resumed (readResults). The results file's directory is made; the
+// summary's must exist (checked before any point runs).
 SweepSummary runSweep(const std::vector<Point>& points, const SweepOptions& options);
 
 // One point at a time, as a script drives a search (the Python module, an Optuna study): run(p)
@@ -80,10 +88,21 @@ class PointSession {
 // Throws obsidian::Error when they cannot be generated.
 nlohmann::json generatePoint(const Point& p);
 
+// The lines of a results file, one per point (a point's last line wins), of mode `mode` ("gpu"
+// or "simulate"; "": every mode). A line that is not JSON (cut short by an interrupted run) is
+// skipped. A JSON line that lacks a field, or holds one with the wrong type, is an
+// obsidian::Error naming the file, the line and the field: every line needs family, mode, key,
+// params and status; a `complete` one (as resume, merge and the tables read them) also label,
+// threads, group and the family's size parameter. A file that does not exist is an Error when
+// `mustExist`, else has no lines.
+std::vector<nlohmann::json> readResults(const std::string& path, const std::string& mode,
+                                        bool mustExist = true, bool complete = true);
+
 // A sharded sweep's results files merged into one (obsidian-tune --merge): `output` written anew
 // with one line per point in the space's order (then lines of points not in the space), each
 // point's line the last of the files in their order, an "error" line never replacing another.
-// Throws obsidian::Error when an input cannot be read or `output` is one of them.
+// Throws obsidian::Error when an input cannot be read (readResults), `output` is one of them or
+// cannot be written.
 struct MergeReport {
   size_t lines = 0;
   std::vector<std::string> missing;  // keys of `points` that no file holds (an unfinished shard)
@@ -94,7 +113,16 @@ MergeReport mergeResults(const std::vector<std::string>& inputs, const std::stri
 
 // The tables of a results file: per problem, the best and worst point of every size, and per
 // variant the best and the worst time over thread counts at every size (with the threads);
-// aligned text, or Markdown.
-void printTables(const std::string& resultsPath, bool simulate, bool markdown = false);
+// aligned text, or Markdown. Throws obsidian::Error when the file cannot be read (readResults)
+// and, with `requireLines`, when it holds no line of the mode (a mistaken --simulate, or none).
+void printTables(const std::string& resultsPath, bool simulate, bool markdown = false,
+                 bool requireLines = false);
+
+// Writes `text` to `path`, replacing it; an obsidian::Error naming `what` and the path when it
+// cannot be written (its directory missing, a full disk).
+void writeFile(const std::string& path, const std::string& text, const std::string& what);
+// Throws the Error writeFile would, before the work whose result goes there: the directory must
+// exist and the file be writable. (The file is not left behind when it did not exist.)
+void checkWritable(const std::string& path, const std::string& what);
 
 }  // namespace tuning

@@ -33,7 +33,9 @@ class KernelArg {
         writable_(!std::is_const_v<T>) {}
   template <KernelScalar T>
   KernelArg(T scalar) : kind_(Kind::Scalar), type_(scalarTypeOf<T>) {  // NOLINT
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_same_v<T, float>) {
+      real_ = detail::widenF32(scalar);  // a NaN's bits kept (types.hpp)
+    } else if constexpr (std::is_floating_point_v<T>) {
       real_ = static_cast<double>(scalar);
     } else if constexpr (std::is_same_v<T, bool>) {
       bits_ = scalar ? 1 : 0;

@@ -217,6 +217,7 @@ template <class T>
 ExpPtr makeLiteral(T v) {
   constexpr ScalarType st = scalarTypeOf<T>;
   if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_same_v<T, float>) return ir::literalReal(st, detail::widenF32(v));
     return ir::literalReal(st, static_cast<double>(v));
   } else if constexpr (std::is_same_v<T, bool>) {
     return ir::literalInt(st, v ? 1 : 0);

@@ -53,7 +53,8 @@ struct LoweredKernel;       // the pipeline's result (internal)
 struct PostconditionCheck;  // below
 namespace detail {
 struct KernelAccess;
-}
+struct KernelMemo;
+}  // namespace detail
 
 class Kernel {
  public:
@@ -80,12 +81,15 @@ class Kernel {
   const std::vector<PostconditionCheck>& postconditions() const;
 
   // Compile with NVRTC through the kernel cache (KernelCache::global(): memory and disk), and
-  // keep the result for these options in this Kernel object. The kernel's own nvrtcOptions
-  // (CaptureOptions) come first, then options.extraOptions.
+  // keep the result for these options with this Kernel. The kernel's own nvrtcOptions
+  // (CaptureOptions) come first, then options.extraOptions. The result for each set of options
+  // is kept, so a reference returned here stays valid while the Kernel (or a copy of it)
+  // lives, whatever is compiled later. Safe to call from several threads.
   const CompileResult& compile(const CompileOptions& options = {}) const;
   // `options` with the kernel's own NVRTC options added: what compile() passes to NVRTC.
   CompileOptions compileOptions(const CompileOptions& options = {}) const;
-  bool compiled() const { return compiled_ != nullptr; }
+  // Whether compile() has run (on this Kernel or a copy); report() shows the latest result.
+  bool compiled() const;
 
   // Name, parameters, threads per block, shared bytes with each array's offset and live
   // range, barrier counts by level, preconditions, pass timings; registers, spills, stack and
@@ -99,9 +103,9 @@ class Kernel {
 
   std::shared_ptr<const LoweredKernel> data_;
   uint64_t id_;
-  mutable std::shared_ptr<CompileResult> compiled_;
-  mutable std::shared_ptr<const std::string> checkedCuda_;
-  mutable std::vector<std::string> compiledOptions_;
+  // What is made on demand (compile results by options, the checked CUDA), shared by copies
+  // as the id is, behind a mutex (src/kernel/kernel.cpp).
+  std::shared_ptr<detail::KernelMemo> memo_;
 };
 
 // A postcondition of a kernel (ensure in capture.hpp) and the kernel that checks it: `check`

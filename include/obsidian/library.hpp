@@ -189,8 +189,11 @@ auto exec(F f) {
   Context scratch(outer ? outer->threadsPerBlock() : 1, outer ? outer->serial() : 0);
   if (outer) {
     scratch.kernel().name = outer->kernel().name;
-    // What f may look up about the arrays it reads (vectors<W> checks that one is global).
+    // What f may look up about the arrays it reads (vectors<W> checks that one is global), and
+    // the parameters a require in f may name (its preconditions are recorded when f runs
+    // again, into the kernel's program).
     scratch.kernel().arrays = outer->kernel().arrays;
+    scratch.kernel().params = outer->kernel().params;
   }
   const typename R::Shape shape = [&] {
     detail::ContextScope scope(scratch);

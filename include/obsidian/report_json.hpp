@@ -9,6 +9,13 @@
 
 namespace obsidian {
 
+namespace detail {
+// Text as valid UTF-8 (what JSON holds): bytes that begin no well-formed sequence (Latin-1 in
+// a require message, say) become U+FFFD. toJson passes the user's free text through it.
+std::string utf8Text(const std::string& s);
+std::vector<std::string> utf8Text(const std::vector<std::string>& v);
+}  // namespace detail
+
 // Keys: name, threadsPerBlock, sharedBytes, gridBlocks, params, preconditions,
 // postconditions, sharedArrays, localArrays, traffic [{array, type, loads, stores, atomics}],
 // gridPasses, barriers {block, warp}, nvrtcOptions, timingsMs {pass: ms, compile once

@@ -1,6 +1,7 @@
 // Scalar element types that kernels compute with, and what each is called in CUDA.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -104,5 +105,27 @@ constexpr bool hasVectorLoad(ScalarType t, uint32_t width) {
   return t != ScalarType::Bool && width >= 2 && (width & (width - 1)) == 0 &&
          width * sizeOf(t) <= 16;
 }
+
+namespace detail {
+// The IR, the simulator and kernel arguments hold every float as a double. An f32 widens with
+// its NaN bits intact: sign, payload (the double's top 23 mantissa bits) and signalling bit
+// (a hardware float -> double conversion would set the quiet bit, and the GPU moves a NaN's
+// bits unchanged), so that narrowF32(widenF32(f)) has f's bits for every f.
+inline double widenF32(float f) {
+  const uint32_t b = std::bit_cast<uint32_t>(f);
+  if ((b & 0x7f800000u) != 0x7f800000u || (b & 0x7fffffu) == 0) return static_cast<double>(f);
+  return std::bit_cast<double>((uint64_t{b >> 31} << 63) | 0x7ff0000000000000ull |
+                               (uint64_t{b & 0x7fffffu} << 29));
+}
+// The f32 a widened double holds. A NaN keeps its sign and its payload's top 23 bits; one whose
+// top 23 bits are zero (no widened f32 is) is given the quiet bit, so it stays a NaN.
+inline float narrowF32(double d) {
+  if (d == d) return static_cast<float>(d);
+  const uint64_t b = std::bit_cast<uint64_t>(d);
+  uint32_t mantissa = static_cast<uint32_t>(b >> 29) & 0x7fffffu;
+  if (mantissa == 0) mantissa = 0x400000u;
+  return std::bit_cast<float>(static_cast<uint32_t>((b >> 63) << 31) | 0x7f800000u | mantissa);
+}
+}  // namespace detail
 
 }  // namespace obsidian

@@ -120,17 +120,25 @@ class Tuner:
             )
         )
 
+    def _open(self):
+        if self._session is None:
+            raise Error("the Tuner is closed (close() or the end of its with block): "
+                        "make a new one")
+        return self._session
+
     def run(self, family: str, params: Mapping[str, Any]) -> dict:
         """One point's line: status ("ok", "wrong", "skipped", "error") and reason, the
         kernels' report, and on the GPU time_ms {median, min, max, runs} and gbps, on the
         simulator counters and predicted {microseconds, bound, ...}."""
-        return json.loads(self._session.run(family, json.dumps(dict(params))))
+        return json.loads(self._open().run(family, json.dumps(dict(params))))
 
     def summary(self) -> dict:
         """The runs so far, counted as a sweep counts them (ok, wrong, skipped, seconds)."""
-        return json.loads(self._session.summary())
+        return json.loads(self._open().summary())
 
     def close(self) -> None:
+        """Releases the session (its inputs, references and device buffers); a closed Tuner
+        raises Error when used."""
         self._session = None
 
     def __enter__(self) -> "Tuner":
@@ -156,7 +164,11 @@ def sweep(
     """Every point of ``space`` (or of shard ``(i, n)`` of it, as ``--shard i/n``), as
     ``obsidian-tune`` sweeps it: compiled in parallel, run, checked, one line each appended to
     ``output`` (resumed when it exists). ``options``: jobs, runs, warmup, min_time_ms,
-    max_points, prune, prune_factor, compile, progress, summary. Returns the sweep's summary."""
+    max_points, prune, prune_factor, compile, progress, summary. Returns the sweep's summary.
+
+    Ctrl-C (any signal whose handler raises) stops the sweep after the point it is running:
+    every line of ``output`` is whole, and the exception (KeyboardInterrupt) is raised; the
+    same call again resumes."""
     text = _options(output=os.fspath(output), simulate=simulate, **options)
     return json.loads(_core.sweep_json(_space_text(space), text, shard[0], shard[1]))
 
@@ -172,23 +184,15 @@ def merge(
 
 
 def read_results(path: str | os.PathLike, mode: str | None = None) -> list[dict]:
-    """The lines of a results file (of ``mode`` "gpu" or "simulate" when given), one per point:
-    the last line of a point wins and a line cut short is skipped, as a resumed sweep reads
-    them. ``pandas.json_normalize(read_results(path))`` makes a table of them."""
-    by_key: dict[str, dict] = {}
-    with open(path, encoding="utf-8") as f:
-        for text in f:
-            try:
-                line = json.loads(text)
-            except json.JSONDecodeError:
-                continue
-            if not isinstance(line, dict) or "key" not in line:
-                continue
-            if mode is None or line.get("mode") == mode:
-                by_key[line["key"]] = line
-    return list(by_key.values())
+    """The lines of a results file (of ``mode`` "gpu" or "simulate" when given), one per point,
+    read as a resumed sweep reads them: the last line of a point wins and a line cut short is
+    skipped; a line lacking a field (or holding it with the wrong type) raises Error naming the
+    file, the line and the field. ``pandas.json_normalize(read_results(path))`` makes a table
+    of them."""
+    return json.loads(_core.read_results_json(os.fspath(path), mode or ""))
 
 
 def print_tables(results: str | os.PathLike, simulate: bool = False, markdown: bool = False):
-    """Prints the tables ``obsidian-tune --tables-only`` prints for a results file."""
+    """Prints the tables ``obsidian-tune --tables-only`` prints for a results file; Error when
+    it cannot be read or holds no line of the mode."""
     _core.print_tables(os.fspath(results), simulate, markdown)

@@ -119,27 +119,33 @@ class Measure:
 class Replay:
     """Evaluates points from a finished sweep's results file (lines of ``mode``): the recorded
     median (GPU) or predicted time (simulate); None for points that were not ok. A point the
-    file does not hold raises Error: the study would be wrong."""
+    file does not hold raises Error: the study would be wrong.
+
+    Points are the space's, at their full sizes: a simulated line is keyed by the point it
+    stands for (its ``key``; ``fullKey`` in files of older sweeps, whose keys held the capped
+    sizes), so a sweep recorded with ``--simulate`` replays over the same space."""
 
     def __init__(self, results: str | os.PathLike, mode: str = "gpu"):
         from . import read_results
 
         self.times: dict[str, float | None] = {}
         for line in read_results(results, mode):
+            key = line.get("fullKey", line["key"])
             ok = line["status"] == "ok"
             if ok and "time_ms" in line:
-                self.times[line["key"]] = line["time_ms"]["median"]
+                self.times[key] = line["time_ms"]["median"]
             elif ok and "predicted" in line:
-                self.times[line["key"]] = line["predicted"]["microseconds"] / 1e3
+                self.times[key] = line["predicted"]["microseconds"] / 1e3
             else:
-                self.times[line["key"]] = None
+                self.times[key] = None
         if not self.times:
             raise Error(f"{os.fspath(results)}: no {mode} lines to replay")
         self.family = None
 
     def time_of(self, key: str) -> float | None:
         if key not in self.times:
-            raise Error(f"the recorded sweep has no line for {key}")
+            raise Error(f"the recorded sweep has no line for {key} (a sweep of another space, "
+                        "or one that did not finish: run it again to complete it)")
         return self.times[key]
 
     def best(self) -> float:

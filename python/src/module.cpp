@@ -1,11 +1,15 @@
 // obsidian_tune._core: the tuning families, points, sweeps and one-point runs of tuning/ for
 // Python (nanobind). Values cross as JSON text, which obsidian_tune/__init__.py turns into
 // dicts and lists: the lines are the ones obsidian-tune writes, byte for byte the same format.
-// Runs and sweeps release the GIL; obsidian::Error becomes obsidian_tune.Error.
+// Runs and sweeps release the GIL; obsidian::Error becomes obsidian_tune.Error. A sweep checks
+// for signals between points (Ctrl-C stops it, its results file whole, and raises
+// KeyboardInterrupt).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <exception>
+#include <iostream>
 #include <obsidian/obsidian.hpp>
 
 #include "sweep.hpp"
@@ -122,12 +126,35 @@ tuning::SweepOptions optionsOf(const std::string& text) {
 
 std::string sweepJson(const std::string& space, const std::string& options, size_t shardIndex,
                       size_t shardCount) {
-  const tuning::SweepOptions o = optionsOf(options);
+  tuning::SweepOptions o = optionsOf(options);
   if (o.output.empty()) throw obsidian::Error("a sweep needs an output file (option \"output\")");
   std::vector<tuning::Point> points = tuning::parseSpace(parse(space, "space"), o.simulate);
   points = tuning::shardOf(points, shardIndex, shardCount);
-  nb::gil_scoped_release released;
-  return tuning::toJson(tuning::runSweep(points, o)).dump();
+  // The sweep runs without the GIL, so Python's signal handlers cannot run until it returns:
+  // the sweep polls this (on this thread, between points and while it waits for the compile
+  // threads), which takes the GIL to run them. An exception they raise (KeyboardInterrupt)
+  // stops the sweep after its current point and is raised once it has returned.
+  std::exception_ptr raised;
+  o.cancelled = [&raised] {
+    if (!raised) {
+      nb::gil_scoped_acquire held;
+      if (PyErr_CheckSignals() != 0) raised = std::make_exception_ptr(nb::python_error());
+    }
+    return raised != nullptr;
+  };
+  tuning::SweepSummary summary;
+  {
+    nb::gil_scoped_release released;
+    summary = tuning::runSweep(points, o);
+  }
+  if (raised) std::rethrow_exception(raised);
+  return tuning::toJson(summary).dump();
+}
+
+// What read_results and the replays need of a line: its identity, status and times.
+std::string resultsJson(const std::string& path, const std::string& mode) {
+  const std::vector<json> lines = tuning::readResults(path, mode, true, false);
+  return json(lines).dump();
 }
 
 // A PointSession owned by Python.
@@ -163,8 +190,14 @@ NB_MODULE(_core, m) {
     const tuning::MergeReport r = tuning::mergeResults(inputs, output, points, simulate);
     return json{{"lines", r.lines}, {"missing", r.missing}, {"foreign", r.foreign}}.dump();
   });
-  m.def("print_tables", &tuning::printTables, nb::arg("results"), nb::arg("simulate"),
-        nb::arg("markdown") = false);
+  m.def("read_results_json", &resultsJson, nb::arg("path"), nb::arg("mode"));
+  m.def(
+      "print_tables",
+      [](const std::string& results, bool simulate, bool markdown) {
+        tuning::printTables(results, simulate, markdown, true);
+        std::cout.flush();  // before Python's own output
+      },
+      nb::arg("results"), nb::arg("simulate"), nb::arg("markdown") = false);
   nb::class_<Session>(m, "Session")
       .def("__init__",
            [](Session* s, const std::string& options) { new (s) Session(optionsOf(options)); })

@@ -2,6 +2,8 @@
 whose lines equal the command's, shards and merges, and errors by message."""
 
 import json
+import os
+import subprocess
 
 import pytest
 
@@ -155,40 +157,125 @@ def test_gpu_run_or_visible_skip():
 
 
 FAKE_SBATCH = r'''#!/usr/bin/env bash
-# sbatch as the job-array script uses it: --array=a-b runs the --wrap command once per task
-# with SLURM_ARRAY_TASK_ID set; a job with --dependency runs after (here: at once, in order).
-array="" wrap=""
+# sbatch as the job-array script uses it: records its arguments (one line per call, each argument
+# on its own line after it), gives each call the next job id (from $FAKE_SLURM_DIR/next), runs
+# the --wrap command at once (with --array=a-b once per task, SLURM_ARRAY_TASK_ID set) into the
+# --output file with %x %A %a %j expanded as Slurm does, and prints the id (--parsable).
+set -u
+id=$(cat "$FAKE_SLURM_DIR/next" 2>/dev/null || echo 1001)
+echo $((id + 1)) > "$FAKE_SLURM_DIR/next"
+{ echo "sbatch $#"; printf '%s\n' "$@"; } >> "$FAKE_SLURM_DIR/calls"
+array="" wrap="" name="" output="slurm-%j.out"
 for a in "$@"; do
-  case $a in --array=*) array=${a#--array=} ;; --wrap=*) wrap=${a#--wrap=} ;; esac
+  case $a in
+    --array=*) array=${a#--array=} ;;
+    --wrap=*) wrap=${a#--wrap=} ;;
+    --job-name=*) name=${a#--job-name=} ;;
+    --output=*) output=${a#--output=} ;;
+  esac
 done
-if [[ -n $array ]]; then
-  for ((i = ${array%-*}; i <= ${array#*-}; ++i)); do SLURM_ARRAY_TASK_ID=$i bash -c "$wrap" >/dev/null; done
-  echo 1001
-else
-  bash -c "$wrap" > "$FAKE_SLURM_LOG"
-  echo 1002
+log() { local f=${output//%x/$name}; f=${f//%A/$id}; f=${f//%a/$1}; echo "${f//%j/$2}"; }
+if [[ ${FAKE_SLURM_RUN:-1} == 1 ]]; then
+  if [[ -n $array ]]; then
+    for ((i = ${array%-*}; i <= ${array#*-}; ++i)); do
+      SLURM_ARRAY_TASK_ID=$i bash -c "$wrap" > "$(log $i $((id + 1 + i)))" 2>&1
+    done
+  else
+    bash -c "$wrap" > "$(log "" $id)" 2>&1
+  fi
 fi
+echo $id
 '''
 
 
-def test_slurm_job_array_script_shards_and_merges(tmp_path, small_space, tune_command):
-    import os
-    import subprocess
-
-    source = os.environ["OBSIDIAN_SOURCE_DIR"]
+def fake_slurm(tmp_path, tune_command, tune_args, run=True):
+    """The environment that puts the stand-in sbatch first on PATH, and the calls it records:
+    a function returning [(argument list), ...] per sbatch call so far."""
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    bin_dir.mkdir(exist_ok=True)
     (bin_dir / "sbatch").write_text(FAKE_SBATCH)
     (bin_dir / "sbatch").chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", OBSIDIAN_TUNE=tune_command,
+               OBSIDIAN_TUNE_ARGS=tune_args, FAKE_SLURM_DIR=str(tmp_path),
+               FAKE_SLURM_RUN="1" if run else "0")
+
+    def calls():
+        words = (tmp_path / "calls").read_text().split("\n")
+        out, i = [], 0
+        while i < len(words) and words[i].startswith("sbatch "):
+            n = int(words[i].split()[1])
+            out.append(words[i + 1:i + 1 + n])
+            i += 1 + n
+        return out
+
+    return env, calls
+
+
+def slurm_sweep(env, *args):
+    source = os.environ["OBSIDIAN_SOURCE_DIR"]
+    return subprocess.run(["bash", f"{source}/tuning/slurm_sweep.sh", *map(str, args)], env=env,
+                          capture_output=True, text=True)
+
+
+def test_slurm_job_array_script_shards_and_merges(tmp_path, small_space, tune_command):
     space = tmp_path / "small.json"
     space.write_text(json.dumps(small_space))
-    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", OBSIDIAN_TUNE=tune_command,
-               OBSIDIAN_TUNE_ARGS="--simulate --no-compile",
-               FAKE_SLURM_LOG=str(tmp_path / "merge.log"))
-    r = subprocess.run(["bash", f"{source}/tuning/slurm_sweep.sh", space, tmp_path / "out", "3"],
-                       env=env, capture_output=True, text=True)
+    env, calls = fake_slurm(tmp_path, tune_command, "--simulate --no-compile")
+    out = tmp_path / "out"
+    r = slurm_sweep(env, space, out, 3)
     assert r.returncode == 0, r.stderr
-    assert "submitted array 1001 (3 shards)" in r.stdout
-    assert "10 lines, 0 of 10 points missing" in (tmp_path / "merge.log").read_text()
-    merged = (tmp_path / "out" / "small.jsonl").read_text().splitlines()
+    # one line: both jobs' ids in it (no stray line with the merge's id)
+    assert r.stdout.splitlines() == [
+        f"submitted array 1001 (3 shards) and its merge, job 1002; results in {out}/small.jsonl"]
+    array, merge = calls()
+    # a dry run on the simulator asks for no GPU (a cluster without GPUs refuses gres=gpu)
+    assert not any(a.startswith("--gres") for a in array + merge)
+    assert "--array=0-2" in array and "--dependency=afterany:1001" in merge
+    assert "10 lines, 0 of 10 points missing" in (out / "tune-small-merge-1002.log").read_text()
+    merged = (out / "small.jsonl").read_text().splitlines()
     assert [json.loads(l)["key"] for l in merged] == [p["key"] for p in ot.points(small_space, True)]
+    # a rerun: new job ids, new logs; the first run's are kept
+    r = slurm_sweep(env, space, out, 3)
+    assert r.returncode == 0, r.stderr
+    assert "submitted array 1003 (3 shards) and its merge, job 1004" in r.stdout
+    logs = sorted(p.name for p in out.glob("*.log"))
+    assert logs == ["tune-small-1001-0.log", "tune-small-1001-1.log", "tune-small-1001-2.log",
+                    "tune-small-1003-0.log", "tune-small-1003-1.log", "tune-small-1003-2.log",
+                    "tune-small-merge-1002.log", "tune-small-merge-1004.log"]
+    assert "resuming" in (out / "tune-small-1003-0.log").read_text()
+
+
+def test_slurm_asks_for_what_the_tasks_need(tmp_path, small_space, tune_command):
+    space = tmp_path / "small.json"
+    space.write_text(json.dumps(small_space))
+    # On the GPU: one GPU per task (not run here: the stand-in only records the calls).
+    env, calls = fake_slurm(tmp_path, tune_command, "--runs 50", run=False)
+    r = slurm_sweep(env, "--cpus-per-task", 8, space, tmp_path / "out", 2)
+    assert r.returncode == 0, r.stderr
+    array, merge = calls()
+    assert "--gres=gpu:1" in array and not any(a.startswith("--gres") for a in merge)
+    # the cores asked for, and the tasks compile on as many threads
+    assert "--cpus-per-task=8" in array
+    wrap = next(a for a in array if a.startswith("--wrap="))
+    assert "--runs 50 --jobs 8 --shard $SLURM_ARRAY_TASK_ID/2" in wrap
+    assert "--output=" + str(tmp_path / "out" / "%x-%A-%a.log") in array
+    assert "--output=" + str(tmp_path / "out" / "%x-%j.log") in merge
+    # --jobs given by the user wins; --simulate asks no GPU
+    (tmp_path / "calls").unlink()
+    env, calls = fake_slurm(tmp_path, tune_command, "--simulate --jobs 3", run=False)
+    r = slurm_sweep(env, "--cpus-per-task=4", space, tmp_path / "out", 2)
+    assert r.returncode == 0, r.stderr
+    array, merge = calls()
+    assert "--cpus-per-task=4" in array and not any(a.startswith("--gres") for a in array)
+    wrap = next(a for a in array if a.startswith("--wrap="))
+    assert "--jobs 3" in wrap and "--jobs 4" not in wrap
+    # mistakes are refused before anything is submitted
+    (tmp_path / "calls").unlink()
+    out = tmp_path / "out"
+    for args, message in [
+            (["--cpus-per-task", "0", space, out], "--cpus-per-task 0: expected a whole"),
+            (["--cpus", "2", space, out], "unknown option --cpus"),
+            ([space, out, "x"], "SHARDS x: expected a whole number")]:
+        r = slurm_sweep(env, *args)
+        assert r.returncode == 2 and message in r.stderr, r.stderr
+    assert not (tmp_path / "calls").exists()

@@ -333,6 +333,20 @@ class Sharer {
       for (Stmt& t : *b) countDeep(t, c, avail, before);
     }
   }
+  // Uses in the first kWindow statements of a branch, which runs after `since`: each
+  // statement's own expressions see the effects of those before it in the branch.
+  void countBranch(Body& b, Counts& c, const Avail& avail, Effects since) {
+    for (size_t j = 0; j < b.size() && j < kWindow; ++j) {
+      Stmt& t = b[j];
+      const Effects e = effectsOf(t);
+      if (ir::childBodies(t).empty() || !e.any()) {
+        countDeep(t, c, avail, since);
+      } else {
+        for (ExpPtr* x : evaluated(t)) count(*x, c, avail, since);
+      }
+      merge(since, e);
+    }
+  }
 
   // e with every available value read from its variable.
   ExpPtr replace(const ExpPtr& e, const Avail& avail) {
@@ -388,6 +402,12 @@ class Sharer {
     for (ExpPtr* e : exps) {
       must(*e, mustSet);
       count(*e, uses, avail, since);
+    }
+    // A branch runs right after its condition, so what the condition computes is there for
+    // the branch too (a sample tested for being counted, then binned inside: one load).
+    if (auto* c = std::get_if<Cond>(&in[i].node)) {
+      countBranch(c->then, uses, avail, since);
+      countBranch(c->otherwise, uses, avail, since);
     }
     // Later uses, while nothing in between has changed the value.
     for (size_t j = i + 1; j < in.size() && j <= i + kWindow; ++j) {

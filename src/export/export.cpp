@@ -87,9 +87,32 @@ bool writes(const KernelIR& k, const Param& p) { return p.output || k.arrays[p.a
 // the one other name it declares, `stream`, is reserved for parameters in
 // src/ir/identifiers.cpp.
 std::string launcher(const KernelIR& k, const std::string& ns) {
-  auto show = [&](const ExpPtr& e) { return ir::printExp(e, k.arrays); };
+  // Launch-time expressions are host C++ here: divisions are checked (ir::printHostExp), and
+  // after each expression that divides, a zero divisor returns cudaErrorInvalidValue.
+  bool divides = false;
+  auto show = [&](const ExpPtr& e) {
+    bool d = false;
+    std::string text = ir::printHostExp(e, k.arrays, "obsidian_zero_divisor", &d);
+    divides = divides || d;
+    return text;
+  };
+  auto zeroCheck = [&](const std::string& what) {
+    if (!divides) return std::string();
+    divides = false;
+    return "  if (obsidian_zero_divisor) {\n"
+           "#ifdef OBSIDIAN_CHECKED\n"
+           "    std::fprintf(stderr, \"obsidian: kernel %s: %s divides by zero; nothing was "
+           "launched\\n\", \"" +
+           k.name + "\", " + cStringLiteral(what) +
+           ");\n"
+           "#endif\n"
+           "    return cudaErrorInvalidValue;\n"
+           "  }\n";
+  };
   const std::string kernel = "::" + ns + "::" + k.name;
   std::ostringstream sig, body;
+  body << "  bool obsidian_zero_divisor = false;  // set by a division by zero (obsidian_host)\n"
+       << "  (void)obsidian_zero_divisor;\n";
   bool first = true;
   auto arg = [&](const std::string& s) {
     sig << (first ? "" : ", ") << s;
@@ -147,24 +170,30 @@ std::string launcher(const KernelIR& k, const std::string& ns) {
   }
   // A precondition's message is the user's text: written as a string literal only (in a
   // comment a newline or a final backslash would end or continue it).
+  // A precondition that divides by zero fails (as bindArguments says).
   for (const Precondition& c : k.preconditions) {
-    body << "  if (!(" << show(c.holds) << ")) {\n"
+    const std::string holds = show(c.holds);
+    body << "  if (!(" << holds << ")" << (divides ? " || obsidian_zero_divisor" : "") << ") {\n"
          << "#ifdef OBSIDIAN_CHECKED\n"
          << "    std::fprintf(stderr, \"obsidian: kernel " << k.name
          << ": precondition failed: %s\\n\", " << cStringLiteral(c.message) << ");\n"
          << "#endif\n"
          << "    return cudaErrorInvalidValue;\n"
          << "  }\n";
+    divides = false;
   }
   for (const Param& p : k.params) {
     if (p.kind != ParamKind::Array) continue;
     body << "  if ((unsigned long long)" << p.name << "Count < (unsigned long long)("
          << show(p.length) << ")) return cudaErrorInvalidValue;  // " << p.name
-         << (p.output ? " too small for the output" : " shorter than the kernel reads") << "\n";
+         << (p.output ? " too small for the output" : " shorter than the kernel reads") << "\n"
+         << zeroCheck(std::string("the length of ") + (p.output ? "output " : "") + p.name + " (" +
+                      ir::printExp(p.length, k.arrays) + ")");
   }
   // At most maxRealBlocks real blocks (indices and the grid's stride fit in 32 bits); the
   // kernel's virtual blocks loop over them.
   body << "  uint32_t obsidian_blocks = " << show(k.gridBlocks) << ";\n"
+       << zeroCheck("the grid size (" + ir::printExp(k.gridBlocks, k.arrays) + ")")
        << "  if (obsidian_blocks == 0) return cudaSuccess;  // nothing to compute\n"
        << "  if (obsidian_blocks > " << maxRealBlocks(k.threadsPerBlock)
        << "u) obsidian_blocks = " << maxRealBlocks(k.threadsPerBlock)
@@ -282,7 +311,8 @@ std::string headerText(const std::vector<Kernel>& kernels, const ExportOptions& 
     out << ": give nvcc the same.\n";
   }
   out << "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n#include <cstdio>\n#include "
-         "<cuda_runtime.h>\n\n"
+         "<limits>\n#include <type_traits>\n#include <cuda_runtime.h>\n\n"
+      << ir::printHostArithmetic() << "\n"
       << "namespace " << options.ns << " {\n\n";
   for (const Kernel& k : kernels) {
     out << emitKernelFunction(k.ir(), false, Checks::IfDefined) << "\n"
@@ -512,7 +542,7 @@ ExportedBinary exportBinary(const Kernel& k, const std::filesystem::path& direct
   j["kernel"] = k.name();
   j["entry"] = k.name();  // extern "C": the PTX entry has the kernel's plain name
   j["arch"] = options.arch;
-  j["options"] = r.options;
+  j["options"] = detail::utf8Text(r.options);
   j["threadsPerBlock"] = k.threadsPerBlock();
   j["sharedBytes"] = k.sharedBytes();
   const nlohmann::json report = toJson(k.report());

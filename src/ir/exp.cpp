@@ -150,6 +150,10 @@ ExpPtr foldBinary(BinOp op, ScalarType t, const ExpPtr& a, const ExpPtr& b) {
   return literalOf(isComparison(op) ? ScalarType::Bool : t, r);
 }
 
+bool isNanLiteral(const ExpPtr& e) {
+  return e->isLiteral() && isFloat(e->type) && std::isnan(e->real);
+}
+
 bool commutative(BinOp op) {
   switch (op) {
     case BinOp::Add:
@@ -306,7 +310,7 @@ ExpPtr unary(UnOp op, ExpPtr a) {
     case UnOp::Neg:
       OBSIDIAN_ASSERT(t != ScalarType::Bool, "- takes a number");
       if (a->isLiteral()) {
-        return isFloat(t) ? literalReal(t, -a->real) : literalInt(t, uint64_t{0} - a->bits);
+        return literalOf(t, evalUnary(op, t, literalValue(*a)));
       }
       if (a->kind == ExpKind::Unary && a->unOp == UnOp::Neg) return a->args[0];
       break;
@@ -320,11 +324,11 @@ ExpPtr unary(UnOp op, ExpPtr a) {
     OBSIDIAN_FLOAT_MATH_UNOPS:
       OBSIDIAN_ASSERT(isFloat(t), std::string(unOpName(op)) + " takes a float");
       if (a->isLiteral()) {
-        // Only operations that are exact in IEEE arithmetic are folded.
-        if (op == UnOp::Fabs) return literalReal(t, std::fabs(a->real));
-        if (op == UnOp::Floor) return literalReal(t, std::floor(a->real));
-        if (op == UnOp::Ceil) return literalReal(t, std::ceil(a->real));
-        if (op == UnOp::Sqrt) return literalReal(t, roundTo(t, std::sqrt(a->real)));
+        // Only operations that are exact in IEEE arithmetic are folded (NaNs as the GPU makes
+        // them: evalUnary).
+        if (op == UnOp::Fabs || op == UnOp::Floor || op == UnOp::Ceil || op == UnOp::Sqrt) {
+          return literalOf(t, evalUnary(op, t, literalValue(*a)));
+        }
       }
       break;
   }
@@ -351,6 +355,29 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
   }
   if (a->isLiteral() && b->isLiteral()) {
     if (ExpPtr folded = foldBinary(op, t, a, b)) return folded;
+  }
+  // A NaN constant decides +, -, *, / and comparisons whatever the other operand is, and min
+  // and max give the other operand: folded here as the CUDA compiler folds them (LLVM's NaN
+  // propagation, which keeps the constant's payload where the GPU's arithmetic would give its
+  // canonical NaN), so the printed code holds no such operation and the simulator and the GPU
+  // run the same thing.
+  if (isFloat(t) && (isNanLiteral(a) || isNanLiteral(b))) {
+    const ExpPtr& nan = isNanLiteral(a) ? a : b;
+    switch (op) {
+      case BinOp::Add:
+      case BinOp::Sub:
+      case BinOp::Mul:
+      case BinOp::Div:
+      case BinOp::Eq:
+      case BinOp::Ne:
+      case BinOp::Lt:
+      case BinOp::Le:
+      case BinOp::Gt:
+      case BinOp::Ge: return foldBinary(op, t, nan, nan);
+      case BinOp::Min:
+      case BinOp::Max: return isNanLiteral(a) ? b : a;
+      default: break;
+    }
   }
   if (commutative(op) && a->isLiteral() && !b->isLiteral()) std::swap(a, b);
 
@@ -444,7 +471,8 @@ ExpPtr cast(ScalarType to, ExpPtr a) {
     if (to == ScalarType::Bool) {
       return literalInt(to, isFloat(a->type) ? (a->real != 0) : (a->bits != 0));
     }
-    if (isFloat(a->type) && isFloat(to)) return literalReal(to, a->real);
+    if (isFloat(a->type) && isFloat(to))
+      return literalOf(to, evalCast(to, a->type, literalValue(*a)));
     if (!isFloat(a->type) && isFloat(to)) {
       const double v = isSigned(a->type) ? static_cast<double>(signedOf(a->type, a->bits))
                                          : static_cast<double>(a->bits);

@@ -11,6 +11,16 @@ namespace obsidian::ir {
 
 // e as a CUDA expression; arrays are printed by their names in `arrays`.
 std::string printExp(const ExpPtr& e, const std::vector<ArrayDecl>& arrays);
+// e as host C++ for an exported launcher, which evaluates preconditions, lengths and the grid
+// before it launches: integer division and remainder (by anything but a literal; and by -1 for
+// signed types), shifts by a variable amount and float -> integer conversions call the
+// obsidian_host helpers of printHostArithmetic(), which compute what the GPU and the library
+// compute without trapping; a zero divisor sets the bool named `zeroFlag`. `divides` (if
+// given) tells whether a checked division was printed.
+std::string printHostExp(const ExpPtr& e, const std::vector<ArrayDecl>& arrays,
+                         const std::string& zeroFlag, bool* divides = nullptr);
+// The obsidian_host helpers printHostExp calls (C++17; needs <limits> and <type_traits>).
+std::string printHostArithmetic();
 // e as the left (right: the right) operand of `op`, for text that prints the operator itself
 // (`i < bound` in a loop header): parenthesized where C precedence needs it, so that a bound
 // `c ? a : b` prints as `i < (c ? a : b)`, not `(i < c) ? a : b`.

@@ -1,8 +1,10 @@
 // Expressions in CUDA syntax with C precedence: parentheses only where they are needed, plus
 // where mixing bitwise and arithmetic operators would be easy to misread.
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "ir/print.hpp"
@@ -103,6 +105,10 @@ std::string mathName(const char* base, ScalarType t) {
 class Printer {
  public:
   Printer(const std::vector<ArrayDecl>& arrays, std::string& out) : arrays_(arrays), out_(out) {}
+  // Host C++ (printHostExp): operations that trap or differ on the host call obsidian_host.
+  Printer(const std::vector<ArrayDecl>& arrays, std::string& out, const std::string& zeroFlag)
+      : arrays_(arrays), out_(out), zeroFlag_(zeroFlag) {}
+  bool divides() const { return divides_; }
 
   // e as the left (or right) operand of a binary operator `op` printed around it by the caller.
   void printOperandOf(BinOp op, bool right, const ExpPtr& e) {
@@ -177,6 +183,24 @@ class Printer {
         return;
       }
       case ExpKind::Cast:
+        if (host() && isFloat(n.args[0]->type) && isInteger(n.type)) {  // saturating, NaN 0
+          call("obsidian_host::toInteger<" + std::string(cudaTypeName(n.type)) + ">", n.args[0]);
+          return;
+        }
+        if (!host() && isFloat(n.args[0]->type) && isFloat(n.type)) {
+          // Between f32 and f64 through inline PTX, which the CUDA compiler cannot see into:
+          // it would otherwise fold (float)(double)x to x and narrow f64 arithmetic on
+          // widened f32 values to f32 arithmetic, which makes other NaN bits than the
+          // conversions the program wrote (and the simulator runs).
+          const bool widen = n.type == ScalarType::F64;
+          out_ += widen ? "[](float x) { double r; asm(\"cvt.f64.f32 %0, %1;\" : \"=d\"(r) : "
+                          "\"f\"(x)); return r; }("
+                        : "[](double x) { float r; asm(\"cvt.rn.f32.f64 %0, %1;\" : \"=f\"(r) : "
+                          "\"d\"(x)); return r; }(";
+          print(n.args[0]);
+          out_ += ")";
+          return;
+        }
         out_ += "(" + std::string(cudaTypeName(n.type)) + ")";
         operand(n.args[0], kUnary, kUnary);
         return;
@@ -306,25 +330,54 @@ class Printer {
         return;
       }
       case BinOp::Pow: call(mathName("pow", t), n.args[0], n.args[1]); return;
-      default: {
-        const int p = binPrec(n.binOp);
-        if (widensLeft(n.binOp, t)) {
-          out_ += "(unsigned int)";
-          operand(n.args[0], kUnary, kUnary);
-        } else {
-          operand(n.args[0], p, p);
+      case BinOp::Div:
+      case BinOp::Mod:
+        // On the host, a zero divisor traps and INT_MIN / -1 overflows: both are checked.
+        if (host() && !isFloat(t) &&
+            (!n.args[1]->isLiteral() || (isSigned(t) && n.args[1]->bits == typeMask(t)))) {
+          divides_ = divides_ || !n.args[1]->isLiteral();
+          out_ += std::string(n.binOp == BinOp::Div ? "obsidian_host::divide<"
+                                                    : "obsidian_host::remainder<") +
+                  std::string(cudaTypeName(t)) + ">(";
+          print(n.args[0]);
+          out_ += ", ";
+          print(n.args[1]);
+          out_ += ", " + zeroFlag_ + ")";
+          return;
         }
-        out_ += " ";
-        out_ += binOpName(n.binOp);
-        out_ += " ";
-        operand(n.args[1], p + 1, p);
-        return;
-      }
+        break;
+      case BinOp::Shl:
+      case BinOp::Shr:
+        // A host shift by the width or more is undefined; PTX clamps it (as evalBinary).
+        if (host() && !n.args[1]->isLiteral()) {
+          call(std::string(n.binOp == BinOp::Shl ? "obsidian_host::shiftLeft<"
+                                                 : "obsidian_host::shiftRight<") +
+                   std::string(cudaTypeName(t)) + ">",
+               n.args[0], n.args[1]);
+          return;
+        }
+        break;
+      default: break;
     }
+    const int p = binPrec(n.binOp);
+    if (widensLeft(n.binOp, t)) {
+      out_ += "(unsigned int)";
+      operand(n.args[0], kUnary, kUnary);
+    } else {
+      operand(n.args[0], p, p);
+    }
+    out_ += " ";
+    out_ += binOpName(n.binOp);
+    out_ += " ";
+    operand(n.args[1], p + 1, p);
   }
+
+  bool host() const { return !zeroFlag_.empty(); }
 
   const std::vector<ArrayDecl>& arrays_;
   std::string& out_;
+  std::string zeroFlag_;  // host printing: the bool a zero divisor sets
+  bool divides_ = false;  // host printing: a checked division was printed
 };
 
 std::string shortestReal(double v, bool single) {
@@ -353,8 +406,17 @@ std::string printLiteral(const ExpNode& e) {
     case ScalarType::F32:
     case ScalarType::F64: {
       const bool single = e.type == ScalarType::F32;
-      if (std::isnan(e.real))
-        return single ? "__int_as_float(0x7fc00000)" : "__longlong_as_double(0x7ff8000000000000ll)";
+      if (std::isnan(e.real)) {  // its exact bits: sign, payload, signalling bit
+        char buf[64];
+        if (single) {
+          std::snprintf(buf, sizeof buf, "__int_as_float(0x%08x)",
+                        std::bit_cast<uint32_t>(detail::narrowF32(e.real)));
+        } else {
+          std::snprintf(buf, sizeof buf, "__longlong_as_double(0x%016llxll)",
+                        static_cast<unsigned long long>(std::bit_cast<uint64_t>(e.real)));
+        }
+        return buf;
+      }
       if (std::isinf(e.real)) {
         const bool neg = e.real < 0;
         if (single) return neg ? "__int_as_float(0xff800000)" : "__int_as_float(0x7f800000)";
@@ -371,6 +433,59 @@ std::string printExp(const ExpPtr& e, const std::vector<ArrayDecl>& arrays) {
   std::string out;
   Printer(arrays, out).print(e);
   return out;
+}
+
+std::string printHostExp(const ExpPtr& e, const std::vector<ArrayDecl>& arrays,
+                         const std::string& zeroFlag, bool* divides) {
+  OBSIDIAN_ASSERT(!zeroFlag.empty(), "host printing names its zero flag");
+  std::string out;
+  Printer printer(arrays, out, zeroFlag);
+  printer.print(e);
+  if (divides) *divides = printer.divides();
+  return out;
+}
+
+std::string printHostArithmetic() {
+  // Guarded: several exported headers may be included in one translation unit.
+  return R"(#ifndef obsidian_host_arithmetic_1
+#define obsidian_host_arithmetic_1
+// Launch-time arithmetic as the GPU computes it, without the traps and undefined cases of host
+// arithmetic: a zero divisor sets `zero` (the launcher then returns cudaErrorInvalidValue),
+// INT_MIN / -1 is INT_MIN, shifts by the width or more are clamped, float -> integer saturates
+// (NaN: 0).
+namespace obsidian_host {
+template <class T>
+inline T divide(T x, T y, bool& zero) {
+  if (y == 0) { zero = true; return 0; }
+  if (std::is_signed<T>::value && y == (T)-1) return (T)(0ull - (unsigned long long)x);
+  return (T)(x / y);
+}
+template <class T>
+inline T remainder(T x, T y, bool& zero) {
+  if (y == 0) { zero = true; return 0; }
+  if (std::is_signed<T>::value && y == (T)-1) return 0;
+  return (T)(x % y);
+}
+template <class T>
+inline T shiftLeft(T x, T y) {
+  return (unsigned long long)y >= 8 * sizeof(T) ? (T)0 : (T)((unsigned long long)x << y);
+}
+template <class T>
+inline T shiftRight(T x, T y) {
+  const unsigned long long width = 8 * sizeof(T);
+  if (std::is_signed<T>::value) return (T)(x >> ((unsigned long long)y < width ? y : width - 1));
+  return (unsigned long long)y >= width ? (T)0 : (T)(x >> y);
+}
+template <class T, class F>
+inline T toInteger(F v) {
+  if (v != v) return 0;
+  if (v <= (F)std::numeric_limits<T>::min()) return std::numeric_limits<T>::min();
+  if (v >= (F)std::numeric_limits<T>::max()) return std::numeric_limits<T>::max();
+  return (T)v;
+}
+}  // namespace obsidian_host
+#endif
+)";
 }
 
 std::string printOperand(BinOp op, bool right, const ExpPtr& e,

@@ -45,10 +45,52 @@ std::optional<uint64_t> integerBits(ScalarType t, double v) {
 }
 
 double roundTo(ScalarType t, double v) {
-  return t == ScalarType::F32 ? static_cast<double>(static_cast<float>(v)) : v;
+  if (t != ScalarType::F32) return v;
+  return detail::widenF32(detail::narrowF32(v));  // a NaN keeps its bits (types.hpp)
 }
 
 namespace {
+
+// NaN results as the GPU gives them (measured on the H100 and H200, sm_90; the simulator's
+// tests pin each case): every f32 operation whose result is NaN gives the canonical
+// 0x7fffffff, whatever its operands' bits (negation and fabsf included: they compile to an
+// FADD); an f64 operation gives its NaN operand with the quiet bit set (sign and payload kept,
+// even by negation and fabs), or 0xfff8000000000000 when no operand is a NaN (inf - inf). Of two
+// NaN operands the GPU returns either, as the operand order ptxas chose decides (fuzz/RESULTS.md,
+// finding 6); here the first, always.
+constexpr uint64_t kCanonicalF32Bits = 0x7fffffffu;
+constexpr uint64_t kDefaultF64NaN = 0xfff8000000000000ull;
+constexpr uint64_t kF64QuietBit = uint64_t{1} << 51;
+
+double quietF64(double x) {
+  return std::bit_cast<double>(std::bit_cast<uint64_t>(x) | kF64QuietBit);
+}
+
+// r, the result of an operation of type t on x and y (y = x for a unary one), with its NaN
+// made as the GPU makes it.
+double floatResult(ScalarType t, double r, double x, double y) {
+  if (!std::isnan(r)) return roundTo(t, r);
+  if (t == ScalarType::F32)
+    return detail::widenF32(std::bit_cast<float>(uint32_t{kCanonicalF32Bits}));
+  if (std::isnan(x)) return quietF64(x);
+  if (std::isnan(y)) return quietF64(y);
+  return std::bit_cast<double>(kDefaultF64NaN);
+}
+
+// fminf/fmaxf and fmin/fmax as the GPU computes them: a NaN operand gives the other one, and
+// -0 is below +0 (both NaN: a NaN, which floatResult makes the GPU's).
+double minOf(double x, double y) {
+  if (std::isnan(x)) return y;
+  if (std::isnan(y)) return x;
+  if (x == y) return std::signbit(x) ? x : y;
+  return x < y ? x : y;
+}
+double maxOf(double x, double y) {
+  if (std::isnan(x)) return y;
+  if (std::isnan(y)) return x;
+  if (x == y) return std::signbit(x) ? y : x;
+  return x > y ? x : y;
+}
 
 template <class T>
 bool compare(BinOp op, T x, T y) {
@@ -83,8 +125,8 @@ Value evalBinary(BinOp op, ScalarType t, Value a, Value b) {
       case BinOp::Sub: r = a.f - b.f; break;
       case BinOp::Mul: r = a.f * b.f; break;
       case BinOp::Div: r = a.f / b.f; break;
-      case BinOp::Min: r = std::fmin(a.f, b.f); break;
-      case BinOp::Max: r = std::fmax(a.f, b.f); break;
+      case BinOp::Min: r = minOf(a.f, b.f); break;
+      case BinOp::Max: r = maxOf(a.f, b.f); break;
       case BinOp::Pow:
         r = t == ScalarType::F32
                 ? static_cast<double>(std::pow(static_cast<float>(a.f), static_cast<float>(b.f)))
@@ -92,7 +134,7 @@ Value evalBinary(BinOp op, ScalarType t, Value a, Value b) {
         break;
       default: OBSIDIAN_ASSERT(false, std::string("no float ") + binOpName(op));
     }
-    return realValue(roundTo(t, r));
+    return realValue(floatResult(t, r, a.f, b.f));
   }
   const uint64_t x = a.u, y = b.u;
   const bool sgn = isSigned(t);
@@ -142,7 +184,8 @@ Value evalUnary(UnOp op, ScalarType t, Value a) {
     case UnOp::Not: return intValue(a.u ? 0 : 1);
     case UnOp::BitNot: return intValue(~a.u & typeMask(t));
     case UnOp::Neg:
-      return isFloat(t) ? realValue(-a.f) : intValue((uint64_t{0} - a.u) & typeMask(t));
+      if (isFloat(t)) return realValue(floatResult(t, -a.f, a.f, a.f));
+      return intValue((uint64_t{0} - a.u) & typeMask(t));
     case UnOp::Abs: {
       const int64_t v = signedOf(t, a.u);
       return intValue(static_cast<uint64_t>(v < 0 ? -v : v) & typeMask(t));
@@ -172,13 +215,18 @@ Value evalUnary(UnOp op, ScalarType t, Value a) {
     case UnOp::Abs:
       OBSIDIAN_ASSERT(false, std::string("unary ") + unOpName(op) + " returned above");
   }
-  return realValue(roundTo(t, r));
+  return realValue(floatResult(t, r, a.f, a.f));
 }
 
 Value evalCast(ScalarType to, ScalarType from, Value a) {
   if (to == from) return a;
   if (to == ScalarType::Bool) return intValue(isFloat(from) ? (a.f != 0) : (a.u != 0));
   if (isFloat(to)) {
+    if (isFloat(from) && std::isnan(a.f)) {
+      // cvt between f32 and f64 quiets a NaN and keeps its sign and payload (what fits).
+      const double quiet = quietF64(a.f);
+      return realValue(to == ScalarType::F32 ? roundTo(to, quiet) : quiet);
+    }
     if (isFloat(from)) return realValue(roundTo(to, a.f));
     const double v =
         isSigned(from) ? static_cast<double>(signedOf(from, a.u)) : static_cast<double>(a.u);
@@ -204,9 +252,11 @@ Value evalBitCast(ScalarType to, ScalarType from, Value a) {
   OBSIDIAN_ASSERT(sizeOf(to) == sizeOf(from), "bitcast between types of one size");
   if (to == from) return a;
   uint64_t bits = a.u & typeMask(from);
-  if (from == ScalarType::F32) bits = std::bit_cast<uint32_t>(static_cast<float>(a.f));
+  if (from == ScalarType::F32) bits = std::bit_cast<uint32_t>(detail::narrowF32(a.f));
   if (from == ScalarType::F64) bits = std::bit_cast<uint64_t>(a.f);
-  if (to == ScalarType::F32) return realValue(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+  if (to == ScalarType::F32) {
+    return realValue(detail::widenF32(std::bit_cast<float>(static_cast<uint32_t>(bits))));
+  }
   if (to == ScalarType::F64) return realValue(std::bit_cast<double>(bits));
   return intValue(bits & typeMask(to));
 }

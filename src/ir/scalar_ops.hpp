@@ -39,14 +39,15 @@ std::optional<uint64_t> integerBits(ScalarType t, double v);
 
 // op applied to operands of type t (comparisons yield a bool in `u`). Integer division or
 // remainder by zero throws Error; callers that can report better (the simulator) check first.
+// A NaN result has the GPU's bits: 0x7fffffff for f32; for f64 the first NaN operand quieted,
+// or 0xfff8000000000000 (see floatResult in scalar_ops.cpp).
 Value evalBinary(BinOp op, ScalarType t, Value a, Value b);
 Value evalUnary(UnOp op, ScalarType t, Value a);
 // Conversion as CUDA does it; float to integer saturates, NaN becomes 0 (to u8 and u16: to u32
-// first, then truncated).
+// first, then truncated); between f32 and f64 a NaN is quieted, its sign and payload kept.
 Value evalCast(ScalarType to, ScalarType from, Value a);
-// The same bits read as `to` (types of one size, see ir::bitcast). A float's value is kept as a
-// double here, so f32 NaNs carry their payload but not a signalling bit (no CUDA arithmetic
-// makes one).
+// The same bits read as `to` (types of one size, see ir::bitcast). f32 values are widened
+// doubles (detail::widenF32), so every f32 bit pattern survives, signalling NaNs included.
 Value evalBitCast(ScalarType to, ScalarType from, Value a);
 
 // The value of a literal node, and a literal node for a value.

@@ -2,6 +2,8 @@
 #include "obsidian/kernel.hpp"
 
 #include <atomic>
+#include <map>
+#include <mutex>
 
 #include "codegen/emit_cuda.hpp"
 #include "ir/deep_stack.hpp"
@@ -17,8 +19,20 @@ namespace {
 std::atomic<uint64_t> nextKernelId{1};
 }
 
+namespace detail {
+struct KernelMemo {
+  std::mutex mutex;
+  // Every result kept (references handed out stay valid), by arch and NVRTC options.
+  std::map<std::vector<std::string>, std::unique_ptr<const CompileResult>> compiled;
+  const std::vector<std::string>* latest = nullptr;  // a key of `compiled`: the report's
+  std::unique_ptr<const std::string> checkedCuda;
+};
+}  // namespace detail
+
 Kernel::Kernel(std::shared_ptr<const LoweredKernel> lowered)
-    : data_(std::move(lowered)), id_(nextKernelId++) {}
+    : data_(std::move(lowered)),
+      id_(nextKernelId++),
+      memo_(std::make_shared<detail::KernelMemo>()) {}
 
 const std::string& Kernel::name() const { return data_->lowered.name; }
 const std::string& Kernel::cuda() const { return data_->cuda; }
@@ -35,11 +49,20 @@ const std::vector<PostconditionCheck>& Kernel::postconditions() const {
 }
 
 const std::string& Kernel::checkedCuda() const {
-  if (!checkedCuda_) {
-    checkedCuda_ = std::make_shared<const std::string>(ir::withStackFor(
-        ir::maxDepth(data_->lowered), [this] { return emitCuda(data_->lowered, Checks::Always); }));
+  {
+    std::lock_guard<std::mutex> lock(memo_->mutex);
+    if (memo_->checkedCuda) return *memo_->checkedCuda;
   }
-  return *checkedCuda_;
+  auto made = std::make_unique<const std::string>(ir::withStackFor(
+      ir::maxDepth(data_->lowered), [this] { return emitCuda(data_->lowered, Checks::Always); }));
+  std::lock_guard<std::mutex> lock(memo_->mutex);
+  if (!memo_->checkedCuda) memo_->checkedCuda = std::move(made);  // else another thread's
+  return *memo_->checkedCuda;
+}
+
+bool Kernel::compiled() const {
+  std::lock_guard<std::mutex> lock(memo_->mutex);
+  return memo_->latest != nullptr;
 }
 
 CompileOptions Kernel::compileOptions(const CompileOptions& options) const {
@@ -54,12 +77,20 @@ const CompileResult& Kernel::compile(const CompileOptions& requested) const {
   const CompileOptions options = compileOptions(requested);
   std::vector<std::string> key{options.arch};
   key.insert(key.end(), options.extraOptions.begin(), options.extraOptions.end());
-  if (!compiled_ || compiledOptions_ != key) {
-    compiled_ =
-        std::make_shared<CompileResult>(KernelCache::global().get(data_->cuda, name(), options));
-    compiledOptions_ = key;
+  {
+    std::lock_guard<std::mutex> lock(memo_->mutex);
+    if (auto it = memo_->compiled.find(key); it != memo_->compiled.end()) {
+      memo_->latest = &it->first;
+      return *it->second;
+    }
   }
-  return *compiled_;
+  // Compiled outside the lock (NVRTC takes long; the cache shares concurrent compiles).
+  auto made = std::make_unique<const CompileResult>(
+      KernelCache::global().get(data_->cuda, name(), options));
+  std::lock_guard<std::mutex> lock(memo_->mutex);
+  auto it = memo_->compiled.emplace(std::move(key), std::move(made)).first;
+  memo_->latest = &it->first;
+  return *it->second;
 }
 
 KernelReport Kernel::report() const {
@@ -109,10 +140,13 @@ KernelReport Kernel::makeReport() const {
   r.barriers = data_->barriers;
   r.nvrtcOptions = data_->nvrtcOptions;
   r.timings = data_->timings;
-  if (compiled_) {
-    r.compiled = ReportCompiled{compiledOptions_.front(),   compiled_->registers,
-                                compiled_->spillStoreBytes, compiled_->spillLoadBytes,
-                                compiled_->stackBytes,      compiled_->seconds * 1000.0};
+  {
+    std::lock_guard<std::mutex> lock(memo_->mutex);
+    if (memo_->latest) {
+      const CompileResult& c = *memo_->compiled.at(*memo_->latest);
+      r.compiled = ReportCompiled{memo_->latest->front(), c.registers,  c.spillStoreBytes,
+                                  c.spillLoadBytes,       c.stackBytes, c.seconds * 1000.0};
+    }
   }
   return r;
 }

@@ -3,6 +3,61 @@
 
 namespace obsidian {
 
+namespace detail {
+// `s` as valid UTF-8: a report's free text (require and ensure messages, NVRTC options) is the
+// user's bytes, in any encoding, and JSON text must be UTF-8 (nlohmann's dump throws on
+// anything else). Each byte that does not begin a well-formed sequence becomes U+FFFD.
+std::string utf8Text(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char c = byte(i);
+    size_t n = 0;                        // continuation bytes
+    unsigned char lo = 0x80, hi = 0xbf;  // the allowed range of the first continuation byte
+    if (c < 0x80)
+      n = 0;
+    else if (c >= 0xc2 && c <= 0xdf)
+      n = 1;
+    else if (c == 0xe0)
+      n = 2, lo = 0xa0;
+    else if (c >= 0xe1 && c <= 0xec)
+      n = 2;
+    else if (c == 0xed)
+      n = 2, hi = 0x9f;  // no surrogates
+    else if (c >= 0xee && c <= 0xef)
+      n = 2;
+    else if (c == 0xf0)
+      n = 3, lo = 0x90;
+    else if (c >= 0xf1 && c <= 0xf3)
+      n = 3;
+    else if (c == 0xf4)
+      n = 3, hi = 0x8f;  // at most U+10FFFF
+    else
+      n = SIZE_MAX;
+    bool ok = n != SIZE_MAX && i + n < s.size();
+    for (size_t k = 1; ok && k <= n; ++k) {
+      const unsigned char b = byte(i + k);
+      ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xbf);
+    }
+    if (ok) {
+      out.append(s, i, n + 1);
+      i += n + 1;
+    } else {
+      out += "\xef\xbf\xbd";  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> utf8Text(const std::vector<std::string>& v) {
+  std::vector<std::string> out;
+  for (const std::string& s : v) out.push_back(utf8Text(s));
+  return out;
+}
+}  // namespace detail
+
 nlohmann::json toJson(const KernelReport& r) {
   using nlohmann::json;
   json j;
@@ -21,7 +76,7 @@ nlohmann::json toJson(const KernelReport& r) {
 
   json pre = json::array();
   for (const ReportPrecondition& p : r.preconditions) {
-    pre.push_back({{"condition", p.condition}, {"message", p.message}});
+    pre.push_back({{"condition", p.condition}, {"message", detail::utf8Text(p.message)}});
   }
   j["preconditions"] = pre;
 
@@ -30,7 +85,7 @@ nlohmann::json toJson(const KernelReport& r) {
     post.push_back({{"output", p.output},
                     {"condition", p.condition},
                     {"index", p.index},
-                    {"message", p.message}});
+                    {"message", detail::utf8Text(p.message)}});
   }
   j["postconditions"] = post;
 
@@ -62,7 +117,7 @@ nlohmann::json toJson(const KernelReport& r) {
   j["traffic"] = traffic;
   j["gridPasses"] = r.gridPasses;
   j["barriers"] = {{"block", r.barriers.block}, {"warp", r.barriers.warp}};
-  j["nvrtcOptions"] = r.nvrtcOptions;
+  j["nvrtcOptions"] = detail::utf8Text(r.nvrtcOptions);
 
   json timings = json::object();
   for (const PassTiming& t : r.timings) timings[t.pass] = t.milliseconds;

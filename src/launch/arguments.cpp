@@ -31,34 +31,77 @@ size_t paramIndex(const KernelIR& k, const std::string& name) {
   throw InternalError("launch of kernel " + k.name + ": " + name + " is not a parameter");
 }
 
-// Evaluates e directly (no nodes are built); parameters not yet bound read as 0.
-ir::Value eval(const KernelIR& k, const ExpPtr& e, const BoundArguments& b) {
-  switch (e->kind) {
-    case ExpKind::Literal: return ir::literalValue(*e);
-    case ExpKind::Var: {
-      const size_t i = paramIndex(k, e->name);
-      return isFloat(e->type) ? ir::realValue(b.reals[i]) : ir::intValue(b.bits[i]);
+// Evaluates e directly (no nodes are built); parameters not yet bound read as 0. An integer
+// division or remainder by zero does not throw: it reads as 0 and the first such divisor is
+// kept in `zeroDivisor`, for the caller to report as the failure of what it evaluated (a
+// precondition, a length, the grid). As on the GPU, && and || and selects evaluate only the
+// operands that decide them, so `g != 0 && n / g > 2` never divides by zero.
+struct Evaluator {
+  const KernelIR& k;
+  const BoundArguments& b;
+  ExpPtr zeroDivisor = nullptr;
+
+  ir::Value operator()(const ExpPtr& e) {
+    switch (e->kind) {
+      case ExpKind::Literal: return ir::literalValue(*e);
+      case ExpKind::Var: {
+        const size_t i = paramIndex(k, e->name);
+        return isFloat(e->type) ? ir::realValue(b.reals[i]) : ir::intValue(b.bits[i]);
+      }
+      case ExpKind::Unary: return ir::evalUnary(e->unOp, e->args[0]->type, (*this)(e->args[0]));
+      case ExpKind::Binary: {
+        const ScalarType t = e->args[0]->type;
+        const ir::Value x = (*this)(e->args[0]);
+        if (e->binOp == BinOp::And && !x.u) return ir::intValue(0);
+        if (e->binOp == BinOp::Or && x.u) return ir::intValue(1);
+        const ir::Value y = (*this)(e->args[1]);
+        if ((e->binOp == BinOp::Div || e->binOp == BinOp::Mod) && !isFloat(t) &&
+            (y.u & ir::typeMask(t)) == 0) {
+          if (!zeroDivisor) zeroDivisor = e->args[1];
+          return ir::intValue(0);
+        }
+        return ir::evalBinary(e->binOp, t, x, y);
+      }
+      case ExpKind::Select:
+        return (*this)(e->args[0]).u ? (*this)(e->args[1]) : (*this)(e->args[2]);
+      case ExpKind::Cast: return ir::evalCast(e->type, e->args[0]->type, (*this)(e->args[0]));
+      case ExpKind::BitCast: return ir::evalBitCast(e->type, e->args[0]->type, (*this)(e->args[0]));
+      case ExpKind::ThreadIdx:
+      case ExpKind::BlockIdx:
+      case ExpKind::GridDim:
+      case ExpKind::Index: break;
     }
-    case ExpKind::Unary: return ir::evalUnary(e->unOp, e->args[0]->type, eval(k, e->args[0], b));
-    case ExpKind::Binary: {
-      const ScalarType t = e->args[0]->type;
-      const ir::Value x = eval(k, e->args[0], b);
-      if (e->binOp == BinOp::And && !x.u) return ir::intValue(0);
-      if (e->binOp == BinOp::Or && x.u) return ir::intValue(1);
-      return ir::evalBinary(e->binOp, t, x, eval(k, e->args[1], b));
-    }
-    case ExpKind::Select:
-      return eval(k, e->args[0], b).u ? eval(k, e->args[1], b) : eval(k, e->args[2], b);
-    case ExpKind::Cast: return ir::evalCast(e->type, e->args[0]->type, eval(k, e->args[0], b));
-    case ExpKind::BitCast:
-      return ir::evalBitCast(e->type, e->args[0]->type, eval(k, e->args[0], b));
-    case ExpKind::ThreadIdx:
-    case ExpKind::BlockIdx:
-    case ExpKind::GridDim:
-    case ExpKind::Index: break;
+    throw InternalError("launch of kernel " + k.name +
+                        ": host expressions use only parameters and literals");
   }
-  throw InternalError("launch of kernel " + k.name +
-                      ": host expressions use only parameters and literals");
+};
+
+// "g = 0, n0 = 12": the values of the parameters e uses.
+std::string valuesIn(const KernelIR& k, const ExpPtr& e, const BoundArguments& b) {
+  std::string values;
+  std::set<std::string> vars;
+  ir::varsIn(e, vars);
+  for (const std::string& v : vars) {
+    const size_t i = paramIndex(k, v);
+    values += (values.empty() ? "" : ", ") + v + " = " +
+              (isFloat(k.params[i].type) ? std::to_string(b.reals[i]) : std::to_string(b.bits[i]));
+  }
+  return values;
+}
+
+// The value of `e`, which describes `what` ("the length of out0"), or the Error for a zero
+// divisor in it, naming the kernel, `what`, the divisor and the values.
+uint64_t evaluate(const KernelIR& k, const ExpPtr& e, const BoundArguments& b,
+                  const std::string& what, bool launching = true) {
+  Evaluator eval{k, b};
+  const uint64_t v = eval(e).u;
+  if (eval.zeroDivisor) {
+    throw Error((launching ? "launch of kernel " : "kernel ") + k.name + ": " + what + " (" +
+                ir::printExp(e, k.arrays) +
+                ") divides by zero: " + ir::printExp(eval.zeroDivisor, k.arrays) + " is 0 with " +
+                valuesIn(k, e, b) + (launching ? "; nothing was launched" : ""));
+  }
+  return v;
 }
 
 // An array the kernel writes must not share bytes with any other array argument: threads read
@@ -112,7 +155,7 @@ uint32_t realBlocks(const KernelIR& k, const BoundArguments& b, uint32_t request
 }
 
 uint64_t evaluateParams(const KernelIR& k, const ExpPtr& e, const BoundArguments& b) {
-  return eval(k, e, b).u;
+  return evaluate(k, e, b, "an expression over its parameters", false);
 }
 
 namespace {
@@ -202,25 +245,24 @@ BoundArguments bindOn(const KernelIR& k, const std::vector<KernelArg>& args) {
     }
   }
   checkNoOverlap(k, b, argOf);
+  // A precondition that divides by zero fails: the launch it guards would too.
   for (const Precondition& c : k.preconditions) {
-    if (eval(k, c.holds, b).u == 0) {
-      std::string values;
-      std::set<std::string> vars;
-      ir::varsIn(c.holds, vars);
-      for (const std::string& v : vars) {
-        const size_t i = paramIndex(k, v);
-        values +=
-            (values.empty() ? "" : ", ") + v + " = " +
-            (isFloat(k.params[i].type) ? std::to_string(b.reals[i]) : std::to_string(b.bits[i]));
-      }
+    Evaluator eval{k, b};
+    const bool holds = eval(c.holds).u != 0;
+    if (!holds || eval.zeroDivisor) {
+      const std::string zero =
+          eval.zeroDivisor
+              ? "; it divides by zero: " + ir::printExp(eval.zeroDivisor, k.arrays) + " is 0"
+              : "";
       throw Error(where() + c.message + " (" + ir::printExp(c.holds, k.arrays) + " fails with " +
-                  values + ")");
+                  valuesIn(k, c.holds, b) + zero + ")");
     }
   }
   for (size_t i = 0; i < n; ++i) {
     const Param& p = k.params[i];
     if (p.kind != ParamKind::Array) continue;
-    const uint64_t need = eval(k, p.length, b).u;
+    const uint64_t need = evaluate(
+        k, p.length, b, std::string("the length of ") + (p.output ? "output " : "") + p.name);
     b.lengths[i] = need;
     const KernelArg& arg = *b.arrays[i];
     if (arg.count() < need) {
@@ -229,7 +271,7 @@ BoundArguments bindOn(const KernelIR& k, const std::vector<KernelArg>& args) {
                   std::to_string(need) + " (" + ir::printExp(p.length, k.arrays) + ")");
     }
   }
-  b.gridBlocks = static_cast<uint32_t>(eval(k, k.gridBlocks, b).u);
+  b.gridBlocks = static_cast<uint32_t>(evaluate(k, k.gridBlocks, b, "the grid size"));
   return b;
 }
 }  // namespace

@@ -4,6 +4,7 @@
 #include "obsidian/device/histogram.hpp"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace obsidian {
@@ -81,10 +82,20 @@ BinningScalars binningScalars(uint32_t bins, float lower, float upper) {
     throw Error("even bins: upper - lower overflows float (" + show(lower) + ", " + show(upper) +
                 ")");
   }
+  // A sample's bin is (x - lower) * scale: an infinite scale would put every sample above
+  // lower in the last bin.
+  const float scale = static_cast<float>(bins) / width;
+  if (!std::isfinite(scale)) {
+    throw Error("even bins: " + std::to_string(bins) + " bins over [" + show(lower) + ", " +
+                show(upper) +
+                ") are too narrow: bins / (upper - lower) overflows float; the "
+                "levels must be at least bins / FLT_MAX (" +
+                show(static_cast<float>(bins) / std::numeric_limits<float>::max()) + ") apart");
+  }
   BinningScalars s;
   s.flower = lower;
   s.fupper = upper;
-  s.scale = static_cast<float>(bins) / width;
+  s.scale = scale;
   return s;
 }
 

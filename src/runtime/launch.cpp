@@ -32,7 +32,7 @@ ParamValue scalar(ScalarType t, uint64_t bits, double real) {
     case ScalarType::U32: v.u32 = static_cast<uint32_t>(bits); break;
     case ScalarType::I32: v.i32 = static_cast<int32_t>(static_cast<uint32_t>(bits)); break;
     case ScalarType::U64: v.u64 = bits; break;
-    case ScalarType::F32: v.f32 = static_cast<float>(real); break;
+    case ScalarType::F32: v.f32 = obsidian::detail::narrowF32(real); break;
     case ScalarType::F64: v.f64 = real; break;
     case ScalarType::Bool: v.b = bits != 0; break;
   }

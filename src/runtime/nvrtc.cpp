@@ -21,16 +21,27 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "obsidian/error.hpp"
+#include "runtime/compile_hook.hpp"
 #include "runtime/nvrtc_loader.hpp"
 
 namespace obsidian {
 namespace {
+
+std::mutex hookMutex;
+std::function<void(const std::string&)> hookFunction;
+
+std::function<void(const std::string&)> compileHook() {
+  std::lock_guard<std::mutex> lock(hookMutex);
+  return hookFunction;
+}
 
 void check(nvrtcResult result, const char* call, const std::string& kernelName) {
   if (result != NVRTC_SUCCESS) {
@@ -175,6 +186,7 @@ const FunctionReport* findKernelReport(const std::map<std::string, FunctionRepor
 CompileResult compileCuda(const std::string& source, const std::string& kernelName,
                           const CompileOptions& options) {
   const auto start = std::chrono::steady_clock::now();
+  if (std::function<void(const std::string&)> hook = compileHook()) hook(kernelName);
   CompileResult result;
   result.options = {"-arch=" + options.arch, "-std=c++17", "--ptxas-options=-v"};
   result.options.insert(result.options.end(), options.extraOptions.begin(),
@@ -248,5 +260,12 @@ int nvrtcVersion() {
   check(nvrtc::api().nvrtcVersion(&major, &minor), "nvrtcVersion", "");
   return major * 1000 + minor * 10;
 }
+
+namespace testing {
+void setCompileHook(std::function<void(const std::string& kernelName)> hook) {
+  std::lock_guard<std::mutex> lock(hookMutex);
+  hookFunction = std::move(hook);
+}
+}  // namespace testing
 
 }  // namespace obsidian

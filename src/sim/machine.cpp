@@ -33,7 +33,7 @@ ir::Value load(const uint8_t* p, ScalarType t) {
     case ScalarType::F32: {
       float f;
       std::memcpy(&f, p, 4);
-      v.f = f;
+      v.f = detail::widenF32(f);  // a NaN's bits kept (types.hpp)
       break;
     }
     case ScalarType::F64: std::memcpy(&v.f, p, 8); break;
@@ -58,7 +58,7 @@ void store(uint8_t* p, ScalarType t, ir::Value v) {
     }
     case ScalarType::U64: std::memcpy(p, &v.u, 8); break;
     case ScalarType::F32: {
-      const auto f = static_cast<float>(v.f);
+      const float f = detail::narrowF32(v.f);
       std::memcpy(p, &f, 4);
       break;
     }

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -13,6 +15,7 @@
 #include "../../examples/increment/increment.hpp"
 #include "../../examples/reduce/reduce.hpp"
 #include "../kernels.hpp"
+#include "runtime/compile_hook.hpp"
 
 using namespace obsidian;
 
@@ -61,9 +64,11 @@ TEST_CASE("gpu: the device is described") {
 }
 
 TEST_CASE("gpu: a launch does not wait for another thread's compile") {
-  // A kernel no cache holds (its constant is new to this run) is compiled on another thread:
-  // NVRTC, tens of milliseconds at least. Meanwhile this thread launches a kernel already
-  // loaded, which must not wait for that compile: its launches end while the compile goes on.
+  // Another thread compiles a kernel no cache holds (its constant is new to this run) and is
+  // stopped inside the compile, by the test hook, until this thread's launches of a kernel
+  // already loaded have ended: they must not wait for that compile. No timing is involved:
+  // were a launch to wait, it would wait for ever, and the watchdog below turns that into a
+  // failure (it releases the compile after two minutes and records that it had to).
   const Kernel ready = paper::incrementKernel();
   const std::vector<uint32_t> host = randomWords(256 * 4, 9);
   gpu::DeviceBuffer<uint32_t> in(host), out(host.size());
@@ -76,18 +81,45 @@ TEST_CASE("gpu: a launch does not wait for another thread's compile") {
         },
         splitUp(256, a)));
   });
-  std::atomic<bool> started{false}, compiled{false};
-  std::thread compiler([&] {
-    started = true;
-    (void)gpu::Device::get().function(fresh);
-    compiled = true;
+  std::mutex m;
+  std::condition_variable cv;
+  bool inside = false, compiled = false, release = false, launched = false;
+  bool watchdogReleased = false;
+  testing::setCompileHook([&](const std::string& kernelName) {
+    if (kernelName != "freshCompile") return;
+    std::unique_lock<std::mutex> lock(m);
+    inside = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
   });
-  while (!started) std::this_thread::yield();
-  std::this_thread::sleep_for(std::chrono::milliseconds(3));   // (into the compile)
+  std::thread compiler([&] {
+    (void)gpu::Device::get().function(fresh);
+    std::lock_guard<std::mutex> lock(m);
+    compiled = true;
+    cv.notify_all();
+  });
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(m);
+    if (!cv.wait_for(lock, std::chrono::minutes(2), [&] { return launched; })) {
+      watchdogReleased = release = true;
+      cv.notify_all();
+    }
+  });
+  {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return inside || compiled; });  // the compile has started, held
+  }
+  CHECK_MESSAGE(inside, "freshCompile was not compiled: a kernel cache held it");
   for (int i = 0; i < 10; ++i) gpu::launch(ready, {in, out});  // each waits for its kernel
-  const bool waited = compiled.load();
+  {
+    std::lock_guard<std::mutex> lock(m);
+    launched = release = true;
+  }
+  cv.notify_all();
   compiler.join();
-  CHECK_FALSE(waited);
+  watchdog.join();
+  testing::setCompileHook({});
+  CHECK_FALSE(watchdogReleased);
   // Both kernels are right.
   std::vector<uint32_t> want(host.size());
   std::transform(host.begin(), host.end(), want.begin(), [](uint32_t x) { return x + 1; });

@@ -4,6 +4,7 @@
 // in the CUDA, the exported launcher, the report and the errors, and every misuse an Error.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <obsidian/report_json.hpp>
 #include <obsidian/sim.hpp>
 
@@ -280,4 +281,117 @@ TEST_CASE("names: the kernel's own variables never take a parameter's name") {
     const std::vector<uint32_t> want = {7, 7, 7, 8, 8, 8};
     CHECK_MESSAGE(m == want, k.cuda());
   }
+}
+
+TEST_CASE("contracts: a length or precondition that divides by a zero scalar fails the launch") {
+  // Issue 40: launch-time arithmetic never traps; the error names the kernel and what divides.
+  const Kernel groups = groupsKernel();
+  std::vector<uint32_t> in(100, 7), out(100, 0);
+  CHECK(errorOf([&] {
+          simulate(groups, {in, 0u, out});
+        }) ==
+        "launch of kernel groups: the length of output out0 (inLen / g) divides by zero: g is 0 "
+        "with g = 0, inLen = 100; nothing was launched");
+  CHECK(out == std::vector<uint32_t>(100, 0));
+  simulate(groups, {in, 10u, out});  // a divisor that is not 0 runs
+  CHECK(out[9] == 7);
+  // A precondition that divides by zero fails (the launch it guards would too); one whose &&
+  // decides first does not divide.
+  const Kernel guarded =
+      capture("guarded", 32,
+              [](DPull<EWord32> in, EWord32 g) {
+                require(g == 0u || len(in) / g >= 2u, "two groups unless g is 0");
+                require(len(in) / g >= 1u, "at least one group");
+                return push<Grid>(in);
+              },
+              {.names = {"in", "g"}});
+  CHECK(errorOf([&] {
+          simulate(guarded, {in, 0u, out});
+        }) ==
+        "launch of kernel guarded: at least one group (inLen / g >= 1u fails with g = 0, inLen = "
+        "100; it divides by zero: g is 0)");
+  CHECK(errorOf([&] {
+          simulate(guarded, {in, 60u, out});
+        }) ==
+        "launch of kernel guarded: two groups unless g is 0 (g == 0u || inLen / g >= 2u fails "
+        "with g = 60, inLen = 100)");
+  simulate(guarded, {in, 50u, out});
+  // The exported launcher evaluates them on the host with checked divisions (no SIGFPE; see
+  // tests/export_host for a run): a zero divisor returns cudaErrorInvalidValue.
+  const std::string h = exportHeader({groups, guarded}, {"app", ""});
+  CHECK(contains(h, "obsidian_host::divide<uint32_t>(inLen, g, obsidian_zero_divisor)"));
+  CHECK(contains(h, "if (!(inLen / g >= 1u)") == false);
+  CHECK(contains(h,
+                 "if (!(obsidian_host::divide<uint32_t>(inLen, g, obsidian_zero_divisor) >= "
+                 "1u) || obsidian_zero_divisor) {"));
+  CHECK(contains(h, "  if (obsidian_zero_divisor) {\n#ifdef OBSIDIAN_CHECKED\n"));
+}
+
+TEST_CASE("contracts: require works in nested programs (exec, stencils, block helpers)") {
+  // Issue 40: a precondition over the kernel's own parameter written inside an exec<Block>
+  // body, a stencil's function or a block helper (exec<Warp> inside) is the kernel's.
+  const Kernel inExec = capture(
+      "inExec", 64,
+      [](DPull<EWord32> in, EWord32 d) {
+        return pConcat(fmap(
+            [d](const SPull<EWord32>& c) {
+              return exec<Block>([c, d](const Program<Block>& p) {
+                require(d > 0u, "d is positive");
+                return push<Block>(forcePull(p, fmap([d](const EWord32& x) { return x / d; }, c)));
+              });
+            },
+            splitUp(64, in)));
+      },
+      {.names = {"in", "d"}});
+  const auto pre = toJson(inExec.report())["preconditions"];
+  CHECK(std::count_if(pre.begin(), pre.end(),
+                      [](const auto& c) { return c["message"] == "d is positive"; }) == 1);
+  std::vector<uint32_t> in(128, 12), out(128);
+  CHECK(errorOf([&] {
+          simulate(inExec, {in, 0u, out});
+        }) == "launch of kernel inExec: d is positive (d > 0u fails with d = 0)");
+  simulate(inExec, {in, 4u, out});
+  CHECK(out == std::vector<uint32_t>(128, 3));
+  // A stencil's function runs in an exec<Block> too.
+  const Kernel inStencil = capture("inStencil", 64,
+                                   [](DPull2<EFloat> m, EFloat w) {
+                                     return stencil(m, 1, [w](const Neighbourhood<float>& nb) {
+                                       require(w > 0.0f, "w is positive");
+                                       return (nb(-1, 0) + nb(1, 0)) * w;
+                                     });
+                                   },
+                                   {.names = {"m", "w"}});
+  std::vector<float> a(16 * 16, 1.0f), b(16 * 16);
+  CHECK(errorOf([&] {
+          simulate(inStencil, {a, 16u, 16u, 16u, 0.0f, b});
+        }) == "launch of kernel inStencil: w is positive (w > 0.0f fails with w = 0.000000)");
+  simulate(inStencil, {a, 16u, 16u, 16u, 0.5f, b});
+  CHECK(b[17] == 1.0f);
+}
+
+TEST_CASE("contracts: require inside a block helper's operator (exec<Warp> inside blockScan)") {
+  // The operator of a thread-sequential block scan runs inside exec<Warp> bodies.
+  const Kernel k =
+      capture("scanStep", 64,
+              [](DPull<EWord32> in, EWord32 step) {
+                const auto plus = [step](const EWord32& a, const EWord32& b) {
+                  require(step > 0u, "step is positive");
+                  return a + b;
+                };
+                return pConcat(fmap(
+                    [plus](const SPull<EWord32>& c) {
+                      return exec<Block>([c, plus](const Program<Block>& p) {
+                        return blockScan(BlockScanAlgorithm::ThreadSequential, p, plus, c);
+                      });
+                    },
+                    splitUp(128, in)));
+              },
+              {.names = {"in", "step"}});
+  std::vector<uint32_t> in(256, 1), out(256);
+  CHECK(errorOf([&] {
+          simulate(k, {in, 0u, out});
+        }) == "launch of kernel scanStep: step is positive (step > 0u fails with step = 0)");
+  simulate(k, {in, 1u, out});
+  CHECK(out[127] == 128);
+  CHECK(out[128] == 1);
 }

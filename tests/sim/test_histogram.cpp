@@ -7,6 +7,7 @@
 #include <boost/hana/for_each.hpp>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <obsidian/device/histogram.hpp>
 #include <random>
 #include <tuple>
@@ -235,8 +236,28 @@ TEST_CASE("histogram: the building blocks in a kernel of one's own") {
       });
   const auto in = randomSamples<uint8_t>(5000, 4, 256);
   std::vector<uint32_t> bins(10, 0);
-  simulate(k, {in, bins});
+  const SimStats st = simulate(k, {in, bins});
   CHECK(bins == reference<uint8_t>(in, 10, 0u, 200u));
+  // Each sample is loaded once: for the test whether it is counted and for its bin inside the
+  // counting branch (the share pass makes the branch's use read the condition's variable).
+  CHECK(k.report().traffic[0].loads == 1);
+  CHECK(::testing::moved(st, "in0").loads == in.size());
+  // f32 samples too (their test is two comparisons joined by &&).
+  const EvenBinning<float> fb = evenBinning<float>(10, -1.0f, 1.0f);
+  const Kernel f = capture("myHistogramF", 128, [fb](DPull<EFloat> x, DMutable<uint32_t> out) {
+    return forEachBlock(splitUp(1000, x),
+                        [fb, out](const Program<Block>& p, const SPull<EFloat>& chunk) {
+                          const SharedHistogram h = newSharedHistogram(p, 10, 4);
+                          blockHistogram(p, h, fb, chunk);
+                          addToGlobal(p, h, out);
+                        });
+  });
+  CHECK(f.report().traffic[0].loads == 1);
+  std::vector<float> samples(3000);
+  for (size_t i = 0; i < samples.size(); ++i) samples[i] = -1.5f + 0.001f * static_cast<float>(i);
+  std::vector<uint32_t> fbins(10, 0);
+  simulate(f, {samples, fbins});
+  CHECK(std::accumulate(fbins.begin(), fbins.end(), 0u) == 2000);  // [-1, 1): 2000 samples
 }
 
 TEST_CASE("histogram: u16 samples in a kernel of one's own, one by one and as vectors<8>") {
@@ -304,6 +325,17 @@ TEST_CASE("histogram: mistakes are errors that name the rule") {
         "even bins: upper - lower overflows float (-3e+38, 3e+38)");
   CHECK(errorOf([&] { histogramEven<float>(f, 16u, 2.5f, -1.0f); }) ==
         "even bins: the lower level (2.5) must be below the upper level (-1)");
+  // Bins so narrow that bins / width overflows float would put every sample in the last bin
+  // (issue 40); levels just wide enough are accepted and bin exactly.
+  CHECK(errorOf([&] { histogramEven<float>(f, 100u, 0.0f, 1e-37f); }) ==
+        "even bins: 100 bins over [0, 1e-37) are too narrow: bins / (upper - lower) overflows "
+        "float; the levels must be at least bins / FLT_MAX (2.93874e-37) apart");
+  {
+    const float width = 1e-36f;
+    std::vector<float> tiny(100);
+    for (size_t i = 0; i < tiny.size(); ++i) tiny[i] = width * (static_cast<float>(i) + 0.5f) / 100;
+    CHECK(histogramEven<float>(tiny, 100u, 0.0f, width) == std::vector<uint32_t>(100, 1));
+  }
   CHECK(errorOf([&] { histogramEven<uint32_t>(std::vector<uint32_t>(4), 60000u, 0u, 9u); }) ==
         "histogramEven: 60000 bins need 240000 bytes of shared memory per block; a block has at "
         "most 232448 (at most 58112 bins)");

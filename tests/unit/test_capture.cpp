@@ -321,6 +321,24 @@ TEST_CASE("capture: a kernel's own NVRTC options go wherever it is compiled") {
   CHECK(r.ptx.find("fma.rn.f32") == std::string::npos);
 }
 
+TEST_CASE("capture: a compile result stays valid while its Kernel lives (issue 40)") {
+  // Compiling for another architecture (or options) keeps the earlier results: a reference
+  // taken before is not freed (ASan's build runs this too).
+  const Kernel k = capture("twoArchs", 64, [](DPull<EWord32> x) {
+    return push<Grid>(fmap([](const EWord32& v) { return v * 3u + 1u; }, x));
+  });
+  CHECK_FALSE(k.compiled());
+  const CompileResult& sm90 = k.compile();
+  const Kernel copy = k;  // copies share the results
+  const CompileResult& sm80 = copy.compile({.arch = "sm_80", .extraOptions = {}});
+  CHECK(k.compiled());
+  CHECK(sm90.ptx.find(".target sm_90") != std::string::npos);
+  CHECK(sm80.ptx.find(".target sm_80") != std::string::npos);
+  CHECK(&k.compile() == &sm90);                  // the same result again, not a new one
+  CHECK(toJson(k.report())["arch"] == "sm_90");  // the latest compile's
+  CHECK(toJson(copy.report())["arch"] == "sm_90");
+}
+
 TEST_CASE("capture: loop bounds and checked indices keep their grouping in the generated code") {
   const Kernel k = obsidian::testing::precedenceKernel("precedence");
   // `s < c ? a : b` would be `(s < c) ? a : b`, and `s < x & 7u` would be `(s < x) & 7u`.

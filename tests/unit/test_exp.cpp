@@ -288,6 +288,13 @@ TEST_CASE("exp casts: literals fold, same-type casts vanish") {
   CHECK(w32ToF(x).node()->kind == ExpKind::Cast);
   CHECK(show(w32ToF(x)) == "(float)x");
   CHECK(show(w32ToF(x + u("y"))) == "(float)(x + y)");
+  // Between f32 and f64: inline PTX, which the CUDA compiler cannot fold or narrow (issue 40).
+  CHECK(show(cast<double>(f("v"))) ==
+        "[](float x) { double r; asm(\"cvt.f64.f32 %0, %1;\" : \"=d\"(r) : \"f\"(x)); return r; "
+        "}(v)");
+  CHECK(show(dToF(d("w") * 2.0)) ==
+        "[](double x) { float r; asm(\"cvt.rn.f32.f64 %0, %1;\" : \"=f\"(r) : \"d\"(x)); return r; "
+        "}(w * 2.0)");
 }
 
 TEST_CASE("exp bitcasts: the same bits as another type, folded, undone, printed as CUDA's") {
@@ -299,7 +306,7 @@ TEST_CASE("exp bitcasts: the same bits as another type, folded, undone, printed 
   CHECK(intOf(bitcast<int32_t>(EWord32(0xffffffffu))) == -1);
   CHECK(bitsOf(bitcast<uint64_t>(EDouble(-0.5))) == std::bit_cast<uint64_t>(-0.5));
   CHECK(realOf(bitcast<double>(EWord64(0x400921fb54442d18ull))) == 3.141592653589793);
-  // NaN payloads survive the round trip through the simulator's double.
+  // NaN payloads (and the signalling bit) survive the round trip through the simulator's double.
   CHECK(bitsOf(bitcast<uint32_t>(bitcast<float>(EWord32(0x7fc12345u)))) == 0x7fc12345u);
   const ir::Value nan =
       ir::evalBitCast(ScalarType::F32, ScalarType::U32, ir::intValue(0xffc00001u));
@@ -327,6 +334,39 @@ TEST_CASE("exp bitcasts: the same bits as another type, folded, undone, printed 
   CHECK(intOf(fromBits32<int32_t>(EWord32(0xfffffffeu))) == -2);
   CHECK(bitsOf(fromBits32<uint8_t>(bits32(EWord8(200)))) == 200);
   CHECK(boolOf(fromBits32<bool>(bits32(EBool(true)))));
+}
+
+TEST_CASE("exp NaN literals: folded as the GPU computes, printed with their bits") {
+  // Issue 40: a NaN made with bitcast keeps its sign, payload and signalling bit; folding a
+  // NaN gives the GPU's bits (f32: 0x7fffffff; f64: the operand quieted); printing writes them.
+  const EFloat snan = bitcast<float>(EWord32(0x7fa00001u));
+  CHECK(bitsOf(bitcast<uint32_t>(snan)) == 0x7fa00001u);
+  CHECK(show(snan) == "__int_as_float(0x7fa00001)");
+  CHECK(show(bitcast<float>(EWord32(0xffc00000u))) == "__int_as_float(0xffc00000)");
+  CHECK(bitsOf(bitcast<uint32_t>(EFloat(std::bit_cast<float>(0xffa00003u)))) == 0xffa00003u);
+  CHECK(bitsOf(bitcast<uint32_t>(-snan)) == 0x7fffffffu);
+  CHECK(bitsOf(bitcast<uint32_t>(fabs(bitcast<float>(EWord32(0xffc12345u))))) == 0x7fffffffu);
+  CHECK(bitsOf(bitcast<uint32_t>(snan + 1.0f)) == 0x7fffffffu);
+  CHECK(bitsOf(bitcast<uint64_t>(cast<double>(snan))) == 0x7ffc000020000000ull);
+  const EDouble dnan = bitcast<double>(EWord64(0xfff4000000000001ull));
+  CHECK(show(dnan) == "__longlong_as_double(0xfff4000000000001ll)");
+  CHECK(bitsOf(bitcast<uint64_t>(-dnan)) == 0xfffc000000000001ull);  // the sign is kept
+  CHECK(bitsOf(bitcast<uint64_t>(EDouble(1.0) + dnan)) == 0xfffc000000000001ull);
+  CHECK(bitsOf(bitcast<uint32_t>(cast<float>(dnan))) == 0xffe00000u);
+  const EDouble inf = bitcast<double>(EWord64(0x7ff0000000000000ull));
+  CHECK(bitsOf(bitcast<uint64_t>(inf - inf)) == 0xfff8000000000000ull);
+  CHECK(bitsOf(bitcast<uint32_t>(min(EFloat(0.0f), EFloat(-0.0f)))) == 0x80000000u);
+  CHECK(bitsOf(bitcast<uint32_t>(max(EFloat(-0.0f), EFloat(0.0f)))) == 0u);
+  CHECK(realOf(min(snan, EFloat(2.0f))) == 2.0);
+  // With a value known only at run time: the NaN constant decides (+ - * / and comparisons), or
+  // min/max give the other operand; the CUDA compiler would fold them with the constant's bits.
+  const EFloat x = f("x");
+  CHECK(bitsOf(bitcast<uint32_t>(x * snan)) == 0x7fffffffu);
+  CHECK(bitsOf(bitcast<uint64_t>(dnan - d("y"))) == 0xfffc000000000001ull);
+  CHECK_FALSE(boolOf(x < snan));
+  CHECK(boolOf(snan != x));
+  CHECK(max(x, snan).node() == x.node());
+  CHECK(show(pow(x, snan)) == "powf(x, __int_as_float(0x7fa00001))");  // pow(1, NaN) is 1
 }
 
 TEST_CASE("exp select: ifThenElse with a literal condition picks a branch") {

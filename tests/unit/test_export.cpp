@@ -193,6 +193,31 @@ TEST_CASE("export: PTX, CUBIN and a JSON sidecar") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("export: text that is not UTF-8 is written as UTF-8 (issue 40)") {
+  // A require message in Latin-1 ("caf\xe9") and a Latin-1 NVRTC define: the sidecar is valid
+  // JSON whose strings hold U+FFFD where the bytes were not UTF-8; the report's JSON dumps.
+  const Kernel k = capture("latin1", 32,
+                           [](DPull<EWord32> x) {
+                             require(len(x) > 0u, "caf\xe9 au lait");
+                             return push<Grid>(x);
+                           },
+                           {.nvrtcOptions = {"-DNOTE=caf\xc9"}});
+  const auto dir = std::filesystem::temp_directory_path() / "obsidian-export-latin1";
+  std::filesystem::remove_all(dir);
+  const ExportedBinary b = exportBinary(k, dir);
+  std::ifstream json(b.json);
+  const nlohmann::json j = nlohmann::json::parse(json);
+  CHECK(j["preconditions"][0]["message"] == "caf\xef\xbf\xbd au lait");
+  CHECK(j["options"].back() == "-DNOTE=caf\xef\xbf\xbd");
+  CHECK(toJson(k.report()).dump().find("caf\xef\xbf\xbd au lait") != std::string::npos);
+  // Valid UTF-8 is kept as it is; truncated and overlong sequences are replaced byte by byte.
+  CHECK(detail::utf8Text("na\xc3\xafve \xe2\x82\xac \xf0\x9f\x99\x82") ==
+        "na\xc3\xafve \xe2\x82\xac \xf0\x9f\x99\x82");
+  CHECK(detail::utf8Text("\xc0\xaf|\xe2\x82|\xed\xa0\x80") ==
+        "\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  std::filesystem::remove_all(dir);
+}
+
 namespace {
 
 // A fresh directory under the system temp directory, removed with its contents at the end.

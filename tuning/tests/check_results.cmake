@@ -155,6 +155,8 @@ elseif(MODE STREQUAL "bad")
     "{\"family\": \"reduce\", \"params\": {\"chunk\": 256, \"threads\": 32, \"variant\": \"red9\"}}|parameter \"variant\": unknown value \"red9\". expected one of red1, "
     "{\"family\": \"reduce\", \"params\": {\"chunk\": 256, \"threads\": {\"from\": 32, \"to\": 64, \"times\": 2}, \"variant\": \"red1\"}}|parameter \"threads\": unknown range key \"times\""
     "{\"family\": \"reduce\", \"params\": {\"chunk\": 256, \"threads\": 2048, \"variant\": \"red1\"}}|parameter \"threads\": 2048 is outside \\[1, 1024\\]"
+    "{\"family\": \"reduce\", \"params\": {\"chunk\": 256, \"threads\": 32, \"variant\": \"red1\", \"n\": {\"from\": 1, \"to\": 9223372036854775807, \"mul\": 2}}}|parameter \"n\": the range .* reaches 4611686018427387904, outside the parameter's \\[1, 2147483648\\]"
+    "{\"family\": \"reduce\", \"params\": {\"chunk\": {\"from\": 1, \"to\": 1024, \"step\": 1}, \"threads\": {\"from\": 1, \"to\": 1024, \"step\": 1}, \"variant\": \"red1\"}}|the space expands to more than 100000 points \\(chunk 1024 x threads 1024\\). a space may have at most 100000"
     "{\"family\": \"reduce\", \"params\": {\"threads\": 32, \"variant\": \"red1\"}}|parameter \"chunk\" \\(elements per block\\) has no default"
     "{\"family\": \"reduce\", \"params\": {\"chunk\": 256,}}|not valid JSON"
     "{\"family\": \"scan\", \"parms\": {}}|unknown key \"parms\""

@@ -84,7 +84,8 @@ namespace detail {
 // bins of u8 over [0, 256)): multiplier 1 and shift k, exact, and powerOfTwoWidth, for which the
 // kernel bins with one shift (EvenBinning::powerOfTwoWidth). f32 samples: counted when lower <= x <
 // upper (never NaN), in bin min((x - lower) * scale, bins - 1) rounded down, scale = float(bins) /
-// (upper - lower), all in f32.
+// (upper - lower), all in f32; levels closer than bins / FLT_MAX (whose scale overflows) are an
+// Error.
 struct BinningScalars {
   uint32_t lower = 0, range = 0;
   uint64_t multiplier = 0, shift = 0;
