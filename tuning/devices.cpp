@@ -210,10 +210,12 @@ SweepSummary runOnDevices(const std::string& tool, const std::string& spacePath,
     int status = 0;
     pid_t got = -1;
     while ((got = waitpid(w.pid, &status, 0)) < 0 && errno == EINTR) {
-      // A signal to this process alone (a terminal's Ctrl-C reaches the workers too): each
-      // worker stops after its point, as a sweep does.
+      // Stopping: each worker stops after its point, as a sweep does. A terminal's Ctrl-C has
+      // reached the workers too (one process group), and a worker's second SIGINT ends it at
+      // once (SA_RESETHAND), so the stop is passed on as SIGTERM, whose handler is separate:
+      // a worker gets it once whether or not the terminal's SIGINT reached it.
       if (cancelled() && !forwarded) {
-        for (const Worker& other : workers) ::kill(other.pid, SIGINT);
+        for (const Worker& other : workers) ::kill(other.pid, SIGTERM);
         forwarded = true;
       }
     }

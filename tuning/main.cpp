@@ -22,7 +22,9 @@ namespace {
 // running (SweepOptions::cancelled), leaving whole lines; the handler is then the default
 // again, so a second one ends the process at once.
 volatile std::sig_atomic_t stopSignal = 0;
-extern "C" void onStopSignal(int signal) { stopSignal = signal; }
+extern "C" void onStopSignal(int signal) {
+  if (stopSignal == 0) stopSignal = signal;  // the exit code tells the first
+}
 // A signal the process was started ignoring (a shell's background job) stays ignored.
 void stopOnSignals(tuning::SweepOptions& o) {
   struct sigaction action {};

@@ -412,6 +412,10 @@ std::vector<nlohmann::json> readResults(const std::string& path, const std::stri
                   " (a line obsidian-tune did not write, or an edited one: remove or fix it)");
     }
     if (!wantMode.empty() && j["mode"] != wantMode) continue;
+    // A line is the point it stands for: a simulated line of an older sweep keyed the capped
+    // size it ran and names the full point in fullKey (since then both are the full key), so
+    // every reader (resume, merge, tables, replays) sees one key for one point.
+    if (j.contains("fullKey")) j["key"] = j["fullKey"];
     // (every mode: a GPU line and a simulated one of the same point are both kept)
     const auto [it, added] = byKey.emplace(
         (wantMode.empty() ? j["mode"].get<std::string>() + " " : "") + j["key"].get<std::string>(),

@@ -84,7 +84,9 @@ class Kernel {
   // keep the result for these options with this Kernel. The kernel's own nvrtcOptions
   // (CaptureOptions) come first, then options.extraOptions. The result for each set of options
   // is kept, so a reference returned here stays valid while the Kernel (or a copy of it)
-  // lives, whatever is compiled later. Safe to call from several threads.
+  // lives, whatever is compiled later (each set of options compiled costs its PTX and CUBIN
+  // until then: a sweep over many option sets compiles copies it drops, or uses KernelCache
+  // directly). Safe to call from several threads.
   const CompileResult& compile(const CompileOptions& options = {}) const;
   // `options` with the kernel's own NVRTC options added: what compile() passes to NVRTC.
   CompileOptions compileOptions(const CompileOptions& options = {}) const;

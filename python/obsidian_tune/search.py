@@ -122,15 +122,15 @@ class Replay:
     file does not hold raises Error: the study would be wrong.
 
     Points are the space's, at their full sizes: a simulated line is keyed by the point it
-    stands for (its ``key``; ``fullKey`` in files of older sweeps, whose keys held the capped
-    sizes), so a sweep recorded with ``--simulate`` replays over the same space."""
+    stands for (``read_results`` takes an older file's ``fullKey``, where its ``key`` held the
+    capped size), so a sweep recorded with ``--simulate`` replays over the same space."""
 
     def __init__(self, results: str | os.PathLike, mode: str = "gpu"):
         from . import read_results
 
         self.times: dict[str, float | None] = {}
         for line in read_results(results, mode):
-            key = line.get("fullKey", line["key"])
+            key = line["key"]  # read_results gives the full point's key (fullKey)
             ok = line["status"] == "ok"
             if ok and "time_ms" in line:
                 self.times[key] = line["time_ms"]["median"]

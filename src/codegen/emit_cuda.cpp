@@ -91,7 +91,7 @@ class Emitter {
     return s;
   }
 
-  std::string e(const ExpPtr& x) const { return ir::printExp(x, k_.arrays); }
+  std::string e(const ExpPtr& x) const { return ir::printCudaExp(x, k_.arrays); }
   // x as the left or right operand of `op` (parenthesized where precedence needs it).
   std::string operand(BinOp op, bool right, const ExpPtr& x) const {
     return ir::printOperand(op, right, x, k_.arrays);

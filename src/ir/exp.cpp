@@ -356,11 +356,11 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
   if (a->isLiteral() && b->isLiteral()) {
     if (ExpPtr folded = foldBinary(op, t, a, b)) return folded;
   }
-  // A NaN constant decides +, -, *, / and comparisons whatever the other operand is, and min
-  // and max give the other operand: folded here as the CUDA compiler folds them (LLVM's NaN
-  // propagation, which keeps the constant's payload where the GPU's arithmetic would give its
-  // canonical NaN), so the printed code holds no such operation and the simulator and the GPU
-  // run the same thing.
+  // A NaN constant decides +, -, *, / and comparisons whatever the other operand is (f32: the
+  // GPU's 0x7fffffff; f64: the constant quieted), and min and max give the other operand:
+  // folded here, because the CUDA compiler folds them too, by LLVM's NaN propagation (keeping
+  // the constant's payload where the GPU's f32 arithmetic gives its canonical NaN); with no such
+  // operation left in the printed code, the simulator and the GPU run the same thing.
   if (isFloat(t) && (isNanLiteral(a) || isNanLiteral(b))) {
     const ExpPtr& nan = isNanLiteral(a) ? a : b;
     switch (op) {

@@ -9,8 +9,14 @@
 
 namespace obsidian::ir {
 
-// e as a CUDA expression; arrays are printed by their names in `arrays`.
+// e as a CUDA expression; arrays are printed by their names in `arrays`. For people (messages,
+// reports, the IR dump): conversions between f32 and f64 are plain casts.
 std::string printExp(const ExpPtr& e, const std::vector<ArrayDecl>& arrays);
+// e as the kernel's CUDA (emitCuda): conversions between f32 and f64 are inline PTX, which the
+// CUDA compiler cannot fold or narrow (it would fold (float)(double)x to x and turn f64
+// arithmetic on widened f32 values into f32 arithmetic, making other NaN bits than the
+// simulator, which runs the conversions written).
+std::string printCudaExp(const ExpPtr& e, const std::vector<ArrayDecl>& arrays);
 // e as host C++ for an exported launcher, which evaluates preconditions, lengths and the grid
 // before it launches: integer division and remainder (by anything but a literal; and by -1 for
 // signed types), shifts by a variable amount and float -> integer conversions call the
@@ -21,7 +27,8 @@ std::string printHostExp(const ExpPtr& e, const std::vector<ArrayDecl>& arrays,
                          const std::string& zeroFlag, bool* divides = nullptr);
 // The obsidian_host helpers printHostExp calls (C++17; needs <limits> and <type_traits>).
 std::string printHostArithmetic();
-// e as the left (right: the right) operand of `op`, for text that prints the operator itself
+// e as the left (right: the right) operand of `op` in the kernel's CUDA (as printCudaExp), for
+// text that prints the operator itself
 // (`i < bound` in a loop header): parenthesized where C precedence needs it, so that a bound
 // `c ? a : b` prints as `i < (c ? a : b)`, not `(i < c) ? a : b`.
 std::string printOperand(BinOp op, bool right, const ExpPtr& e,

@@ -102,12 +102,17 @@ std::string mathName(const char* base, ScalarType t) {
 
 // Appends to one buffer: printing an expression is linear in its size (returning strings
 // level by level would copy a deep expression once per level).
+// What the printed text is for: messages and reports (readable), the kernel's CUDA (which the
+// CUDA compiler must not rewrite), or an exported launcher's host code (which must not trap).
+enum class Target : uint8_t { Text, Device, Host };
+
 class Printer {
  public:
-  Printer(const std::vector<ArrayDecl>& arrays, std::string& out) : arrays_(arrays), out_(out) {}
+  Printer(const std::vector<ArrayDecl>& arrays, std::string& out, Target target = Target::Text)
+      : arrays_(arrays), out_(out), target_(target) {}
   // Host C++ (printHostExp): operations that trap or differ on the host call obsidian_host.
   Printer(const std::vector<ArrayDecl>& arrays, std::string& out, const std::string& zeroFlag)
-      : arrays_(arrays), out_(out), zeroFlag_(zeroFlag) {}
+      : arrays_(arrays), out_(out), target_(Target::Host), zeroFlag_(zeroFlag) {}
   bool divides() const { return divides_; }
 
   // e as the left (or right) operand of a binary operator `op` printed around it by the caller.
@@ -187,7 +192,7 @@ class Printer {
           call("obsidian_host::toInteger<" + std::string(cudaTypeName(n.type)) + ">", n.args[0]);
           return;
         }
-        if (!host() && isFloat(n.args[0]->type) && isFloat(n.type)) {
+        if (target_ == Target::Device && isFloat(n.args[0]->type) && isFloat(n.type)) {
           // Between f32 and f64 through inline PTX, which the CUDA compiler cannot see into:
           // it would otherwise fold (float)(double)x to x and narrow f64 arithmetic on
           // widened f32 values to f32 arithmetic, which makes other NaN bits than the
@@ -372,10 +377,11 @@ class Printer {
     operand(n.args[1], p + 1, p);
   }
 
-  bool host() const { return !zeroFlag_.empty(); }
+  bool host() const { return target_ == Target::Host; }
 
   const std::vector<ArrayDecl>& arrays_;
   std::string& out_;
+  Target target_;
   std::string zeroFlag_;  // host printing: the bool a zero divisor sets
   bool divides_ = false;  // host printing: a checked division was printed
 };
@@ -435,6 +441,12 @@ std::string printExp(const ExpPtr& e, const std::vector<ArrayDecl>& arrays) {
   return out;
 }
 
+std::string printCudaExp(const ExpPtr& e, const std::vector<ArrayDecl>& arrays) {
+  std::string out;
+  Printer(arrays, out, Target::Device).print(e);
+  return out;
+}
+
 std::string printHostExp(const ExpPtr& e, const std::vector<ArrayDecl>& arrays,
                          const std::string& zeroFlag, bool* divides) {
   OBSIDIAN_ASSERT(!zeroFlag.empty(), "host printing names its zero flag");
@@ -491,7 +503,7 @@ inline T toInteger(F v) {
 std::string printOperand(BinOp op, bool right, const ExpPtr& e,
                          const std::vector<ArrayDecl>& arrays) {
   std::string out;
-  Printer(arrays, out).printOperandOf(op, right, e);
+  Printer(arrays, out, Target::Device).printOperandOf(op, right, e);
   return out;
 }
 

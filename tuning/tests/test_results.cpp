@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "space.hpp"
@@ -219,4 +220,34 @@ TEST_CASE("results: a cancelled sweep stops between points, its lines whole, and
   CHECK(rest.ran == 3);
   CHECK(readResults(results, "simulate").size() == 6);
   CHECK(linesOf(results).size() == 6);
+}
+
+TEST_CASE("results: an older simulated line is read as the full point it stands for") {
+  // Before issue 40 a simulated line's key named the capped size it ran, its fullKey the point;
+  // every reader takes fullKey, so resuming such a file runs none of its points again.
+  TempDir dir("older");
+  const std::vector<Point> points = smallSpace();
+  const std::string results = dir / "older.jsonl";
+  {
+    Silenced quiet;
+    runSweep(points, simulateInto(results));
+  }
+  const std::vector<std::string> lines = linesOf(results);
+  REQUIRE(lines.size() == points.size());
+  std::ofstream older(results, std::ios::trunc);
+  for (const std::string& text : lines) {
+    nlohmann::json j = nlohmann::json::parse(text);
+    j["key"] = j["key"].get<std::string>() + " (capped)";  // what an older sweep wrote
+    older << j.dump() << "\n";
+  }
+  older.close();
+  const std::vector<nlohmann::json> read = readResults(results, "simulate", true, false);
+  std::set<std::string> keys, want;
+  for (const nlohmann::json& j : read) keys.insert(j["key"].get<std::string>());
+  for (const Point& p : points) want.insert(p.key);
+  CHECK(keys == want);
+  Silenced quiet;
+  const SweepSummary again = runSweep(points, simulateInto(results));
+  CHECK(again.resumed == points.size());
+  CHECK(again.ran == 0);
 }
