@@ -404,10 +404,16 @@ class Sharer {
       count(*e, uses, avail, since);
     }
     // A branch runs right after its condition, so what the condition computes is there for
-    // the branch too (a sample tested for being counted, then binned inside: one load).
+    // the branch too (a sample tested for being counted, then binned inside: one load). Only
+    // heavy values count there: index arithmetic the CUDA compiler shares by itself, and
+    // binding it would only rewrite every guarded tail.
     if (auto* c = std::get_if<Cond>(&in[i].node)) {
-      countBranch(c->then, uses, avail, since);
-      countBranch(c->otherwise, uses, avail, since);
+      Counts withBranch = uses;
+      countBranch(c->then, withBranch, avail, since);
+      countBranch(c->otherwise, withBranch, avail, since);
+      for (const auto& [n, count] : withBranch) {
+        if (values_[n].heavy) uses[n] = count;
+      }
     }
     // Later uses, while nothing in between has changed the value.
     for (size_t j = i + 1; j < in.size() && j <= i + kWindow; ++j) {

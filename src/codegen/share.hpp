@@ -13,8 +13,8 @@ namespace obsidian {
 // is used again, by the statement itself or by the statements after it before anything could
 // change its value, is computed once into `const T tN = ...;` declared just before the
 // statement; every later use reads the variable. A branch's own statements count as uses
-// after its condition (a histogram's sample, tested for being counted and then binned inside
-// the branch, is loaded once).
+// after its condition for values that read memory or cost much (a histogram's sample, tested
+// for being counted and then binned inside the branch, is loaded once).
 //
 // - Only values the statement evaluates on every path move in front of it (a value used on
 //   both sides of a select counts; one only under a condition, or on the right of && and ||,
