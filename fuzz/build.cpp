@@ -9,54 +9,57 @@ using namespace obsidian;
 
 SPull<EWord32> pullStep(const Node& n, const SPull<EWord32>& x) {
   switch (n.op) {
-    case Op::Map: return fmap(unaryFn(n.a, n.b), x);
+    case Op::Map: return fmap(unaryFn(n.fn, n.constant), x);
     case Op::FloatMap: {
-      const uint32_t a = n.a, b = n.b;
+      const uint32_t a = n.fn, b = n.constant;
       return fmap([a, b](const EWord32& v) { return floatOp(a, b, v); }, x);
     }
     case Op::AddIndex: {
-      const uint32_t b = n.b;
+      const uint32_t b = n.constant;
       return mkPull(x.len(), [x, b](const EWord32& i) { return x[i] + i * b; });
     }
     case Op::ZipHalves: {
       auto [lo, hi] = halve(x);
-      return zipWith(binaryFn(n.a), lo, hi);
+      return zipWith(binaryFn(n.fn), lo, hi);
     }
     case Op::ZipEvenOdds: {
       auto [ev, od] = evenOdds(x);
-      return zipWith(binaryFn(n.a), ev, od);
+      return zipWith(binaryFn(n.fn), ev, od);
     }
     case Op::Rotate: {
-      auto [lo, hi] = splitAt(n.b, x);
+      auto [lo, hi] = splitAt(n.size, x);
       return conc(hi, lo);
     }
     case Op::Interleave: {
       auto [lo, hi] = halve(x);
       return upair(zip(lo, hi));
     }
-    case Op::Ends: return conc(replicate(n.b, first(x)), singleton(last(x)));
+    case Op::Ends: return conc(replicate(n.size, first(x)), singleton(last(x)));
     case Op::NarrowMap: {
-      const uint32_t a = n.a, b = n.b, c = n.c;
-      return fmap([a, b, c](const EWord32& w) { return narrowMap(a, b, c, w); }, x);
+      const uint32_t fn = n.fn, constant = n.constant, width = n.width;
+      return fmap(
+          [fn, constant, width](const EWord32& w) { return narrowMap(fn, constant, width, w); }, x);
     }
     case Op::FloatBits: {
-      const uint32_t a = n.a, b = n.b, c = n.c, d = n.d;
-      return fmap([a, b, c, d](const EWord32& w) { return floatBitsOp(a, c, b, d, w); }, x);
+      const uint32_t fn = n.fn, specials = n.specials, constant = n.constant, high = n.constantHigh;
+      return fmap([fn, specials, constant,
+                   high](const EWord32& w) { return floatBitsOp(fn, specials, constant, high, w); },
+                  x);
     }
     case Op::SplitFold: {
-      const uint32_t a = n.a;
+      const uint32_t a = n.fn;
       return fmap([a](const SPull<EWord32>& c) { return foldPull1(binaryFn(a), c); },
-                  splitUp(n.b, x));
+                  splitUp(n.size, x));
     }
     case Op::CoalesceFold: {
-      const uint32_t a = n.a;
+      const uint32_t a = n.fn;
       return fmap([a](const SPull<EWord32>& c) { return foldPull1(binaryFn(a), c); },
-                  coalesce(n.b, x));
+                  coalesce(n.size, x));
     }
     case Op::BinSplit: {
       const std::vector<Node> kids = n.kids;
       return binSplit(
-          n.b, [kids](const SPull<EWord32>& part) { return pullSteps(kids, part); }, x);
+          n.log2Parts, [kids](const SPull<EWord32>& part) { return pullSteps(kids, part); }, x);
     }
     default: break;
   }
@@ -392,10 +395,10 @@ Padding paddingOf(uint32_t d) { return d == 0 ? Padding::Auto : Padding::None; }
 
 Mat matrixExpr(const MExpr& e, const std::vector<Mat>& g) {
   switch (e.kind) {
-    case MExprKind::Input: return g.at(e.a);
-    case MExprKind::Map: return fmap(unaryFn(e.a, e.b), matrixExpr(e.kids.at(0), g));
+    case MExprKind::Input: return g.at(e.input);
+    case MExprKind::Map: return fmap(unaryFn(e.fn, e.constant), matrixExpr(e.kids.at(0), g));
     case MExprKind::Zip:
-      return zipWith(binaryFn(e.a), matrixExpr(e.kids.at(0), g), matrixExpr(e.kids.at(1), g));
+      return zipWith(binaryFn(e.fn), matrixExpr(e.kids.at(0), g), matrixExpr(e.kids.at(1), g));
     case MExprKind::Transpose: return transpose(matrixExpr(e.kids.at(0), g));
   }
   throw std::logic_error("fuzz: unknown matrix expression");
@@ -413,7 +416,7 @@ Push2<L, uint32_t, uint32_t, EWord32> nestPush(const TileNode& n, const Tile& t)
   auto sub = [kids](const Tile& s) {
     return exec<Down>([kids, s](const Program<Down>& q) { return tileProgram<Down>(q, kids, s); });
   };
-  const auto ts = tiles(n.b, n.c, t);
+  const auto ts = tiles(n.tileRows, n.tileCols, t);
   if (transposes(kids)) return pConcat2(fmap(sub, transpose(ts)), t.cols(), t.rows());
   return pConcat2(fmap(sub, ts), t.rows(), t.cols());
 }
@@ -422,9 +425,9 @@ Push2<L, uint32_t, uint32_t, EWord32> nestPush(const TileNode& n, const Tile& t)
 template <class X, class L>
 SPull2<Exp<X>> forceTile(const Program<L>& p, const TileNode& n, const SPull2<Exp<X>>& t) {
   if constexpr (!std::is_same_v<L, Thread>) {
-    if (n.a == 0) return force2(p, t, paddingOf(n.d));
+    if (!n.push) return force2(p, t, paddingOf(n.padding));
   }
-  return force2(p, push2<L>(t), paddingOf(n.d));
+  return force2(p, push2<L>(t), paddingOf(n.padding));
 }
 
 template <class X, class L>
@@ -436,27 +439,27 @@ Tile narrowForceTile(const Program<L>& p, const TileNode& n, const Tile& t) {
 template <class L>
 Tile tileStep(const Program<L>& p, const TileNode& n, const Tile& t) {
   switch (n.op) {
-    case TileOp::Map: return fmap(unaryFn(n.a, n.b), t);
+    case TileOp::Map: return fmap(unaryFn(n.fn, n.constant), t);
     case TileOp::AddIndex: {
-      const uint32_t b = n.b;
+      const uint32_t b = n.constant;
       return mkPull2(t.rows(), t.cols(),
                      [t, b](const EWord32& r, const EWord32& c) { return t(r, c) + r * b + c; });
     }
     case TileOp::Transpose: return transpose(t);
     case TileOp::ZipRotate: {
-      const uint32_t rows = t.rows(), cols = t.cols(), dr = n.b, dc = n.c;
+      const uint32_t rows = t.rows(), cols = t.cols(), dr = n.rowShift, dc = n.colShift;
       return zipWith(
-          binaryFn(n.a), t,
+          binaryFn(n.fn), t,
           mkPull2(rows, cols, [t, rows, cols, dr, dc](const EWord32& r, const EWord32& c) {
             return t((r + dr) % rows, (c + dc) % cols);
           }));
     }
     case TileOp::Force: return forceTile<uint32_t>(p, n, t);
     case TileOp::NarrowForce:
-      return n.c == 8 ? narrowForceTile<uint8_t>(p, n, t) : narrowForceTile<uint16_t>(p, n, t);
+      return n.width == 8 ? narrowForceTile<uint8_t>(p, n, t) : narrowForceTile<uint16_t>(p, n, t);
     case TileOp::Nest:
       if constexpr (!std::is_same_v<L, Thread>) {
-        return force2(p, nestPush<L>(n, t), paddingOf(n.d));
+        return force2(p, nestPush<L>(n, t), paddingOf(n.padding));
       }
       break;
   }
@@ -546,7 +549,7 @@ MatrixResult matrixResult(const MatrixRecipe& mr, const Tuple& in) {
     case MatrixOut::Stencil:
       if (!mr.narrowHalo) return stencilOf(mr, m);
       if constexpr (std::tuple_size_v<Tuple> == 2) {
-        if (mr.expr.a == 1) return stencilOf(mr, std::get<1>(in));
+        if (mr.expr.input == 1) return stencilOf(mr, std::get<1>(in));
       }
       return stencilOf(mr, std::get<0>(in));
   }

@@ -55,40 +55,40 @@ SPull<EWord32> collectiveStep(const Program<L>& p, const Node& n, const SPull<EW
   if constexpr (std::is_same_v<L, Block>) {
     switch (n.op) {
       case Op::BlockReduce:
-        return withCollective(n.c, [&](auto f, uint32_t) {
-          const EWord32 r = blockReduce(kBlockReduceAlgorithms.at(n.a), p, f, x);
+        return withCollective(n.fn, [&](auto f, uint32_t) {
+          const EWord32 r = blockReduce(kBlockReduceAlgorithms.at(n.alg), p, f, x);
           return fmap([r](const EWord32& v) { return v + r; }, x);
         });
       case Op::BlockScan:
-        return withCollective(n.c, [&](auto f, uint32_t identity) {
-          const BlockScanAlgorithm a = kBlockScanAlgorithms.at(n.a);
-          return force(p, n.b == 1 ? blockExclusiveScan(a, p, f, EWord32(identity), x)
-                                   : blockScan(a, p, f, x));
+        return withCollective(n.fn, [&](auto f, uint32_t identity) {
+          const BlockScanAlgorithm a = kBlockScanAlgorithms.at(n.alg);
+          return force(p, n.exclusive ? blockExclusiveScan(a, p, f, EWord32(identity), x)
+                                      : blockScan(a, p, f, x));
         });
       case Op::BlockLoadStore: {
         const uint32_t items = x.len() / p.context().threadsPerBlock();
-        return force(p, blockStore(kBlockLoadAlgorithms.at(n.b), p, items,
-                                   blockLoad(kBlockLoadAlgorithms.at(n.a), p, items, x)));
+        return force(p, blockStore(kBlockLoadAlgorithms.at(n.storeAlg), p, items,
+                                   blockLoad(kBlockLoadAlgorithms.at(n.loadAlg), p, items, x)));
       }
       case Op::BlockHistogram: {
-        const SharedHistogram h = newSharedHistogram(p, n.b, 1u << n.a);
-        blockHistogram(p, h, evenBinning<uint32_t>(n.b, n.c, n.d), x);
+        const SharedHistogram h = newSharedHistogram(p, n.bins, 1u << n.log2Copies);
+        blockHistogram(p, h, evenBinning<uint32_t>(n.bins, n.lower, n.upper), x);
         p.sync();
-        return mkPull(n.b, [h](const EWord32& b) { return binTotal(h, b); });
+        return mkPull(n.bins, [h](const EWord32& b) { return binTotal(h, b); });
       }
       default: break;
     }
   } else if constexpr (std::is_same_v<L, Warp>) {
     switch (n.op) {
       case Op::WarpReduce:
-        return withCollective(n.c, [&](auto f, uint32_t) {
+        return withCollective(n.fn, [&](auto f, uint32_t) {
           const EWord32 r = warpReduce(p, f, x);
           return fmap([r](const EWord32& v) { return v + r; }, x);
         });
       case Op::WarpScan:
-        return withCollective(n.c, [&](auto f, uint32_t identity) {
+        return withCollective(n.fn, [&](auto f, uint32_t identity) {
           return forcePull(
-              p, n.b == 1 ? warpExclusiveScan(p, f, EWord32(identity), x) : warpScan(p, f, x));
+              p, n.exclusive ? warpExclusiveScan(p, f, EWord32(identity), x) : warpScan(p, f, x));
         });
       case Op::WarpExchange: {
         const uint32_t items = x.len() / 32;
@@ -112,10 +112,10 @@ SPull<EWord32> steps(const Program<L>& p, const std::vector<Node>& ops, SPull<EW
 
 // NarrowForce with the narrow type X (see Op::NarrowForce).
 template <class X, class L>
-SPull<EWord32> narrowForce(const Program<L>& p, uint32_t zipped, const SPull<EWord32>& x) {
+SPull<EWord32> narrowForce(const Program<L>& p, bool zipped, const SPull<EWord32>& x) {
   using namespace obsidian;
   const auto narrow = fmap([](const EWord32& w) { return toNarrow<X>(w); }, x);
-  if (zipped == 0) return fmap([](const Exp<X>& v) { return widen(v); }, forcePull(p, narrow));
+  if (!zipped) return fmap([](const Exp<X>& v) { return widen(v); }, forcePull(p, narrow));
   auto [lo, hi] = unzip(forcePull(p, zip(narrow, x)));
   return zipWith([](const Exp<X>& v, const EWord32& w) { return widen(v) + w; }, lo, hi);
 }
@@ -126,36 +126,36 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
   switch (n.op) {
     case Op::Force: return forcePull(p, x);
     case Op::SeqReduce: {
-      const uint32_t a = n.a;
+      const uint32_t a = n.fn;
       return force(
           p, tConcat<L>(fmap([a](const SPull<EWord32>& c) { return seqReduce(binaryFn(a), c); },
-                             splitUp(n.b, x))));
+                             splitUp(n.size, x))));
     }
     case Op::SeqScan: {
-      const uint32_t a = n.a;
+      const uint32_t a = n.fn;
       return force(p,
                    tConcat<L>(fmap([a](const SPull<EWord32>& c) { return seqScan(binaryFn(a), c); },
-                                   splitUp(n.b, x))));
+                                   splitUp(n.size, x))));
     }
     case Op::ConcP: {
       auto [lo, hi] = halve(x);
       return force(p, concP(push<L>(hi), push<L>(lo)));
     }
     case Op::Iterate: {
-      const uint32_t c = n.b;
-      if (n.a == 0) {
+      const uint32_t limit = n.limit;
+      if (!n.until) {
         return force(p, tConcat<L>(fmap(
-                            [c](const EWord32& v) {
+                            [limit](const EWord32& v) {
                               return seqIterate(
-                                  EWord32(c),
+                                  EWord32(limit),
                                   [](const EWord32& i, const EWord32& s) { return s * 3u + i; }, v);
                             },
                             x)));
       }
       return force(p, tConcat<L>(fmap(
-                          [c](const EWord32& v) {
+                          [limit](const EWord32& v) {
                             return seqUntil([](const EWord32& s) { return s >> 1u; },
-                                            [c](const EWord32& s) { return s > c; }, v);
+                                            [limit](const EWord32& s) { return s > limit; }, v);
                           },
                           x)));
     }
@@ -169,7 +169,7 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
                                 return push<Down>(steps<Down>(q, kids, c));
                               });
                             },
-                            splitUp(n.b, x))));
+                            splitUp(n.size, x))));
       }
       break;
     case Op::ThreadNest:
@@ -181,7 +181,7 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
                                 return push<Thread>(steps<Thread>(q, kids, c));
                               });
                             },
-                            splitUp(n.b, x))));
+                            splitUp(n.size, x))));
       }
       break;
     case Op::SeqNest: {
@@ -192,21 +192,22 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
                               return push<L>(steps<L>(q, kids, c));
                             });
                           },
-                          splitUp(n.b, x))));
+                          splitUp(n.size, x))));
     }
     case Op::Load:
-      if constexpr (!std::is_same_v<L, Thread>) return force(p, load<L>(n.b, x));
+      if constexpr (!std::is_same_v<L, Thread>) return force(p, load<L>(n.size, x));
       break;
-    case Op::Take: return force(p, takeP(n.b, push<L>(x)));
+    case Op::Take: return force(p, takeP(n.size, push<L>(x)));
     case Op::NarrowForce:
-      return n.c == 8 ? narrowForce<uint8_t>(p, n.a, x) : narrowForce<uint16_t>(p, n.a, x);
+      return n.width == 8 ? narrowForce<uint8_t>(p, n.zipped, x)
+                          : narrowForce<uint16_t>(p, n.zipped, x);
     case Op::ForceZip: {
       auto [lo, hi] = halve(x);
       auto [lo2, hi2] = unzip(forcePull(p, zip(lo, hi)));
-      return zipWith(binaryFn(n.a), lo2, hi2);
+      return zipWith(binaryFn(n.fn), lo2, hi2);
     }
     case Op::FloatScan: {
-      const uint32_t t = n.c, a = n.a;
+      const uint32_t t = n.specials, a = n.fn;
       const SPull<EFloat> floats = fmap([t](const EWord32& w) { return floatIn(t, w); }, x);
       const auto bitsOf = [](const EFloat& f) { return bitcast<uint32_t>(f); };
       if (a >= kFloatScanOps) return fmap(bitsOf, forcePull(p, floats));
@@ -218,11 +219,11 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
                                              },
                                              c);
                                        },
-                                       splitUp(n.b, floats)))));
+                                       splitUp(n.size, floats)))));
     }
     case Op::Histogram:
       if constexpr (!std::is_same_v<L, Thread>) {
-        const uint32_t bins = n.b;
+        const uint32_t bins = n.bins;
         const SMutable<uint32_t> h = newShared<uint32_t>(p, bins);
         p.forAll(bins, [&](const Program<Thread>& t, const EWord32& i) { write(t, h, i, 0u); });
         p.sync();

@@ -4,6 +4,11 @@
 // involved), and C++ source text that rebuilds the same kernel with the library (for shrunk repros
 // and regression tests). Every recipe the generator makes is well typed and well sized; shrinking
 // only keeps candidates that the reference accepts.
+//
+// One file per job: recipe_generate.cpp, recipe_reference.cpp (the oracle), recipe_print.cpp
+// (the C++ source) and recipe_shrink.cpp, each with a recipe_matrix_*.cpp counterpart for
+// matrix recipes; recipe_stats.cpp (both kinds); recipe_rules.cpp (the rules they all follow).
+// recipe_internal.hpp declares what these files share.
 #pragma once
 
 #include <cstdint>
@@ -21,55 +26,60 @@ enum class Level : uint8_t { Thread, Warp, Block };
 
 // One step of a body: maps the current static-length array to the next one. Steps marked
 // "force" make the array manifest at the body's level (registers at Thread, shared memory and
-// a barrier at Warp and Block).
+// a barrier at Warp and Block). The names after each step are its Node fields.
 enum class Op : uint8_t {
-  Map,           // fmap(unary(a, b))                                           pull
-  AddIndex,      // mkPull(n, i -> x[i] + i * b)                                pull
-  ZipHalves,     // halve, zipWith(binary(a)) over the halves                  pull
-  ZipEvenOdds,   // evenOdds, zipWith(binary(a))                               pull
-  Rotate,        // splitAt(b), conc(hi, lo)                                   pull
-  SplitFold,     // splitUp(b), fmap(foldPull1(binary(a)))                     pull
-  CoalesceFold,  // coalesce(b), fmap(foldPull1(binary(a)))                    pull
-  BinSplit,      // binSplit(b, kids as a pull function)                       pull
-  Interleave,    // halve, zip, upair: lo0 hi0 lo1 hi1 ...                     pull
-  Ends,          // conc(replicate(b, first), singleton(last))                pull
-  FloatMap,      // fmap(floatOp(a, b)): through float arithmetic and back     pull
-  Force,         // forcePull                                                  force
-  SeqReduce,     // tConcat(fmap(seqReduce(binary(a)), splitUp(b)))           force
-  SeqScan,       // tConcat(fmap(seqScan(binary(a)), splitUp(b)))             force
-  ConcP,         // concP(push(hi), push(lo)) of halve                         force
-  Iterate,       // tConcat(fmap(seqIterate(b) if a == 0 else seqUntil(> b)))  force
-  Nest,          // pConcat(fmap(exec<one level down>(kids), splitUp(b)))      force
-  ThreadNest,    // tConcat(fmap(exec<Thread>(kids), splitUp(b)))             force (Warp, Block)
-  SeqNest,       // sConcat(fmap(exec<same level>(kids), splitUp(b)))         force
-  Histogram,     // newShared(b) zeroed, atomicAdd(x % b) for every x          (Warp, Block)
-  Load,          // load<L>(b): the coalescing first load                      force (Warp, Block)
-  Take,          // takeP(b, push(x)): the first b elements                    force
-  ForceZip,      // halve, forcePull(zip(lo, hi)) (tuples), unzip, zipWith    force
-  // The algorithm layer's collectives (include/obsidian/{warp,block,device}); c is the
+  Map,           // fmap(unary(fn, constant))                                   pull
+  AddIndex,      // mkPull(n, i -> x[i] + i * constant)                         pull
+  ZipHalves,     // halve, zipWith(binary(fn)) over the halves                  pull
+  ZipEvenOdds,   // evenOdds, zipWith(binary(fn))                               pull
+  Rotate,        // splitAt(size), conc(hi, lo)                                 pull
+  SplitFold,     // splitUp(size), fmap(foldPull1(binary(fn)))                  pull
+  CoalesceFold,  // coalesce(size), fmap(foldPull1(binary(fn)))                 pull
+  BinSplit,      // binSplit(log2Parts, kids as a pull function)                pull
+  Interleave,    // halve, zip, upair: lo0 hi0 lo1 hi1 ...                      pull
+  Ends,          // conc(replicate(size, first), singleton(last))               pull
+  FloatMap,      // fmap(floatOp(fn, constant)): through floats and back        pull
+  Force,         // forcePull                                                   force
+  SeqReduce,     // tConcat(fmap(seqReduce(binary(fn)), splitUp(size)))         force
+  SeqScan,       // tConcat(fmap(seqScan(binary(fn)), splitUp(size)))           force
+  ConcP,         // concP(push(hi), push(lo)) of halve                          force
+  Iterate,       // tConcat(fmap(seqIterate(limit))), until: seqUntil(> limit)  force
+  Nest,          // pConcat(fmap(exec<one level down>(kids), splitUp(size)))    force
+  ThreadNest,    // tConcat(fmap(exec<Thread>(kids), splitUp(size)))            force (Warp, Block)
+  SeqNest,       // sConcat(fmap(exec<same level>(kids), splitUp(size)))        force
+  Histogram,     // newShared(bins) zeroed, atomicAdd(x % bins) for every x     (Warp, Block)
+  Load,          // load<L>(size): the coalescing first load                    force (Warp, Block)
+  Take,          // takeP(size, push(x)): the first size elements               force
+  ForceZip,      // halve, forcePull(zip(lo, hi)) (tuples), unzip,
+                 // zipWith(binary(fn))                                         force
+  // The algorithm layer's collectives (include/obsidian/{warp,block,device}); fn is the
   // collective operator (collectiveWord in scalar_ops.hpp). Drawn from a stream of their own
   // (see generate()), so recipes that draw none are those of the earlier generator.
-  BlockReduce,     // r = blockReduce(algorithm a, c, x); x[i] + r                  (Block)
-  BlockScan,       // force(blockScan(algorithm a, c, x)); b = 1: blockExclusiveScan (Block)
-  BlockLoadStore,  // force(blockStore(b, items, blockLoad(a, items, x))),
-                   // items = length / the block's threads: the elements intact     (Block)
-  BlockHistogram,  // SharedHistogram(b bins, 2^a copies), blockHistogram over even bins of
-                   // [c, d), the bins' totals                                       (Block)
-  WarpReduce,      // r = warpReduce(c, x); x[i] + r                                (Warp)
-  WarpScan,        // force(warpScan(c, x)); b = 1: warpExclusiveScan                (Warp)
-  WarpExchange,    // force(warpStoreStriped(items, warpLoadStriped(items, x)))      (Warp)
-  // Narrow element types; c is the width (8: u8, 16: u16). Drawn from a stream of their own
+  BlockReduce,     // r = blockReduce(alg, fn, x); x[i] + r                        (Block)
+  BlockScan,       // force(blockScan(alg, fn, x)); exclusive: blockExclusiveScan  (Block)
+  BlockLoadStore,  // force(blockStore(storeAlg, items, blockLoad(loadAlg, items, x))),
+                   // items = length / the block's threads: the elements intact    (Block)
+  BlockHistogram,  // SharedHistogram(bins, 2^log2Copies copies), blockHistogram
+                   // over even bins of [lower, upper), the bins' totals           (Block)
+  WarpReduce,      // r = warpReduce(fn, x); x[i] + r                              (Warp)
+  WarpScan,        // force(warpScan(fn, x)); exclusive: warpExclusiveScan         (Warp)
+  WarpExchange,    // force(warpStoreStriped(items, warpLoadStriped(items, x)))    (Warp)
+  // Narrow element types of `width` bits (8: u8, 16: u16). Drawn from a stream of their own
   // too (see generate()), each appended after a step and keeping its length.
-  NarrowMap,    // fmap(widen(narrowOp(a, b, narrow(x)))): arithmetic in the narrow type   pull
-  NarrowForce,  // a = 0: widen(forcePull(narrow(x))); a = 1: forcePull(zip(narrow(x), x)),
-                // unzip, widen(lo) + hi (a narrow and a u32 array side by side)        force
+  NarrowMap,    // fmap(widen(narrowOp(fn, constant, narrow(x)))): arithmetic in
+                // the narrow type                                                pull
+  NarrowForce,  // widen(forcePull(narrow(x))); zipped: forcePull(zip(narrow(x),
+                // x)), unzip, widen(lo) + hi (a narrow and a u32 array side
+                // by side)                                                       force
   // Float bit patterns (issue 40): each word read as an f32 (floatIn in scalar_ops.hpp: where
-  // (x & 7) < c a quiet or signalling NaN, or an infinity, of x's sign and payload; +-0 now and
-  // then), through float operations and back to a word, bit for bit. Drawn from a stream of
-  // their own too, each appended after a step and keeping its length.
-  FloatBits,  // fmap(floatBitsOp(a, c, b, d)): f32 literal b, f64 literal (d << 32) | b   pull
-  FloatScan,  // fmap(bitcast<uint32_t>) of force(tConcat(fmap(seqScan(floatScanOp(a)),
-              // splitUp(b, the floats)))); a = kFloatScanOps: forcePull(the floats)    force
+  // (x & 7) < specials a quiet or signalling NaN, or an infinity, of x's sign and payload; +-0
+  // now and then), through float operations and back to a word, bit for bit. Drawn from a
+  // stream of their own too, each appended after a step and keeping its length.
+  FloatBits,  // fmap(floatBitsOp(fn, specials, constant, constantHigh)): f32
+              // literal constant, f64 literal (constantHigh << 32) | constant    pull
+  FloatScan,  // fmap(bitcast<uint32_t>) of force(tConcat(fmap(seqScan(
+              // floatScanOp(fn)), splitUp(size, the floats)))); fn =
+              // kFloatScanOps: forcePull(the floats)                             force
 };
 constexpr uint32_t kOps = static_cast<uint32_t>(Op::FloatScan) + 1;
 // The steps before the collectives: what the main stream draws from.
@@ -83,12 +93,33 @@ bool isFloatBits(Op op);
 // Steps that need no program (the only ones allowed inside binSplit).
 bool isPullStep(Op op);
 
+// A step and what it needs: each field has one meaning, and a step sets only the fields that
+// its Op names (the others stay as they are here).
 struct Node {
   Op op = Op::Force;
-  uint32_t a = 0;          // which operator (unary/binary), or the flavour of Iterate
-  uint32_t b = 0;          // a size or a constant (see Op)
-  uint32_t c = 0, d = 0;   // collectives: the operator, or the histogram's levels
-  std::vector<Node> kids;  // the nested body of BinSplit, Nest, ThreadNest, SeqNest
+  // The scalar operator: an index into the table that op names (unaryOp: Map; binaryOp: the
+  // zips, folds and scans of words; floatOp: FloatMap; narrowOp: NarrowMap; floatBitsOp:
+  // FloatBits; floatScanOp: FloatScan; collectiveWord: the reductions and scans).
+  uint32_t fn = 0;
+  uint32_t constant = 0;      // the operator's constant (AddIndex: the factor of i)
+  uint32_t constantHigh = 0;  // FloatBits: the high word of the f64 literal
+  // A length: the pieces of splitUp and coalesce (the folds, scans, nests, FloatScan),
+  // Rotate's split point, Ends' copies of the first element, Load's and Take's length.
+  uint32_t size = 0;
+  uint32_t log2Parts = 0;         // BinSplit: 2^log2Parts parts
+  bool until = false;             // Iterate: seqUntil (else seqIterate)
+  uint32_t limit = 0;             // Iterate: seqIterate's steps, or seqUntil's bound
+  uint32_t bins = 0;              // Histogram, BlockHistogram
+  uint32_t alg = 0;               // BlockReduce, BlockScan: the algorithm (an index)
+  uint32_t loadAlg = 0;           // BlockLoadStore: the load's algorithm (an index)
+  uint32_t storeAlg = 0;          // BlockLoadStore: the store's algorithm (an index)
+  bool exclusive = false;         // BlockScan, WarpScan
+  uint32_t log2Copies = 0;        // BlockHistogram: 2^log2Copies copies of the bins
+  uint32_t lower = 0, upper = 0;  // BlockHistogram: the levels' range [lower, upper)
+  uint32_t width = 0;             // NarrowMap, NarrowForce: the narrow type's bits
+  bool zipped = false;            // NarrowForce: beside the words (else the narrow array alone)
+  uint32_t specials = 0;          // FloatBits, FloatScan: floatIn's threshold
+  std::vector<Node> kids;         // the nested body of BinSplit, Nest, ThreadNest, SeqNest
 };
 
 // How the kernel's input is cut into blocks.
@@ -133,34 +164,46 @@ struct MatrixInput {
 
 // The grid-level matrix of words (a DPull2<EWord32> of the inputs' dynamic shapes).
 enum class MExprKind : uint8_t {
-  Input,      // input a, widened to words
-  Map,        // fmap(unary(a, b), kid)
-  Zip,        // zipWith(binary(a), kid 0, kid 1): the rows and cols both have
+  Input,      // the input numbered `input`, widened to words
+  Map,        // fmap(unary(fn, constant), kid)
+  Zip,        // zipWith(binary(fn), kid 0, kid 1): the rows and cols both have
   Transpose,  // transpose(kid)
 };
 struct MExpr {
   MExprKind kind = MExprKind::Input;
-  uint32_t a = 0, b = 0;
+  uint32_t input = 0;     // Input
+  uint32_t fn = 0;        // Map: unaryOp's operator, Zip: binaryOp's
+  uint32_t constant = 0;  // Map
   std::vector<MExpr> kids;
 };
 
 // One step of a tile program (a block's tile, or a warp's or thread's sub-tile: static shape).
 enum class TileOp : uint8_t {
-  Map,          // fmap(unary(a, b))                                                   pull
-  AddIndex,     // mkPull2: t(r, c) + r * b + c                                        pull
-  Transpose,    // transpose(t): the cols x rows view                                  pull
-  ZipRotate,    // zipWith(binary(a), t, t's ((r + b) % rows, (col + c) % cols))       pull
-  Force,        // force2(p, t) (a = 0, Warp and Block: each thread's loads together) or
-                // force2(p, push2<L>(t)) (a = 1); padding d (0: Auto, 1: None)      force
-  NarrowForce,  // as Force, of t narrowed to c bits (8 or 16), widened again        force
-  Nest,         // pConcat2 of programs one level down over tiles(b, c) of t, each running
-                // the kids on its sub-tile (transpose(tiles) where the kids transpose, so
-                // the result is t's shape or its transpose); forced (padding d) unless it is
-                // the last step, whose push array the program then returns              force
+  Map,          // fmap(unary(fn, constant))                                         pull
+  AddIndex,     // mkPull2: t(r, c) + r * constant + c                               pull
+  Transpose,    // transpose(t): the cols x rows view                                pull
+  ZipRotate,    // zipWith(binary(fn), t, t((r + rowShift) % rows,
+                // (c + colShift) % cols))                                           pull
+  Force,        // force2(p, t) (Warp and Block: each thread's loads together), or
+                // with push force2(p, push2<L>(t)); padding (0: Auto, 1: None)      force
+  NarrowForce,  // as Force, of t narrowed to `width` bits (8 or 16), widened again  force
+  Nest,         // pConcat2 of programs one level down over tiles(tileRows, tileCols) of t,
+                // each running the kids on its sub-tile (transpose(tiles) where the kids
+                // transpose, so the result is t's shape or its transpose); forced
+                // (padding) unless it is the last step, whose push array the program
+                // then returns                                                      force
 };
+// A tile step and what it needs: each field has one meaning, and a step sets only the fields
+// that its TileOp names.
 struct TileNode {
   TileOp op = TileOp::Map;
-  uint32_t a = 0, b = 0, c = 0, d = 0;
+  uint32_t fn = 0;                      // Map: unaryOp's operator, ZipRotate: binaryOp's
+  uint32_t constant = 0;                // Map's constant (AddIndex: the factor of r)
+  uint32_t rowShift = 0, colShift = 0;  // ZipRotate
+  bool push = false;                    // Force, NarrowForce: force2 of push2<L>(t)
+  uint32_t width = 0;                   // NarrowForce (drawn for Force too)
+  uint32_t padding = 0;                 // Force, NarrowForce, Nest: 0 Auto, 1 None
+  uint32_t tileRows = 0, tileCols = 0;  // Nest: the sub-tiles
   std::vector<TileNode> kids;
 };
 

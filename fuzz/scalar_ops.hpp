@@ -377,6 +377,7 @@ struct FloatWorld<uint32_t> {
   using D = RefF64;
   using W64 = uint64_t;
   static F asF32(uint32_t w) { return F{w}; }
+  static bool isNan(F f) { return nan32(f.b); }
   static uint32_t bits(F f) {
     if (nan32(f.b)) ++referenceNaNs();
     return f.b;
@@ -435,6 +436,7 @@ struct FloatWorld<obsidian::EWord32> {
   using D = obsidian::EDouble;
   using W64 = obsidian::EWord64;
   static F asF32(const obsidian::EWord32& w) { return obsidian::bitcast<float>(w); }
+  static obsidian::EBool isNan(const F& f) { return f != f; }
   static obsidian::EWord32 bits(const F& f) { return obsidian::bitcast<uint32_t>(f); }
   static D asF64(const W64& w) { return obsidian::bitcast<double>(w); }
   static W64 bits64(const D& d) { return obsidian::bitcast<uint64_t>(d); }
@@ -515,7 +517,10 @@ typename FloatWorld<W>::F floatScanOp(uint32_t which, const typename FloatWorld<
     case 1: return min(a, b);
     case 2: return max(a, b);
     case 3: return a * b;
-    default: return FW::toF32(FW::toF64(a) + FW::toF64(b));
+    // Widened: which of two NaN operands an f64 add returns is the GPU's choice (the compiler
+    // orders the operands; fuzz/RESULTS.md, finding 6), so two NaNs give a, unadded.
+    default:
+      return FW::select(FW::isNan(a) && FW::isNan(b), a, FW::toF32(FW::toF64(a) + FW::toF64(b)));
   }
 }
 // The f32 literal's bits (printed as in floatBitsText).
@@ -580,7 +585,7 @@ inline std::string floatScanText(uint32_t which) {
     case 1: e = "min(a, b)"; break;
     case 2: e = "max(a, b)"; break;
     case 3: e = "a * b"; break;
-    default: e = "dToF(fToD(a) + fToD(b))"; break;
+    default: e = "ifThenElse(a != a && b != b, a, dToF(fToD(a) + fToD(b)))"; break;
   }
   return "[](const EFloat& a, const EFloat& b) { return " + e + "; }";
 }

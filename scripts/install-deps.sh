@@ -3,7 +3,8 @@
 # toolkit's NVRTC, which is not a Debian package here. Safe to run repeatedly.
 set -euo pipefail
 
-packages=(cmake g++ ninja-build libboost-dev doctest-dev nlohmann-json3-dev libcli11-dev)
+# doxygen builds the API reference (the test docs.api_reference).
+packages=(cmake g++ ninja-build libboost-dev doctest-dev nlohmann-json3-dev libcli11-dev doxygen)
 # The Python module (python/): an interpreter with its headers and pip, from Debian when the
 # python3 on PATH lacks them.
 python=${PYTHON:-python3}

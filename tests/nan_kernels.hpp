@@ -113,6 +113,47 @@ inline std::vector<uint32_t> nanConstantReference() {
   return {0x7fa00001u, 0x7fffffffu, 0xfff40000u, 0x7fffffffu, 0xfffc0000u, 0xbfe00000u};
 }
 
+// f64 NaN constants whose low word reads as an f32 signalling NaN (fuzz/RESULTS.md, finding 5:
+// ptxas quieted such a word in an immediate): element v is, by v % 4, the low word of the
+// constant, the high word of v + the constant (the constant quieted: bit 51 set), the low word
+// of the constant, or the two words of the quieted one xor-ed (the halves used apart, as in the
+// fuzzer's program). With and without subexpression sharing.
+inline constexpr uint64_t kLowSignallingNans[] = {0x7ff000007fa9e863ull, 0xfff12345ffa00001ull};
+inline Kernel nanLowWordKernel(bool share) {
+  CaptureOptions options;
+  options.shareSubexpressions = share;
+  return capture(
+      share ? "nanLowWord" : "nanLowWordUnshared", 32,
+      [](DPull<EWord32> in) {
+        return push<Grid>(fmap(
+            [](const EWord32& v) {
+              EWord32 word = 0u;
+              for (size_t c = 0; c < std::size(kLowSignallingNans); ++c) {
+                const EDouble d = EDouble(std::bit_cast<double>(kLowSignallingNans[c]));
+                // v + d folds to d quieted: two f64 NaN constants, selected at run time.
+                const EWord64 bits =
+                    bitcast<uint64_t>(ifThenElse(v % 2u == 0u, d, cast<double>(v) + d));
+                const EWord32 lo = cast<uint32_t>(bits), hi = cast<uint32_t>(bits >> 32u);
+                const EWord32 pick =
+                    ifThenElse(v % 4u == 0u, lo,
+                               ifThenElse(v % 4u == 1u, hi, ifThenElse(v % 4u == 2u, lo, hi ^ lo)));
+                word = ifThenElse(v / 4u == static_cast<uint32_t>(c), pick, word);
+              }
+              return word;
+            },
+            in));
+      },
+      options);
+}
+inline std::vector<uint32_t> nanLowWordReference() {
+  std::vector<uint32_t> out;
+  for (uint64_t c : kLowSignallingNans) {
+    const uint32_t lo = static_cast<uint32_t>(c), hi = static_cast<uint32_t>(c >> 32);
+    out.insert(out.end(), {lo, hi | 0x80000u, lo, (hi | 0x80000u) ^ lo});
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- the GPU's rules, spelled out
 namespace nanref {
 inline bool nan32(uint32_t b) { return (b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu); }

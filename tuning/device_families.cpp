@@ -1,14 +1,16 @@
-// The device algorithms' kernel families (device_families.hpp): each point runs the algorithm's
-// own call (histogramEven, transpose) with the point's policy, on the simulator or the GPU, and
-// checks it against a plain C++ reference (on the GPU: a plain kernel's, or the C++ one kept on
-// disk; device_data.hpp). The inputs are random (splitmix64), made on the device and rotated
-// there so that timed runs do not find them in L2.
+// The device algorithms' kernel families (device_families.hpp), one per descriptor of
+// obsidian/device/catalogue.hpp: a point's parameters are the descriptor's policy fields (named
+// and ranged as its fields()) and the problem's. Each point runs the algorithm's kernel with the
+// point's policy, on the simulator or the GPU, and checks it against a plain C++ reference (on
+// the GPU: a plain kernel's, or the C++ one kept on disk; device_data.hpp). The inputs are random
+// (splitmix64), made on the device and rotated there so that timed runs do not find them in L2.
 #include "device_families.hpp"
 
 #include <algorithm>
-#include <obsidian/device/histogram.hpp>
-#include <obsidian/device/transpose.hpp>
+#include <obsidian/device/catalogue.hpp>
 #include <sstream>
+
+#include "array_instance.hpp"
 
 namespace tuning {
 
@@ -17,10 +19,48 @@ namespace {
 using namespace obsidian;
 namespace gpu = obsidian::gpu;
 
-// ------------------------------------------------------------------ histogram
-HistogramPolicy histogramPolicyOf(const Params& p) {
-  return {u32(p, "threads"), u32(p, "vectors"), u32(p, "copies"), 32 * 1024};
+// ------------------------------------------------------------------ policies as parameters
+// The problem's parameters, then one per field of D's policy (its name, meaning and range; the
+// default: the sm 90 row for the first problem class, the row the simulator stands for).
+template <class D>
+std::vector<ParamSpec> withPolicyParams(std::vector<ParamSpec> params) {
+  const typename D::Policy def = tunedFor(D::table, kSimulatedSm).policy;
+  const std::vector<device::PolicySetting> values = device::settingsOf<D>(def);
+  const std::vector<device::FieldInfo> fields = device::policyFields<D>();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const device::FieldInfo& f = fields[i];
+    if (f.boolean) {
+      params.push_back(choiceParam(f.name, f.doc, {"false", "true"}, values[i].value));
+    } else if (!f.choices.empty()) {
+      params.push_back(choiceParam(f.name, f.doc, f.choices, values[i].value));
+    } else {
+      params.push_back(intParam(f.name, f.doc, f.min, f.max, std::stoll(values[i].value)));
+    }
+  }
+  return params;
 }
+// The labels of a point's variant (Family::labelParams): `extra`, then every field of D's policy
+// but threads (the family's threadsParam): the choices, not the problem.
+template <class D>
+std::vector<std::string> policyLabels(std::vector<std::string> extra = {}) {
+  for (const device::FieldInfo& f : device::policyFields<D>())
+    if (f.name != "threads") extra.push_back(f.name);
+  return extra;
+}
+// D's policy of a point: every field from its parameter (checked against the field's range).
+template <class D>
+typename D::Policy policyOf(const Params& p) {
+  std::vector<device::PolicySetting> settings;
+  for (const device::FieldInfo& f : device::policyFields<D>()) {
+    if (!p.contains(f.name)) continue;
+    const nlohmann::json& v = p.at(f.name);
+    settings.push_back({f.name, v.is_string() ? v.get<std::string>() : v.dump()});
+  }
+  return device::withSettings<D>(tunedFor(D::table, kSimulatedSm).policy, settings);
+}
+
+// ------------------------------------------------------------------ histogram
+HistogramPolicy histogramPolicyOf(const Params& p) { return policyOf<device::HistogramEven>(p); }
 
 // Samples of Random::Bits from the seed `bins` (u8, u32: uniform; f32 in [0, 1)), made on the
 // device and shared; the counts (a few KB) kept on disk (storedReference) and compared on the
@@ -44,13 +84,12 @@ class HistogramInstance : public Instance {
     if constexpr (std::is_same_v<S, uint32_t>) return upper ? upper : 3000000000u;
   }
   std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& options) override {
-    HistogramOptions o;
-    o.policy = policy_;
+    device::Options o = device::withPolicy<device::HistogramEven>(policy_);
     o.simulation = options;
     std::vector<obsidian::SimStats> runs(1);
     o.simulated = &runs[0];
     expected_ = reference();
-    got_ = histogramEven<S>(*samples(), bins_, HistogramLevel<S>(0), upper(), o);
+    got_ = device::histogramEven<S>(*samples(), bins_, HistogramLevel<S>(0), upper(), o);
     return runs;
   }
   void prepareGpu(DataCache& cache) override {
@@ -69,11 +108,11 @@ class HistogramInstance : public Instance {
   }
   size_t rotations() const override { return copies_->size(); }
   void launch(size_t run, const gpu::LaunchOptions& options) override {
-    HistogramOptions o;
-    o.policy = policy_;
+    device::Options o = device::withPolicy<device::HistogramEven>(policy_);
     o.stream = options.stream;
     o.synchronize = options.synchronize;
-    histogramEven<S>((*copies_)[run % copies_->size()], *counts_, HistogramLevel<S>(0), upper(), o);
+    device::histogramEven<S>((*copies_)[run % copies_->size()], *counts_, HistogramLevel<S>(0),
+                             upper(), o);
   }
   void download() override { got_ = counts_->download(); }
   std::string check() override { return firstDifference(got_, expected_); }
@@ -120,13 +159,12 @@ class TransposeInstance : public Instance {
   TransposeInstance(const Params& p, DataCache& cache)
       : rows_(u32(p, "rows")),
         cols_(u32(p, "cols")),
-        policy_{u32(p, "threads"), u32(p, "tile")},
+        policy_(policyOf<device::Transpose>(p)),
         key_("transpose:" + typeName<X>() + ":" + std::to_string(rows_) + "x" +
              std::to_string(cols_)),
         cache_(cache) {}
   std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& options) override {
-    TransposeOptions o;
-    o.policy = policy_;
+    device::Options o = device::withPolicy<device::Transpose>(policy_);
     o.simulation = options;
     std::vector<obsidian::SimStats> runs(1);
     o.simulated = &runs[0];
@@ -134,7 +172,7 @@ class TransposeInstance : public Instance {
     expected_.resize(in.size());
     for (size_t r = 0; r < rows_; ++r)
       for (size_t c = 0; c < cols_; ++c) expected_[c * rows_ + r] = in[r * cols_ + c];
-    got_ = transpose<X>(in, rows_, cols_, o);
+    got_ = device::transpose<X>(in, rows_, cols_, o);
     return runs;
   }
   void prepareGpu(DataCache& cache) override {
@@ -154,12 +192,11 @@ class TransposeInstance : public Instance {
   }
   size_t rotations() const override { return data_->copies.size(); }
   void launch(size_t run, const gpu::LaunchOptions& options) override {
-    TransposeOptions o;
-    o.policy = policy_;
+    device::Options o = device::withPolicy<device::Transpose>(policy_);
     o.stream = options.stream;
     o.synchronize = options.synchronize;
     last_ = run % data_->copies.size();
-    transpose<X>(data_->copies[last_], *outs_[last_], rows_, cols_, o);
+    device::transpose<X>(data_->copies[last_], *outs_[last_], rows_, cols_, o);
   }
   void download() override { got_ = outs_[last_]->download(); }
   std::string check() override { return firstDifference(got_, expected_); }
@@ -204,12 +241,10 @@ Family histogramFamily() {
       choiceParam("type", "sample type", {"u8", "u32", "f32"}, "u8"),
       intParam("n", "samples (capped on the simulator)", 1, int64_t{1} << 31, int64_t{1} << 26),
       intParam("bins", "bins", 1, 58112, 256),
-      intParam("threads", "threads per block (a multiple of 32)", 32, 1024),
-      intParam("vectors", "16-byte vectors each thread has in flight", 1, 16, 2),
-      intParam("copies", "copies of the shared histogram (a power of two)", 1, 32, 8),
       intParam("upper", "the upper level (integer samples; 0: 200 for u8, 3e9 for u32)", 0,
                UINT32_MAX, 0)};
-  f.labelParams = {"vectors", "copies"};
+  f.params = withPolicyParams<device::HistogramEven>(f.params);
+  f.labelParams = policyLabels<device::HistogramEven>();
   f.sizeParam = "n";
   f.canonical = [](Params p, bool simulate) {
     if (simulate) p["n"] = std::min<uint64_t>(p.at("n").get<uint64_t>(), 20011);
@@ -252,10 +287,9 @@ Family transposeFamily() {
       "TransposePolicy (threads, the tile's side)";
   f.params = {choiceParam("type", "element type", {"u32", "f32"}, "u32"),
               intParam("rows", "rows (capped on the simulator)", 1, 1 << 20, 8192),
-              intParam("cols", "columns (capped on the simulator)", 1, 1 << 20, 8192),
-              intParam("tile", "the tile's side (a power of two, 8..128)", 8, 128, 32),
-              intParam("threads", "threads per block (dividing tile x tile)", 32, 1024)};
-  f.labelParams = {"tile"};
+              intParam("cols", "columns (capped on the simulator)", 1, 1 << 20, 8192)};
+  f.params = withPolicyParams<device::Transpose>(f.params);
+  f.labelParams = policyLabels<device::Transpose>();
   f.sizeParam = "rows";
   f.canonical = [](Params p, bool simulate) {
     if (simulate) {
@@ -265,7 +299,7 @@ Family transposeFamily() {
     return p;
   };
   f.build = [](const Params& p) {
-    const TransposePolicy policy{u32(p, "threads"), u32(p, "tile")};
+    const TransposePolicy policy = policyOf<device::Transpose>(p);
     return std::vector<Kernel>{str(p, "type") == "f32" ? transposeKernel<float>(policy)
                                                        : transposeKernel<uint32_t>(policy)};
   };
@@ -283,6 +317,194 @@ Family transposeFamily() {
   f.variantLabel = [](const Params& p) { return "tile" + std::to_string(u32(p, "tile")); };
   f.naturalThreads = [](const Params& p) {
     return std::min(1024u, u32(p, "tile") * u32(p, "tile") / 4);
+  };
+  return f;
+}
+
+namespace {
+
+// ------------------------------------------------------------------ the device layer's algorithms
+// The sweeps that choose the policy tables of obsidian/device/*.hpp: each point is one policy of
+// a device algorithm on one input, its output checked against C++.
+template <class T>
+ArrayData<T> inputOf(const Params& p) {
+  return smallInput<T>("device", p.at("n").get<size_t>(), p.at("n").get<size_t>());
+}
+
+// On the GPU, the grid the library's call would use (what the device holds at once); on the
+// simulator, kSimulatedReduceBlocks.
+template <class T>
+Kernel deviceReduceKernel(const ReducePolicy& policy) {
+  const uint32_t blocks =
+      gpu::available() ? reduceBlocksOnGpu<T>(Sum{}, T{0}, policy) : kSimulatedReduceBlocks;
+  return reduceKernel<T>(Sum{}, T{0}, policy, blocks);
+}
+
+template <class T>
+ArrayData<T> deviceReduceData(const Params& p) {
+  ArrayData<T> d = inputOf<T>(p);
+  d.referenceKey = "sum:" + inputKey(d);
+  d.outputSize = 1;
+  d.onHost = [](const std::vector<T>& in) { return std::vector<T>{sumOf(in)}; };
+  d.onGpu = [](const gpu::DeviceBuffer<T>& in) {
+    return gpu::DeviceBuffer<T>(std::vector<T>{sumOnGpu(in)});
+  };
+  d.plain = {plainSegmentFold<T>(false)};
+  return d;
+}
+
+}  // namespace
+
+Family deviceReduceFamily() {
+  Family f;
+  f.name = "device_reduce";
+  f.description =
+      "the device layer's one-launch reduction (reduceAll, obsidian/device/reduce.hpp) by policy: "
+      "the sweep behind device::Reduce::table";
+  f.params = withPolicyParams<device::Reduce>(
+      {typeParam(), intParam("n", "input elements (capped on the simulator)", 1, int64_t{1} << 31,
+                             int64_t{1} << 28)});
+  f.labelParams = policyLabels<device::Reduce>();
+  f.sizeParam = "n";
+  f.canonical = [](Params p, bool simulate) {
+    if (simulate) p["n"] = std::min<uint64_t>(p.at("n").get<uint64_t>(), 20000);
+    return p;
+  };
+  f.build = [](const Params& p) {
+    const ReducePolicy policy = policyOf<device::Reduce>(p);
+    return std::vector<Kernel>{str(p, "type") == "f32" ? deviceReduceKernel<float>(policy)
+                                                       : deviceReduceKernel<uint32_t>(policy)};
+  };
+  f.instantiate = [](const Params& p, const Generated& g, DataCache& cache) {
+    return byType(p, [&]<class T>() -> std::unique_ptr<Instance> {
+      return std::make_unique<ArrayInstance<T>>(g.kernels.at(0), deviceReduceData<T>(p), cache);
+    });
+  };
+  f.plainKernels = [](const Params& p) {
+    return byType(p, [&]<class T>() { return arrayPlainKernels(deviceReduceData<T>(p)); });
+  };
+  f.variantLabel = [](const Params& p) {
+    return "unroll " + std::to_string(u32(p, "unroll")) + " " + str(p, "sweep");
+  };
+  return f;
+}
+
+namespace {
+template <class T>
+ArrayData<T> segmentedData(const Params& p) {
+  const uint32_t segment = u32(p, "segment");
+  ArrayData<T> d = inputOf<T>(p);
+  d.referenceKey = "sums:" + inputKey(d) + ":" + std::to_string(segment);
+  d.outputSize = partialCount(d.n, segment);
+  d.onHost = [segment](const std::vector<T>& in) { return segmentSums(in, segment); };
+  d.onGpu = [segment](const gpu::DeviceBuffer<T>& in) { return segmentSumsOnGpu(in, segment); };
+  d.plain = {plainSegmentFold<T>(false)};
+  return d;
+}
+
+}  // namespace
+
+Family deviceSegmentedReduceFamily() {
+  Family f;
+  f.name = "device_segmented_reduce";
+  f.description =
+      "the device layer's segmented reduction (segmentedReduce, obsidian/device/reduce.hpp): one "
+      "sum per segment, one block each; the sweep behind device::SegmentedReduce::table";
+  f.params = withPolicyParams<device::SegmentedReduce>(
+      {typeParam(),
+       intParam("n", "input elements (capped on the simulator)", 1, int64_t{1} << 31,
+                int64_t{1} << 28),
+       intParam("segment", "elements per segment", 1, 1 << 24, 4096)});
+  f.labelParams = policyLabels<device::SegmentedReduce>({"segment"});
+  f.sizeParam = "n";
+  f.canonical = [](Params p, bool simulate) {
+    if (simulate) {
+      p["n"] = std::min<uint64_t>(p.at("n").get<uint64_t>(), 3ull * u32(p, "segment") + 7);
+    }
+    return p;
+  };
+  f.build = [](const Params& p) {
+    const SegmentedReducePolicy policy = policyOf<device::SegmentedReduce>(p);
+    const uint32_t segment = u32(p, "segment");
+    return std::vector<Kernel>{str(p, "type") == "f32"
+                                   ? segmentedReduceKernel<float>(Sum{}, 0.0f, segment, policy)
+                                   : segmentedReduceKernel<uint32_t>(Sum{}, 0u, segment, policy)};
+  };
+  f.instantiate = [](const Params& p, const Generated& g, DataCache& cache) {
+    return byType(p, [&]<class T>() -> std::unique_ptr<Instance> {
+      return std::make_unique<ArrayInstance<T>>(g.kernels.at(0), segmentedData<T>(p), cache);
+    });
+  };
+  f.plainKernels = [](const Params& p) {
+    return byType(p, [&]<class T>() { return arrayPlainKernels(segmentedData<T>(p)); });
+  };
+  f.variantLabel = [](const Params& p) { return "segment " + std::to_string(u32(p, "segment")); };
+  return f;
+}
+
+namespace {
+template <class T>
+ArrayData<T> deviceScanData(const Params& p) {
+  const bool exclusive = str(p, "kind") == "exclusive";
+  ArrayData<T> d = inputOf<T>(p);
+  d.referenceKey = "scan:" + inputKey(d) + ":" + str(p, "kind");
+  d.outputSize = d.n;
+  d.onHost = [exclusive](const std::vector<T>& in) {
+    std::vector<T> r(in.size());
+    T acc = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (!exclusive) acc = acc + in[i];
+      r[i] = acc;
+      if (exclusive) acc = acc + in[i];
+    }
+    return r;
+  };
+  d.onGpu = [exclusive](const gpu::DeviceBuffer<T>& in) { return scanOnGpu(in, exclusive); };
+  d.plain = plainScan<T>();
+  return d;
+}
+
+}  // namespace
+
+Family deviceScanFamily() {
+  Family f;
+  f.name = "device_scan";
+  f.description =
+      "the device layer's one-launch scan (decoupled look-back over thread-sequential tiles, "
+      "obsidian/device/scan.hpp) by policy: the sweep behind device::Scan::table";
+  f.params = withPolicyParams<device::Scan>(
+      {typeParam(),
+       choiceParam("kind", "inclusive or exclusive", {"inclusive", "exclusive"}, "inclusive"),
+       intParam("n", "input elements (capped on the simulator)", 1, int64_t{1} << 31,
+                int64_t{1} << 28)});
+  f.labelParams = policyLabels<device::Scan>();
+  f.sizeParam = "n";
+  f.canonical = [](Params p, bool simulate) {
+    if (simulate) p["n"] = std::min<uint64_t>(p.at("n").get<uint64_t>(), 20000);
+    return p;
+  };
+  f.build = [](const Params& p) {
+    const ScanPolicy policy = policyOf<device::Scan>(p);
+    const ScanKind kind = str(p, "kind") == "exclusive" ? ScanKind::Exclusive : ScanKind::Inclusive;
+    return std::vector<Kernel>{str(p, "type") == "f32"
+                                   ? scanKernel<float>(Sum{}, policy, kind, 0.0f)
+                                   : scanKernel<uint32_t>(Sum{}, policy, kind, 0u)};
+  };
+  f.instantiate = [](const Params& p, const Generated& g, DataCache& cache) {
+    return byType(p, [&]<class T>() -> std::unique_ptr<Instance> {
+      return std::make_unique<ArrayInstance<T>>(g.kernels.at(0), deviceScanData<T>(p), cache);
+    });
+  };
+  f.plainKernels = [](const Params& p) {
+    return byType(p, [&]<class T>() { return arrayPlainKernels(deviceScanData<T>(p)); });
+  };
+  f.variantLabel = [](const Params& p) {
+    const std::string load = str(p, "load");
+    const uint32_t delay = u32(p, "delay");
+    const uint32_t blocks = u32(p, "blocks");
+    return "x" + std::to_string(u32(p, "items")) + (load == "direct" ? "" : " " + load) +
+           (delay == 0 ? "" : " d" + std::to_string(delay)) +
+           (blocks == 0 ? "" : " b" + std::to_string(blocks));
   };
   return f;
 }

@@ -9,8 +9,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
-#include <obsidian/device/histogram.hpp>
-#include <obsidian/device/transpose.hpp>
+#include <obsidian/device/catalogue.hpp>
 #include <obsidian/runtime.hpp>
 
 #include "devices.hpp"
@@ -53,12 +52,18 @@ int interruptedExit() {
 }
 
 // One policy table: each row's architecture, the command that measured it and the figure.
-template <class Policy, size_t N>
-void printTable(const char* name, const obsidian::Tuned<Policy> (&table)[N]) {
-  std::cout << name << "\n";
-  for (const obsidian::Tuned<Policy>& row : table) {
-    std::cout << "  " << (row.sm == 0 ? std::string("fallback") : "sm_" + std::to_string(row.sm))
-              << ": " << row.command << "\n    " << row.measured << "\n";
+// The catalogue's policy tables (obsidian/device/catalogue.hpp): each algorithm's fields, then
+// its rows with the command and the measurement behind each.
+void printPolicies() {
+  for (const obsidian::device::AlgorithmInfo& a : obsidian::device::catalogue()) {
+    std::cout << a.name << " (" << a.header << "): " << a.summary << "\n  fields:";
+    for (const obsidian::device::FieldInfo& f : a.fields) std::cout << " " << f.name;
+    std::cout << "\n";
+    for (const obsidian::device::RowInfo& row : a.rows) {
+      std::cout << "  " << (row.sm == 0 ? std::string("fallback") : "sm_" + std::to_string(row.sm))
+                << ", " << row.problem << ": " << row.policy << "\n    " << row.command << "\n    "
+                << row.measured << "\n";
+    }
   }
 }
 }  // namespace
@@ -124,12 +129,7 @@ int main(int argc, char** argv) {
 
   try {
     if (policies) {
-      using namespace obsidian;
-      printTable("reduce (obsidian/device/reduce.hpp)", kReducePolicies);
-      printTable("segmentedReduce (obsidian/device/reduce.hpp)", kSegmentedReducePolicies);
-      printTable("scan (obsidian/device/scan.hpp)", kScanPolicies);
-      printTable("histogramEven (obsidian/device/histogram.hpp)", kHistogramPolicies);
-      printTable("transpose (obsidian/device/transpose.hpp)", kTransposePolicies);
+      printPolicies();
       return 0;
     }
     if (list) {

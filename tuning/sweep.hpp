@@ -3,6 +3,16 @@
 // median of at least `runs` runs, inputs rotated beyond the L2) or on the simulator, each
 // result checked against the family's reference. One JSON line per point is appended to the
 // results file as soon as the point is done, so an interrupted sweep resumes where it stopped.
+//
+// This is the sweep's interface; its pieces, one job each (their internal headers, namespace
+// tuning::detail, are for one another): sweep.cpp drives a sweep (runSweep), sweep_session.cpp
+// runs one point at a time (PointSession), sweep_build builds points ahead on the compile
+// threads (and generatePoint), sweep_point runs one built point, sweep_measure times it on the
+// GPU or predicts its time, sweep_prune decides --prune, sweep_target opens the device,
+// sweep_progress draws the progress bar, sweep_results reads, resumes and appends results files
+// (readResults, writeFile, checkWritable), sweep_merge merges them (mergeResults),
+// sweep_summary prints the summary (toJson), sweep_tables prints the tables (printTables), and
+// sweep_common.hpp holds their small shared helpers.
 #pragma once
 
 #include <cstddef>

@@ -6,6 +6,7 @@
 // baseline's, is checked against the C++ reference first.
 //
 // Usage: obsidian-bench-accelerate [--quick] [--only N] [--runs N] [--json FILE]
+#include <bit>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -63,10 +64,10 @@ KernelArg array(uint64_t address, size_t n, bool writable) {
 const float* fptr(uint64_t a) { return reinterpret_cast<const float*>(a); }
 float* mptr(uint64_t a) { return reinterpret_cast<float*>(a); }
 
-// Fills n floats at `address` with NaN (all bits set), so a launch that writes nothing there
-// fails its check.
-void poison(uint64_t address, size_t n) {
-  gpu::detail::setBytes(gpu::Device::get(), address, 0xFF, n * 4);
+// Fills n floats of `b` from element `first` with NaN (all bits set), so a launch that writes
+// nothing there fails its check.
+void poison(gpu::DeviceBuffer<float>& b, size_t first, size_t n) {
+  b.fill(std::bit_cast<float>(0xFFFFFFFFu), first, n);
 }
 
 // Runs ours and theirs once each into poisoned outputs (`poisonOutputs`), checking each with
@@ -155,7 +156,7 @@ int main(int argc, char** argv) {
         return std::fabs(got - want) <= 1e-4 * (1 + std::fabs(want)) + 1e-6 * n;
       };
       race(
-          r, [&] { poison(z, 1); }, ours, theirs, ok, common.runs);
+          r, [&] { poison(outputs, 0, 1); }, ours, theirs, ok, common.runs);
       rows.push_back(toJson(r));
     }
     {  // saxpy against cublasSaxpy (in place: its y is a copy, restored before the check)
@@ -168,7 +169,7 @@ int main(int argc, char** argv) {
                     async);
       };
       const auto theirs = [&] { bench::vendorSaxpy(alpha, fptr(x), mptr(w), n); };
-      poison(z, n);
+      poison(outputs, 0, n);
       ours();
       bench::checkCuda("saxpy");
       bench::download(got.data(), fptr(z), size_t{n} * 4);
@@ -210,8 +211,8 @@ int main(int argc, char** argv) {
         return closeAll(call, wantCall, 1e-4f) && closeAll(put, wantPut, 1e-4f);
       };
       const auto poisonPrices = [&] {
-        poison(z, n);
-        poison(w, n);
+        poison(outputs, 0, n);
+        poison(outputs, stride, n);
       };
       race(r, poisonPrices, ours, theirs, ok, common.runs);
       rows.push_back(toJson(r));

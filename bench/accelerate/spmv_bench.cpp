@@ -8,6 +8,7 @@
 // output was poisoned.
 //
 // Usage: obsidian-bench-spmv [--quick] [--only ROWS] [--runs N] [--matrix CLASS] [--json FILE]
+#include <bit>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -112,9 +113,7 @@ int main(int argc, char** argv) {
       }
       return true;
     };
-    const auto poison = [&] {
-      gpu::detail::setBytes(gpu::Device::get(), dy.address(), 0xFF, size_t{a.rows} * 4);
-    };
+    const auto poison = [&] { dy.fill(std::bit_cast<float>(0xFFFFFFFFu)); };
     struct Row {
       std::string program;
       bench::Timing t;

@@ -13,6 +13,7 @@
 //                            [--untuned] [--threads T --band B --bicgk-band B --per-lane K
 //                             --unroll U --vector-items V]
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -32,9 +33,7 @@ namespace {
 using namespace obsidian;
 using nlohmann::json;
 
-void poison(const gpu::DeviceBuffer<float>& b) {
-  gpu::detail::setBytes(gpu::Device::get(), b.address(), 0xFF, b.size() * 4);
-}
+void poison(gpu::DeviceBuffer<float>& b) { b.fill(std::bit_cast<float>(0xFFFFFFFFu)); }
 
 std::map<std::string, float*> pointers(const blas::DeviceBuffers& d) {
   std::map<std::string, float*> p;
@@ -100,7 +99,7 @@ int main(int argc, char** argv) {
   // The copy roofline: 2^26 floats read and written.
   const size_t copyFloats = size_t{1} << 26;
   gpu::DeviceBuffer<float> copySrc(copyFloats), copyDst(copyFloats);
-  gpu::detail::setBytes(gpu::Device::get(), copySrc.address(), 0x3F, copyFloats * 4);
+  copySrc.fill(std::bit_cast<float>(0x3F3F3F3Fu));
   const bench::Timing copy = bench::timeGpu(
       [&](int) {
         bench::copyKernel(reinterpret_cast<const float*>(copySrc.address()),

@@ -101,10 +101,9 @@ Row run(const Samples<S>& d, size_t n, uint32_t bins, const HistogramPolicy& pol
   const size_t tempBytes = bench::cubHistogramTempBytes(kindOf<S>(), static_cast<int>(bins), n);
   void* temp = bench::deviceAlloc(std::max<size_t>(tempBytes, 1));
   const auto at = [&](size_t f) { return d.device.address() + f * sizeof(S); };
-  HistogramOptions o;
-  o.policy = policy;
+  device::Options o = device::withPolicy<device::HistogramEven>(policy);
   const auto launchOurs = [&](size_t f) {
-    histogramEven<S>(at(f), n, ours, HistogramLevel<S>(0), upperLevel<S>(), o);
+    device::histogramEven<S>(at(f), n, ours, HistogramLevel<S>(0), upperLevel<S>(), o);
   };
   const auto launchCub = [&](size_t f) {
     bench::cubHistogramEven(kindOf<S>(), bench::ptr(at(f)), n, cub, static_cast<int>(bins), 0.0,
@@ -163,7 +162,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (!bench::deviceOrSkip()) return bench::kSkipped;
 
-  HistogramPolicy policy = tunedFor<HistogramPolicy>(kHistogramPolicies, currentSm()).policy;
+  HistogramPolicy policy = tunedFor(device::HistogramEven::table, currentSm()).policy;
   if (chosen.threads) policy.threads = chosen.threads;
   if (chosen.vectors) policy.vectors = chosen.vectors;
   if (chosen.copies) policy.copies = chosen.copies;

@@ -70,10 +70,7 @@ Row runReduce(const Data<T>& d, size_t n, const Config& c, const Kernel& k) {
           {},
           true,
           true,
-          "threads " + std::to_string(c.reduce.threads) + ", unroll " +
-              std::to_string(c.reduce.unroll) + ", min vectors per thread " +
-              std::to_string(c.reduce.minVectorsPerThread) +
-              (c.reduce.tiles ? ", tiles" : ", grid-strided")};
+          device::describePolicy<device::Reduce>(c.reduce)};
   const std::vector<size_t> from = slices(n, d.host.size());
   gpu::DeviceBuffer<T> out(1);
   void* cubOut = bench::deviceAlloc(sizeof(T));
@@ -177,20 +174,20 @@ int main(int argc, char** argv) {
   Config c;
   bench::CommonOptions common;
   bench::addCommonOptions(app, common);
-  bool gridStrided = false;
+  std::string sweep = name(c.reduce.sweep);
   app.add_option("--threads", c.reduce.threads, "reduceAll: threads per block (default: policy)");
   app.add_option("--unroll", c.reduce.unroll, "reduceAll: vectors in flight per thread");
   app.add_option("--min-vectors", c.reduce.minVectorsPerThread,
                  "reduceAll: fewer blocks for short inputs, at least this many vectors per thread "
                  "(0: always an occupancy-sized grid)");
-  app.add_flag("--grid-strided", gridStrided, "reduceAll: a grid-strided sweep, not tiles");
+  app.add_option("--sweep", sweep, "reduceAll: strided, tiles or evenShare (default: policy)");
   app.add_option("--seg-threads", c.segmented.threads, "segmentedReduce: threads per block");
   app.add_flag("--seg-fill", c.segFill,
                "segmentedReduce: an occupancy-sized grid (virtual blocks loop)");
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
   c.runs = common.runs;
-  if (gridStrided) c.reduce.tiles = false;
+  c.reduce = device::withSettings<device::Reduce>(c.reduce, {{"sweep", sweep}});
 
   if (!bench::deviceOrSkip()) return bench::kSkipped;
   const size_t total = bench::kTotal;

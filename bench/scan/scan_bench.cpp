@@ -1,6 +1,6 @@
 // The scan benchmark (issue: scans as fast as CUB). In one run, on the same random data: our
 // single-pass scan (the library's device scan, obsidian/device/scan.hpp, with the tuned policy
-// for the device: kScanPolicies; --threads/--seq/--load override it)
+// for the device and element size: device::Scan::table; --threads/--seq/... override it)
 // against cub::DeviceScan::InclusiveSum / ExclusiveSum, the three-kernel large scan of the case
 // studies, and a 16-byte copy kernel as the roofline (bytes read + written). Small inputs are
 // rotated over disjoint slices of 1 GiB buffers; every slice's output is checked first.
@@ -8,7 +8,9 @@
 // Tile shapes are swept by obsidian-tune (tuning/spaces/device_scan.json).
 //
 // Usage: obsidian-bench-scan [--quick] [--runs N] [--json FILE] [--threads T --seq S --load NAME]
+#include <array>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <obsidian/obsidian.hpp>
 
@@ -31,8 +33,14 @@ using bench::typeName;
 using nlohmann::json;
 
 struct Config {
-  ScanPolicy policy = scanPolicy();  // scanAll: tiles of threads x itemsPerThread elements
+  // Changes to the table's policy (--threads, ..., --set field=value), for every element type.
+  std::vector<device::PolicySetting> settings;
   int runs = 30;
+  // scanAll's policy for elements of type T: the table's row for them, with the settings.
+  template <class T>
+  ScanPolicy policy() const {
+    return device::withSettings<device::Scan>(scanPolicyFor<T>(), settings);
+  }
 };
 
 // The prefixes of host[from, from + n) against out (integers exactly, wrapping; floats to a
@@ -78,10 +86,7 @@ Row runScan(const Data<T>& d, gpu::DeviceBuffer<T>& out, size_t n, bool exclusiv
           {},
           true,
           true,
-          "threads " + std::to_string(c.policy.threads) + ", seq " +
-              std::to_string(c.policy.itemsPerThread) + ", " + name(c.policy.load) + ", delay " +
-              std::to_string(c.policy.delayNs) + ", blocks " +
-              std::to_string(c.policy.blocksPerSm)};
+          device::describePolicy<device::Scan>(c.policy<T>())};
   const std::vector<size_t> from = slices(n, d.host.size());
   const bench::ScanElement type = scanElement<T>();
   const size_t tempBytes = bench::cubScanTempBytes(n, type, exclusive);
@@ -165,19 +170,27 @@ int main(int argc, char** argv) {
   Config c;
   bench::CommonOptions common;
   bench::addCommonOptions(app, common);
-  app.add_option("--threads", c.policy.threads, "scanAll: threads per block (default: policy)");
-  app.add_option("--seq", c.policy.itemsPerThread,
-                 "scanAll: elements per thread (odd avoids bank conflicts)");
-  std::string load = name(c.policy.load);
-  app.add_option("--load", load, "scanAll: direct, striped or warpStriped (default: policy)");
-  app.add_option("--delay", c.policy.delayNs,
-                 "scanAll: look-back back-off in ns (default: policy)");
-  app.add_option("--blocks", c.policy.blocksPerSm,
-                 "scanAll: blocks per SM the registers must allow (default: policy)");
+  // Each option sets one field of the policy (device::Scan::fields()), for every element type.
+  std::map<std::string, std::string> fields;
+  for (const auto& [option, field, help] : std::vector<std::array<std::string, 3>>{
+           {"--threads", "threads", "threads per block"},
+           {"--seq", "items", "elements per thread (odd avoids bank conflicts)"},
+           {"--load", "load", "direct, striped or warpStriped"},
+           {"--delay", "delay", "look-back back-off in ns"},
+           {"--blocks", "blocks", "blocks per SM the registers must allow"},
+           {"--split-wide", "split_wide", "64-bit status in two packed words (true/false)"}}) {
+    app.add_option(option, fields[field], "scanAll: " + help + " (default: the policy table's)");
+  }
+  std::string types = "u32,f32,u64,f64";
+  app.add_option("--types", types,
+                 "element types to measure, comma-separated (u32,f32 and u64,f64 are measured "
+                 "together)");
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
+  const auto wanted = [&](const char* t) { return types.find(t) != std::string::npos; };
   c.runs = common.runs;
-  c.policy.load = parseBlockLoadAlgorithm(load);
+  for (const auto& [field, value] : fields)
+    if (!value.empty()) c.settings.push_back({field, value});
 
   if (!bench::deviceOrSkip()) return bench::kSkipped;
   const size_t total = bench::kTotal;
@@ -195,36 +208,39 @@ int main(int argc, char** argv) {
             << " GB/s\n";
   json rows = json::array();
 
-  std::cout << "\nscanAll: " << c.policy.threads << " threads x " << c.policy.itemsPerThread
-            << " elements per tile, " << name(c.policy.load) << " loads, look-back delay "
-            << c.policy.delayNs << " ns, " << c.policy.blocksPerSm << " blocks per SM\n"
+  std::cout << "\nscanAll, 32-bit elements: "
+            << device::describePolicy<device::Scan>(c.policy<uint32_t>()) << "\n"
             << kTable.header;
-  const Kernel ku = scanKernel<uint32_t>(Sum{}, c.policy);
-  const Kernel kf = scanKernel<float>(Sum{}, c.policy);
-  const Kernel ke = scanKernel<uint32_t>(Sum{}, c.policy, ScanKind::Exclusive, 0u);
-  for (size_t n : bench::tableSizes(common)) {
-    for (const Row& r :
-         {runScan(words, outWords, n, false, c, ku), runScan(floats, outFloats, n, false, c, kf),
-          runScan(words, outWords, n, true, c, ke)}) {
+  if (wanted("u32") || wanted("f32")) {
+    const Kernel ku = scanKernel<uint32_t>(Sum{}, c.policy<uint32_t>());
+    const Kernel kf = scanKernel<float>(Sum{}, c.policy<float>());
+    const Kernel ke = scanKernel<uint32_t>(Sum{}, c.policy<uint32_t>(), ScanKind::Exclusive, 0u);
+    for (size_t n : bench::tableSizes(common)) {
+      for (const Row& r :
+           {runScan(words, outWords, n, false, c, ku), runScan(floats, outFloats, n, false, c, kf),
+            runScan(words, outWords, n, true, c, ke)}) {
+        bench::print(kTable, r, roofline);
+        rows.push_back(bench::toJson(kTable, r));
+      }
+    }
+    for (size_t n : bench::largeSizes(common.quick)) {
+      const Row r = runLargeScan(words, n, c.runs);
       bench::print(kTable, r, roofline);
       rows.push_back(bench::toJson(kTable, r));
     }
   }
-  for (size_t n : bench::largeSizes(common.quick)) {
-    const Row r = runLargeScan(words, n, c.runs);
-    bench::print(kTable, r, roofline);
-    rows.push_back(bench::toJson(kTable, r));
-  }
-  {
+  if (wanted("u64") || wanted("f64")) {
     // 64-bit elements: separate flag and value arrays in the look-back (no packed word), 2 GiB
     // each way at 2^28.
     Data<uint64_t> longs(total, 3);
     Data<double> doubles(total, 4);
     gpu::DeviceBuffer<uint64_t> outLongs(total);
     gpu::DeviceBuffer<double> outDoubles(total);
-    const Kernel kl = scanKernel<uint64_t>(Sum{}, c.policy);
-    const Kernel kd = scanKernel<double>(Sum{}, c.policy);
-    std::cout << "\n64-bit elements (GB/s and %copy count 16 bytes per element)\n" << kTable.header;
+    const Kernel kl = scanKernel<uint64_t>(Sum{}, c.policy<uint64_t>());
+    const Kernel kd = scanKernel<double>(Sum{}, c.policy<double>());
+    std::cout << "\n64-bit elements (GB/s and %copy count 16 bytes per element): "
+              << device::describePolicy<device::Scan>(c.policy<uint64_t>()) << "\n"
+              << kTable.header;
     for (size_t n : bench::tableSizes(common)) {
       for (const Row& r : {runScan(longs, outLongs, n, false, c, kl),
                            runScan(doubles, outDoubles, n, false, c, kd)}) {

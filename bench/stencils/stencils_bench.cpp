@@ -12,6 +12,7 @@
 // Usage: obsidian-bench-stencils [--quick] [--only N] [--runs N] [--json FILE]
 //        [--tile-rows R --tile-cols C] [--tile T] [--2d-only]
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -49,7 +50,7 @@ Result measure(Result r, const std::vector<float>& want, gpu::DeviceBuffer<float
                const std::vector<std::function<void()>>& launches, const float* in, int runs) {
   std::vector<float> got(want.size());
   for (size_t k = 0; k < 4; ++k) {
-    gpu::detail::setBytes(gpu::Device::get(), out.address(), 0xFF, want.size() * 4);
+    out.fill(std::bit_cast<float>(0xFFFFFFFFu), 0, want.size());
     launches[k]();
     bench::checkCuda(r.program);
     bench::download(got.data(), bench::ptr(out.address()), want.size() * 4);

@@ -97,11 +97,11 @@ Row run(const bench::Data<uint32_t>& in, gpu::DeviceBuffer<uint32_t>& out, Shape
   std::vector<uint32_t> got(n);
   for (size_t f : from) {
     bench::checkCuda("before");
-    gpu::detail::setBytes(gpu::Device::get(), outAt(f), 0xFF, n * 4);
+    out.fill(0xFFFFFFFFu, f, n);
     launchOurs(f, {});
     bench::download(got.data(), bench::ptr(outAt(f)), n * 4);
     row.oursOk = row.oursOk && transposed(in.host, f, s, got);
-    gpu::detail::setBytes(gpu::Device::get(), outAt(f), 0xFF, n * 4);
+    out.fill(0xFFFFFFFFu, f, n);
     launchCuda(f);
     bench::checkCuda("cudaTranspose");
     bench::download(got.data(), bench::ptr(outAt(f)), n * 4);
@@ -147,7 +147,8 @@ int main(int argc, char** argv) {
   // The policy of each shape: the table's (by the shape, as transpose chooses), or --threads and
   // --tile for every shape.
   const auto policyFor = [&](Shape s) {
-    TransposePolicy policy = transposePolicyFor(s.rows, s.cols);
+    TransposePolicy policy =
+        device::transposePolicyFor<uint32_t>(device::Target::onGpu(), s.rows, s.cols);
     if (chosen.threads) policy.threads = chosen.threads;
     if (chosen.tile) policy.tile = chosen.tile;
     return policy;

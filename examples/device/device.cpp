@@ -142,10 +142,10 @@ int main(int argc, char** argv) {
           [&](const Timed& timed) {
             gpu::DeviceBuffer<uint8_t> in(bytes);
             gpu::DeviceBuffer<uint32_t> bins(256);
-            timed([&] { histogramEven<uint8_t>(in, bins, 0u, 256u); });
+            timed([&] { device::histogramEven<uint8_t>(in, bins, 0u, 256u); });
             return bins.download();
           },
-          [&] { return histogramEven<uint8_t>(bytes, 256, 0u, 256u); });
+          [&] { return device::histogramEven<uint8_t>(bytes, 256, 0u, 256u); });
       report.row("histogramEven (u8, 256 bins)", n, got == want, ms);
     }
     {  // transpose: an odd shape (the policy's tile is chosen by the shape).
@@ -159,10 +159,10 @@ int main(int argc, char** argv) {
           o,
           [&](const Timed& timed) {
             gpu::DeviceBuffer<uint32_t> in(m), out(m.size());
-            timed([&] { transpose<uint32_t>(in, out, rows, cols); });
+            timed([&] { device::transpose<uint32_t>(in, out, rows, cols); });
             return out.download();
           },
-          [&] { return transpose<uint32_t>(m, rows, cols); });
+          [&] { return device::transpose<uint32_t>(m, rows, cols); });
       report.row("transpose (u32, " + std::to_string(rows) + " x " + std::to_string(cols) + ")",
                  m.size(), got == want, ms);
     }

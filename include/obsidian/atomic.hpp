@@ -1,6 +1,7 @@
-// Mutable arrays and atomic operations on them (as Obsidian's Mutable and Atomic modules):
-// a global array passed to the kernel (DMutable) or a shared array of a block (SMutable),
-// written and updated in place by Thread programs.
+/// Mutable arrays and atomic operations on them (as Obsidian's Mutable and Atomic modules):
+/// a global array passed to the kernel (DMutable) or a shared array of a block (SMutable),
+/// written and updated in place by Thread programs.
+/// @file
 #pragma once
 
 #include "obsidian/force.hpp"
@@ -23,19 +24,27 @@ EWord32 asIndex(const I& i) {
 }
 }  // namespace detail
 
+/// An array that Thread programs write and update in place (Obsidian's Mutable): a global array
+/// parameter of the kernel (DMutable) or a shared array of a block or warp (SMutable). Reads see
+/// the contents when they run, so they are ordered by the program's barriers, not by dataflow.
 template <class Len, KernelScalar X>
 class Mutable {
  public:
-  using Length = Len;
-  using Element = Exp<X>;
+  using Length = Len;      ///< EWord32 (DMutable) or uint32_t (SMutable)
+  using Element = Exp<X>;  ///< the element's expression type
+  /// The array `ref` of n elements (made by capture, newShared or newGlobal).
   Mutable(ArrayRef ref, Len n) : ref_(ref), n_(std::move(n)) {}
+  /// The array's id in the kernel.
   ArrayId id() const { return ref_.id; }
+  /// The array and the capture that made it.
   const ArrayRef& ref() const { return ref_; }
+  /// Its length.
   const Len& len() const { return n_; }
+  /// Element i as it is when the read runs.
   Exp<X> operator[](const EWord32& i) const {
     return Exp<X>(ir::index(scalarTypeOf<X>, ref_.id, i.node(), ref_.origin));
   }
-  // The current contents as a pull array (read when the element is used).
+  /// The current contents as a pull array (read when the element is used).
   Pull<Len, Exp<X>> pull() const {
     const Mutable m = *this;
     return Pull<Len, Exp<X>>(n_, [m](const EWord32& i) { return m[i]; });
@@ -46,22 +55,25 @@ class Mutable {
   Len n_;
 };
 
+/// len(m): m's length, as len of a pull array.
 template <class Len, KernelScalar X>
 const Len& len(const Mutable<Len, X>& m) {
   return m.len();
 }
 
 template <KernelScalar X>
-using DMutable = Mutable<EWord32, X>;  // a global array parameter of the kernel
+using DMutable = Mutable<EWord32, X>;  ///< a global array parameter of the kernel
 template <KernelScalar X>
-using SMutable = Mutable<uint32_t, X>;  // a shared array of a block or warp
+using SMutable = Mutable<uint32_t, X>;  ///< a shared array of a block or warp
 
+/// Whether T is a Mutable (value), for generic code.
 template <class T>
 struct IsMutable : std::false_type {};
+/// A Mutable is one.
 template <class Len, class X>
 struct IsMutable<Mutable<Len, X>> : std::true_type {};
 
-// newShared<X>(p, n): an uninitialised shared array of n elements for in-place updates.
+/// newShared<X>(p, n): an uninitialised shared array of n elements for in-place updates.
 template <KernelScalar X, class L>
 SMutable<X> newShared(const Program<L>& p, uint32_t n) {
   static_assert(level_le<Warp, L> && level_le<L, Block>,
@@ -71,13 +83,13 @@ SMutable<X> newShared(const Program<L>& p, uint32_t n) {
       MemoryOps<Exp<X>>::allocate(p.context(), p.body(), MemorySpace::Shared, L::value, n), n);
 }
 
-// newGlobal<X>(p, n): a global array of n elements that belongs to the kernel itself: zero when
-// the kernel's module is loaded (by the runtime, an exported header's program, or each
-// simulate call) and kept from one launch to the next, so a kernel that relies on it being
-// zero must leave it zero (atomicInc with a wrap-around bound does). Blocks read it through L2;
-// one block sees another's writes once that block's threadFence and an atomic on the array
-// precede its own atomic there. Launches of one such kernel must not overlap (as CUB's
-// temporary storage, it is one per kernel, not per launch).
+/// newGlobal<X>(p, n): a global array of n elements that belongs to the kernel itself: zero when
+/// the kernel's module is loaded (by the runtime, an exported header's program, or each
+/// simulate call) and kept from one launch to the next, so a kernel that relies on it being
+/// zero must leave it zero (atomicInc with a wrap-around bound does). Blocks read it through L2;
+/// one block sees another's writes once that block's threadFence and an atomic on the array
+/// precede its own atomic there. Launches of one such kernel must not overlap (as CUB's
+/// temporary storage, it is one per kernel, not per launch).
 template <KernelScalar X, class L>
 SMutable<X> newGlobal(const Program<L>& p, uint32_t n) {
   static_assert(!std::is_same_v<X, bool> && sizeof(X) >= 4,
@@ -86,15 +98,15 @@ SMutable<X> newGlobal(const Program<L>& p, uint32_t n) {
   return SMutable<X>(p.context().ref(detail::addGridState(p.context(), scalarTypeOf<X>, n)), n);
 }
 
-// threadFence(t): __threadfence(). This thread's earlier global writes become visible to every
-// block before anything it does afterwards; with an atomic on a newGlobal array after it, they
-// are published to the blocks whose atomics on that array come later.
+/// threadFence(t): __threadfence(). This thread's earlier global writes become visible to every
+/// block before anything it does afterwards; with an atomic on a newGlobal array after it, they
+/// are published to the blocks whose atomics on that array come later.
 inline void threadFence(const Program<Thread>& t) { t.emit(Fence{}); }
 
-// nanosleep(t, ns): __nanosleep(ns): the thread sleeps for about ns nanoseconds (the hardware
-// takes it as a hint, up to 1 ms), leaving its issue slots and memory bandwidth to others: the
-// back-off of a loop that polls what another block will write. It changes nothing the program
-// computes (the simulator ignores it).
+/// nanosleep(t, ns): __nanosleep(ns): the thread sleeps for about ns nanoseconds (the hardware
+/// takes it as a hint, up to 1 ms), leaving its issue slots and memory bandwidth to others: the
+/// back-off of a loop that polls what another block will write. It changes nothing the program
+/// computes (the simulator ignores it).
 inline void nanosleep(const Program<Thread>& t, uint32_t ns) {
   if (ns > 1000000) {
     throw Error("nanosleep(" + std::to_string(ns) + "): at most 1000000 ns (1 ms)");
@@ -102,7 +114,7 @@ inline void nanosleep(const Program<Thread>& t, uint32_t ns) {
   t.emit(Sleep{ns});
 }
 
-// write(t, m, i, v): m[i] = v
+/// write(t, m, i, v): m[i] = v
 template <class Len, KernelScalar X, class I>
 void write(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,
            const std::type_identity_t<Exp<X>>& v) {
@@ -125,7 +137,12 @@ inline constexpr bool isAtomicInt =
     std::is_same_v<X, uint32_t> || std::is_same_v<X, int32_t> || std::is_same_v<X, uint64_t>;
 }  // namespace detail
 
-// Each returns the element's previous value, as CUDA's atomics do.
+/// @name Atomics
+/// @{
+
+/// atomicAdd(t, m, i, v), atomicSub, atomicMin, atomicMax, atomicAnd, atomicOr, atomicXor:
+/// m[i] = m[i] op v as one indivisible update (atomicExch: m[i] = v). Each returns the element's
+/// previous value, as CUDA's atomics do.
 template <class Len, KernelScalar X, class I>
 Exp<X> atomicAdd(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,
                  const std::type_identity_t<Exp<X>>& v) {
@@ -152,14 +169,14 @@ Exp<X> atomicMax(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,
   static_assert(detail::isAtomicInt<X>, "atomicMax works on uint32, int32 and uint64 arrays");
   return detail::atomic<X>(t, AtomicOp::Max, m.ref(), detail::asIndex(i), v.node(), nullptr);
 }
-// atomicInc(t, m, i, limit): m[i] = (old >= limit) ? 0 : old + 1
+/// atomicInc(t, m, i, limit): m[i] = (old >= limit) ? 0 : old + 1
 template <class Len, class I>
 EWord32 atomicInc(const Program<Thread>& t, const Mutable<Len, uint32_t>& m, const I& i,
                   const EWord32& limit) {
   return detail::atomic<uint32_t>(t, AtomicOp::Inc, m.ref(), detail::asIndex(i), limit.node(),
                                   nullptr);
 }
-// atomicDec(t, m, i, limit): m[i] = (old == 0 || old > limit) ? limit : old - 1
+/// atomicDec(t, m, i, limit): m[i] = (old == 0 || old > limit) ? limit : old - 1
 template <class Len, class I>
 EWord32 atomicDec(const Program<Thread>& t, const Mutable<Len, uint32_t>& m, const I& i,
                   const EWord32& limit) {
@@ -173,7 +190,7 @@ Exp<X> atomicExch(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i
                 "atomicExch works on uint32, int32, uint64 and float arrays");
   return detail::atomic<X>(t, AtomicOp::Exch, m.ref(), detail::asIndex(i), v.node(), nullptr);
 }
-// atomicCAS(t, m, i, compare, v): m[i] = (old == compare) ? v : old
+/// atomicCAS(t, m, i, compare, v): m[i] = (old == compare) ? v : old
 template <class Len, KernelScalar X, class I>
 Exp<X> atomicCAS(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,
                  const std::type_identity_t<Exp<X>>& compare,
@@ -181,8 +198,8 @@ Exp<X> atomicCAS(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,
   static_assert(detail::isAtomicInt<X>, "atomicCAS works on uint32, int32 and uint64 arrays");
   return detail::atomic<X>(t, AtomicOp::Cas, m.ref(), detail::asIndex(i), v.node(), compare.node());
 }
-// atomicLoad(t, m, i): m[i], read from memory every time (a volatile load) and ordered like an
-// atomic: for polling a flag that other blocks set with atomicExch (after a threadFence).
+/// atomicLoad(t, m, i): m[i], read from memory every time (a volatile load) and ordered like an
+/// atomic: for polling a flag that other blocks set with atomicExch (after a threadFence).
 template <class Len, KernelScalar X, class I>
 Exp<X> atomicLoad(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i) {
   static_assert(detail::isAtomicInt<X> || std::is_same_v<X, float>,
@@ -200,5 +217,6 @@ OBSIDIAN_ATOMIC_BITS(atomicAnd, And)
 OBSIDIAN_ATOMIC_BITS(atomicOr, Or)
 OBSIDIAN_ATOMIC_BITS(atomicXor, Xor)
 #undef OBSIDIAN_ATOMIC_BITS
+/// @}
 
 }  // namespace obsidian

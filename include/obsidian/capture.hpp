@@ -1,6 +1,7 @@
-// Kernel capture: reify a C++ callable from input arrays to Push<Grid> results into a Kernel,
-// its parameters derived from the callable's types (DPull<EWord32> becomes `const uint32_t*
-// in0, uint32_t n0`). The parts that need no template live in src/kernel/capture.cpp.
+/// Kernel capture: reify a C++ callable from input arrays to Push<Grid> results into a Kernel,
+/// its parameters derived from the callable's types (DPull<EWord32> becomes `const uint32_t*
+/// in0, uint32_t n0`). The parts that need no template live in src/kernel/capture.cpp.
+/// @file
 #pragma once
 
 #include <boost/hana/for_each.hpp>
@@ -141,8 +142,11 @@ template <class F>
 concept ReadableParams =
     HasOneCallOperator<F> || std::is_function_v<F> || std::is_function_v<std::remove_pointer_t<F>>;
 
+// Hidden from doxygen, which takes this base for the class itself ("recursive class relation").
+/// @cond
 template <class F>
 struct CallableArgs : CallableArgs<decltype(&F::operator())> {};
+/// @endcond
 template <class R, class... A>
 struct CallableArgs<R (*)(A...)> {
   using Args = std::tuple<std::remove_cvref_t<A>...>;
@@ -162,17 +166,20 @@ struct CallableArgs<R (C::*)(A...)> {
 
 }  // namespace detail
 
-// The result of an effect-only kernel: a Grid program whose only effects are on the kernel's
-// DMutable arrays (writes and atomics), with no output array, e.g. a histogram that adds each
-// block's counts into global bins:
-//   capture("hist", 256, [](DPull<EWord32> in, DMutable<uint32_t> bins) {
-//     return effect([=](const Program<Grid>& g) { g.distrPar(len(in) / 256u, ...); });
-//   });
-// Capture, launch, simulate, the report and exported launchers take no output for it. It may
-// also stand in a hana::tuple beside Push<Grid> outputs (its program runs in tuple order).
+/// The result of an effect-only kernel: a Grid program whose only effects are on the kernel's
+/// DMutable arrays (writes and atomics), with no output array, e.g.\ a histogram that adds each
+/// block's counts into global bins:
+/// @code
+///   capture("hist", 256, [](DPull<EWord32> in, DMutable<uint32_t> bins) {
+///     return effect([=](const Program<Grid>& g) { g.distrPar(len(in) / 256u, ...); });
+///   });
+/// @endcode
+/// Capture, launch, simulate, the report and exported launchers take no output for it. It may
+/// also stand in a hana::tuple beside Push<Grid> outputs (its program runs in tuple order).
 struct GridEffect {
-  std::function<void(const Program<Grid>&)> body;
+  std::function<void(const Program<Grid>&)> body;  ///< the grid's program
 };
+/// effect(f): the GridEffect whose grid program is f(g), for a kernel's result.
 template <class F>
 GridEffect effect(F body) {
   static_assert(std::is_invocable_v<F, const Program<Grid>&>,
@@ -180,8 +187,8 @@ GridEffect effect(F body) {
   return GridEffect{std::function<void(const Program<Grid>&)>(std::move(body))};
 }
 
-// An effect-only result with one block per element of `chunks` (as pConcat of exec<Block>
-// deals them): f(p, chunk) is the block's program, e.g. forEachBlock(splitUp(1000, in), ...).
+/// An effect-only result with one block per element of `chunks` (as pConcat of exec<Block>
+/// deals them): f(p, chunk) is the block's program, e.g.\ forEachBlock(splitUp(1000, in), ...).
 template <class Len, class T, class F>
 GridEffect forEachBlock(const Pull<Len, T>& chunks, F f) {
   static_assert(std::is_invocable_v<F, const Program<Block>&, const T&>,
@@ -193,24 +200,24 @@ GridEffect forEachBlock(const Pull<Len, T>& chunks, F f) {
 }
 
 // ------------------------------------------------------------------ contracts (SafeGPU)
-// require(condition, message): a precondition of the kernel being captured, over its scalar
-// parameters and array lengths (len(x) == len(y), n > 0u). Launch, simulate and the exported
-// launcher check it before anything runs (an Error, or cudaErrorInvalidValue, naming the
-// kernel and `message`); the report lists it. A condition known to be false now throws.
+/// require(condition, message): a precondition of the kernel being captured, over its scalar
+/// parameters and array lengths (len(x) == len(y), n > 0u). Launch, simulate and the exported
+/// launcher check it before anything runs (an Error, or cudaErrorInvalidValue, naming the
+/// kernel and `message`); the report lists it. A condition known to be false now throws.
 void require(const EBool& holds, const std::string& message);
 
-// ensure(result, condition, message): the output `result` (a Push<Grid> of the kernel's
-// result, or another ensure of one) with a postcondition every one of its elements must meet
-// once the kernel has run. `condition` is a function of the element, [](EFloat v) { return v >=
-// 0.0f; }, or of the whole output and an index, [](DPull<EWord32> out, EWord32 i) { return i ==
-// 0u || out[i - 1u] <= out[i]; }; it may read the kernel's inputs and scalars too. simulate
-// checks postconditions after every run, a GPU launch with LaunchOptions::checked after the
-// kernel; a violation throws Error naming the kernel, `message` and the first failing element.
+/// ensure(result, condition, message): the output `result` (a Push<Grid> of the kernel's
+/// result, or another ensure of one) with a postcondition every one of its elements must meet
+/// once the kernel has run. `condition` is a function of the element, [](EFloat v) { return v >=
+/// 0.0f; }, or of the whole output and an index, [](DPull<EWord32> out, EWord32 i) { return i ==
+/// 0u || out[i - 1u] <= out[i]; }; it may read the kernel's inputs and scalars too. simulate
+/// checks postconditions after every run, a GPU launch with LaunchOptions::checked after the
+/// kernel; a violation throws Error naming the kernel, `message` and the first failing element.
 template <class R, class F>
 struct Ensured {
-  R result;
-  F condition;
-  std::string message;
+  R result;             ///< the output
+  F condition;          ///< what each of its elements must meet
+  std::string message;  ///< what a violation reports
 };
 
 namespace detail {
@@ -230,6 +237,8 @@ template <class R, class F>
 struct OutputElement<Ensured<R, F>> : OutputElement<R> {};
 }  // namespace detail
 
+/// ensure(result, condition, message): `result` with a postcondition, as an Ensured (see there);
+/// what `result` and `condition` may be is checked at compile time.
 template <class R, class F>
 Ensured<R, F> ensure(R result, F condition, std::string message) {
   static_assert(detail::isOutput<R>,
@@ -243,13 +252,13 @@ Ensured<R, F> ensure(R result, F condition, std::string message) {
   return Ensured<R, F>{std::move(result), std::move(condition), std::move(message)};
 }
 
-// ensure<K>(fused, condition, message): a fused result (a Fused<Grid>, or another ensure<J> of
-// one) whose part K has a postcondition, as ensure gives a single output one.
+/// ensure<K>(fused, condition, message): a fused result (a Fused<Grid>, or another ensure<J> of
+/// one) whose part K has a postcondition, as ensure gives a single output one.
 template <size_t K, class R, class F>
 struct EnsuredPart {
-  R result;
-  F condition;
-  std::string message;
+  R result;             ///< the fused result
+  F condition;          ///< what each element of part K must meet
+  std::string message;  ///< what a violation reports
 };
 
 namespace detail {
@@ -266,6 +275,8 @@ template <class R>
 inline constexpr bool isFusedResult = FusedResult<std::remove_cvref_t<R>>::value;
 }  // namespace detail
 
+/// ensure<K>(fused, condition, message): part K of a fused result with a postcondition, as an
+/// EnsuredPart (see there); K and `condition` are checked at compile time.
 template <size_t K, class R, class F>
 EnsuredPart<K, R, F> ensure(R result, F condition, std::string message) {
   static_assert(detail::isFusedResult<R>,
@@ -443,11 +454,11 @@ Kernel finishCapture(std::unique_ptr<Context> ctx, const CaptureOptions& options
 
 }  // namespace detail
 
-// capture(name, threadsPerBlock, f): reify f into a kernel run by `threadsPerBlock` real
-// threads per block. f takes DPull/SPull/DMutable arrays and scalar Exps and returns a
-// Push<Grid> (or a hana::tuple of them, one output each), a Fused<Grid> (pConcat of fused block
-// programs: one output per part, all written by one grid loop), or a GridEffect (effect(...))
-// for a kernel whose only effects are on its DMutable arrays.
+/// capture(name, threadsPerBlock, f): reify f into a kernel run by `threadsPerBlock` real
+/// threads per block. f takes DPull/SPull/DMutable arrays and scalar Exps and returns a
+/// Push<Grid> (or a hana::tuple of them, one output each), a Fused<Grid> (pConcat of fused block
+/// programs: one output per part, all written by one grid loop), or a GridEffect (effect(...))
+/// for a kernel whose only effects are on its DMutable arrays.
 template <class F>
 Kernel capture(const std::string& name, uint32_t threadsPerBlock, F f,
                const CaptureOptions& options = {}) {

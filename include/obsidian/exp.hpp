@@ -1,5 +1,6 @@
-// Scalar expressions: an untyped, immutable, shared node (ExpNode) built only through smart
-// constructors that fold constants, and the typed front end Exp<T> with C++ operators.
+/// Scalar expressions: an untyped, immutable, shared node (ExpNode) built only through smart
+/// constructors that fold constants, and the typed front end Exp<T> with C++ operators.
+/// @file
 #pragma once
 
 #include <array>
@@ -13,46 +14,49 @@
 
 namespace obsidian {
 
+/// The id of an array of a kernel (Context::arrays, KernelIR's declarations).
 using ArrayId = uint32_t;
 
+/// What an ExpNode is; which of its fields mean something depends on it.
 enum class ExpKind : uint8_t {
-  Literal,
-  Var,        // a named scalar: loop index, declared variable, kernel parameter
-  ThreadIdx,  // threadIdx.x: introduced by virtualization only
-  BlockIdx,   // blockIdx.x: introduced by virtualization only
-  GridDim,    // gridDim.x: introduced by virtualization only
-  Unary,
-  Binary,
-  Select,  // c ? a : b, only the chosen side is evaluated
-  Cast,
-  BitCast,  // the same bits read as another type of the same size (u32 <-> i32 <-> f32, u64 <->
-            // f64)
-  Index,    // array[index]; with vecWidth > 1, one lane of an aligned vector load
+  Literal,    ///< a constant: ExpNode::bits or ExpNode::real
+  Var,        ///< a named scalar: loop index, declared variable, kernel parameter
+  ThreadIdx,  ///< threadIdx.x: introduced by virtualization only
+  BlockIdx,   ///< blockIdx.x: introduced by virtualization only
+  GridDim,    ///< gridDim.x: introduced by virtualization only
+  Unary,      ///< unOp applied to args[0]
+  Binary,     ///< binOp applied to args[0] and args[1]
+  Select,     ///< c ? a : b, only the chosen side is evaluated
+  Cast,       ///< args[0] converted to `type`
+  BitCast,    ///< the same bits read as another type of the same size (u32 <-> i32 <-> f32, u64 <->
+              ///< f64)
+  Index,      ///< array[index]; with vecWidth > 1, one lane of an aligned vector load
 };
 
+/// Unary operators of ExpKind::Unary nodes.
 enum class UnOp : uint8_t {
-  Neg,
-  Not,
-  BitNot,
-  Sqrt,
-  Rsqrt,
-  Exp,
-  Exp2,
-  Log,
-  Log2,
-  Sin,
-  Cos,
-  Tan,
-  Fabs,
-  Floor,
-  Ceil,
-  Abs,
+  Neg,     ///< -x
+  Not,     ///< !x (bool)
+  BitNot,  ///< ~x (integers)
+  Sqrt,    ///< sqrt (floats, as all up to Ceil)
+  Rsqrt,   ///< 1 / sqrt
+  Exp,     ///< e^x
+  Exp2,    ///< 2^x
+  Log,     ///< natural logarithm
+  Log2,    ///< base-2 logarithm
+  Sin,     ///< sine
+  Cos,     ///< cosine
+  Tan,     ///< tangent
+  Fabs,    ///< absolute value of a float
+  Floor,   ///< round down
+  Ceil,    ///< round up
+  Abs,     ///< absolute value of an int32
 };
 
-// The case labels of the float math operators: each takes and gives a float and prints as a
-// math call (sqrtf, expf, ...). Switches that treat them alike use this one list, so a new one
-// is added here and to UnOp, and every exhaustive switch over UnOp still compiles only once it
-// is handled.
+/// The case labels of the float math operators: each takes and gives a float and prints as a
+/// math call (sqrtf, expf, ...). Switches that treat them alike use this one list, so a new one
+/// is added here and to UnOp, and every exhaustive switch over UnOp still compiles only once it
+/// is handled.
 #define OBSIDIAN_FLOAT_MATH_UNOPS \
   case UnOp::Sqrt:                \
   case UnOp::Rsqrt:               \
@@ -67,134 +71,160 @@ enum class UnOp : uint8_t {
   case UnOp::Floor:               \
   case UnOp::Ceil
 
+/// Binary operators of ExpKind::Binary nodes.
 enum class BinOp : uint8_t {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Mod,
-  BitAnd,
-  BitOr,
-  BitXor,
-  Shl,
-  Shr,
-  And,
-  Or,
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,
-  Min,
-  Max,
-  Pow,
+  Add,     ///< a + b
+  Sub,     ///< a - b
+  Mul,     ///< a * b
+  Div,     ///< a / b
+  Mod,     ///< a % b (integers)
+  BitAnd,  ///< a & b
+  BitOr,   ///< a | b
+  BitXor,  ///< a ^ b
+  Shl,     ///< a << b
+  Shr,     ///< a >> b
+  And,     ///< a && b (bool)
+  Or,      ///< a || b (bool)
+  Eq,      ///< a == b
+  Ne,      ///< a != b
+  Lt,      ///< a < b
+  Le,      ///< a <= b
+  Gt,      ///< a > b
+  Ge,      ///< a >= b
+  Min,     ///< min(a, b)
+  Max,     ///< max(a, b)
+  Pow,     ///< pow(a, b) (floats)
 };
 
 struct ExpNode;
+/// Expressions are immutable and shared: a node is referenced by every expression that uses it.
 using ExpPtr = std::shared_ptr<const ExpNode>;
 
-// The deepest expression obsidian accepts: every walk over expressions (printers, passes, the
-// simulator) runs on a stack sized for this depth (ir/deep_stack.hpp), so a deeper one is
-// refused when it is built, with an Error, instead of overflowing a stack later.
+/// The deepest expression obsidian accepts: every walk over expressions (printers, passes, the
+/// simulator) runs on a stack sized for this depth (ir/deep_stack.hpp), so a deeper one is
+/// refused when it is built, with an Error, instead of overflowing a stack later.
 inline constexpr uint32_t kMaxExpDepth = uint32_t{1} << 16;
 
+/// An untyped, immutable scalar expression node. Which fields mean something depends on `kind`.
 struct ExpNode {
-  ExpKind kind;
-  ScalarType type;
-  UnOp unOp = UnOp::Neg;
-  BinOp binOp = BinOp::Add;
-  uint64_t bits = 0;  // Literal of an integer or bool type (two's complement for i32)
-  double real = 0;    // Literal of a float type
-  std::string name;   // Var; for a node marked `share`, the name its variable should get
-  ArrayId array = 0;  // Index
-  // Index of a vector read: element args[0] is lane vecLane of the vecWidth-element vector
-  // args[1] (args[0] == args[1] * vecWidth + vecLane), printed as one wide load that the CUDA
-  // compiler merges with the other lanes of the same vector.
+  ExpKind kind;              ///< what the node is
+  ScalarType type;           ///< the type of its value
+  UnOp unOp = UnOp::Neg;     ///< Unary: the operator
+  BinOp binOp = BinOp::Add;  ///< Binary: the operator
+  uint64_t bits = 0;         ///< Literal of an integer or bool type (two's complement for i32)
+  double real = 0;           ///< Literal of a float type
+  std::string name;          ///< Var; for a node marked `share`, the name its variable should get
+  ArrayId array = 0;         ///< Index
+  /// Index of a vector read: element args[0] is lane vecLane of the vecWidth-element vector
+  /// args[1] (args[0] == args[1] * vecWidth + vecLane), printed as one wide load that the CUDA
+  /// compiler merges with the other lanes of the same vector.
   uint8_t vecWidth = 1;
-  uint8_t vecLane = 0;
-  // Index of a register array (forceReg) at the executing lane's own element: virtualize marks
-  // it, and the printer reads the lane's register instead of shuffling.
+  uint8_t vecLane = 0;  ///< Index of a vector read: the lane (see vecWidth)
+  /// Index of a register array (forceReg) at the executing lane's own element: virtualize marks
+  /// it, and the printer reads the lane's register instead of shuffling.
   bool ownLane = false;
-  // Marked by share(): the value is bound to a variable of its own wherever a statement
-  // evaluates it on every path, even when it is used only once (codegen/share.hpp).
+  /// Marked by share(): the value is bound to a variable of its own wherever a statement
+  /// evaluates it on every path, even when it is used only once (codegen/share.hpp).
   bool share = false;
+  /// The operands (Unary: 1, Binary: 2, Select: c, a, b; Cast: 1; Index: the index).
   std::array<ExpPtr, 3> args{};
-  // Nodes on the longest path to a leaf (1 for a leaf), kept by the smart constructors.
+  /// Nodes on the longest path to a leaf (1 for a leaf), kept by the smart constructors.
   uint32_t depth = 1;
-  // Var and Index leaves: the capture that made the variable or the array (0: made outside
-  // any capture, e.g. by a pass). verify rejects leaves of another capture.
+  /// Var and Index leaves: the capture that made the variable or the array (0: made outside
+  /// any capture, e.g.\ by a pass). verify rejects leaves of another capture.
   uint32_t origin = 0;
 
+  /// Whether the node is a constant (ExpKind::Literal).
   bool isLiteral() const { return kind == ExpKind::Literal; }
 
+  /// An empty node; the smart constructors fill it in.
   ExpNode() = default;
+  /// Copies a node (the copy shares the operands).
   ExpNode(const ExpNode&) = default;
+  /// Copies a node (the copy shares the operands).
   ExpNode& operator=(const ExpNode&) = default;
-  // Frees a deep expression with a worklist: the default destructor would recurse as deep as
-  // the expression (a fold over 10^5 elements overflows any thread's stack).
+  /// Frees a deep expression with a worklist: the default destructor would recurse as deep as
+  /// the expression (a fold over 10^5 elements overflows any thread's stack).
   ~ExpNode();
 };
 
+/// Whether op compares (==, !=, <, <=, >, >=): its result is bool.
 bool isComparison(BinOp op);
+/// The operator's name in C ("+", "<<", ...).
 const char* binOpName(BinOp op);
+/// The operator's name as printed ("-", "sqrtf", ...).
 const char* unOpName(UnOp op);
-// Printed as a prefix operator (-x, !x, ~x) rather than a call (sqrtf(x)).
+/// Printed as a prefix operator (-x, !x, ~x) rather than a call (sqrtf(x)).
 bool isPrefixOp(UnOp op);
 
-// Smart constructors: the only way nodes are made. They check operand types (internal errors:
-// the typed front end never builds ill-typed nodes), fold constants and drop trivial operations
-// (x + 0, x * 1, true && x, casts to the same type) so generated code stays readable.
+/// Smart constructors: the only way nodes are made. They check operand types (internal errors:
+/// the typed front end never builds ill-typed nodes), fold constants and drop trivial operations
+/// (x + 0, x * 1, true && x, casts to the same type) so generated code stays readable.
 namespace ir {
+/// A literal of integer or bool type t with the given bits (two's complement for i32).
 ExpPtr literalInt(ScalarType t, uint64_t bits);
+/// A literal of float type t.
 ExpPtr literalReal(ScalarType t, double value);
-// A variable, tied to the capture running on this thread (see currentCapture).
+/// A variable, tied to the capture running on this thread (see currentCapture).
 ExpPtr var(ScalarType t, const std::string& name);
+/// threadIdx.x (for virtualization only).
 ExpPtr threadIdx();
+/// blockIdx.x (for virtualization only).
 ExpPtr blockIdx();
+/// gridDim.x (for virtualization only).
 ExpPtr gridDim();
+/// op a, folded when a is a literal.
 ExpPtr unary(UnOp op, ExpPtr a);
+/// a op b, folded and simplified (x + 0, x * 1, ...).
 ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b);
+/// c ? a : b; a literal c picks its side.
 ExpPtr select(ExpPtr c, ExpPtr a, ExpPtr b);
+/// a converted to type `to` (dropped when a already has that type).
 ExpPtr cast(ScalarType to, ExpPtr a);
-// a's bits as type `to` (the same size; not bool): no conversion.
+/// a's bits as type `to` (the same size; not bool): no conversion.
 ExpPtr bitcast(ScalarType to, ExpPtr a);
-// array[ix]; `origin` is the capture that made the array (0 for arrays of no capture).
+/// array[ix]; `origin` is the capture that made the array (0 for arrays of no capture).
 ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin = 0);
-// Element `elementIx` (== vectorIx * width + lane) of a global array, read as lane `lane` of the
-// width-element vector `vectorIx`.
+/// Element `elementIx` (== vectorIx * width + lane) of a global array, read as lane `lane` of the
+/// width-element vector `vectorIx`.
 ExpPtr vectorIndex(ScalarType elem, ArrayId array, ExpPtr elementIx, ExpPtr vectorIx,
                    uint32_t width, uint32_t lane, uint32_t origin = 0);
-// array[ix] of a register array where ix is the executing lane (see ExpNode::ownLane).
+/// array[ix] of a register array where ix is the executing lane (see ExpNode::ownLane).
 ExpPtr ownLaneIndex(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin = 0);
-// The largest power of two (up to 2^31) that e's value is known to be a multiple of, from its
-// shape alone (literals, +, *, <<); 1 when nothing is known.
+/// The largest power of two (up to 2^31) that e's value is known to be a multiple of, from its
+/// shape alone (literals, +, *, <<); 1 when nothing is known.
 uint32_t knownMultiple(const ExpPtr& e);
-// An upper bound on the value of a u32 or u64 expression from its shape alone (literals, /,
-// *, +, min, max, %, >>, &); the type's maximum when nothing better is known.
+/// An upper bound on the value of a u32 or u64 expression from its shape alone (literals, /,
+/// *, +, min, max, %, >>, &); the type's maximum when nothing better is known.
 uint64_t upperBound(const ExpPtr& e);
+/// The u32 literal v.
 ExpPtr u32(uint32_t v);
-// e marked to be bound to a variable of its own (ExpNode::share), named `name` when one is
-// given (a C identifier that generated code does not reserve; Error otherwise). Leaves
-// (literals, variables) are returned as they are: they need no binding.
+/// e marked to be bound to a variable of its own (ExpNode::share), named `name` when one is
+/// given (a C identifier that generated code does not reserve; Error otherwise). Leaves
+/// (literals, variables) are returned as they are: they need no binding.
 ExpPtr share(const ExpPtr& e, const std::string& name = "");
 
+/// Whether e is a literal with the given bits.
 bool isLiteralValue(const ExpPtr& e, uint64_t bits);
-// Structural equality (same tree, same names and literals).
+/// Structural equality (same tree, same names and literals).
 bool equal(const ExpPtr& a, const ExpPtr& b);
-// Literal u32 value of e, if it is one.
+/// Literal u32 value of e, if it is one.
 bool literalU32(const ExpPtr& e, uint32_t& out);
 
-// The serial number of the capture running on this thread (0 outside captures). Variables
-// made now belong to it.
+/// The serial number of the capture running on this thread (0 outside captures). Variables
+/// made now belong to it.
 uint32_t currentCapture();
-// Sets currentCapture for its lifetime (the capture's Context scope).
+/// Sets currentCapture for its lifetime (the capture's Context scope).
 class CaptureScope {
  public:
+  /// Makes `serial` the current capture until destroyed.
   explicit CaptureScope(uint32_t serial);
-  ~CaptureScope();
+  ~CaptureScope();  ///< makes the previous capture current again
+  /// @{
+  /// Not copyable: each scope restores the previous capture once.
   CaptureScope(const CaptureScope&) = delete;
   CaptureScope& operator=(const CaptureScope&) = delete;
+  /// @}
 
  private:
   uint32_t previous_;
@@ -227,22 +257,30 @@ ExpPtr makeLiteral(T v) {
 }
 }  // namespace detail
 
-// A typed scalar expression. Operators build IR; nothing is computed until the kernel runs.
+/// A typed scalar expression. Operators build IR; nothing is computed until the kernel runs.
 template <KernelScalar T>
 class Exp {
  public:
-  using Scalar = T;
+  using Scalar = T;  ///< the C++ type of the value (uint32_t for EWord32)
 
+  /// Wraps a node of type T (made by the smart constructors in obsidian::ir).
   explicit Exp(ExpPtr node) : node_(std::move(node)) {
     OBSIDIAN_ASSERT(node_ && node_->type == scalarTypeOf<T>, "Exp<T> wraps a node of type T");
   }
+  /// A literal: any C++ value that converts to T without silently losing meaning (integers
+  /// into any numeric type, floating point only into floating point, bool into bool).
   template <class U>
   requires detail::LiteralFor<U, T> Exp(U v)
       : node_(detail::makeLiteral<T>(static_cast<T>(v))) {}  // NOLINT: literals convert
 
+  /// The untyped node the expression wraps.
   const ExpPtr& node() const { return node_; }
 
-  // ---- arithmetic (numeric types) ----
+  /// @name Arithmetic (numeric types)
+  /// @{
+
+  /// The operation's expression; literals fold now, everything else is computed when the kernel
+  /// runs.
   friend Exp operator+(const Exp& a, const Exp& b) { return arith(BinOp::Add, a, b); }
   friend Exp operator-(const Exp& a, const Exp& b) { return arith(BinOp::Sub, a, b); }
   friend Exp operator*(const Exp& a, const Exp& b) { return arith(BinOp::Mul, a, b); }
@@ -256,7 +294,11 @@ class Exp {
     static_assert(!std::is_same_v<T, bool>, "unary minus needs a numeric Exp");
     return Exp(ir::unary(UnOp::Neg, a.node_));
   }
-  // ---- bitwise (integer types; bool allowed for &, |, ^) ----
+  /// @}
+  /// @name Bitwise (integer types; bool allowed for &, |, ^)
+  /// @{
+
+  /// The operation's expression, as C's operator on T.
   friend Exp operator&(const Exp& a, const Exp& b) { return bits(BinOp::BitAnd, a, b); }
   friend Exp operator|(const Exp& a, const Exp& b) { return bits(BinOp::BitOr, a, b); }
   friend Exp operator^(const Exp& a, const Exp& b) { return bits(BinOp::BitXor, a, b); }
@@ -267,27 +309,45 @@ class Exp {
                   "operator~ needs an integer Exp");
     return Exp(ir::unary(UnOp::BitNot, a.node_));
   }
-  // ---- logic (bool) ----
+  /// @}
+  /// @name Logic (bool)
+  /// @{
+
+  /// The operation's expression; as in C, the right side of && and || is evaluated only when
+  /// it decides the result.
   friend Exp operator&&(const Exp& a, const Exp& b) { return logic(BinOp::And, a, b); }
   friend Exp operator||(const Exp& a, const Exp& b) { return logic(BinOp::Or, a, b); }
   friend Exp operator!(const Exp& a) {
     static_assert(std::is_same_v<T, bool>, "operator! needs an Exp<bool>");
     return Exp(ir::unary(UnOp::Not, a.node_));
   }
-  // ---- comparisons ----
+  /// @}
+  /// @name Comparisons
+  /// @{
+
+  /// The comparison's EBool expression.
   friend Exp<bool> operator==(const Exp& a, const Exp& b) { return cmp(BinOp::Eq, a, b); }
   friend Exp<bool> operator!=(const Exp& a, const Exp& b) { return cmp(BinOp::Ne, a, b); }
   friend Exp<bool> operator<(const Exp& a, const Exp& b) { return cmp(BinOp::Lt, a, b); }
   friend Exp<bool> operator<=(const Exp& a, const Exp& b) { return cmp(BinOp::Le, a, b); }
   friend Exp<bool> operator>(const Exp& a, const Exp& b) { return cmp(BinOp::Gt, a, b); }
   friend Exp<bool> operator>=(const Exp& a, const Exp& b) { return cmp(BinOp::Ge, a, b); }
+  /// @}
 
+  /// The smaller of a and b (numeric types).
   friend Exp min(const Exp& a, const Exp& b) { return arith(BinOp::Min, a, b); }
+  /// The larger of a and b (numeric types).
   friend Exp max(const Exp& a, const Exp& b) { return arith(BinOp::Max, a, b); }
 
+  /// @name Compound assignment
+  /// @{
+
+  /// Rebinds this expression to `*this op b` (builds IR; the kernel's variables are assigned
+  /// with Program::assign).
   Exp& operator+=(const Exp& b) { return *this = *this + b; }
   Exp& operator-=(const Exp& b) { return *this = *this - b; }
   Exp& operator*=(const Exp& b) { return *this = *this * b; }
+  /// @}
 
  private:
   static Exp arith(BinOp op, const Exp& a, const Exp& b) {
@@ -313,30 +373,34 @@ class Exp {
   ExpPtr node_;
 };
 
-using EWord8 = Exp<uint8_t>;
-using EWord16 = Exp<uint16_t>;
-using EWord32 = Exp<uint32_t>;
-using EWord64 = Exp<uint64_t>;
-using EInt32 = Exp<int32_t>;
-using EFloat = Exp<float>;
-using EDouble = Exp<double>;
-using EBool = Exp<bool>;
+using EWord8 = Exp<uint8_t>;    ///< an 8-bit unsigned expression
+using EWord16 = Exp<uint16_t>;  ///< a 16-bit unsigned expression
+using EWord32 = Exp<uint32_t>;  ///< a 32-bit unsigned expression: indices and lengths
+using EWord64 = Exp<uint64_t>;  ///< a 64-bit unsigned expression
+using EInt32 = Exp<int32_t>;    ///< a 32-bit signed expression
+using EFloat = Exp<float>;      ///< a float expression
+using EDouble = Exp<double>;    ///< a double expression
+using EBool = Exp<bool>;        ///< a condition
 
+/// Whether T is an Exp (value): true for Exp<X>, false for anything else.
 template <class T>
 struct IsExp : std::false_type {};
+/// An Exp<T> is an Exp.
 template <class T>
 struct IsExp<Exp<T>> : std::true_type {};
+/// Whether T (ignoring const and references) is an Exp: literal or expression, in generic code.
 template <class T>
 inline constexpr bool isExp = IsExp<std::remove_cvref_t<T>>::value;
 
 // ---- casts: one generic cast and the paper's names for the common ones ----
+/// cast<To>(e): e's value converted to To, as C's conversion (dropped when From is To).
 template <KernelScalar To, KernelScalar From>
 Exp<To> cast(const Exp<From>& e) {
   return Exp<To>(ir::cast(scalarTypeOf<To>, e.node()));
 }
-// bitcast<To>(e): e's bits read as a To of the same size, with no conversion (CUDA's
-// __float_as_uint and kin): u32, i32 and f32 among themselves, u64 and f64. What packs a
-// 32-bit value of any type into half of a 64-bit word (see bits32/fromBits32 below).
+/// bitcast<To>(e): e's bits read as a To of the same size, with no conversion (CUDA's
+/// __float_as_uint and kin): u32, i32 and f32 among themselves, u64 and f64. What packs a
+/// 32-bit value of any type into half of a 64-bit word (see bits32/fromBits32 below).
 template <KernelScalar To, KernelScalar From>
 Exp<To> bitcast(const Exp<From>& e) {
   static_assert(sizeof(To) == sizeof(From) && sizeof(To) >= 4 && !std::is_same_v<To, bool> &&
@@ -345,9 +409,9 @@ Exp<To> bitcast(const Exp<From>& e) {
                 "u64 and f64");
   return Exp<To>(ir::bitcast(scalarTypeOf<To>, e.node()));
 }
-// bits32(e): the bits of a value of at most 32 bits as a u32 (zero-extended when narrower);
-// fromBits32<X>(w) is its inverse. Together with 64-bit shifts they pack two such values in one
-// u64, read and written by one access (device/scan.hpp's tile status words).
+/// bits32(e): the bits of a value of at most 32 bits as a u32 (zero-extended when narrower);
+/// fromBits32<X>(w) is its inverse. Together with 64-bit shifts they pack two such values in one
+/// u64, read and written by one access (device/scan.hpp's tile status words).
 template <KernelScalar X>
 EWord32 bits32(const Exp<X>& e) {
   static_assert(sizeof(X) <= 4, "bits32 needs a type of at most 32 bits");
@@ -357,6 +421,7 @@ EWord32 bits32(const Exp<X>& e) {
     return cast<uint32_t>(e);
   }
 }
+/// fromBits32<X>(w): the X whose bits bits32 gave (the inverse of bits32).
 template <KernelScalar X>
 Exp<X> fromBits32(const EWord32& w) {
   static_assert(sizeof(X) <= 4, "fromBits32 needs a type of at most 32 bits");
@@ -369,6 +434,12 @@ Exp<X> fromBits32(const EWord32& w) {
   }
 }
 
+/// @name Casts by the paper's names
+/// @{
+
+/// cast<To>(e) for the common pairs, named as in the paper: w32ToF is cast<float> of an
+/// EWord32, fToW32 cast<uint32_t> of an EFloat, and so on (W: unsigned word, I: int, F: float,
+/// D: double).
 inline EFloat w32ToF(const EWord32& e) { return cast<float>(e); }
 inline EWord32 fToW32(const EFloat& e) { return cast<uint32_t>(e); }
 inline EWord8 w32ToW8(const EWord32& e) { return cast<uint8_t>(e); }
@@ -383,6 +454,7 @@ inline EFloat i32ToF(const EInt32& e) { return cast<float>(e); }
 inline EInt32 fToI32(const EFloat& e) { return cast<int32_t>(e); }
 inline EDouble fToD(const EFloat& e) { return cast<double>(e); }
 inline EFloat dToF(const EDouble& e) { return cast<float>(e); }
+/// @}
 
 // ---- math functions on floating point expressions (abs also on int32) ----
 #define OBSIDIAN_FLOAT_FN(fn, op)                                   \
@@ -390,6 +462,11 @@ inline EFloat dToF(const EDouble& e) { return cast<float>(e); }
   requires std::is_floating_point_v<T> Exp<T> fn(const Exp<T>& a) { \
     return Exp<T>(ir::unary(UnOp::op, a.node()));                   \
   }
+/// @name Math functions on floating point expressions (abs also on int32)
+/// @{
+
+/// The function of a float or double expression, printed as CUDA's math call (sqrtf, expf,
+/// ...; rsqrt is 1 / sqrt).
 OBSIDIAN_FLOAT_FN(sqrt, Sqrt)
 OBSIDIAN_FLOAT_FN(rsqrt, Rsqrt)
 OBSIDIAN_FLOAT_FN(exp, Exp)
@@ -404,27 +481,30 @@ OBSIDIAN_FLOAT_FN(floor, Floor)
 OBSIDIAN_FLOAT_FN(ceil, Ceil)
 #undef OBSIDIAN_FLOAT_FN
 
+/// a to the power b (float or double; b converts from a literal).
 template <class T>
 requires std::is_floating_point_v<T> Exp<T> pow(const Exp<T>& a,
                                                 const std::type_identity_t<Exp<T>>& b) {
   return Exp<T>(ir::binary(BinOp::Pow, a.node(), b.node()));
 }
+/// The absolute value of an int32 expression.
 inline EInt32 abs(const EInt32& a) { return EInt32(ir::unary(UnOp::Abs, a.node())); }
+/// @}
 
-// share(e) (obsidian's `let`): e's value is computed once, into a variable of its own, by the
-// statement that uses it; every use in that statement, and in the statements after it until
-// something could change the value, reads the variable. Repeated subexpressions are shared
-// without it (the share pass, CaptureOptions::shareSubexpressions); share() binds a value even
-// when it is used once, and `name` (a C identifier) names its variable in the generated CUDA.
-// A value evaluated only under a condition (one side of ifThenElse, the right of && or ||) is
-// bound only where it is evaluated on every path, so share() never adds a read the program
-// would not make.
+/// share(e) (obsidian's `let`): e's value is computed once, into a variable of its own, by the
+/// statement that uses it; every use in that statement, and in the statements after it until
+/// something could change the value, reads the variable. Repeated subexpressions are shared
+/// without it (the share pass, CaptureOptions::shareSubexpressions); share() binds a value even
+/// when it is used once, and `name` (a C identifier) names its variable in the generated CUDA.
+/// A value evaluated only under a condition (one side of ifThenElse, the right of && or ||) is
+/// bound only where it is evaluated on every path, so share() never adds a read the program
+/// would not make.
 template <KernelScalar T>
 Exp<T> share(const Exp<T>& e, const std::string& name = "") {
   return Exp<T>(ir::share(e.node(), name));
 }
 
-// Named variable of a kernel (used by the library for loop indices and parameters).
+/// Named variable of a kernel (used by the library for loop indices and parameters).
 template <KernelScalar T>
 Exp<T> variable(const std::string& name) {
   return Exp<T>(ir::var(scalarTypeOf<T>, name));

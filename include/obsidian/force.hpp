@@ -1,5 +1,6 @@
-// push, force and forcePull: converting between pull and push arrays, and making arrays
-// manifest in memory (the paper's Section 3.1 and 4.1).
+/// push, force and forcePull: converting between pull and push arrays, and making arrays
+/// manifest in memory (the paper's Section 3.1 and 4.1).
+/// @file
 #pragma once
 
 #include "obsidian/memory_ops.hpp"
@@ -7,8 +8,8 @@
 
 namespace obsidian {
 
-// push<L>(arr): one element per instance of level L (a sequential loop at Thread level, a
-// parallel loop over lanes, threads of a block, or threads of the grid above it).
+/// push<L>(arr): one element per instance of level L (a sequential loop at Thread level, a
+/// parallel loop over lanes, threads of a block, or threads of the grid above it).
 template <class L, class Len, class T>
 Push<L, Len, T> push(const Pull<Len, T>& arr) {
   static_assert(HierarchyLevel<L>, "push<L>: L must be Thread, Warp, Block or Grid");
@@ -22,9 +23,9 @@ Push<L, Len, T> push(const Pull<Len, T>& arr) {
   });
 }
 
-// force(p, arr): write `arr` with its own iteration scheme into a fresh array of level L
-// (shared memory for Warp and Block, per-thread memory for Thread), insert the barrier of the
-// level, and return a pull array that reads it.
+/// force(p, arr): write `arr` with its own iteration scheme into a fresh array of level L
+/// (shared memory for Warp and Block, per-thread memory for Thread), insert the barrier of the
+/// level, and return a pull array that reads it.
 template <class L, class M, class Len, class T>
 Pull<uint32_t, T> force(const Program<L>& p, const Push<M, Len, T>& arr) {
   static_assert(level_le<L, Block>,
@@ -46,11 +47,11 @@ Pull<uint32_t, T> force(const Program<L>& p, const Push<M, Len, T>& arr) {
   return Pull<uint32_t, T>(n, [h](const EWord32& i) { return Ops::read(h, i); });
 }
 
-// forceReg(p, arr): a warp's 32-element array in registers, one element per lane, with no
-// shared memory and no barrier. Lane l must write element l (push<Warp> and tConcat<Warp> of
-// one element per lane do); reading another lane's element compiles to __shfl_sync, which
-// every lane of the warp must reach together (the kernel is rejected otherwise), so
-// permutations of it (xor, rotate, broadcast) cost one shuffle each.
+/// forceReg(p, arr): a warp's 32-element array in registers, one element per lane, with no
+/// shared memory and no barrier. Lane l must write element l (push<Warp> and tConcat<Warp> of
+/// one element per lane do); reading another lane's element compiles to __shfl_sync, which
+/// every lane of the warp must reach together (the kernel is rejected otherwise), so
+/// permutations of it (xor, rotate, broadcast) cost one shuffle each.
 template <class L, class Len, class T>
 Pull<uint32_t, T> forceReg(const Program<Warp>& p, const Push<L, Len, T>& arr) {
   static_assert(std::is_same_v<L, Warp>,
@@ -68,7 +69,7 @@ Pull<uint32_t, T> forceReg(const Program<Warp>& p, const Push<L, Len, T>& arr) {
   return Pull<uint32_t, T>(32, [h](const EWord32& i) { return Ops::read(h, i); });
 }
 
-// forcePull(p, arr) = force(p, push<L>(arr)).
+/// forcePull(p, arr) = force(p, push<L>(arr)).
 template <class L, class Len, class T>
 Pull<uint32_t, T> forcePull(const Program<L>& p, const Pull<Len, T>& arr) {
   static_assert(level_le<L, Block>,

@@ -1,9 +1,10 @@
-// Fused arrays: one level-L program that writes several push arrays at once, so that what it
-// reads is read once for all of them. A fused AXPYDOT computes each block's chunk of
-// z = w - alpha * v once, writes it, and folds z * u into the block's partial dot product in
-// the same block program; pConcat of the fused block programs is one grid loop writing both
-// outputs. (A tuple of separate Push<Grid> outputs is one grid loop per output, each reading
-// the inputs again.)
+/// Fused arrays: one level-L program that writes several push arrays at once, so that what it
+/// reads is read once for all of them. A fused AXPYDOT computes each block's chunk of
+/// z = w - alpha * v once, writes it, and folds z * u into the block's partial dot product in
+/// the same block program; pConcat of the fused block programs is one grid loop writing both
+/// outputs. (A tuple of separate Push<Grid> outputs is one grid loop per output, each reading
+/// the inputs again.)
+/// @file
 #pragma once
 
 #include <functional>
@@ -15,9 +16,9 @@
 
 namespace obsidian {
 
-// Fused<L, Push<L, Len0, T0>, Push<L, Len1, T1>, ...>: the parts describe the arrays written
-// (a length and an element type each); one generator writes all of them through one writer
-// per part.
+/// Fused<L, Push<L, Len0, T0>, Push<L, Len1, T1>, ...>: the parts describe the arrays written
+/// (a length and an element type each); one generator writes all of them through one writer
+/// per part.
 template <class L, class... Parts>
 class Fused {
   static_assert(HierarchyLevel<L>, "Fused<L, ...> needs L to be Thread, Warp, Block or Grid");
@@ -27,25 +28,29 @@ class Fused {
                 "the parts of a Fused<L, ...> are at its level L");
 
  public:
-  using Level = L;
-  using Lengths = std::tuple<typename Parts::Length...>;
-  using Writers = std::tuple<Writer<typename Parts::Element>...>;
-  using Sink = Writers;
-  using Shape = Lengths;
+  using Level = L;                                                 ///< the program's level
+  using Lengths = std::tuple<typename Parts::Length...>;           ///< each part's length
+  using Writers = std::tuple<Writer<typename Parts::Element>...>;  ///< one writer per part
+  using Sink = Writers;   ///< what the generator writes through (as Push::Sink)
+  using Shape = Lengths;  ///< the lengths (as Push::Shape)
+  /// Emits the one program, given a writer per part.
   using Generator = std::function<void(const Program<L>&, const Writers&)>;
+  /// Part K's Push type.
   template <size_t K>
   using Part = std::tuple_element_t<K, std::tuple<Parts...>>;
-  static constexpr size_t parts = sizeof...(Parts);
+  static constexpr size_t parts = sizeof...(Parts);  ///< the number of parts
 
+  /// The fused array of parts of lengths `ns` that `gen` writes.
   Fused(Lengths ns, Generator gen) : ns_(std::move(ns)), gen_(std::move(gen)) {}
 
-  const Lengths& lens() const { return ns_; }
-  const Lengths& shape() const { return ns_; }
+  const Lengths& lens() const { return ns_; }   ///< the parts' lengths
+  const Lengths& shape() const { return ns_; }  ///< the parts' lengths (as Push::shape)
+  /// Part K's length.
   template <size_t K>
   const auto& len() const {
     return std::get<K>(ns_);
   }
-  // Emit the one program that writes every element of every part, part k through w[k].
+  /// Emit the one program that writes every element of every part, part k through w[k].
   void operator()(const Program<L>& p, const Writers& w) const { gen_(p, w); }
 
  private:
@@ -53,10 +58,13 @@ class Fused {
   Generator gen_;
 };
 
+/// Whether T is a Fused (value), for generic code.
 template <class T>
 struct IsFused : std::false_type {};
+/// A Fused is one.
 template <class L, class... Parts>
 struct IsFused<Fused<L, Parts...>> : std::true_type {};
+/// Whether T (ignoring const and references) is a Fused.
 template <class T>
 inline constexpr bool isFused = IsFused<std::remove_cvref_t<T>>::value;
 
@@ -115,12 +123,12 @@ auto fuseAll(const A& a, const B& b, const Rest&... rest) {
 
 }  // namespace detail
 
-// fuse(a, b, ...): one level-L program that runs a's program, then b's, ..., writing every
-// part: a Fused<L, ...> whose parts are a's, then b's (a fused argument contributes all of its
-// parts). The arguments are Push<L> or Fused<L> arrays of one level below Grid: fuse the block
-// programs and pConcat the fused array over the grid (each part becomes an output of the
-// kernel, all written by one grid loop). Values the programs share (a forced array, a value
-// bound with share) are computed once for all parts.
+/// fuse(a, b, ...): one level-L program that runs a's program, then b's, ..., writing every
+/// part: a Fused<L, ...> whose parts are a's, then b's (a fused argument contributes all of its
+/// parts). The arguments are Push<L> or Fused<L> arrays of one level below Grid: fuse the block
+/// programs and pConcat the fused array over the grid (each part becomes an output of the
+/// kernel, all written by one grid loop). Values the programs share (a forced array, a value
+/// bound with share) are computed once for all parts.
 template <class A, class... Rest>
 auto fuse(const A& a, const Rest&... rest) {
   constexpr bool arrays = (isPush<A> || isFused<A>)&&((isPush<Rest> || isFused<Rest>)&&...);

@@ -1,6 +1,7 @@
-// The array library: the whole of the paper's Figure 14 with its names, plus what the paper's
-// programs use (compose, the bit helpers of sklansky2's phase). Everything here only builds
-// pull/push arrays or emits statements through a Program; nothing runs until the kernel does.
+/// The array library: the whole of the paper's Figure 14 with its names, plus what the paper's
+/// programs use (compose, the bit helpers of sklansky2's phase). Everything here only builds
+/// pull/push arrays or emits statements through a Program; nothing runs until the kernel does.
+/// @file
 #pragma once
 
 #include <algorithm>
@@ -62,12 +63,14 @@ void checkNonEmpty(const char* what, const EWord32& length);
 }  // namespace detail
 
 // ---------------------------------------------------------------- mapping
+/// fmap(f, arr): the array whose element i is f(arr[i]), computed where it is read.
 template <class F, class Len, class T>
 auto fmap(F f, const Pull<Len, T>& arr) {
   using U = std::invoke_result_t<F, T>;
   return Pull<Len, U>(arr.len(), [f, arr](const EWord32& i) { return f(arr[i]); });
 }
 
+/// fmap(f, arr) of a push array: f applied to each element as the array's program writes it.
 template <class F, class L, class Len, class T>
 auto fmap(F f, const Push<L, Len, T>& arr) {
   using U = std::invoke_result_t<F, T>;
@@ -76,6 +79,7 @@ auto fmap(F f, const Push<L, Len, T>& arr) {
   });
 }
 
+/// zipWith(f, a, b): the array whose element i is f(a[i], b[i]), as long as the shorter.
 template <class F, class LA, class A, class LB, class B>
 auto zipWith(F f, const Pull<LA, A>& a, const Pull<LB, B>& b) {
   using Len = detail::JoinLen<LA, LB>;
@@ -84,14 +88,15 @@ auto zipWith(F f, const Pull<LA, A>& a, const Pull<LB, B>& b) {
                       [f, a, b](const EWord32& i) { return f(a[i], b[i]); });
 }
 
-// ixMap(f, arr): the array whose element i is arr[f(i)] (a permutation when f is one; on a
-// register array, each read of another lane's element is one shuffle).
+/// ixMap(f, arr): the array whose element i is arr[f(i)] (a permutation when f is one; on a
+/// register array, each read of another lane's element is one shuffle).
 template <class F, class Len, class T>
 Pull<Len, T> ixMap(F f, const Pull<Len, T>& arr) {
   return Pull<Len, T>(arr.len(), [f, arr](const EWord32& i) { return arr[f(i)]; });
 }
 
 // ---------------------------------------------------------------- splitting
+/// splitAt(k, arr): the first k elements and the rest (k is at most the length).
 template <class Len, class T>
 std::pair<Pull<uint32_t, T>, Pull<Len, T>> splitAt(uint32_t k, const Pull<Len, T>& arr) {
   detail::checkAtMost("splitAt", k, arr.len());
@@ -99,7 +104,8 @@ std::pair<Pull<uint32_t, T>, Pull<Len, T>> splitAt(uint32_t k, const Pull<Len, T
           Pull<Len, T>(arr.len() - k, [arr, k](const EWord32& i) { return arr[i + k]; })};
 }
 
-// halve(arr) = splitAt(len / 2): the first half is the shorter for odd lengths.
+/// @{
+/// halve(arr) = splitAt(len / 2): the first half is the shorter for odd lengths.
 template <class T>
 std::pair<SPull<T>, SPull<T>> halve(const SPull<T>& arr) {
   return splitAt(arr.len() / 2, arr);
@@ -110,8 +116,9 @@ std::pair<DPull<T>, DPull<T>> halve(const DPull<T>& arr) {
   return {DPull<T>(h, [arr](const EWord32& i) { return arr[i]; }),
           DPull<T>(arr.len() - h, [arr, h](const EWord32& i) { return arr[i + h]; })};
 }
+/// @}
 
-// (elements at even indices, elements at odd indices)
+/// (elements at even indices, elements at odd indices)
 template <class Len, class T>
 std::pair<Pull<Len, T>, Pull<Len, T>> evenOdds(const Pull<Len, T>& arr) {
   const Len n = arr.len();
@@ -120,7 +127,7 @@ std::pair<Pull<Len, T>, Pull<Len, T>> evenOdds(const Pull<Len, T>& arr) {
           Pull<Len, T>(odd, [arr](const EWord32& i) { return arr[2u * i + 1u]; })};
 }
 
-// splitUp(n, arr): consecutive chunks of n elements.
+/// splitUp(n, arr): consecutive chunks of n elements.
 template <class Len, class T>
 Pull<Len, SPull<T>> splitUp(uint32_t n, const Pull<Len, T>& arr) {
   detail::checkDivisible("splitUp", n, arr.len());
@@ -129,9 +136,9 @@ Pull<Len, SPull<T>> splitUp(uint32_t n, const Pull<Len, T>& arr) {
   });
 }
 
-// coalesce(n, arr): len/n chunks of n elements each, chunk i holding arr[i + s*j] for
-// s = len/n: consecutive chunks start at consecutive elements, so the threads that reduce
-// chunks read memory together (the paper's Figure 5, right).
+/// coalesce(n, arr): len/n chunks of n elements each, chunk i holding arr[i + s*j] for
+/// s = len/n: consecutive chunks start at consecutive elements, so the threads that reduce
+/// chunks read memory together (the paper's Figure 5, right).
 template <class Len, class T>
 Pull<Len, SPull<T>> coalesce(uint32_t n, const Pull<Len, T>& arr) {
   detail::checkDivisible("coalesce", n, arr.len());
@@ -142,27 +149,31 @@ Pull<Len, SPull<T>> coalesce(uint32_t n, const Pull<Len, T>& arr) {
 }
 
 // ---------------------------------------------------------------- small arrays
+/// replicate(n, a): n copies of a (n an integer, static, or an EWord32).
 template <class N, class T>
 auto replicate(N n, const T& a) {
   return mkPull(n, [a](const EWord32&) { return a; });
 }
+/// singleton(a): the one-element array of a.
 template <class T>
 SPull<T> singleton(const T& a) {
   return SPull<T>(1, [a](const EWord32&) { return a; });
 }
+/// first(arr): arr's first element (arr must not be empty).
 template <class Len, class T>
 T first(const Pull<Len, T>& arr) {
   detail::checkNonEmpty("first", arr.len());
   return arr[0u];
 }
+/// last(arr): arr's last element (arr must not be empty).
 template <class Len, class T>
 T last(const Pull<Len, T>& arr) {
   detail::checkNonEmpty("last", arr.len());
   return arr[sizeConv(arr.len()) - 1u];
 }
 
-// singletonPush<L>(f): the one value that the level-L program f computes, written by one
-// instance of the level (thread 0 of a block or lane 0 of a warp).
+/// singletonPush<L>(f): the one value that the level-L program f computes, written by one
+/// instance of the level (thread 0 of a block or lane 0 of a warp).
 template <class L, class F>
 auto singletonPush(F f) {
   using T = std::invoke_result_t<F, const Program<L>&>;
@@ -176,10 +187,10 @@ auto singletonPush(F f) {
   });
 }
 
-// exec<L>(f): the Push<L> array that the level-L program f returns, as a push array of its
-// own (Obsidian's execBlock/execWarp): f's statements run first, then the push it returned.
-// f may return any push-like array of level L (Push, Fused, Push2): the result is of its type.
-// f runs once more, into a scratch program, to learn the shape; it must be a pure generator.
+/// exec<L>(f): the Push<L> array that the level-L program f returns, as a push array of its
+/// own (Obsidian's execBlock/execWarp): f's statements run first, then the push it returned.
+/// f may return any push-like array of level L (Push, Fused, Push2): the result is of its type.
+/// f runs once more, into a scratch program, to learn the shape; it must be a pure generator.
 template <class L, class F>
 auto exec(F f) {
   using R = std::invoke_result_t<F, const Program<L>&>;
@@ -204,7 +215,7 @@ auto exec(F f) {
 }
 
 // ---------------------------------------------------------------- concatenation
-// conc(a, b): a pull array that chooses between a and b with a conditional per element.
+/// conc(a, b): a pull array that chooses between a and b with a conditional per element.
 template <class LA, class LB, class T>
 auto conc(const Pull<LA, T>& a, const Pull<LB, T>& b) {
   using Len = detail::JoinLen<LA, LB>;
@@ -214,7 +225,7 @@ auto conc(const Pull<LA, T>& a, const Pull<LB, T>& b) {
   });
 }
 
-// concP(a, b): a then b, each with its own iteration scheme; no conditionals.
+/// concP(a, b): a then b, each with its own iteration scheme; no conditionals.
 template <class L, class LA, class LB, class T>
 auto concP(const Push<L, LA, T>& a, const Push<L, LB, T>& b) {
   using Len = detail::JoinLen<LA, LB>;
@@ -227,8 +238,8 @@ auto concP(const Push<L, LA, T>& a, const Push<L, LB, T>& b) {
       });
 }
 
-// takeP(n, arr): the first n elements of a push array (the writes at n and beyond are dropped,
-// each behind a conditional). n is static (uint32_t) or dynamic (EWord32).
+/// takeP(n, arr): the first n elements of a push array (the writes at n and beyond are dropped,
+/// each behind a conditional). n is static (uint32_t) or dynamic (EWord32).
 template <class N, class L, class Len, class T>
 auto takeP(const N& n, const Push<L, Len, T>& arr) {
   using OutLen = std::conditional_t<std::is_integral_v<N>, uint32_t, EWord32>;
@@ -242,6 +253,7 @@ auto takeP(const N& n, const Push<L, Len, T>& arr) {
 }
 
 // ---------------------------------------------------------------- tuples
+/// zip(a, b): the array of pairs (a[i], b[i]) as hana tuples, as long as the shorter.
 template <class LA, class A, class LB, class B>
 auto zip(const Pull<LA, A>& a, const Pull<LB, B>& b) {
   using Len = detail::JoinLen<LA, LB>;
@@ -249,12 +261,13 @@ auto zip(const Pull<LA, A>& a, const Pull<LB, B>& b) {
       detail::lenMin<Len>(a.len(), b.len()),
       [a, b](const EWord32& i) { return hana::make_tuple(a[i], b[i]); });
 }
+/// unzip(arr): the arrays of the pairs' first and of their second components.
 template <class Len, class A, class B>
 std::pair<Pull<Len, A>, Pull<Len, B>> unzip(const Pull<Len, hana::tuple<A, B>>& arr) {
   return {Pull<Len, A>(arr.len(), [arr](const EWord32& i) { return hana::at_c<0>(arr[i]); }),
           Pull<Len, B>(arr.len(), [arr](const EWord32& i) { return hana::at_c<1>(arr[i]); })};
 }
-// upair: [(a0,b0), (a1,b1), ...] -> [a0, b0, a1, b1, ...]
+/// upair: [(a0,b0), (a1,b1), ...] -> [a0, b0, a1, b1, ...]
 template <class Len, class A>
 Pull<Len, A> upair(const Pull<Len, hana::tuple<A, A>>& arr) {
   return Pull<Len, A>(detail::lenMul("upair", arr.len(), 2u), [arr](const EWord32& i) {
@@ -264,8 +277,8 @@ Pull<Len, A> upair(const Pull<Len, hana::tuple<A, A>>& arr) {
 }
 
 // ---------------------------------------------------------------- divide and conquer
-// binSplit(n, f, arr): cut arr into 2^n equal parts, apply f to each, concatenate. The part
-// an index falls in is computed, not chosen by a chain of conditionals.
+/// binSplit(n, f, arr): cut arr into 2^n equal parts, apply f to each, concatenate. The part
+/// an index falls in is computed, not chosen by a chain of conditionals.
 template <class T, class F>
 auto binSplit(uint32_t n, F f, const SPull<T>& arr) {
   if (n >= 32) throw Error("binSplit(" + detail::str(n) + ") needs fewer than 32 splits");
@@ -318,8 +331,8 @@ auto concatFused(const char* what, const Pull<Len, Fused<L, P...>>& arr, Loop lo
 }
 }  // namespace detail
 
-// tConcat<L>(arr): every inner sequential Push<Thread> runs in one thread of level L. Inner
-// fused arrays (fuse of Push<Thread>) make a fused array whose part k concatenates parts k.
+/// tConcat<L>(arr): every inner sequential Push<Thread> runs in one thread of level L. Inner
+/// fused arrays (fuse of Push<Thread>) make a fused array whose part k concatenates parts k.
 template <class L, class Len, class Inner>
 auto tConcat(const Pull<Len, Inner>& arr) {
   static_assert((isPush<Inner> || isFused<Inner>)&&std::is_same_v<typename Inner::Level, Thread>,
@@ -349,10 +362,10 @@ auto tConcat(const Pull<Len, Inner>& arr) {
   }
 }
 
-// pConcat(arr): the inner Push<L> arrays computed in parallel over level Step<L> (Block
-// programs over the grid, Warp programs over a block, Thread programs over a warp).
-// pConcat<Target>(arr) states the level expected, checked at compile time. Inner fused arrays
-// (fuse(...)) make a fused array: one loop writes every part.
+/// pConcat(arr): the inner Push<L> arrays computed in parallel over level Step<L> (Block
+/// programs over the grid, Warp programs over a block, Thread programs over a warp).
+/// pConcat<Target>(arr) states the level expected, checked at compile time. Inner fused arrays
+/// (fuse(...)) make a fused array: one loop writes every part.
 template <class Target = void, class Len, class Inner>
 auto pConcat(const Pull<Len, Inner>& arr) {
   static_assert(isPush<Inner> || isFused<Inner>,
@@ -386,7 +399,7 @@ auto pConcat(const Pull<Len, Inner>& arr) {
   }
 }
 
-// sConcat(arr): the inner Push<L> arrays one after another at the same level.
+/// sConcat(arr): the inner Push<L> arrays one after another at the same level.
 template <class Len, class Inner>
 auto sConcat(const Pull<Len, Inner>& arr) {
   static_assert(isPush<Inner>, "sConcat: the elements must be push arrays");
@@ -406,7 +419,7 @@ auto sConcat(const Pull<Len, Inner>& arr) {
 }
 
 // ---------------------------------------------------------------- sequential primitives
-// seqReduce(op, arr): a one-element Push<Thread> holding op-fold of arr (a for loop).
+/// seqReduce(op, arr): a one-element Push<Thread> holding op-fold of arr (a for loop).
 template <class Op, class Len, class T>
 SPush<Thread, T> seqReduce(Op op, const Pull<Len, T>& arr) {
   detail::checkNonEmpty("seqReduce", arr.len());
@@ -419,12 +432,12 @@ SPush<Thread, T> seqReduce(Op op, const Pull<Len, T>& arr) {
   });
 }
 
-// seqFoldStrided(f, init, arr, first, stride, unroll): a one-element Push<Thread> holding
-// f(...f(f(init, arr[first]), arr[first + stride])...) over every index first + k * stride below
-// len(arr) (init when there is none). f combines an accumulator with an element (they may have
-// different types, e.g. a scalar and a vector). Each iteration reads `unroll` elements before
-// combining any, so that many loads are in flight per thread: what a memory-bound sweep over a
-// grid-strided share needs to reach the device's bandwidth.
+/// seqFoldStrided(f, init, arr, first, stride, unroll): a one-element Push<Thread> holding
+/// f(...f(f(init, arr[first]), arr[first + stride])...) over every index first + k * stride below
+/// len(arr) (init when there is none). f combines an accumulator with an element (they may have
+/// different types, e.g. a scalar and a vector). Each iteration reads `unroll` elements before
+/// combining any, so that many loads are in flight per thread: what a memory-bound sweep over a
+/// grid-strided share needs to reach the device's bandwidth.
 template <class F, class A, class Len, class T>
 SPush<Thread, A> seqFoldStrided(F f, const A& init, const Pull<Len, T>& arr, const EWord32& first,
                                 const EWord32& stride, uint32_t unroll = 1) {
@@ -452,7 +465,7 @@ SPush<Thread, A> seqFoldStrided(F f, const A& init, const Pull<Len, T>& arr, con
   });
 }
 
-// seqScan(op, arr): the inclusive prefixes of arr, computed by one sequential loop.
+/// seqScan(op, arr): the inclusive prefixes of arr, computed by one sequential loop.
 template <class Op, class Len, class T>
 Push<Thread, Len, T> seqScan(Op op, const Pull<Len, T>& arr) {
   detail::checkNonEmpty("seqScan", arr.len());
@@ -466,7 +479,7 @@ Push<Thread, Len, T> seqScan(Op op, const Pull<Len, T>& arr) {
   });
 }
 
-// seqIterate(n, f, init): state = f(i, state) for i in [0, n); one element, the final state.
+/// seqIterate(n, f, init): state = f(i, state) for i in [0, n); one element, the final state.
 template <class F, class T>
 SPush<Thread, T> seqIterate(const EWord32& n, F f, const T& init) {
   return SPush<Thread, T>(1, [n, f, init](const Program<Thread>& p, const Writer<T>& w) {
@@ -478,9 +491,9 @@ SPush<Thread, T> seqIterate(const EWord32& n, F f, const T& init) {
   });
 }
 
-// seqUntil(f, cond, init): state = f(state) while cond(state) holds; one element, the final
-// state. (The loop runs while cond is true, as in Obsidian's implementation and the paper's
-// Mandelbrot, whose cond is "still inside the radius and under 512 iterations".)
+/// seqUntil(f, cond, init): state = f(state) while cond(state) holds; one element, the final
+/// state. (The loop runs while cond is true, as in Obsidian's implementation and the paper's
+/// Mandelbrot, whose cond is "still inside the radius and under 512 iterations".)
 template <class F, class C, class T>
 SPush<Thread, T> seqUntil(F f, C cond, const T& init) {
   return SPush<Thread, T>(1, [f, cond, init](const Program<Thread>& p, const Writer<T>& w) {
@@ -491,7 +504,7 @@ SPush<Thread, T> seqUntil(F f, C cond, const T& init) {
   });
 }
 
-// foldPull1(f, arr): f(...f(f(a0, a1), a2)..., an-1) as one expression (static length).
+/// foldPull1(f, arr): f(...f(f(a0, a1), a2)..., an-1) as one expression (static length).
 template <class F, class T>
 T foldPull1(F f, const SPull<T>& arr) {
   if (arr.len() == 0) throw Error("foldPull1 needs a non-empty array; got length 0");
@@ -500,8 +513,8 @@ T foldPull1(F f, const SPull<T>& arr) {
   return acc;
 }
 
-// load<L>(n, arr): each of len/n instances writes n elements, strided by len/n, so that
-// consecutive threads touch consecutive elements (a coalescing first load).
+/// load<L>(n, arr): each of len/n instances writes n elements, strided by len/n, so that
+/// consecutive threads touch consecutive elements (a coalescing first load).
 template <class L = Block, class T>
 SPush<L, T> load(uint32_t n, const SPull<T>& arr) {
   static_assert(std::is_same_v<L, Warp> || std::is_same_v<L, Block>,
@@ -518,7 +531,7 @@ SPush<L, T> load(uint32_t n, const SPull<T>& arr) {
   });
 }
 
-// compose(p, fs, arr): apply fs in order, forcing between steps (paper Section 5.3).
+/// compose(p, fs, arr): apply fs in order, forcing between steps (paper Section 5.3).
 template <class L, class T>
 SPush<L, T> compose(const Program<L>& p,
                     const std::vector<std::function<SPush<L, T>(const SPull<T>&)>>& fs,
@@ -529,13 +542,13 @@ SPush<L, T> compose(const Program<L>& p,
 }
 
 // ---------------------------------------------------------------- bit helpers (sklansky2)
-// insertZero(i, a): a with a 0 bit inserted at position i.
+/// insertZero(i, a): a with a 0 bit inserted at position i.
 inline EWord32 insertZero(uint32_t i, const EWord32& a) {
   return ((a >> i) << (i + 1)) | (a & ((1u << i) - 1u));
 }
-// flipBit(i, a): a with bit i flipped.
+/// flipBit(i, a): a with bit i flipped.
 inline EWord32 flipBit(uint32_t i, const EWord32& a) { return a ^ (1u << i); }
-// zeroBits(i, a): a with its i lowest bits cleared.
+/// zeroBits(i, a): a with its i lowest bits cleared.
 inline EWord32 zeroBits(uint32_t i, const EWord32& a) { return a & ~((1u << i) - 1u); }
 
 }  // namespace obsidian

@@ -1,18 +1,21 @@
-// Matrices: 2-D pull and push arrays (rows x cols, element (r, c), row-major), their tiles and
-// transposed views, 2-D grids of blocks (pConcat2), shared tiles padded against bank conflicts
-// (force2), and stencils whose tiles are loaded with their halo into shared memory once and
-// read there by every neighbour (stencil; Barracuda's automatic shared memory, seed 000).
-// A kernel parameter DPull2<T> is a row-major matrix in global memory with a pitch (its rows,
-// cols and pitch are scalar parameters); a Push2<Grid> result is a dense row-major output.
-//
-// A tiled transpose, one 32 x 32 tile per block, both sides coalesced:
-//   capture("transpose", 256, [](DPull2<EFloat> in) {
-//     return pConcat2(fmap([](const SPull2<EFloat>& t) {
-//       return exec<Block>([t](const Program<Block>& p) {
-//         return push2<Block>(transpose(force2(p, t)));  // padded: 32 x 33
-//       });
-//     }, transpose(tiles(32, 32, in))), in.cols(), in.rows());
-//   });
+/// Matrices: 2-D pull and push arrays (rows x cols, element (r, c), row-major), their tiles and
+/// transposed views, 2-D grids of blocks (pConcat2), shared tiles padded against bank conflicts
+/// (force2), and stencils whose tiles are loaded with their halo into shared memory once and
+/// read there by every neighbour (stencil; Barracuda's automatic shared memory, seed 000).
+/// A kernel parameter DPull2<T> is a row-major matrix in global memory with a pitch (its rows,
+/// cols and pitch are scalar parameters); a Push2<Grid> result is a dense row-major output.
+///
+/// A tiled transpose, one 32 x 32 tile per block, both sides coalesced:
+/// @code
+///   capture("transpose", 256, [](DPull2<EFloat> in) {
+///     return pConcat2(fmap([](const SPull2<EFloat>& t) {
+///       return exec<Block>([t](const Program<Block>& p) {
+///         return push2<Block>(transpose(force2(p, t)));  // padded: 32 x 33
+///       });
+///     }, transpose(tiles(32, 32, in))), in.cols(), in.rows());
+///   });
+/// @endcode
+/// @file
 #pragma once
 
 #include <functional>
@@ -24,24 +27,26 @@
 namespace obsidian {
 
 // ------------------------------------------------------------------ 2-D pull arrays
-// Pull2<R, C, T>: rows x cols elements, element (r, c) = f(r, c). R and C are each uint32_t
-// (static) or EWord32 (dynamic).
+/// Pull2<R, C, T>: rows x cols elements, element (r, c) = f(r, c). R and C are each uint32_t
+/// (static) or EWord32 (dynamic).
 template <class R, class C, class T>
 class Pull2 {
   static_assert(ASize<R> && ASize<C>,
                 "a Pull2's rows and cols are each uint32_t (static) or EWord32 (dynamic)");
 
  public:
-  using Rows = R;
-  using Cols = C;
-  using Element = T;
-  using Function = std::function<T(const EWord32&, const EWord32&)>;
+  using Rows = R;     ///< uint32_t (static) or EWord32 (dynamic)
+  using Cols = C;     ///< uint32_t (static) or EWord32 (dynamic)
+  using Element = T;  ///< the element type
+  using Function = std::function<T(const EWord32&, const EWord32&)>;  ///< (r, c) to element
 
+  /// The rows x cols matrix whose element (r, c) is f(r, c).
   Pull2(R rows, C cols, Function f)
       : rows_(std::move(rows)), cols_(std::move(cols)), f_(std::move(f)) {}
 
-  const R& rows() const { return rows_; }
-  const C& cols() const { return cols_; }
+  const R& rows() const { return rows_; }  ///< its number of rows
+  const C& cols() const { return cols_; }  ///< its number of columns
+  /// Element (r, c).
   T operator()(const EWord32& r, const EWord32& c) const { return f_(r, c); }
 
  private:
@@ -51,14 +56,17 @@ class Pull2 {
 };
 
 template <class T>
-using SPull2 = Pull2<uint32_t, uint32_t, T>;
+using SPull2 = Pull2<uint32_t, uint32_t, T>;  ///< a matrix of static shape (a tile)
 template <class T>
-using DPull2 = Pull2<EWord32, EWord32, T>;
+using DPull2 = Pull2<EWord32, EWord32, T>;  ///< a matrix of dynamic shape (a kernel parameter)
 
+/// Whether T is a Pull2 (value), for generic code.
 template <class T>
 struct IsPull2 : std::false_type {};
+/// A Pull2 is one.
 template <class R, class C, class T>
 struct IsPull2<Pull2<R, C, T>> : std::true_type {};
+/// Whether T (ignoring const and references) is a Pull2.
 template <class T>
 inline constexpr bool isPull2 = IsPull2<std::remove_cvref_t<T>>::value;
 
@@ -76,8 +84,8 @@ template <class N>
 using SizeOf = decltype(asSize(std::declval<N>()));
 }  // namespace detail
 
-// mkPull2(rows, cols, f): the matrix whose element (r, c) is f(r, c); rows and cols are each
-// an integer (static) or an EWord32.
+/// mkPull2(rows, cols, f): the matrix whose element (r, c) is f(r, c); rows and cols are each
+/// an integer (static) or an EWord32.
 template <class NR, class NC, class F>
 auto mkPull2(NR rows, NC cols, F f) {
   using T = std::invoke_result_t<F, EWord32, EWord32>;
@@ -85,6 +93,7 @@ auto mkPull2(NR rows, NC cols, F f) {
                                                           detail::asSize(cols), std::move(f));
 }
 
+/// fmap(f, m): the matrix whose element (r, c) is f(m(r, c)).
 template <class F, class R, class C, class T>
 auto fmap(F f, const Pull2<R, C, T>& m) {
   using U = std::invoke_result_t<F, T>;
@@ -92,7 +101,7 @@ auto fmap(F f, const Pull2<R, C, T>& m) {
                         [f, m](const EWord32& r, const EWord32& c) { return f(m(r, c)); });
 }
 
-// zipWith(f, a, b): element (r, c) is f(a(r, c), b(r, c)), over the rows and cols both have.
+/// zipWith(f, a, b): element (r, c) is f(a(r, c), b(r, c)), over the rows and cols both have.
 template <class F, class RA, class CA, class A, class RB, class CB, class B>
 auto zipWith(F f, const Pull2<RA, CA, A>& a, const Pull2<RB, CB, B>& b) {
   using R = detail::JoinLen<RA, RB>;
@@ -103,7 +112,7 @@ auto zipWith(F f, const Pull2<RA, CA, A>& a, const Pull2<RB, CB, B>& b) {
       [f, a, b](const EWord32& r, const EWord32& c) { return f(a(r, c), b(r, c)); });
 }
 
-// transpose(m): the cols x rows view whose element (r, c) is m(c, r).
+/// transpose(m): the cols x rows view whose element (r, c) is m(c, r).
 template <class R, class C, class T>
 Pull2<C, R, T> transpose(const Pull2<R, C, T>& m) {
   return Pull2<C, R, T>(m.cols(), m.rows(),
@@ -111,12 +120,14 @@ Pull2<C, R, T> transpose(const Pull2<R, C, T>& m) {
 }
 
 // ------------------------------------------------------------------ 2-D push arrays
+/// What a Push2 writes through: writer(t, value, r, c) emits the Thread-level code that stores
+/// element (r, c).
 template <class T>
 using Writer2 =
     std::function<void(const Program<Thread>&, const T&, const EWord32& r, const EWord32& c)>;
 
-// Push2<L, R, C, T>: a rows x cols array and the level-L program that writes every element
-// (value, r, c) through a Writer2.
+/// Push2<L, R, C, T>: a rows x cols array and the level-L program that writes every element
+/// (value, r, c) through a Writer2.
 template <class L, class R, class C, class T>
 class Push2 {
   static_assert(HierarchyLevel<L>, "Push2<L, ...> needs L to be Thread, Warp, Block or Grid");
@@ -124,21 +135,25 @@ class Push2 {
                 "a Push2's rows and cols are each uint32_t (static) or EWord32 (dynamic)");
 
  public:
-  using Level = L;
-  using Rows = R;
-  using Cols = C;
-  using Element = T;
-  using Sink = Writer2<T>;
-  using Shape = std::pair<R, C>;
+  using Level = L;                ///< the level whose program writes the elements
+  using Rows = R;                 ///< uint32_t (static) or EWord32 (dynamic)
+  using Cols = C;                 ///< uint32_t (static) or EWord32 (dynamic)
+  using Element = T;              ///< the element type
+  using Sink = Writer2<T>;        ///< what the generator writes through (as Push::Sink)
+  using Shape = std::pair<R, C>;  ///< (rows, cols) (as Push::Shape)
+  /// Emits the level-L program, given the writer of one element.
   using Generator = std::function<void(const Program<L>&, const Writer2<T>&)>;
 
+  /// The rows x cols array that `gen` writes.
   Push2(R rows, C cols, Generator gen)
       : shape_(std::move(rows), std::move(cols)), gen_(std::move(gen)) {}
+  /// The array of `shape` that `gen` writes.
   Push2(Shape shape, Generator gen) : shape_(std::move(shape)), gen_(std::move(gen)) {}
 
-  const R& rows() const { return shape_.first; }
-  const C& cols() const { return shape_.second; }
-  const Shape& shape() const { return shape_; }
+  const R& rows() const { return shape_.first; }   ///< its number of rows
+  const C& cols() const { return shape_.second; }  ///< its number of columns
+  const Shape& shape() const { return shape_; }    ///< (rows, cols)
+  /// Emit the program that writes every element through `w`.
   void operator()(const Program<L>& p, const Writer2<T>& w) const { gen_(p, w); }
 
  private:
@@ -146,16 +161,19 @@ class Push2 {
   Generator gen_;
 };
 
+/// Whether T is a Push2 (value), for generic code.
 template <class T>
 struct IsPush2 : std::false_type {};
+/// A Push2 is one.
 template <class L, class R, class C, class T>
 struct IsPush2<Push2<L, R, C, T>> : std::true_type {};
+/// Whether T (ignoring const and references) is a Push2.
 template <class T>
 inline constexpr bool isPush2 = IsPush2<std::remove_cvref_t<T>>::value;
 
-// push2<L>(m): one element per instance of level L, row after row: instance i writes element
-// (i / cols, i % cols), so consecutive threads take consecutive columns (coalesced in a
-// row-major matrix). At Thread level, a sequential loop.
+/// push2<L>(m): one element per instance of level L, row after row: instance i writes element
+/// (i / cols, i % cols), so consecutive threads take consecutive columns (coalesced in a
+/// row-major matrix). At Thread level, a sequential loop.
 template <class L, class R, class C, class T>
 Push2<L, R, C, T> push2(const Pull2<R, C, T>& m) {
   static_assert(HierarchyLevel<L>, "push2<L>: L must be Thread, Warp, Block or Grid");
@@ -181,6 +199,7 @@ Push2<L, R, C, T> push2(const Pull2<R, C, T>& m) {
                            });
 }
 
+/// fmap(f, m) of a 2-D push array: f applied to each element as the program writes it.
 template <class F, class L, class R, class C, class T>
 auto fmap(F f, const Push2<L, R, C, T>& m) {
   using U = std::invoke_result_t<F, T>;
@@ -191,8 +210,8 @@ auto fmap(F f, const Push2<L, R, C, T>& m) {
   });
 }
 
-// flatten(m): the rows * cols push array of m's elements in row-major order (element (r, c)
-// at r * cols + c): how a Push2<Grid> result is written to its dense output.
+/// flatten(m): the rows * cols push array of m's elements in row-major order (element (r, c)
+/// at r * cols + c): how a Push2<Grid> result is written to its dense output.
 template <class L, class R, class C, class T>
 auto flatten(const Push2<L, R, C, T>& m) {
   using Len = detail::JoinLen<R, C>;
@@ -212,19 +231,22 @@ auto flatten(const Push2<L, R, C, T>& m) {
 }
 
 // ------------------------------------------------------------------ shared tiles
-// The padding force2 gives a shared tile: none, or Auto: enough that the tile's rows start in
-// different banks (its row pitch, counted in 4-byte banks, or in elements for 8-byte ones, is
-// odd), so a warp reading a column of a 32-row tile touches 32 banks instead of one.
-enum class Padding : uint8_t { Auto, None };
+/// The padding force2 gives a shared tile: none, or Auto: enough that the tile's rows start in
+/// different banks (its row pitch, counted in 4-byte banks, or in elements for 8-byte ones, is
+/// odd), so a warp reading a column of a 32-row tile touches 32 banks instead of one.
+enum class Padding : uint8_t {
+  Auto,  ///< rows padded so that they start in different banks
+  None   ///< no padding
+};
 
 namespace detail {
 // The row pitch, in elements, of a shared tile of `cols` elements of `bytes` bytes each.
 uint32_t sharedPitch(uint32_t cols, uint32_t bytes, Padding padding);
 }  // namespace detail
 
-// force2(p, m): the rows x cols array m writes, made manifest in shared memory (Warp, Block)
-// or per-thread memory (Thread) with padded rows (Padding::Auto), the level's barrier
-// inserted; the result reads it. The shape must be static.
+/// force2(p, m): the rows x cols array m writes, made manifest in shared memory (Warp, Block)
+/// or per-thread memory (Thread) with padded rows (Padding::Auto), the level's barrier
+/// inserted; the result reads it. The shape must be static.
 template <class L, class M, class R, class C, class X>
 SPull2<Exp<X>> force2(const Program<L>& p, const Push2<M, R, C, Exp<X>>& m,
                       Padding padding = Padding::Auto) {
@@ -255,12 +277,12 @@ SPull2<Exp<X>> force2(const Program<L>& p, const Push2<M, R, C, Exp<X>>& m,
   });
 }
 
-// force2(p, m) of a pull matrix (static shape) at Warp or Block level: as force2(p,
-// push2<L>(m)), but each thread reads all of its elements (consecutive threads along a row)
-// into registers before it stores any, so its loads are in flight together: what a tile load
-// from global memory needs to reach the device's bandwidth. Measured on the H100 (the tiled
-// transpose of tests/matrix_kernels.hpp, 8192 x 8192 u32, bench/RESULTS.md): 190.8 us this way
-// against 304.5 us element by element (32 x 32 tiles, 256 threads).
+/// force2(p, m) of a pull matrix (static shape) at Warp or Block level: as force2(p,
+/// push2<L>(m)), but each thread reads all of its elements (consecutive threads along a row)
+/// into registers before it stores any, so its loads are in flight together: what a tile load
+/// from global memory needs to reach the device's bandwidth. Measured on the H100 (the tiled
+/// transpose of tests/matrix_kernels.hpp, 8192 x 8192 u32, bench/RESULTS.md): 190.8 us this way
+/// against 304.5 us element by element (32 x 32 tiles, 256 threads).
 template <class L, class X>
 SPull2<Exp<X>> force2(const Program<L>& p, const SPull2<Exp<X>>& m,
                       Padding padding = Padding::Auto) {
@@ -326,9 +348,9 @@ void checkExtent(const char* what, const char* side, const N& n, uint32_t reach)
 }
 }  // namespace detail
 
-// tiles(th, tw, m): the tile grid of m: ceil(rows / th) x ceil(cols / tw) tiles, tile (i, j)
-// the th x tw matrix of m's elements (i * th + r, j * tw + c). Elements of the right and bottom
-// tiles that lie outside m read as zero (m is not read there).
+/// tiles(th, tw, m): the tile grid of m: ceil(rows / th) x ceil(cols / tw) tiles, tile (i, j)
+/// the th x tw matrix of m's elements (i * th + r, j * tw + c). Elements of the right and bottom
+/// tiles that lie outside m read as zero (m is not read there).
 template <class R, class C, class X>
 auto tiles(uint32_t th, uint32_t tw, const Pull2<R, C, Exp<X>>& m) {
   detail::checkTile("tiles", th, tw);
@@ -345,16 +367,16 @@ auto tiles(uint32_t th, uint32_t tw, const Pull2<R, C, Exp<X>>& m) {
   });
 }
 
-// What a stencil reads beyond the matrix's edges.
+/// What a stencil reads beyond the matrix's edges.
 enum class Boundary : uint8_t {
-  Clamp,  // the nearest element inside (the edge row or column repeated)
-  Zero,   // zero
+  Clamp,  ///< the nearest element inside (the edge row or column repeated)
+  Zero,   ///< zero
 };
 
-// haloTiles(th, tw, radius, m, boundary): tiles(th, tw, m)'s grid, each tile with the `radius`
-// elements around it: tile (i, j) is the (th + 2 radius) x (tw + 2 radius) matrix whose
-// element (r, c) is m's (i * th + r - radius, j * tw + c - radius), read as `boundary` says
-// outside m.
+/// haloTiles(th, tw, radius, m, boundary): tiles(th, tw, m)'s grid, each tile with the `radius`
+/// elements around it: tile (i, j) is the (th + 2 radius) x (tw + 2 radius) matrix whose
+/// element (r, c) is m's (i * th + r - radius, j * tw + c - radius), read as `boundary` says
+/// outside m.
 template <class R, class C, class X>
 auto haloTiles(uint32_t th, uint32_t tw, uint32_t radius, const Pull2<R, C, Exp<X>>& m,
                Boundary boundary = Boundary::Clamp) {
@@ -403,11 +425,12 @@ void checkCovers(const char* what, const A& tiles, uint32_t side, const B& wante
 }
 }  // namespace detail
 
-// pConcat2(arr, rows, cols): a 2-D grid of level-Step<L> instances (Block programs over the
-// grid, ...), one per element of arr, a tr x tc matrix of th x tw Push2<L> tiles; tile (i, j)
-// writes the elements (i * th + r, j * tw + c) of the rows x cols result, those outside it
-// dropped. The tiles must cover the result (rows <= tr * th, cols <= tc * tw: an Error now,
-// or a launch precondition). pConcat2(arr) is the whole tr * th x tc * tw.
+/// @{
+/// pConcat2(arr, rows, cols): a 2-D grid of level-`Step<L>` instances (Block programs over the
+/// grid, ...), one per element of arr, a tr x tc matrix of th x tw `Push2<L>` tiles; tile (i, j)
+/// writes the elements (i * th + r, j * tw + c) of the rows x cols result, those outside it
+/// dropped. The tiles must cover the result (rows <= tr * th, cols <= tc * tw: an Error now,
+/// or a launch precondition). pConcat2(arr) is the whole tr * th x tc * tw.
 template <class RA, class CA, class Inner, class NR, class NC>
 auto pConcat2(const Pull2<RA, CA, Inner>& arr, const NR& rows, const NC& cols) {
   static_assert(isPush2<Inner>, "pConcat2: the elements must be Push2 arrays (push2<L>)");
@@ -457,17 +480,20 @@ auto pConcat2(const Pull2<RA, CA, Inner>& arr) {
                     detail::lenMul("pConcat2", sizeConv(arr.cols()), EWord32(first.cols())));
   }
 }
+/// @}
 
 // ------------------------------------------------------------------ stencils
-// The neighbourhood of one element in a stencil: nb(dr, dc) is the element dr rows below and
-// dc columns right of it (negative: above, left), |dr| and |dc| at most the stencil's radius.
-// It reads a halo tile: element (r, c) of the tile's output is the halo's (r + radius, c +
-// radius).
+/// The neighbourhood of one element in a stencil: nb(dr, dc) is the element dr rows below and
+/// dc columns right of it (negative: above, left), |dr| and |dc| at most the stencil's radius.
+/// It reads a halo tile: element (r, c) of the tile's output is the halo's (r + radius, c +
+/// radius).
 template <class X>
 class Neighbourhood {
  public:
+  /// The neighbourhood of output (r, c) in `tile`, the halo tile of a stencil of `radius`.
   Neighbourhood(SPull2<Exp<X>> tile, EWord32 r, EWord32 c, uint32_t radius)
       : tile_(std::move(tile)), r_(std::move(r)), c_(std::move(c)), radius_(radius) {}
+  /// The element dr rows below and dc columns right (an Error beyond the radius).
   Exp<X> operator()(int dr, int dc) const {
     const int64_t k = radius_;
     if (dr < -k || dr > k || dc < -k || dc > k) {
@@ -478,7 +504,7 @@ class Neighbourhood {
     }
     return tile_(r_ + static_cast<uint32_t>(dr + k), c_ + static_cast<uint32_t>(dc + k));
   }
-  uint32_t radius() const { return radius_; }
+  uint32_t radius() const { return radius_; }  ///< the stencil's radius
 
  private:
   SPull2<Exp<X>> tile_;
@@ -486,17 +512,21 @@ class Neighbourhood {
   uint32_t radius_;
 };
 
+/// How stencil tiles its output and reads past the matrix's edges.
 struct StencilOptions {
-  uint32_t tileRows = 16;  // each block's tile of outputs
+  /// @{
+  /// Each block's tile of outputs.
+  uint32_t tileRows = 16;
   uint32_t tileCols = 32;
-  Boundary boundary = Boundary::Clamp;
+  /// @}
+  Boundary boundary = Boundary::Clamp;  ///< what a neighbour outside the matrix reads
 };
 
-// stencil(m, radius, f, options): the rows x cols matrix whose element (r, c) is f(nb), nb the
-// neighbourhood of m's element (r, c) (nb(0, 0) is that element). Each block computes one tile:
-// it loads the tile with its halo (haloTiles) into a padded shared tile once (force2), then
-// every thread computes its elements from it, so each input element is read from global
-// memory about once however many neighbours use it.
+/// stencil(m, radius, f, options): the rows x cols matrix whose element (r, c) is f(nb), nb the
+/// neighbourhood of m's element (r, c) (nb(0, 0) is that element). Each block computes one tile:
+/// it loads the tile with its halo (haloTiles) into a padded shared tile once (force2), then
+/// every thread computes its elements from it, so each input element is read from global
+/// memory about once however many neighbours use it.
 template <class R, class C, class X, class F>
 auto stencil(const Pull2<R, C, Exp<X>>& m, uint32_t radius, F f,
              const StencilOptions& options = {}) {

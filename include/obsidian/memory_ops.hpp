@@ -1,5 +1,6 @@
-// MemoryOps<T>: what the library can store. An element type is an Exp<X> or a Boost.Hana tuple
-// of storable types; a tuple is stored struct-of-arrays (one array or variable per component).
+/// MemoryOps<T>: what the library can store. An element type is an Exp<X> or a Boost.Hana tuple
+/// of storable types; a tuple is stored struct-of-arrays (one array or variable per component).
+/// @file
 #pragma once
 
 #include <boost/hana/at.hpp>
@@ -15,12 +16,15 @@ namespace obsidian {
 
 namespace hana = boost::hana;
 
+/// How the library stores elements of type T: specialised for Exp<X> and hana tuples of storable
+/// types; any other T is a static_assert naming the rule.
 template <class T>
 struct MemoryOps {
   static_assert(alwaysFalse<T>,
                 "this element type cannot be stored in memory: use Exp<X> or a hana::tuple "
                 "of them (nested arrays must be flattened with pConcat/tConcat first)");
 };
+/// An element type the library can store (MemoryOps<T> is specialised for it).
 
 template <class T>
 concept Storable = requires {
@@ -35,53 +39,67 @@ ArrayId addGlobalArray(Context& ctx, const std::string& name, ScalarType type, b
 ArrayId addGridState(Context& ctx, ScalarType type, uint32_t n);
 }  // namespace detail
 
+/// A scalar element: one array (or variable) of X.
 template <KernelScalar X>
 struct MemoryOps<Exp<X>> {
-  using Handle = ArrayRef;
-  static constexpr size_t components = 1;
+  using Handle = ArrayRef;                 ///< the array that holds the elements
+  static constexpr size_t components = 1;  ///< scalar arrays per element
 
+  /// A fresh array of n elements in `space`, owned by the level-`level` program of `body`.
   static Handle allocate(Context& ctx, Body& body, MemorySpace space, Level level, uint32_t n) {
     return ctx.ref(detail::allocateArray(nullptr, ctx, body, space, level, scalarTypeOf<X>, n));
   }
+  /// The kernel's global array parameter `name` (writable: an output or DMutable).
   static Handle global(Context& ctx, const std::string& name, bool writable) {
     return ctx.ref(detail::addGlobalArray(ctx, name, scalarTypeOf<X>, writable));
   }
+  /// Emits h[i] = v in thread t's program.
   static void write(const Program<Thread>& t, Handle h, const EWord32& i, const Exp<X>& v) {
     t.context().checkOwn(h, "a write");
     t.emit(Assign{h.id, i.node(), v.node()});
   }
+  /// h[i], read when the expression is evaluated.
   static Exp<X> read(Handle h, const EWord32& i) {
     return Exp<X>(ir::index(scalarTypeOf<X>, h.id, i.node(), h.origin));
   }
+  /// A variable of p's program, initialised to `init`.
   template <class L>
   static Exp<X> declare(const Program<L>& p, const Exp<X>& init) {
     return p.declare(init);
   }
+  /// Emits var = v in p's program.
   template <class L>
   static void assign(const Program<L>& p, const Exp<X>& var, const Exp<X>& v) {
     p.assign(var, v);
   }
+  /// c ? a : b.
   static Exp<X> select(const EBool& c, const Exp<X>& a, const Exp<X>& b) {
     return Exp<X>(ir::select(c.node(), a.node(), b.node()));
   }
+  /// Appends the array's id to `out`.
   static void ids(Handle h, std::vector<ArrayId>& out) { out.push_back(h.id); }
 };
 
+/// A tuple element: one array (or variable) per component, struct-of-arrays.
 template <class... Ts>
 struct MemoryOps<hana::tuple<Ts...>> {
-  using T = hana::tuple<Ts...>;
-  using Handle = hana::tuple<typename MemoryOps<Ts>::Handle...>;
+  using T = hana::tuple<Ts...>;                                   ///< the element type
+  using Handle = hana::tuple<typename MemoryOps<Ts>::Handle...>;  ///< one handle per component
+  /// Scalar arrays per element, over all components.
   static constexpr size_t components = (MemoryOps<Ts>::components + ... + 0);
 
+  /// One fresh array per component (see MemoryOps<Exp<X>>::allocate), in component order.
   static Handle allocate(Context& ctx, Body& body, MemorySpace space, Level level, uint32_t n) {
     return Handle{MemoryOps<Ts>::allocate(ctx, body, space, level, n)...};  // in order
   }
+  /// One global array parameter per component, named `name`_0, `name`_1, ...
   static Handle global(Context& ctx, const std::string& name, bool writable) {
     return each(std::index_sequence_for<Ts...>{}, [&](auto k) {
       using C = std::tuple_element_t<decltype(k)::value, std::tuple<Ts...>>;
       return MemoryOps<C>::global(ctx, name + "_" + std::to_string(decltype(k)::value), writable);
     });
   }
+  /// Writes each component to its array.
   static void write(const Program<Thread>& t, const Handle& h, const EWord32& i, const T& v) {
     forEach([&](auto k) {
       using C = std::tuple_element_t<decltype(k)::value, std::tuple<Ts...>>;
@@ -89,12 +107,14 @@ struct MemoryOps<hana::tuple<Ts...>> {
                           hana::at_c<decltype(k)::value>(v));
     });
   }
+  /// The tuple of the components' reads.
   static T read(const Handle& h, const EWord32& i) {
     return each(std::index_sequence_for<Ts...>{}, [&](auto k) {
       using C = std::tuple_element_t<decltype(k)::value, std::tuple<Ts...>>;
       return MemoryOps<C>::read(hana::at_c<decltype(k)::value>(h), i);
     });
   }
+  /// A variable per component, initialised to `init`'s components.
   template <class L>
   static T declare(const Program<L>& p, const T& init) {
     return each(std::index_sequence_for<Ts...>{}, [&](auto k) {
@@ -102,8 +122,8 @@ struct MemoryOps<hana::tuple<Ts...>> {
       return MemoryOps<C>::declare(p, hana::at_c<decltype(k)::value>(init));
     });
   }
-  // Components are assigned from temporaries so that every new component is computed from the
-  // old state (x' = f(x, y), y' = g(x, y)), never from a half-updated one.
+  /// Components are assigned from temporaries so that every new component is computed from the
+  /// old state (x' = f(x, y), y' = g(x, y)), never from a half-updated one.
   template <class L>
   static void assign(const Program<L>& p, const T& vars, const T& v) {
     const T next = declare(p, v);
@@ -113,6 +133,7 @@ struct MemoryOps<hana::tuple<Ts...>> {
                            hana::at_c<decltype(k)::value>(next));
     });
   }
+  /// c ? a : b, component by component.
   static T select(const EBool& c, const T& a, const T& b) {
     return each(std::index_sequence_for<Ts...>{}, [&](auto k) {
       using C = std::tuple_element_t<decltype(k)::value, std::tuple<Ts...>>;
@@ -120,6 +141,7 @@ struct MemoryOps<hana::tuple<Ts...>> {
                                   hana::at_c<decltype(k)::value>(b));
     });
   }
+  /// Appends the components' array ids, in order.
   static void ids(const Handle& h, std::vector<ArrayId>& out) {
     forEach([&](auto k) {
       using C = std::tuple_element_t<decltype(k)::value, std::tuple<Ts...>>;
@@ -141,9 +163,9 @@ struct MemoryOps<hana::tuple<Ts...>> {
   }
 };
 
-// ifThenElse(c, a, b): c ? a : b on any storable type (the paper's Choice); literals mix with
-// expressions as in ifThenElse(i < n, x, 0u).
-// Branches of two element types are one static_assert (cast one branch first).
+/// ifThenElse(c, a, b): c ? a : b on any storable type (the paper's Choice); literals mix with
+/// expressions as in ifThenElse(i < n, x, 0u).
+/// Branches of two element types are one static_assert (cast one branch first).
 template <class A, class B>
 auto ifThenElse(const EBool& c, const A& a, const B& b) {
   if constexpr (isExp<A> && isExp<B>) {

@@ -1,5 +1,15 @@
-// The umbrella header: everything a user of obsidian needs.
+/// The umbrella header: everything a user of obsidian needs.
+/// @file
 #pragma once
+
+/// @namespace obsidian
+/// Everything obsidian offers: scalar expressions (Exp), pull and push arrays typed by the
+/// level of the GPU hierarchy they live at, the array library, capture into a Kernel, and the
+/// simulator, runtime and export that run or ship one.
+
+/// @namespace obsidian::device
+/// The device layer: whole-array algorithms (reductions, scans, histograms, transposes) built
+/// on the block layer, as Push<Grid> arrays for one's own kernels and as ready calls.
 
 #include "obsidian/arguments.hpp"
 #include "obsidian/atomic.hpp"
@@ -29,6 +39,8 @@
 #include "obsidian/block/load_store.hpp"
 #include "obsidian/block/reduce.hpp"
 #include "obsidian/block/scan.hpp"
+#include "obsidian/device/algorithm.hpp"
+#include "obsidian/device/catalogue.hpp"
 #include "obsidian/device/histogram.hpp"
 #include "obsidian/device/pipeline.hpp"
 #include "obsidian/device/policy.hpp"

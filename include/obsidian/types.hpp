@@ -1,4 +1,5 @@
-// Scalar element types that kernels compute with, and what each is called in CUDA.
+/// Scalar element types that kernels compute with, and what each is called in CUDA.
+/// @file
 #pragma once
 
 #include <bit>
@@ -9,64 +10,86 @@
 
 namespace obsidian {
 
-enum class ScalarType : uint8_t { U8, U16, U32, I32, U64, F32, F64, Bool };
+/// The scalar types of kernels, as values (the IR's types); ScalarTraits maps C++ types to them.
+enum class ScalarType : uint8_t {
+  U8,   ///< uint8_t
+  U16,  ///< uint16_t
+  U32,  ///< uint32_t (EWord32: indices and lengths)
+  I32,  ///< int32_t
+  U64,  ///< uint64_t
+  F32,  ///< float
+  F64,  ///< double
+  Bool  ///< bool (conditions)
+};
 
+/// The ScalarType of a C++ type T, as `type`: only the types below are kernel scalars.
 template <class T>
-struct ScalarTraits;  // only the types below are kernel scalars
+struct ScalarTraits;
 
+/// uint8_t is ScalarType::U8.
 template <>
 struct ScalarTraits<uint8_t> {
-  static constexpr ScalarType type = ScalarType::U8;
+  static constexpr ScalarType type = ScalarType::U8;  ///< ScalarType::U8
 };
+/// uint16_t is ScalarType::U16.
 template <>
 struct ScalarTraits<uint16_t> {
-  static constexpr ScalarType type = ScalarType::U16;
+  static constexpr ScalarType type = ScalarType::U16;  ///< ScalarType::U16
 };
+/// uint32_t is ScalarType::U32.
 template <>
 struct ScalarTraits<uint32_t> {
-  static constexpr ScalarType type = ScalarType::U32;
+  static constexpr ScalarType type = ScalarType::U32;  ///< ScalarType::U32
 };
+/// int32_t is ScalarType::I32.
 template <>
 struct ScalarTraits<int32_t> {
-  static constexpr ScalarType type = ScalarType::I32;
+  static constexpr ScalarType type = ScalarType::I32;  ///< ScalarType::I32
 };
+/// uint64_t is ScalarType::U64.
 template <>
 struct ScalarTraits<uint64_t> {
-  static constexpr ScalarType type = ScalarType::U64;
+  static constexpr ScalarType type = ScalarType::U64;  ///< ScalarType::U64
 };
+/// float is ScalarType::F32.
 template <>
 struct ScalarTraits<float> {
-  static constexpr ScalarType type = ScalarType::F32;
+  static constexpr ScalarType type = ScalarType::F32;  ///< ScalarType::F32
 };
+/// double is ScalarType::F64.
 template <>
 struct ScalarTraits<double> {
-  static constexpr ScalarType type = ScalarType::F64;
+  static constexpr ScalarType type = ScalarType::F64;  ///< ScalarType::F64
 };
+/// bool is ScalarType::Bool.
 template <>
 struct ScalarTraits<bool> {
-  static constexpr ScalarType type = ScalarType::Bool;
+  static constexpr ScalarType type = ScalarType::Bool;  ///< ScalarType::Bool
 };
 
+/// A C++ type that kernels compute with: one that ScalarTraits knows.
 template <class T>
 concept KernelScalar = requires {
   ScalarTraits<T>::type;
 };
 
+/// The ScalarType of the kernel scalar T.
 template <class T>
 inline constexpr ScalarType scalarTypeOf = ScalarTraits<T>::type;
 
-// Everything the compiler knows about a scalar type, in one place: a new ScalarType fails to
-// compile here (-Wswitch) until its row says what it is, and every predicate below derives
-// from the row, so a new signed type computes as signed everywhere.
+/// Everything the compiler knows about a scalar type, in one place: a new ScalarType fails to
+/// compile here (-Wswitch) until its row says what it is, and every predicate below derives
+/// from the row, so a new signed type computes as signed everywhere.
 struct ScalarInfo {
-  std::string_view cudaName;    // its name in generated CUDA (and in reports)
-  uint32_t bytes;               // in memory
-  bool floating;                // IEEE binary floating point
-  bool isSigned;                // two's complement (integers) or a sign bit (floats)
-  std::string_view vectorBase;  // CUDA's vector types are vectorBase + width ("uint4"); empty
-                                // where CUDA has none
+  std::string_view cudaName;    ///< its name in generated CUDA (and in reports)
+  uint32_t bytes;               ///< in memory
+  bool floating;                ///< IEEE binary floating point
+  bool isSigned;                ///< two's complement (integers) or a sign bit (floats)
+  std::string_view vectorBase;  ///< CUDA's vector types are vectorBase + width ("uint4"); empty
+                                ///< where CUDA has none
 };
 
+/// The row of ScalarInfo for type t.
 constexpr ScalarInfo scalarInfo(ScalarType t) {
   switch (t) {
     case ScalarType::U8: return {"uint8_t", 1, false, false, ""};
@@ -81,26 +104,32 @@ constexpr ScalarInfo scalarInfo(ScalarType t) {
   return {"?", 0, false, false, ""};
 }
 
+/// Whether t is floating point (f32, f64).
 constexpr bool isFloat(ScalarType t) { return scalarInfo(t).floating; }
+/// Whether t is signed (i32 and the floats).
 constexpr bool isSigned(ScalarType t) { return scalarInfo(t).isSigned; }
+/// Whether t is a signed integer (i32).
 constexpr bool isSignedInteger(ScalarType t) { return isSigned(t) && !isFloat(t); }
+/// Whether t is an integer type (not a float, not bool).
 constexpr bool isInteger(ScalarType t) { return !isFloat(t) && t != ScalarType::Bool; }
+/// Bytes of one element of t in memory.
 constexpr uint32_t sizeOf(ScalarType t) { return scalarInfo(t).bytes; }
+/// Bits of t: 1 for bool, 8 * sizeOf(t) for the others.
 constexpr uint32_t bitWidth(ScalarType t) { return t == ScalarType::Bool ? 1 : 8 * sizeOf(t); }
-// The type's name in generated CUDA (and in reports).
+/// The type's name in generated CUDA (and in reports).
 constexpr std::string_view cudaTypeName(ScalarType t) { return scalarInfo(t).cudaName; }
 
-// CUDA's vector type of `width` elements of t (the type of a vector load), e.g. uint4; empty
-// where CUDA has none (u8, u16 and bool, widths other than 2 and 4, more than 16 bytes).
+/// CUDA's vector type of `width` elements of t (the type of a vector load), e.g.\ uint4; empty
+/// where CUDA has none (u8, u16 and bool, widths other than 2 and 4, more than 16 bytes).
 inline std::string vectorTypeName(ScalarType t, uint32_t width) {
   const ScalarInfo info = scalarInfo(t);
   if (info.vectorBase.empty() || (width != 2 && width != 4) || width * info.bytes > 16) return "";
   return std::string(info.vectorBase) + std::to_string(width);
 }
 
-// Whether `width` consecutive elements of t can be read as one vector (vectors<W>): a power of
-// two of at least 2 elements, at most 16 bytes (one ld.global.v4), not bool. Where CUDA has no
-// vector type of t (u8, u16), the vector is read as 32-bit words whose bits hold the lanes.
+/// Whether `width` consecutive elements of t can be read as one vector (vectors<W>): a power of
+/// two of at least 2 elements, at most 16 bytes (one ld.global.v4), not bool. Where CUDA has no
+/// vector type of t (u8, u16), the vector is read as 32-bit words whose bits hold the lanes.
 constexpr bool hasVectorLoad(ScalarType t, uint32_t width) {
   return t != ScalarType::Bool && width >= 2 && (width & (width - 1)) == 0 &&
          width * sizeOf(t) <= 16;

@@ -1,8 +1,9 @@
-// Wide loads: a global array viewed as vectors of W consecutive elements (W a power of two, at
-// most 16 bytes: 16 u8, 8 u16, 4 u32/i32/f32, 2 u64/f64), each vector read with one load of up
-// to 16 bytes (ld.global.v4) instead of one load per element. Memory-bound kernels need these
-// to reach the device's bandwidth; for byte data (images, histograms) one load per element
-// would reach a fraction of it.
+/// Wide loads: a global array viewed as vectors of W consecutive elements (W a power of two, at
+/// most 16 bytes: 16 u8, 8 u16, 4 u32/i32/f32, 2 u64/f64), each vector read with one load of up
+/// to 16 bytes (ld.global.v4) instead of one load per element. Memory-bound kernels need these
+/// to reach the device's bandwidth; for byte data (images, histograms) one load per element
+/// would reach a fraction of it.
+/// @file
 #pragma once
 
 #include <boost/hana/tuple.hpp>
@@ -36,20 +37,20 @@ auto vectorTuple(const VectorSource& s, const EWord32& j, std::index_sequence<K.
 }
 }  // namespace detail
 
-// The element type of vectors<W>: a tuple of W scalars.
+/// The element type of vectors<W>: a tuple of W scalars.
 template <uint32_t W, class X>
 using Vector = decltype(detail::vectorTuple<X>(detail::VectorSource{}, EWord32(0u),
                                                std::make_index_sequence<W>{}));
 
-// vectors<W>(arr): the len/W whole vectors of W consecutive elements of arr, each a tuple read
-// with one W * sizeof(X)-byte load: W is a power of two of at least 2, and W * sizeof(X) at
-// most 16 bytes (2 to 16 u8, 2 to 8 u16, 2 or 4 u32/i32/f32, 2 u64/f64). u8 and u16 vectors
-// are read as 32-bit words (a uint4 for 16 bytes) whose bits are the lanes, little-endian as
-// in memory. The last len % W elements are not in it: read them as scalars. arr must read a
-// global array directly, arr[i] being in[base + i] (a kernel parameter, or splitUp/splitAt/
-// halve pieces of one) with base a multiple of W; the launch checks that the array's address
-// is aligned to the vector size. The CUDA compiler makes one load of the lanes of a vector
-// that are read together: declare them (t.declare) before statements that write memory.
+/// vectors<W>(arr): the len/W whole vectors of W consecutive elements of arr, each a tuple read
+/// with one W * sizeof(X)-byte load: W is a power of two of at least 2, and W * sizeof(X) at
+/// most 16 bytes (2 to 16 u8, 2 to 8 u16, 2 or 4 u32/i32/f32, 2 u64/f64). u8 and u16 vectors
+/// are read as 32-bit words (a uint4 for 16 bytes) whose bits are the lanes, little-endian as
+/// in memory. The last len % W elements are not in it: read them as scalars. arr must read a
+/// global array directly, arr[i] being in[base + i] (a kernel parameter, or splitUp/splitAt/
+/// halve pieces of one) with base a multiple of W; the launch checks that the array's address
+/// is aligned to the vector size. The CUDA compiler makes one load of the lanes of a vector
+/// that are read together: declare them (t.declare) before statements that write memory.
 template <uint32_t W, class Len, KernelScalar X>
 Pull<Len, Vector<W, X>> vectors(const Pull<Len, Exp<X>>& arr) {
   static_assert(W >= 2 && (W & (W - 1)) == 0,

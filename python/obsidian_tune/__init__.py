@@ -133,7 +133,8 @@ class Tuner:
         return json.loads(self._open().run(family, json.dumps(dict(params))))
 
     def summary(self) -> dict:
-        """The runs so far, counted as a sweep counts them (ok, wrong, skipped, seconds)."""
+        """The runs so far, counted as a sweep counts them (ok, wrong, skipped, kernels,
+        nvrtcCompiles: the compiles the kernel cache did not serve, seconds)."""
         return json.loads(self._open().summary())
 
     def close(self) -> None:

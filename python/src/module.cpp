@@ -8,6 +8,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <iostream>
 #include <obsidian/obsidian.hpp>
@@ -164,13 +166,36 @@ class Session {
   std::string run(const std::string& family, const std::string& params) {
     const tuning::Point p = tuning::makePoint(family, parse(params, "params"), simulate_);
     nb::gil_scoped_release released;
+    const CompileCounter counted(nvrtcCompiles_);
     return session_.run(p).dump();
   }
-  std::string summary() const { return tuning::toJson(session_.summary()).dump(); }
+  // PointSession's summary counts runs and times but not NVRTC compiles (runSweep counts those
+  // from the kernel cache around a whole sweep), so they are counted here around each run;
+  // its kernels are built on the calling thread, one compile thread.
+  std::string summary() const {
+    tuning::SweepSummary s = session_.summary();
+    s.nvrtcCompiles = nvrtcCompiles_;
+    s.jobs = 1;
+    return tuning::toJson(s).dump();
+  }
 
  private:
+  // The kernel cache's misses (compiles with NVRTC) during its lifetime, added to `total` also
+  // when the run throws. The cache is the process's: compiles another thread makes meanwhile
+  // (a second Tuner used concurrently) count too.
+  struct CompileCounter {
+    explicit CompileCounter(size_t& total)
+        : total(total), before(obsidian::KernelCache::global().stats().misses) {}
+    ~CompileCounter() { total += obsidian::KernelCache::global().stats().misses - before; }
+    CompileCounter(const CompileCounter&) = delete;
+    CompileCounter& operator=(const CompileCounter&) = delete;
+    size_t& total;
+    uint64_t before;
+  };
+
   bool simulate_;
   tuning::PointSession session_;
+  size_t nvrtcCompiles_ = 0;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@ whose lines equal the command's, shards and merges, and errors by message."""
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -63,6 +64,29 @@ def test_run_checks_and_predicts_on_the_simulator():
     assert slow["predicted"]["microseconds"] > fast["predicted"]["microseconds"]
     assert bad["status"] == "skipped" and "got 16" in bad["reason"]
     assert (s["ran"], s["ok"], s["skipped"]) == (3, 2, 1)
+
+
+# Two runs of one point in a process whose kernel cache is memory only (OBSIDIAN_CACHE_DIR=""):
+# the first compiles its kernel with NVRTC, the second finds it in memory. (In a child process:
+# this one's cache may hold the kernel already.)
+COUNT_COMPILES = """
+import json, obsidian_tune as ot
+with ot.Tuner(simulate=True) as t:
+    for _ in range(2):
+        line = t.run("reduce", {"variant": "red5", "threads": 128, "chunk": 2048})
+        assert line["status"] == "ok", line
+    print(json.dumps(t.summary()))
+"""
+
+
+def test_summary_counts_the_nvrtc_compiles_of_its_runs():
+    r = subprocess.run([sys.executable, "-c", COUNT_COMPILES], capture_output=True, text=True,
+                       env=dict(os.environ, OBSIDIAN_CACHE_DIR=""))
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout.splitlines()[-1])
+    assert (s["ran"], s["ok"], s["kernels"]) == (2, 2, 2)
+    assert s["nvrtcCompiles"] == 1  # the first run's; the second found the kernel in memory
+    assert s["compileThreads"] == 1
 
 
 def test_module_and_command_write_the_same_lines(tmp_path, small_space, tune_command):

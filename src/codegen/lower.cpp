@@ -87,25 +87,28 @@ LoweredKernel lowerKernel(KernelIR reified, const LowerOptions& options) {
     f();
     const std::chrono::duration<double, std::milli> t = std::chrono::steady_clock::now() - start;
     out.timings.push_back(PassTiming{name, t.count()});
-    if (dump) out.irDump += "=== " + std::string(name) + "\n" + ir::printIr(k);
+    if (dump) out.irDump += "=== " + std::string(name) + "\n" + ir::printIr(k, out.memory);
   };
 
+  // What the passes decide besides the IR (ir/pipeline_state.hpp): the plan lives until
+  // virtualize applies it; the memory map stays with the lowered kernel.
+  SpreadPlans plans;
   Liveness live;
   pass("verify ownership", [&] { verifyOwnership(k); });
   pass("materialize shuffles", [&] { materializeShuffles(k); });
   pass("verify", [&] { verify(k); });
-  pass("plan virtualization", [&] { planVirtualization(k); });
-  pass("liveness", [&] { live = analyzeLiveness(k); });
+  pass("plan virtualization", [&] { plans = planVirtualization(k); });
+  pass("liveness", [&] { live = analyzeLiveness(k, plans); });
   pass("reuse barriers", [&] {
-    if (insertReuseBarriers(k, live)) live = analyzeLiveness(k);
+    if (insertReuseBarriers(k, live)) live = analyzeLiveness(k, plans);
   });
   pass("memory map", [&] {
-    out.placements = memoryMap(k, live, options.sharedMemoryLimit, options.reuseSharedMemory);
+    out.memory = memoryMap(k, plans, live, options.sharedMemoryLimit, options.reuseSharedMemory);
   });
-  pass("virtualize", [&] { k = virtualize(std::move(k)); });
+  pass("virtualize", [&] { k = virtualize(std::move(k), plans); });
   if (options.shareSubexpressions) pass("share subexpressions", [&] { shareSubexpressions(k); });
   injectFaults(k, options.faults);
-  pass("emit CUDA", [&] { out.cuda = emitCuda(k); });
+  pass("emit CUDA", [&] { out.cuda = emitCuda(k, out.memory); });
 
   countBarriers(k.body, out.barriers);
   out.lowered = std::move(k);

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "memmap/memory_map.hpp"
+#include "ir/pipeline_state.hpp"
 #include "obsidian/ir.hpp"
 #include "obsidian/kernel.hpp"
 #include "obsidian/report.hpp"
@@ -31,8 +31,10 @@ struct LowerOptions {
 struct LoweredKernel {
   KernelIR reified;
   KernelIR lowered;
+  // The memory map's result for `lowered`: its shared arrays' offsets and warp slices, each
+  // placed array's bytes and live range, and the kernel's shared bytes.
+  MemoryMap memory;
   std::string cuda;
-  std::vector<ArrayPlacement> placements;
   BarrierCounts barriers;
   std::vector<PassTiming> timings;        // reify first, then each pass
   std::vector<std::string> nvrtcOptions;  // CaptureOptions::nvrtcOptions

@@ -28,29 +28,31 @@ class Planner {
  public:
   explicit Planner(KernelIR& k) : k_(k), tpb_(k.threadsPerBlock) {}
 
-  void run() {
+  SpreadPlans run() {
     plan(k_.body);
     k_.gridBlocks = gridBlocks(k_.body);
     if (!k_.gridBlocks) k_.gridBlocks = u32(1);
+    return std::move(plans_);
   }
 
  private:
-  void plan(Body& b) const {
-    for (Stmt& s : b) {
-      if (auto* f = std::get_if<ForAll>(&s.node)) {
+  // Each loop's plan is pushed before those of the loops in its body: plans_[id] is loop id's.
+  void plan(const Body& b) {
+    for (const Stmt& s : b) {
+      if (const auto* f = std::get_if<ForAll>(&s.node)) {
         switch (f->level) {
-          case Level::Grid: f->plan = kOverGrid; break;
-          case Level::Block: f->plan = spreadOver(staticCount(f->count), tpb_); break;
-          case Level::Warp: f->plan = spreadOver(staticCount(f->count), 32); break;
+          case Level::Grid: plans_.push_back(kOverGrid); break;
+          case Level::Block: plans_.push_back(spreadOver(staticCount(f->count), tpb_)); break;
+          case Level::Warp: plans_.push_back(spreadOver(staticCount(f->count), 32)); break;
           case Level::Thread: OBSIDIAN_ASSERT(false, "no ForAll at Thread level");
         }
-      } else if (auto* d = std::get_if<DistrPar>(&s.node)) {
+      } else if (const auto* d = std::get_if<DistrPar>(&s.node)) {
         OBSIDIAN_ASSERT(d->level == Level::Block || d->level == Level::Warp,
                         "DistrPar of Warp or Block programs");
-        d->plan =
-            d->level == Level::Block ? kOverGrid : spreadOver(staticCount(d->count), tpb_ / 32);
+        plans_.push_back(d->level == Level::Block ? kOverGrid
+                                                  : spreadOver(staticCount(d->count), tpb_ / 32));
       }
-      for (Body* child : ir::childBodies(s)) plan(*child);
+      for (const Body* child : ir::childBodies(s)) plan(*child);
     }
   }
 
@@ -77,19 +79,21 @@ class Planner {
 
   KernelIR& k_;
   uint32_t tpb_;
+  SpreadPlans plans_;
 };
 
 // ------------------------------------------------------------------ the apply step
 
 class Virtualizer {
  public:
-  explicit Virtualizer(KernelIR& k) : k_(k), tpb_(k.threadsPerBlock) {}
+  Virtualizer(KernelIR& k, const SpreadPlans& plans)
+      : k_(k), tpb_(k.threadsPerBlock), plans_(plans) {}
 
   void run() {
     OBSIDIAN_ASSERT(k_.gridBlocks, "planVirtualization runs before virtualize");
     offsetWarpArrays(k_.body);
     k_.body = lower(std::move(k_.body));
-    k_.virtualized = true;
+    OBSIDIAN_ASSERT(next_ == plans_.size(), "the plan has one SpreadPlan per parallel loop");
   }
 
  private:
@@ -144,6 +148,13 @@ class Virtualizer {
     return b;
   }
 
+  // The plan of the next parallel loop in pre-order (the loop being lowered: lower() takes it
+  // before lowering the loop's body).
+  SpreadPlan nextPlan() {
+    OBSIDIAN_ASSERT(next_ < plans_.size(), "planVirtualization runs before virtualize");
+    return plans_[next_++];
+  }
+
   // The plan's n instances over its real ones, the real index being `index`.
   void spread(Body& out, Level level, const SpreadPlan& plan, const ExpPtr& count,
               const ExpPtr& index, const std::string& var, Body inner, Virtual made) const {
@@ -166,15 +177,16 @@ class Virtualizer {
     OBSIDIAN_ASSERT(false, "planVirtualization runs before virtualize");
   }
 
-  Body lower(Body in) const {
+  Body lower(Body in) {
     Body out;
     for (Stmt& s : in) {
       if (auto* f = std::get_if<ForAll>(&s.node)) {
+        const SpreadPlan plan = nextPlan();
         if (f->level == Level::Warp) markOwnLanes(f->body, f->var);
         Body inner = lower(std::move(f->body));
         switch (f->level) {
           case Level::Grid: {
-            OBSIDIAN_ASSERT(f->plan.shape == Spread::Loop, "a grid's threads loop");
+            OBSIDIAN_ASSERT(plan.shape == Spread::Loop, "a grid's threads loop");
             const ExpPtr first = ir::binary(
                 BinOp::Add, ir::binary(BinOp::Mul, ir::blockIdx(), u32(tpb_)), ir::threadIdx());
             const ExpPtr stride = ir::binary(BinOp::Mul, ir::gridDim(), u32(tpb_));
@@ -183,23 +195,24 @@ class Virtualizer {
             break;
           }
           case Level::Block:
-            spread(out, Level::Block, f->plan, f->count, ir::threadIdx(), f->var, std::move(inner),
+            spread(out, Level::Block, plan, f->count, ir::threadIdx(), f->var, std::move(inner),
                    Virtual::Threads);
             break;
           case Level::Warp:
-            spread(out, Level::Warp, f->plan, f->count, laneId(), f->var, std::move(inner),
+            spread(out, Level::Warp, plan, f->count, laneId(), f->var, std::move(inner),
                    Virtual::Lanes);
             break;
           case Level::Thread: OBSIDIAN_ASSERT(false, "no ForAll at Thread level");
         }
       } else if (auto* d = std::get_if<DistrPar>(&s.node)) {
+        const SpreadPlan plan = nextPlan();
         Body inner = lower(std::move(d->body));
         if (d->level == Level::Block) {
-          OBSIDIAN_ASSERT(d->plan.shape == Spread::Loop, "a grid's blocks loop");
+          OBSIDIAN_ASSERT(plan.shape == Spread::Loop, "a grid's blocks loop");
           out.push_back(SeqFor{Level::Grid, d->var, ir::blockIdx(), d->count, ir::gridDim(),
                                std::move(inner), Virtual::Blocks});
         } else {
-          spread(out, Level::Block, d->plan, d->count, warpId(), d->var, std::move(inner),
+          spread(out, Level::Block, plan, d->count, warpId(), d->var, std::move(inner),
                  Virtual::Warps);
         }
       } else {
@@ -212,15 +225,29 @@ class Virtualizer {
 
   KernelIR& k_;
   uint32_t tpb_;
+  const SpreadPlans& plans_;
+  LoopId next_ = 0;  // the LoopId of the next parallel loop lower() meets
 };
+
+bool hasParallelLoops(const Body& b) {
+  for (const Stmt& s : b) {
+    if (isParallelLoop(s)) return true;
+    for (const Body* child : ir::childBodies(s)) {
+      if (hasParallelLoops(*child)) return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
-void planVirtualization(KernelIR& k) { Planner(k).run(); }
+SpreadPlans planVirtualization(KernelIR& k) { return Planner(k).run(); }
 
-KernelIR virtualize(KernelIR k) {
-  Virtualizer(k).run();
+KernelIR virtualize(KernelIR k, const SpreadPlans& plans) {
+  Virtualizer(k, plans).run();
   return k;
 }
+
+bool virtualized(const KernelIR& k) { return !hasParallelLoops(k.body); }
 
 }  // namespace obsidian

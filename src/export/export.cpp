@@ -15,6 +15,7 @@
 #include "ir/identifiers.hpp"
 #include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
+#include "kernel/kernel_access.hpp"
 #include "obsidian/arguments.hpp"
 #include "obsidian/report_json.hpp"
 
@@ -86,7 +87,9 @@ bool writes(const KernelIR& k, const Param& p) { return p.output || k.arrays[p.a
 // unqualified, those would hide it. Its locals are obsidian_*, which no parameter may be named;
 // the one other name it declares, `stream`, is reserved for parameters in
 // src/ir/identifiers.cpp.
-std::string launcher(const KernelIR& k, const std::string& ns) {
+std::string launcher(const Kernel& captured, const std::string& ns) {
+  const KernelIR& k = captured.ir();
+  const uint32_t sharedBytes = captured.sharedBytes();
   // Launch-time expressions are host C++ here: divisions are checked (ir::printHostExp), and
   // after each expression that divides, a zero divisor returns cudaErrorInvalidValue.
   bool divides = false;
@@ -198,10 +201,10 @@ std::string launcher(const KernelIR& k, const std::string& ns) {
        << "  if (obsidian_blocks > " << maxRealBlocks(k.threadsPerBlock)
        << "u) obsidian_blocks = " << maxRealBlocks(k.threadsPerBlock)
        << "u;  // virtual blocks loop over the real ones\n";
-  if (k.sharedBytes > 48 * 1024) {
+  if (sharedBytes > 48 * 1024) {
     body << "  {\n"
          << "    const cudaError_t obsidian_error = cudaFuncSetAttribute(" << kernel
-         << ", cudaFuncAttributeMaxDynamicSharedMemorySize, " << k.sharedBytes << ");\n"
+         << ", cudaFuncAttributeMaxDynamicSharedMemorySize, " << sharedBytes << ");\n"
          << "    if (obsidian_error != cudaSuccess) return obsidian_error;\n"
          << "  }\n";
   }
@@ -216,7 +219,7 @@ std::string launcher(const KernelIR& k, const std::string& ns) {
        << "    if (obsidian_error != cudaSuccess) return obsidian_error;\n"
        << "  }\n"
        << "#endif\n";
-  body << "  " << kernel << "<<<obsidian_blocks, " << k.threadsPerBlock << ", " << k.sharedBytes
+  body << "  " << kernel << "<<<obsidian_blocks, " << k.threadsPerBlock << ", " << sharedBytes
        << ", stream>>>(";
   for (size_t i = 0; i < callArgs.size(); ++i) body << (i ? ", " : "") << callArgs[i];
   body << ");\n";
@@ -257,7 +260,7 @@ std::string launcher(const KernelIR& k, const std::string& ns) {
        << "#endif\n";
   std::ostringstream out;
   out << "// Launches " << k.name << " (" << k.threadsPerBlock << " threads per block, "
-      << k.sharedBytes << " bytes of shared memory). Arrays are device pointers with their "
+      << sharedBytes << " bytes of shared memory). Arrays are device pointers with their "
       << "element counts.\n// Returns cudaErrorInvalidValue, launching nothing, when a check "
       << "below fails.\ninline cudaError_t " << k.name << "_launch(" << sig.str() << ") {\n"
       << body.str() << "}\n";
@@ -315,8 +318,10 @@ std::string headerText(const std::vector<Kernel>& kernels, const ExportOptions& 
       << ir::printHostArithmetic() << "\n"
       << "namespace " << options.ns << " {\n\n";
   for (const Kernel& k : kernels) {
-    out << emitKernelFunction(k.ir(), false, Checks::IfDefined) << "\n"
-        << launcher(k.ir(), options.ns) << "\n";
+    out << emitKernelFunction(k.ir(), detail::KernelAccess::lowered(k).memory, false,
+                              Checks::IfDefined)
+        << "\n"
+        << launcher(k, options.ns) << "\n";
   }
   if (!options.extraHostCode.empty()) out << options.extraHostCode << "\n";
   out << "}  // namespace " << options.ns << "\n";

@@ -379,6 +379,10 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
       default: break;
     }
   }
+  // min(x, x) and max(x, x) are x: the CUDA compiler folds them so (LLVM's maxnum(x, x) -> x,
+  // keeping a NaN x's bits where the GPU's instruction gives its canonical NaN), so they are
+  // folded here too and the simulator runs what the GPU runs (fuzz/RESULTS.md, finding 7).
+  if ((op == BinOp::Min || op == BinOp::Max) && equal(a, b)) return a;
   if (commutative(op) && a->isLiteral() && !b->isLiteral()) std::swap(a, b);
 
   if (integer) {

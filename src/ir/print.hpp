@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/pipeline_state.hpp"
 #include "obsidian/ir.hpp"
 
 namespace obsidian::ir {
@@ -36,7 +37,8 @@ std::string printOperand(BinOp op, bool right, const ExpPtr& e,
 // A literal of type t in CUDA syntax (e.g. 256u, 1.5f, 7ull).
 std::string printLiteral(const ExpNode& e);
 
-// The kernel's IR, one statement per line, nested bodies indented.
-std::string printIr(const KernelIR& k);
+// The kernel's IR, one statement per line, nested bodies indented; with the shared bytes and
+// each placed shared array's offset where `memory` (the memory map's result) has them.
+std::string printIr(const KernelIR& k, const MemoryMap& memory = {});
 
 }  // namespace obsidian::ir

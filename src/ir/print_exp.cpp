@@ -13,6 +13,27 @@
 namespace obsidian::ir {
 namespace {
 
+// An f64 NaN constant in the kernel's CUDA. ptxas (CUDA 13.0) quiets the low word of an f64
+// immediate whose low 32 bits read as an f32 signalling NaN (0x7fa9e863 became 0x7fe9e863:
+// fuzz/RESULTS.md, finding 5), so such a constant is made of its two 32-bit words in inline PTX
+// (mov.b64 {lo, hi}), which ptxas keeps as integers; any other NaN is printed as a literal.
+std::string deviceF64Nan(uint64_t bits) {
+  const uint32_t lo = static_cast<uint32_t>(bits), hi = static_cast<uint32_t>(bits >> 32);
+  const bool lowIsSignalling =
+      (lo & 0x7f800000u) == 0x7f800000u && (lo & 0x003fffffu) != 0 && (lo & 0x00400000u) == 0;
+  char buf[160];
+  if (!lowIsSignalling) {
+    std::snprintf(buf, sizeof buf, "__longlong_as_double(0x%016llxll)",
+                  static_cast<unsigned long long>(bits));
+  } else {
+    std::snprintf(buf, sizeof buf,
+                  "[] { double r; asm(\"mov.b64 %%0, {%%1, %%2};\" : \"=d\"(r) : \"r\"(0x%08xu), "
+                  "\"r\"(0x%08xu)); return r; }()",
+                  lo, hi);
+  }
+  return buf;
+}
+
 constexpr int kPrimary = 16;
 constexpr int kUnary = 15;
 constexpr int kSelect = 3;
@@ -147,7 +168,13 @@ class Printer {
 
   void printRaw(const ExpNode& n) {
     switch (n.kind) {
-      case ExpKind::Literal: out_ += printLiteral(n); return;
+      case ExpKind::Literal:
+        if (target_ == Target::Device && n.type == ScalarType::F64 && std::isnan(n.real)) {
+          out_ += deviceF64Nan(std::bit_cast<uint64_t>(n.real));
+          return;
+        }
+        out_ += printLiteral(n);
+        return;
       case ExpKind::Var: out_ += n.name; return;
       case ExpKind::ThreadIdx: out_ += "threadIdx.x"; return;
       case ExpKind::BlockIdx: out_ += "blockIdx.x"; return;

@@ -8,7 +8,7 @@ namespace {
 
 class IrPrinter {
  public:
-  explicit IrPrinter(const KernelIR& k) : k_(k) {}
+  IrPrinter(const KernelIR& k, const MemoryMap& memory) : k_(k), memory_(memory) {}
 
   void body(const Body& b, int depth) {
     for (const Stmt& s : b) stmt(s, depth);
@@ -66,7 +66,7 @@ class IrPrinter {
                  << (a.space == MemorySpace::Local      ? " local"
                      : a.space == MemorySpace::Register ? " register"
                                                         : " shared");
-            if (a.placed) out_ << " @" << a.offset;
+            if (const SharedPlace& at = memory_.of(n.array); at.placed) out_ << " @" << at.offset;
             out_ << "\n";
           } else if constexpr (std::is_same_v<T, Sync>) {
             out_ << pad(d) << "sync " << levelName(n.level) << "\n";
@@ -88,16 +88,17 @@ class IrPrinter {
   }
 
   const KernelIR& k_;
+  const MemoryMap& memory_;
   std::ostringstream out_;
 };
 
 }  // namespace
 
-std::string printIr(const KernelIR& k) {
-  IrPrinter p(k);
+std::string printIr(const KernelIR& k, const MemoryMap& memory) {
+  IrPrinter p(k, memory);
   std::ostringstream head;
   head << "kernel " << k.name << " (threads per block " << k.threadsPerBlock;
-  if (k.sharedBytes) head << ", shared bytes " << k.sharedBytes;
+  if (memory.sharedBytes) head << ", shared bytes " << memory.sharedBytes;
   head << ")\n";
   p.body(k.body, 1);
   return head.str() + p.str();

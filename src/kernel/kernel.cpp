@@ -37,7 +37,7 @@ Kernel::Kernel(std::shared_ptr<const LoweredKernel> lowered)
 const std::string& Kernel::name() const { return data_->lowered.name; }
 const std::string& Kernel::cuda() const { return data_->cuda; }
 uint32_t Kernel::threadsPerBlock() const { return data_->lowered.threadsPerBlock; }
-uint32_t Kernel::sharedBytes() const { return data_->lowered.sharedBytes; }
+uint32_t Kernel::sharedBytes() const { return data_->memory.sharedBytes; }
 const std::vector<Param>& Kernel::params() const { return data_->lowered.params; }
 const KernelIR& Kernel::ir() const { return data_->lowered; }
 const KernelIR& Kernel::reifiedIr() const { return data_->reified; }
@@ -53,8 +53,9 @@ const std::string& Kernel::checkedCuda() const {
     std::lock_guard<std::mutex> lock(memo_->mutex);
     if (memo_->checkedCuda) return *memo_->checkedCuda;
   }
-  auto made = std::make_unique<const std::string>(ir::withStackFor(
-      ir::maxDepth(data_->lowered), [this] { return emitCuda(data_->lowered, Checks::Always); }));
+  auto emit = [this] { return emitCuda(data_->lowered, data_->memory, Checks::Always); };
+  auto made =
+      std::make_unique<const std::string>(ir::withStackFor(ir::maxDepth(data_->lowered), emit));
   std::lock_guard<std::mutex> lock(memo_->mutex);
   if (!memo_->checkedCuda) memo_->checkedCuda = std::move(made);  // else another thread's
   return *memo_->checkedCuda;
@@ -104,7 +105,7 @@ KernelReport Kernel::makeReport() const {
   KernelReport r;
   r.name = k.name;
   r.threadsPerBlock = k.threadsPerBlock;
-  r.sharedBytes = k.sharedBytes;
+  r.sharedBytes = data_->memory.sharedBytes;
   r.gridBlocks = show(k.gridBlocks);
   for (const Param& p : k.params) {
     ReportParam q{p.name, typeName(p.type), "", ""};
@@ -124,7 +125,7 @@ KernelReport Kernel::makeReport() const {
   for (const PostconditionCheck& c : data_->postconditions) {
     r.postconditions.push_back(ReportPostcondition{c.outputName, c.condition, c.index, c.message});
   }
-  for (const ArrayPlacement& p : data_->placements) {
+  for (const ArrayPlacement& p : data_->memory.placements) {
     const ArrayDecl& a = k.arrays[p.array];
     r.sharedArrays.push_back(ReportSharedArray{a.name, typeName(a.type),
                                                std::string(levelName(a.level)), a.length, p.bytes,

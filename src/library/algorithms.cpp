@@ -6,6 +6,7 @@
 #include "obsidian/block/load_store.hpp"
 #include "obsidian/block/reduce.hpp"
 #include "obsidian/block/scan.hpp"
+#include "obsidian/device/algorithm.hpp"
 #include "obsidian/device/dispatch.hpp"
 
 namespace obsidian {
@@ -133,5 +134,42 @@ std::string joinKey(const std::string& op, const std::vector<std::string>& parts
   return key;
 }
 }  // namespace device::detail
+
+std::string describe(const ProblemClass& c) {
+  std::string out;
+  const auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
+  if (c.elementBytes != 0) add(std::to_string(c.elementBytes) + "-byte elements");
+  switch (c.op) {
+    case OperatorClass::Any: break;
+    case OperatorClass::Sum: add("sums"); break;
+    case OperatorClass::MinMax: add("min/max"); break;
+    case OperatorClass::Other: add("other operators"); break;
+  }
+  switch (c.values) {
+    case Values::Any: break;
+    case Values::KeysOnly: add("keys only"); break;
+    case Values::Pairs: add("key/value pairs"); break;
+  }
+  switch (c.scale) {
+    case Scale::Any: break;
+    case Scale::Large: add("large"); break;
+    case Scale::Small: add("small"); break;
+  }
+  return out.empty() ? "any" : out;
+}
+
+void device::launchOn(const Target& t, const Kernel& k, const std::vector<KernelArg>& args,
+                      const Options& options) {
+  if (t.gpu) {
+    gpu::LaunchOptions launch;
+    launch.stream = options.stream;
+    launch.synchronize = options.synchronize;
+    launch.checked = options.checked;
+    gpu::launch(k, args, launch);
+    return;
+  }
+  SimStats stats = simulate(k, args, options.simulation);
+  if (options.simulated) *options.simulated = std::move(stats);
+}
 
 }  // namespace obsidian

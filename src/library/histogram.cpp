@@ -128,17 +128,9 @@ void checkHistogramBins(uint32_t bins, const HistogramPolicy& policy) {
   }
 }
 
-std::string policyKey(const HistogramPolicy& p) {
-  return "/t" + std::to_string(p.threads) + "v" + std::to_string(p.vectors) + "c" +
-         std::to_string(p.copies) + "s" + std::to_string(p.sharedBudget);
-}
+}  // namespace detail
 
-HistogramPolicy histogramPolicy(const HistogramOptions& o) {
-  if (o.policy.threads == 0)
-    return tunedFor<HistogramPolicy>(kHistogramPolicies, currentSm()).policy;
-  return o.policy;
-}
-
+namespace device::detail {
 uint32_t histogramBlocks(uint64_t n, uint32_t samplesPerWord, const HistogramPolicy& p,
                          uint32_t most) {
   const uint64_t vectors = n / samplesPerWord / 4;
@@ -166,7 +158,7 @@ void checkSampleCount(size_t n) {
   }
 }
 
-}  // namespace detail
+}  // namespace device::detail
 
 uint32_t histogramCopies(uint32_t bins, const HistogramPolicy& policy) {
   uint32_t copies = policy.copies;

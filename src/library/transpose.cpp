@@ -1,23 +1,6 @@
 // The parts of the device transpose (include/obsidian/device/transpose.hpp) that need no
-// template: the checks of a policy and of a matrix's shape, and the choice of a policy by shape.
+// template: the checks of a policy and of a matrix's shape.
 #include "obsidian/device/transpose.hpp"
-
-namespace obsidian {
-
-TransposePolicy transposePolicyFor(uint32_t rows, uint32_t cols, const TransposeTuning& tuning,
-                                   uint32_t sms) {
-  const auto tiles = [](uint32_t n, uint32_t tile) { return uint64_t{n} / tile + (n % tile != 0); };
-  const uint32_t t = tuning.large.tile;
-  const bool fills = tiles(rows, t) * tiles(cols, t) >= uint64_t{tuning.fillTilesPerSm} * sms;
-  return fills ? tuning.large : tuning.small;
-}
-
-TransposePolicy transposePolicyFor(uint32_t rows, uint32_t cols) {
-  return transposePolicyFor(rows, cols, tunedFor(kTransposePolicies, currentSm()).policy,
-                            currentSmCount());
-}
-
-}  // namespace obsidian
 
 namespace obsidian::detail {
 
@@ -33,10 +16,6 @@ void checkTransposePolicy(const TransposePolicy& p) {
         "x tile (" +
         std::to_string(p.tile * p.tile) + "); got " + std::to_string(p.threads));
   }
-}
-
-std::string transposePolicyKey(const TransposePolicy& p) {
-  return "/t" + std::to_string(p.threads) + "x" + std::to_string(p.tile);
 }
 
 void checkTransposeShape(uint64_t rows, uint64_t cols, size_t in, size_t out) {

@@ -12,6 +12,7 @@ struct Frame {
   Level level;       // level of the program this list belongs to
   bool loop;         // iterations may reuse memory: SeqFor, SeqWhile, DistrPar bodies
   bool warpProgram;  // the body of a DistrPar(Warp)
+  LoopId program;    // warpProgram: that DistrPar's LoopId
   const Frame* parent;
   size_t indexInParent;       // the statement owning this list in parent->body
   std::vector<uint32_t> pos;  // pre-order position of each statement of body
@@ -20,10 +21,10 @@ struct Frame {
 
 class Analysis {
  public:
-  explicit Analysis(const KernelIR& k) : k_(k) {}
+  Analysis(const KernelIR& k, const SpreadPlans& plans) : k_(k), plans_(plans) {}
 
   Liveness run() {
-    Frame top{&k_.body, Level::Grid, false, false, nullptr, 0, {}, {}};
+    Frame top{&k_.body, Level::Grid, false, false, 0, nullptr, 0, {}, {}};
     walk(top);
     // A loop body whose only arrays dying without a barrier are warp slices needs just a
     // __syncwarp, if no block-wide array of the body could have been given their bytes.
@@ -96,6 +97,7 @@ class Analysis {
       next_ = f.pos[i] + 1;
       const Stmt& s = b[i];
       if (const auto* alloc = std::get_if<Allocate>(&s.node)) allocation(f, i, alloc->array);
+      const LoopId id = isParallelLoop(s) ? nextLoop_++ : 0;  // before the loops of its body
       Level inner = f.level;
       bool loop = false, warpProgram = false;
       if (const auto* d = std::get_if<DistrPar>(&s.node)) {
@@ -109,7 +111,7 @@ class Analysis {
         loop = true;
       }
       for (const Body* child : ir::childBodies(s)) {
-        Frame cf{child, inner, loop, warpProgram, &f, i, {}, {}};
+        Frame cf{child, inner, loop, warpProgram, id, &f, i, {}, {}};
         walk(cf);
       }
     }
@@ -134,10 +136,9 @@ class Analysis {
       OBSIDIAN_ASSERT(w && w->parent, "warp arrays are allocated inside warp programs");
       // Where a real warp runs several virtual warps, the next one reuses the slice: a
       // __syncwarp ends each. (Reuse by other arrays waits for a __syncthreads, below.)
-      const auto& distr = std::get<DistrPar>((*w->parent->body)[w->indexInParent].node);
-      OBSIDIAN_ASSERT(distr.plan.shape != Spread::Unplanned,
+      OBSIDIAN_ASSERT(w->program < plans_.size() && plans_[w->program].shape != Spread::Unplanned,
                       "planVirtualization runs before liveness");
-      const bool loops = distr.plan.shape == Spread::Loop;
+      const bool loops = plans_[w->program].shape == Spread::Loop;
       if (loops) result_.needsTrailingSync[w->body] = Level::Warp;
       // Inside the warp program, a warp-level loop whose iterations reuse the slice needs a
       // __syncwarp at its end unless one follows the last use.
@@ -176,13 +177,17 @@ class Analysis {
   }
 
   const KernelIR& k_;
+  const SpreadPlans& plans_;
   Liveness result_;
   std::set<const Body*> trailingForBlock_, trailingForWarp_, trailingCovered_;
   uint32_t next_ = 0;
+  LoopId nextLoop_ = 0;  // the LoopId of the next parallel loop walk() meets
 };
 
 }  // namespace
 
-Liveness analyzeLiveness(const KernelIR& k) { return Analysis(k).run(); }
+Liveness analyzeLiveness(const KernelIR& k, const SpreadPlans& plans) {
+  return Analysis(k, plans).run();
+}
 
 }  // namespace obsidian

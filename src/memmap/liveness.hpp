@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "ir/pipeline_state.hpp"
 #include "obsidian/ir.hpp"
 
 namespace obsidian {
@@ -25,7 +26,9 @@ struct Liveness {
   uint32_t statements = 0;
 };
 
-// analyzeLiveness(k): for every shared array, where it is allocated, last used and freed.
+// analyzeLiveness(k, plans): for every shared array, where it is allocated, last used and
+// freed, given the virtualization plan of k (planVirtualization: how many virtual warps each
+// real warp runs).
 // An array is live from its Allocate to the last statement of the allocating list that uses
 // it (a use inside a nested loop keeps it live for the whole loop, as in the paper); it is
 // freed only at the next barrier of its level after that, so memory handed to another array
@@ -34,6 +37,6 @@ struct Liveness {
 // loop body, the body is listed in needsTrailingSync and the array freed at its end (a
 // __syncwarp suffices where only warp slices are concerned and the body has no block-wide
 // shared array).
-Liveness analyzeLiveness(const KernelIR& k);
+Liveness analyzeLiveness(const KernelIR& k, const SpreadPlans& plans);
 
 }  // namespace obsidian

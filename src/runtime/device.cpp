@@ -1,4 +1,5 @@
 // Devices, contexts, streams, events and device memory (see include/obsidian/runtime.hpp).
+#include <cstring>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -299,9 +300,62 @@ void copyToHost(Device& d, void* dst, uint64_t src, size_t bytes) {
   d.makeCurrent();
   OBSIDIAN_CU(cuMemcpyDtoH, dst, static_cast<CUdeviceptr>(src), bytes);
 }
-void setBytes(Device& d, uint64_t dst, uint8_t value, size_t bytes) {
+void fill(Device& d, uint64_t dst, const void* element, size_t elementBytes, size_t count,
+          const Stream* stream) {
+  // The element's bytes as the device stores them (little-endian, as the host).
+  uint64_t bits = 0;
+  std::memcpy(&bits, element, elementBytes);
+  // The narrowest pattern that repeats the value: a value whose halves are equal is its half,
+  // twice as many times (every byte equal: one byte-wise memset).
+  size_t width = elementBytes;
+  while (width > 1) {
+    const unsigned halfBits = static_cast<unsigned>(width) * 4;
+    const uint64_t mask = (uint64_t{1} << halfBits) - 1;
+    if ((bits & mask) != ((bits >> halfBits) & mask)) break;
+    bits &= mask;
+    width /= 2;
+    count *= 2;
+  }
   d.makeCurrent();
-  OBSIDIAN_CU(cuMemsetD8, static_cast<CUdeviceptr>(dst), value, bytes);
+  const auto p = static_cast<CUdeviceptr>(dst);
+  const auto s = stream ? static_cast<CUstream>(stream->handle()) : nullptr;
+  const auto low = static_cast<unsigned>(bits), high = static_cast<unsigned>(bits >> 32);
+  switch (width) {
+    case 1:
+      if (stream) {
+        OBSIDIAN_CU(cuMemsetD8Async, p, static_cast<unsigned char>(bits), count, s);
+      } else {
+        OBSIDIAN_CU(cuMemsetD8, p, static_cast<unsigned char>(bits), count);
+      }
+      break;
+    case 2:
+      if (stream) {
+        OBSIDIAN_CU(cuMemsetD16Async, p, static_cast<unsigned short>(bits), count, s);
+      } else {
+        OBSIDIAN_CU(cuMemsetD16, p, static_cast<unsigned short>(bits), count);
+      }
+      break;
+    case 4:
+      if (stream) {
+        OBSIDIAN_CU(cuMemsetD32Async, p, low, count, s);
+      } else {
+        OBSIDIAN_CU(cuMemsetD32, p, low, count);
+      }
+      break;
+    case 8:
+      // No 8-byte memset: each half as a column of one 4-byte value per 8-byte row.
+      if (stream) {
+        OBSIDIAN_CU(cuMemsetD2D32Async, p, 8, low, 1, count, s);
+        OBSIDIAN_CU(cuMemsetD2D32Async, p + 4, 8, high, 1, count, s);
+      } else {
+        OBSIDIAN_CU(cuMemsetD2D32, p, 8, low, 1, count);
+        OBSIDIAN_CU(cuMemsetD2D32, p + 4, 8, high, 1, count);
+      }
+      break;
+    default:
+      throw Error("DeviceBuffer::fill: elements of " + std::to_string(elementBytes) +
+                  " bytes (1, 2, 4 or 8 expected)");
+  }
 }
 }  // namespace detail
 

@@ -7,7 +7,7 @@
 
 namespace obsidian::sim {
 
-Hazards::Hazards(const KernelIR& k, bool detect, const Cursor& at)
+Hazards::Hazards(const KernelIR& k, uint32_t sharedBytes, bool detect, const Cursor& at)
     : k_(k),
       threads_(k.threadsPerBlock),
       detect_(detect),
@@ -15,7 +15,7 @@ Hazards::Hazards(const KernelIR& k, bool detect, const Cursor& at)
       globalShadow_(k.arrays.size()),
       published_(k.arrays.size()),
       warpEpoch_((k.threadsPerBlock + 31) / 32, 0) {
-  if (detect_) smemShadow_.assign(k_.sharedBytes, Shadow{});
+  if (detect_) smemShadow_.assign(sharedBytes, Shadow{});
 }
 
 // ---- messages

@@ -53,9 +53,10 @@ struct Shadow {
 // a barrier that only part of a block reaches cannot be executed, so it is always reported.
 class Hazards {
  public:
-  // With `detect` false only divergent barriers and shuffles are reported. `at` is read for
+  // For kernel k with `sharedBytes` of shared memory per block (the memory map's). With
+  // `detect` false only divergent barriers and shuffles are reported. `at` is read for
   // messages.
-  Hazards(const KernelIR& k, bool detect, const Cursor& at);
+  Hazards(const KernelIR& k, uint32_t sharedBytes, bool detect, const Cursor& at);
 
   bool detecting() const { return detect_; }
 

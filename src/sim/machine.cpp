@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "codegen/emit_cuda.hpp"
+#include "kernel/kernel_access.hpp"
 #include "memmap/memory_map.hpp"
 
 namespace obsidian::sim {
@@ -71,11 +72,12 @@ void store(uint8_t* p, ScalarType t, ir::Value v) {
 Machine::Machine(const Kernel& kernel, const BoundArguments& bound, const SimOptions& options,
                  uint32_t blocks)
     : k_(kernel.ir()),
+      memory_(detail::KernelAccess::lowered(kernel).memory),
       options_(options),
       blocks_(blocks),
       threads_(k_.threadsPerBlock),
       compiler_(k_),
-      hazards_(k_, options.detectHazards, at_) {
+      hazards_(k_, memory_.sharedBytes, options.detectHazards, at_) {
   // Scalar and length parameters take the first slots.
   for (size_t i = 0; i < k_.params.size(); ++i) {
     const Param& p = k_.params[i];
@@ -106,7 +108,7 @@ Machine::Machine(const Kernel& kernel, const BoundArguments& bound, const SimOpt
     hazards_.trackGlobal(static_cast<ArrayId>(a), g.count);
   }
   traffic_.resize(k_.arrays.size());
-  smem_.assign(k_.sharedBytes, 0);
+  smem_.assign(memory_.sharedBytes, 0);
   local_.resize(k_.arrays.size());
   stepLimit_ = options_.maxStepsPerThread * threads_ * std::max<uint64_t>(blocks_, 1);
   if (options_.profile) {
@@ -149,8 +151,8 @@ SimProfile Machine::profile() const {
   p.enabled = true;
   p.blocks = blocks_;
   p.threadsPerBlock = threads_;
-  p.sharedBytes = k_.sharedBytes;
-  const std::vector<uint32_t> lines = cudaStatementLines(k_);
+  p.sharedBytes = memory_.sharedBytes;
+  const std::vector<uint32_t> lines = cudaStatementLines(k_, memory_);
   const std::vector<SimCounters>& counts = counters_->perStatement();
   // The iterations of a loop with literal bounds (0 for other loops).
   auto trips = [](const CStmt& s) -> uint64_t {
@@ -190,7 +192,7 @@ void Machine::counted(ArrayId a, AccessKind kind, const Lanes& lanes, uint32_t b
       counters_->global(s, kind, a, !globals_[a].writable, bytes, lanes, addresses_);
       break;
     case MemorySpace::Shared:
-      counters_->shared(s, kind, bytes, k_.arrays[a].offset, lanes, addresses_);
+      counters_->shared(s, kind, bytes, memory_.of(a).offset, lanes, addresses_);
       break;
     case MemorySpace::Register:
       if (kind == AccessKind::Load) counters_->shuffle(s, lanes);  // writes: the lane's own
@@ -222,14 +224,15 @@ uint8_t* Machine::address(ArrayId a, uint64_t i, uint32_t t, bool isWrite, bool 
       return g.data + i * size;
     }
     case MemorySpace::Shared: {
-      const uint64_t slices = sharedSlices(d, threads_);
+      const SharedPlace& place = memory_.of(a);
+      const uint64_t slices = sharedSlices(d, threads_, place.warpSlices);
       const uint64_t length = uint64_t{d.length} * slices;
       if (i >= length) {
         hazards_.hazard(std::string("out-of-bounds ") + kind + " of shared " +
                         hazards_.element(a, i) + " (length " + std::to_string(length) + ") by " +
                         hazards_.who(at_.block, t) + " in `" + at_.stmt->text + "`");
       }
-      const uint64_t at = d.offset + i * size;
+      const uint64_t at = place.offset + i * size;
       OBSIDIAN_ASSERT(at + size <= smem_.size(),
                       "shared arrays lie inside the kernel's shared memory");
       hazards_.shared(at, size, a, i, t, isWrite, atomic);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/pipeline_state.hpp"
 #include "obsidian/arguments.hpp"
 #include "obsidian/sim.hpp"
 #include "sim/counters.hpp"
@@ -62,6 +63,7 @@ class Machine {
                          ir::Value cmp) const;
 
   const KernelIR& k_;
+  const MemoryMap& memory_;  // where the memory map put k_'s shared arrays
   const SimOptions& options_;
   uint32_t blocks_;
   uint32_t threads_;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -153,6 +154,69 @@ TEST_CASE("gpu: buffers upload and download, and check sizes") {
   CHECK_THROWS_WITH_AS(
       d.upload(std::vector<uint32_t>(10)),
       "DeviceBuffer::upload: the buffer holds 1000 elements; the host array has 10", Error);
+}
+
+namespace {
+
+// Fills a buffer of n elements that held `other` with `value`: the whole of it, a part of it
+// (the elements around the part unchanged), and the whole again on a stream.
+template <class T>
+void checkFill(T value, T other, size_t n) {
+  CAPTURE(n);
+  gpu::DeviceBuffer<T> d(std::vector<T>(n, other));
+  d.fill(value);
+  CHECK(d.download() == std::vector<T>(n, value));
+  d.upload(std::vector<T>(n, other));
+  const size_t first = n / 3, count = n / 2;
+  d.fill(value, first, count);
+  std::vector<T> want(n, other);
+  std::fill_n(want.begin() + static_cast<long>(first), count, value);
+  CHECK(d.download() == want);
+  gpu::Stream s;
+  d.fill(value, &s);
+  s.synchronize();
+  CHECK(d.download() == std::vector<T>(n, value));
+}
+
+}  // namespace
+
+TEST_CASE("gpu: buffers fill with any value of 1, 2, 4 and 8 bytes, whole or in part") {
+  for (size_t n : {size_t{1}, size_t{1001}, (size_t{1} << 20) + 3}) {
+    checkFill<uint8_t>(0x5A, 0xA5, n);
+    // Bytes that differ (a memset of the whole pattern), halves that are equal (of the half),
+    // every byte equal (a byte-wise memset).
+    checkFill<uint16_t>(0x1234, 0xFFFF, n);
+    checkFill<uint16_t>(0x3434, 0, n);
+    checkFill<uint32_t>(0x12345678u, 0xFFFFFFFFu, n);
+    checkFill<uint32_t>(0x12341234u, 0, n);
+    checkFill<uint32_t>(0x56565656u, 0, n);
+    checkFill<int32_t>(-2, 7, n);
+    checkFill<float>(std::bit_cast<float>(0x12345678u), 1.5f, n);
+    checkFill<uint64_t>(0x0123456789ABCDEFull, ~0ull, n);
+    checkFill<uint64_t>(0x1234567812345678ull, 0, n);
+    checkFill<uint64_t>(0x9999999999999999ull, 0, n);
+    checkFill<double>(std::bit_cast<double>(0x0123456789ABCDEFull), -1.0, n);
+  }
+  // zero() is fill(0).
+  gpu::DeviceBuffer<uint64_t> d(std::vector<uint64_t>(100, 0x0123456789ABCDEFull));
+  d.zero();
+  CHECK(d.download() == std::vector<uint64_t>(100, 0));
+  // An empty buffer, and an empty part at the end, set nothing; a part beyond the end is
+  // refused before anything is set.
+  gpu::DeviceBuffer<uint32_t> empty(0);
+  CHECK_NOTHROW(empty.fill(0x12345678u));
+  CHECK_NOTHROW(empty.fill(0x12345678u, 0, 0));
+  d.fill(0x0123456789ABCDEFull, 100, 0);
+  CHECK(d.download() == std::vector<uint64_t>(100, 0));
+  CHECK_THROWS_WITH_AS(
+      d.fill(1, 90, 11),
+      "DeviceBuffer::fill: the buffer holds 100 elements; 11 from element 90 do not fit", Error);
+  CHECK_THROWS_WITH_AS(d.fill(1, 1, SIZE_MAX), doctest::Contains("the buffer holds 100 elements"),
+                       Error);
+  CHECK_THROWS_WITH_AS(
+      empty.fill(1, 1, 0),
+      "DeviceBuffer::fill: the buffer holds 0 elements; 0 from element 1 do not fit", Error);
+  CHECK(d.download() == std::vector<uint64_t>(100, 0));
 }
 
 TEST_CASE("gpu: every golden kernel matches the reference and the simulator") {

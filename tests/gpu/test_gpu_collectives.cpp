@@ -45,7 +45,7 @@ TEST_CASE("gpu: device::reduce and segmentedReduce, any length, the tuned policy
 
 TEST_CASE("gpu: device scans on a stream, asynchronously, match C++") {
   gpu::Stream stream;
-  gpu::LaunchOptions async;
+  device::Options async;
   async.stream = &stream;
   async.synchronize = false;
   for (size_t n : {size_t{1}, size_t{1000}, size_t{30000001}}) {
@@ -78,7 +78,7 @@ TEST_CASE("gpu: the timing helper runs setup untimed, warms up, and reports the 
   const gpu::Timing t = gpu::time(
       [&](int) {
         ++works;
-        gpu::LaunchOptions async;
+        device::Options async;
         async.synchronize = false;
         device::reduce(in, out, Sum{}, async);
       },
@@ -93,8 +93,7 @@ TEST_CASE("gpu: the timing helper runs setup untimed, warms up, and reports the 
   options.setup = nullptr;
   options.minTimeMs = 50;
   const gpu::Timing b = gpu::time(
-      [&](int) { device::reduce(in, out, Sum{}, gpu::LaunchOptions{.synchronize = false}); },
-      options);
+      [&](int) { device::reduce(in, out, Sum{}, device::Options{.synchronize = false}); }, options);
   CHECK(b.runs() >= 21);
   double total = 0;
   for (double ms : b.samplesMs) total += ms;

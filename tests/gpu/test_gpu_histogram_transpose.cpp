@@ -59,11 +59,11 @@ void checkHistogram(size_t n, uint32_t bins, HistogramLevel<S> lower, HistogramL
   const std::vector<S> in = randomSamples<S>(n, static_cast<uint32_t>(n + bins));
   const gpu::DeviceBuffer<uint32_t> din = packed(in);
   gpu::DeviceBuffer<uint32_t> counts(bins);
-  histogramEven<S>(din.address(), n, counts, lower, upper);
+  device::histogramEven<S>(din.address(), n, counts, lower, upper);
   CHECK_MESSAGE(counts.download() == reference(in, bins, lower, upper),
                 "n " << n << ", bins " << bins);
   if (n <= 20000) {
-    CHECK(histogramEven<S>(in, bins, lower, upper) == counts.download());
+    CHECK(device::histogramEven<S>(in, bins, lower, upper) == counts.download());
   }
 }
 
@@ -86,12 +86,12 @@ TEST_CASE("gpu: histogramEven of NaN and constant data") {
   for (size_t i = 0; i < f.size(); i += 3) f[i] = 0.5f;
   gpu::DeviceBuffer<float> df(f);
   gpu::DeviceBuffer<uint32_t> counts(64);
-  histogramEven<float>(df, counts, 0.0f, 1.0f);
+  device::histogramEven<float>(df, counts, 0.0f, 1.0f);
   CHECK(counts.download() == reference(f, 64, 0.0f, 1.0f));
   const std::vector<uint8_t> same(3000001, 200);
   gpu::DeviceBuffer<uint8_t> ds(same);
   gpu::DeviceBuffer<uint32_t> c256(256);
-  histogramEven<uint8_t>(ds, c256, 0u, 256u);
+  device::histogramEven<uint8_t>(ds, c256, 0u, 256u);
   CHECK(c256.download()[200] == 3000001);
 }
 
@@ -100,19 +100,19 @@ TEST_CASE("gpu: histogramEven on a stream, accumulating, and its errors") {
   gpu::DeviceBuffer<uint8_t> din(in);
   gpu::DeviceBuffer<uint32_t> counts(256);
   gpu::Stream stream;
-  HistogramOptions o;
+  device::Options o;
   o.stream = &stream;
   o.synchronize = false;
-  histogramEven<uint8_t>(din, counts, 0u, 256u, o);
+  device::histogramEven<uint8_t>(din, counts, 0u, 256u, o);
   o.accumulate = true;
-  histogramEven<uint8_t>(din, counts, 0u, 256u, o);  // adds the same counts again
+  device::histogramEven<uint8_t>(din, counts, 0u, 256u, o);  // adds the same counts again
   stream.synchronize();
   std::vector<uint32_t> twice = reference(in, 256, 0u, 256u);
   for (uint32_t& c : twice) c *= 2;
   CHECK(counts.download() == twice);
   std::string error;
   try {
-    histogramEven<uint8_t>(din.address() + 4, 100, counts, 0u, 256u);
+    device::histogramEven<uint8_t>(din.address() + 4, 100, counts, 0u, 256u);
   } catch (const Error& e) {
     error = e.what();
   }
@@ -128,7 +128,7 @@ TEST_CASE("gpu: transpose, odd shapes, against C++") {
     std::vector<uint32_t> in(size_t{rows} * cols);
     for (uint32_t& x : in) x = rng();
     gpu::DeviceBuffer<uint32_t> din(in), dout(in.size());
-    transpose<uint32_t>(din, dout, rows, cols);
+    device::transpose<uint32_t>(din, dout, rows, cols);
     const std::vector<uint32_t> out = dout.download();
     bool same = true;
     for (uint32_t r = 0; r < rows && same; ++r)
@@ -143,12 +143,12 @@ TEST_CASE("gpu: transpose of floats on a stream, and back") {
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i) * 0.5f;
   gpu::DeviceBuffer<float> a(in), b(in.size()), c(in.size());
   gpu::Stream stream;
-  TransposeOptions o;
+  device::Options o;
   o.stream = &stream;
   o.synchronize = false;
-  transpose<float>(a, b, 300, 501, o);
-  transpose<float>(b, c, 501, 300, o);
+  device::transpose<float>(a, b, 300, 501, o);
+  device::transpose<float>(b, c, 501, 300, o);
   stream.synchronize();
   CHECK(c.download() == in);
-  CHECK(b.download() == transpose<float>(in, 300, 501));
+  CHECK(b.download() == device::transpose<float>(in, 300, 501));
 }

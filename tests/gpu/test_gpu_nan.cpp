@@ -64,3 +64,36 @@ TEST_CASE("gpu: NaN constants in the CUDA keep their bits") {
   gpu::launch(k, {in, out});
   CHECK(out.download() == nanConstantReference());
 }
+
+TEST_CASE("gpu: an f64 NaN constant whose low word reads as an f32 signalling NaN keeps it") {
+  for (const bool share : {true, false}) {
+    CAPTURE(share);
+    const Kernel k = nanLowWordKernel(share);
+    std::vector<uint32_t> v(8);
+    for (uint32_t i = 0; i < 8; ++i) v[i] = i;
+    gpu::DeviceBuffer<uint32_t> in(v), out(8);
+    gpu::launch(k, {in, out});
+    CHECK(out.download() == nanLowWordReference());
+  }
+}
+
+TEST_CASE("gpu: min and max of one NaN value with itself give it, as on the simulator") {
+  // The CUDA compiler folds max(x, x) to x (keeping a NaN's bits); the library folds it too.
+  const Kernel k = capture("selfMinMax", 32, [](DPull<EWord32> in) {
+    return push<Grid>(fmap(
+        [](const EWord32& w) {
+          const EFloat x = bitcast<float>(w);
+          return ifThenElse((w & 1u) == 0u, bitcast<uint32_t>(max(x, x)),
+                            bitcast<uint32_t>(min(x, x)));
+        },
+        in));
+  });
+  const std::vector<uint32_t> words = {0xffd3b51eu, 0x7fa00001u, 0x7fc00000u,
+                                       0xff800001u, 0x3f800000u, 0x80000000u};
+  gpu::DeviceBuffer<uint32_t> in(words), out(words.size());
+  gpu::launch(k, {in, out});
+  std::vector<uint32_t> sim(words.size());
+  simulate(k, {words, sim});
+  CHECK(out.download() == words);
+  CHECK(sim == words);
+}

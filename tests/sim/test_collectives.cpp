@@ -345,29 +345,94 @@ TEST_CASE("collectives: device calls keep the kernel they captured") {
   CHECK(c.id() != d.id());  // an operator with state is never taken for another
 }
 
-namespace {
-template <class Policy, size_t N>
-void checkTable(const Tuned<Policy> (&table)[N]) {
-  CHECK(table[0].sm == 0);
-  for (size_t i = 0; i < N; ++i) {
-    CAPTURE(i);
-    CHECK(std::string(table[i].command).size() > 0);
-    CHECK(std::string(table[i].measured).size() > 0);
-    if (i > 0) CHECK(table[i].sm > table[i - 1].sm);
-    // Rows measured on a GPU name the obsidian-tune command that chose them.
-    if (table[i].sm != 0) CHECK(std::string(table[i].command).starts_with("obsidian-tune"));
-  }
-}
-}  // namespace
-
 TEST_CASE("collectives: every policy row carries its command and measurement") {
-  checkTable(kReducePolicies);
-  checkTable(kSegmentedReducePolicies);
-  checkTable(kScanPolicies);
-  checkTable(kHistogramPolicies);
-  checkTable(kTransposePolicies);
-  CHECK(tunedFor(kScanPolicies, 80).sm == 0);
-  CHECK(tunedFor(kScanPolicies, 90).sm == 90);
-  CHECK(tunedFor(kScanPolicies, 100).sm == 90);
-  CHECK(scanPolicy(90).threads == kScanPolicies[1].policy.threads);
+  const std::vector<device::AlgorithmInfo> all = device::catalogue();
+  CHECK(all.size() == 5);
+  for (const device::AlgorithmInfo& a : all) {
+    CAPTURE(a.name);
+    CHECK(!a.fields.empty());
+    REQUIRE(!a.rows.empty());
+    CHECK(a.rows[0].sm == 0);
+    CHECK(a.rows[0].problem == "any");
+    for (size_t i = 0; i < a.rows.size(); ++i) {
+      CAPTURE(i);
+      CHECK(a.rows[i].command.size() > 0);
+      CHECK(a.rows[i].measured.size() > 0);
+      if (i > 0) CHECK(a.rows[i].sm >= a.rows[i - 1].sm);
+      // Rows measured on a GPU name the obsidian-tune (or benchmark) command that chose them.
+      if (a.rows[i].sm != 0) {
+        CHECK((a.rows[i].command.starts_with("obsidian-tune") ||
+               a.rows[i].command.starts_with("obsidian-bench")));
+      }
+    }
+  }
+  CHECK(tunedFor(device::Scan::table, 80).sm == 0);
+  CHECK(tunedFor(device::Scan::table, 90).sm == 90);
+  CHECK(tunedFor(device::Scan::table, 100).sm == 90);
+  CHECK(scanPolicy(90).threads == device::Scan::table[1].policy.threads);
+}
+
+TEST_CASE("collectives: policy tables are keyed by architecture and problem class") {
+  // 64-bit scans have rows of their own; 32-bit ones take the general row.
+  const ProblemClass wide = device::problemOf<uint64_t, Sum>();
+  const ProblemClass narrow = device::problemOf<uint32_t, Sum>();
+  CHECK(tunedFor(device::Scan::table, 90, wide).problem.elementBytes == 8);
+  CHECK(tunedFor(device::Scan::table, 90, narrow).problem.elementBytes == 0);
+  CHECK(tunedFor(device::Scan::table, 80, wide).sm == 0);  // no sm 80 row: the fallback
+  CHECK(scanPolicyFor<double>(90).splitWide);
+  // Transpose: small matrices take the small tile.
+  const device::Target h100 = device::Target::simulator();
+  CHECK(device::transposePolicyFor<uint32_t>(h100, 8192, 8192) == TransposePolicy{512, 64});
+  CHECK(device::transposePolicyFor<uint32_t>(h100, 1000, 777) == TransposePolicy{256, 32});
+  // A table without a fallback row is refused.
+  static constexpr Tuned<ReducePolicy> noFallback[] = {{90, {}, {}, "x", "y"}};
+  CHECK(errorOf([] { tunedFor(noFallback, 90); }) ==
+        "a policy table needs a first row for sm 0 and every problem (the fallback)");
+}
+
+TEST_CASE("collectives: a policy's fields as data: text, settings and their errors") {
+  const ReducePolicy p{512, 4, 4, ReduceSweep::Tiles};
+  CHECK(device::describePolicy<device::Reduce>(p) ==
+        "threads 512, unroll 4, min_vectors 4, sweep tiles");
+  const ReducePolicy q = device::withSettings<device::Reduce>(
+      p, {{"unroll", "2"}, {"sweep", "evenShare"}, {"min_vectors", "0"}});
+  CHECK(q.unroll == 2);
+  CHECK(q.sweep == ReduceSweep::EvenShare);
+  CHECK(q.minVectorsPerThread == 0);
+  CHECK(device::withSettings<device::Reduce>(p, device::settingsOf<device::Reduce>(q)).unroll == 2);
+  CHECK(errorOf([&] {
+          device::withSettings<device::Reduce>(p, {{"unroll", "0"}});
+        }) == "reduce policy: field 'unroll' takes 1..16; got '0'");
+  CHECK(errorOf([&] {
+          device::withSettings<device::Reduce>(p, {{"unroll", "4x"}});
+        }) == "reduce policy: field 'unroll' takes 1..16; got '4x'");
+  CHECK(errorOf([&] {
+          device::withSettings<device::Reduce>(p, {{"sweep", "zigzag"}});
+        }) == "reduce policy: field 'sweep' takes one of strided, tiles, evenShare; got 'zigzag'");
+  CHECK(errorOf([&] {
+          device::withSettings<device::Reduce>(p, {{"warps", "4"}});
+        }) ==
+        "reduce policy: no field 'warps'; its fields are threads, unroll, min_vectors, sweep");
+  CHECK(errorOf([&] {
+          device::withSettings<device::Scan>(ScanPolicy{}, {{"split_wide", "2"}});
+        }) == "scan policy: field 'split_wide' takes true or false; got '2'");
+  // The ready calls take settings through their options, checked before anything runs.
+  device::Options o;
+  o.policy = {{"threads", "16"}};
+  CHECK(errorOf([&] { device::reduce(std::vector<uint32_t>(5, 1)); }) == "no error");
+  CHECK(errorOf([&] { device::reduce(std::vector<uint32_t>(5, 1), Sum{}, 0u, o); }) ==
+        "reduce policy: field 'threads' takes 32..1024; got '16'");
+  // Every sweep of the reduction folds every element.
+  for (const char* sweep : {"strided", "tiles", "evenShare"}) {
+    CAPTURE(sweep);
+    device::Options s;
+    s.policy = {{"sweep", sweep}, {"threads", "64"}, {"unroll", "2"}, {"min_vectors", "0"}};
+    for (size_t n : {1u, 7u, 1000u, 4099u, 20011u}) {
+      std::vector<uint32_t> in(n);
+      for (size_t i = 0; i < n; ++i) in[i] = static_cast<uint32_t>(i * 2654435761u);
+      uint32_t want = 0;
+      for (uint32_t x : in) want += x;
+      CHECK(device::reduce(in, Sum{}, 0u, s) == want);
+    }
+  }
 }

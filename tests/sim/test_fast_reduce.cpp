@@ -1,6 +1,7 @@
 // Wide loads (vectors<W>), grid state (newGlobal, threadFence) and the reductions built from
-// them (examples/reduce/fast_reduce.hpp), on the simulator: generated code, results against
-// plain C++ for awkward sizes and grids, and the rules each capability checks.
+// them (include/obsidian/device/reduce.hpp, block/reduce.hpp), on the simulator: generated
+// code, results against plain C++ for awkward sizes and grids, and the rules each capability
+// checks.
 #include <doctest/doctest.h>
 
 #include <numeric>
@@ -167,13 +168,13 @@ TEST_CASE("transformReduceAll: the mapped elements of several inputs, folded as 
     return transformReduceAll<uint64_t>([](const EWord64& p, const EWord64& q) { return p + q; },
                                         uint64_t{0},
                                         [](const EWord64& p, const EWord64& q) { return p * q; },
-                                        ReducePolicy{64, 2, 0, false}, 3, a, b);
+                                        ReducePolicy{64, 2, 0, ReduceSweep::Strided}, 3, a, b);
   });
   const Kernel narrow = capture("sumOfDifferences8", 64, [](DPull<EWord8> a, DPull<EWord8> b) {
     return transformReduceAll<uint8_t>([](const EWord8& p, const EWord8& q) { return p + q; },
                                        uint8_t{0},
                                        [](const EWord8& p, const EWord8& q) { return p - q; },
-                                       ReducePolicy{64, 2, 0, false}, 3, a, b);
+                                       ReducePolicy{64, 2, 0, ReduceSweep::Strided}, 3, a, b);
   });
   for (size_t n : {0u, 1u, 5u, 777u, 5003u}) {
     std::vector<uint64_t> a(n), b(n);

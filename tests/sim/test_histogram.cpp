@@ -93,13 +93,13 @@ TEST_CASE("histogram: u8 samples, odd counts, bins 1..4096, against C++") {
   for (uint32_t bins : {1u, 3u, 256u, 1000u, 4096u}) {
     for (size_t n : {size_t{1}, size_t{5}, size_t{17}, size_t{4099}, size_t{70001}}) {
       const auto in = randomSamples<uint8_t>(n, static_cast<uint32_t>(n + bins), 256);
-      CHECK_MESSAGE(
-          histogramEven<uint8_t>(in, bins, 0u, 256u) == reference<uint8_t>(in, bins, 0u, 256u),
-          "bins " << bins << ", n " << n);
+      CHECK_MESSAGE(device::histogramEven<uint8_t>(in, bins, 0u, 256u) ==
+                        reference<uint8_t>(in, bins, 0u, 256u),
+                    "bins " << bins << ", n " << n);
       // Levels inside the samples' range: samples below and above are not counted.
-      CHECK_MESSAGE(
-          histogramEven<uint8_t>(in, bins, 10u, 201u) == reference<uint8_t>(in, bins, 10u, 201u),
-          "bins " << bins << ", n " << n << ", levels 10..201");
+      CHECK_MESSAGE(device::histogramEven<uint8_t>(in, bins, 10u, 201u) ==
+                        reference<uint8_t>(in, bins, 10u, 201u),
+                    "bins " << bins << ", n " << n << ", levels 10..201");
     }
   }
 }
@@ -108,10 +108,10 @@ TEST_CASE("histogram: u16 samples against C++") {
   for (uint32_t bins : {1u, 64u, 777u, 4096u}) {
     for (size_t n : {size_t{1}, size_t{3}, size_t{8}, size_t{4097}, size_t{33333}}) {
       const auto in = randomSamples<uint16_t>(n, static_cast<uint32_t>(n * 7 + bins), 65536);
-      CHECK_MESSAGE(histogramEven<uint16_t>(in, bins, 0u, 65536u) ==
+      CHECK_MESSAGE(device::histogramEven<uint16_t>(in, bins, 0u, 65536u) ==
                         reference<uint16_t>(in, bins, 0u, 65536u),
                     "bins " << bins << ", n " << n);
-      CHECK_MESSAGE(histogramEven<uint16_t>(in, bins, 1000u, 50001u) ==
+      CHECK_MESSAGE(device::histogramEven<uint16_t>(in, bins, 1000u, 50001u) ==
                         reference<uint16_t>(in, bins, 1000u, 50001u),
                     "bins " << bins << ", n " << n << ", levels 1000..50001");
     }
@@ -124,7 +124,7 @@ TEST_CASE("histogram: u32 samples against C++, wide ranges included") {
       const auto in = randomSamples<uint32_t>(n, static_cast<uint32_t>(n + 3 * bins), 4294967296.0);
       for (auto [lower, upper] :
            {std::pair{0u, 4294967295u}, {123456u, 3000000001u}, {0u, 1000u}}) {
-        CHECK_MESSAGE(histogramEven<uint32_t>(in, bins, lower, upper) ==
+        CHECK_MESSAGE(device::histogramEven<uint32_t>(in, bins, lower, upper) ==
                           reference<uint32_t>(in, bins, lower, upper),
                       "bins " << bins << ", n " << n << ", levels " << lower << ".." << upper);
       }
@@ -133,7 +133,7 @@ TEST_CASE("histogram: u32 samples against C++, wide ranges included") {
   // Samples on every bin boundary of a range that bins do not divide.
   std::vector<uint32_t> edges;
   for (uint32_t x = 0; x < 3000; ++x) edges.push_back(x * 1431655u);
-  CHECK(histogramEven<uint32_t>(edges, 3u, 0u, 4294967295u) ==
+  CHECK(device::histogramEven<uint32_t>(edges, 3u, 0u, 4294967295u) ==
         reference<uint32_t>(edges, 3u, 0u, 4294967295u));
 }
 
@@ -156,13 +156,13 @@ TEST_CASE("histogram: bins of a power-of-two width bin with one shift") {
     const uint32_t upper = lower + bins * width;
     CHECK(detail::binningScalars(bins, lower, upper, 32).powerOfTwoWidth);
     const auto in = randomSamples<uint32_t>(9999, bins + width, 2.0 * upper);
-    CHECK_MESSAGE(histogramEven<uint32_t>(in, bins, lower, upper) ==
+    CHECK_MESSAGE(device::histogramEven<uint32_t>(in, bins, lower, upper) ==
                       reference<uint32_t>(in, bins, lower, upper),
                   "bins " << bins << ", levels " << lower << ".." << upper);
     if (upper <= 65536) {
       std::vector<uint16_t> in16(in.size());
       for (size_t i = 0; i < in.size(); ++i) in16[i] = static_cast<uint16_t>(in[i]);
-      CHECK_MESSAGE(histogramEven<uint16_t>(in16, bins, lower, upper) ==
+      CHECK_MESSAGE(device::histogramEven<uint16_t>(in16, bins, lower, upper) ==
                         reference<uint16_t>(in16, bins, lower, upper),
                     "u16: bins " << bins << ", levels " << lower << ".." << upper);
     }
@@ -191,32 +191,31 @@ TEST_CASE("histogram: f32 samples, outside the levels and NaN not counted") {
         in[3] = -std::numeric_limits<float>::infinity();
       }
       const auto want = reference<float>(in, bins, 0.0f, 1.0f);
-      CHECK_MESSAGE(histogramEven<float>(in, bins, 0.0f, 1.0f) == want,
+      CHECK_MESSAGE(device::histogramEven<float>(in, bins, 0.0f, 1.0f) == want,
                     "bins " << bins << ", n " << n);
     }
   }
   const std::vector<float> nans(100, std::numeric_limits<float>::quiet_NaN());
-  CHECK(histogramEven<float>(nans, 10u, -1.0f, 1.0f) == std::vector<uint32_t>(10, 0));
+  CHECK(device::histogramEven<float>(nans, 10u, -1.0f, 1.0f) == std::vector<uint32_t>(10, 0));
 }
 
 TEST_CASE("histogram: constant data, every policy shape, virtual blocks") {
   // All samples in one bin: every lane of a warp updates the same bin.
   const std::vector<uint8_t> same(5000, 77);
   for (uint32_t copies : {1u, 4u, 32u}) {
-    HistogramOptions o;
-    o.policy = {64, 2, copies, 32 * 1024};
-    const std::vector<uint32_t> got = histogramEven<uint8_t>(same, 256u, 0u, 256u, o);
+    const device::Options o = device::withPolicy<device::HistogramEven>({64, 2, copies, 32 * 1024});
+    const std::vector<uint32_t> got = device::histogramEven<uint8_t>(same, 256u, 0u, 256u, o);
     CHECK(got[77] == 5000);
     CHECK(std::accumulate(got.begin(), got.end(), 0u) == 5000);
   }
   // More bins than the shared budget holds copies of: copies shrink.
-  HistogramOptions o;
-  o.policy = {32, 1, 32, 1024};
+  const HistogramPolicy tiny{32, 1, 32, 1024};
+  device::Options o = device::withPolicy<device::HistogramEven>(tiny);
   o.blocks = 3;
   const auto in = randomSamples<uint32_t>(10007, 9, 5000);
-  CHECK(histogramEven<uint32_t>(in, 2000u, 0u, 5000u, o) ==
+  CHECK(device::histogramEven<uint32_t>(in, 2000u, 0u, 5000u, o) ==
         reference<uint32_t>(in, 2000u, 0u, 5000u));
-  CHECK(histogramCopies(2000, o.policy) == 1);
+  CHECK(histogramCopies(2000, tiny) == 1);
   CHECK(histogramCopies(256, {256, 4, 32, 32 * 1024}) == 32);
   CHECK(histogramCopies(4096, {256, 4, 32, 32 * 1024}) == 2);
 }
@@ -311,42 +310,43 @@ TEST_CASE("histogram: the kernel reads 16-byte vectors and privatizes its bins")
 
 TEST_CASE("histogram: mistakes are errors that name the rule") {
   const std::vector<uint8_t> in(10, 1);
-  CHECK(errorOf([&] { histogramEven<uint8_t>(in, 0u, 0u, 256u); }) ==
+  CHECK(errorOf([&] { device::histogramEven<uint8_t>(in, 0u, 0u, 256u); }) ==
         "even bins: a histogram needs at least 1 bin; got 0");
-  CHECK(errorOf([&] { histogramEven<uint8_t>(in, 16u, 5u, 5u); }) ==
+  CHECK(errorOf([&] { device::histogramEven<uint8_t>(in, 16u, 5u, 5u); }) ==
         "even bins: the lower level (5) must be below the upper level (5)");
-  CHECK(errorOf([&] { histogramEven<uint8_t>(in, 16u, 9u, 2u); }) ==
+  CHECK(errorOf([&] { device::histogramEven<uint8_t>(in, 16u, 9u, 2u); }) ==
         "even bins: the lower level (9) must be below the upper level (2)");
   const std::vector<float> f(10, 1.0f);
   CHECK(errorOf([&] {
-          histogramEven<float>(f, 16u, 0.0f, std::numeric_limits<float>::quiet_NaN());
+          device::histogramEven<float>(f, 16u, 0.0f, std::numeric_limits<float>::quiet_NaN());
         }).find("even bins: the levels must be finite") == 0);
-  CHECK(errorOf([&] { histogramEven<float>(f, 16u, -3e38f, 3e38f); }) ==
+  CHECK(errorOf([&] { device::histogramEven<float>(f, 16u, -3e38f, 3e38f); }) ==
         "even bins: upper - lower overflows float (-3e+38, 3e+38)");
-  CHECK(errorOf([&] { histogramEven<float>(f, 16u, 2.5f, -1.0f); }) ==
+  CHECK(errorOf([&] { device::histogramEven<float>(f, 16u, 2.5f, -1.0f); }) ==
         "even bins: the lower level (2.5) must be below the upper level (-1)");
   // Bins so narrow that bins / width overflows float would put every sample in the last bin
   // (issue 40); levels just wide enough are accepted and bin exactly.
-  CHECK(errorOf([&] { histogramEven<float>(f, 100u, 0.0f, 1e-37f); }) ==
+  CHECK(errorOf([&] { device::histogramEven<float>(f, 100u, 0.0f, 1e-37f); }) ==
         "even bins: 100 bins over [0, 1e-37) are too narrow: bins / (upper - lower) overflows "
         "float; the levels must be at least bins / FLT_MAX (2.93874e-37) apart");
   {
     const float width = 1e-36f;
     std::vector<float> tiny(100);
     for (size_t i = 0; i < tiny.size(); ++i) tiny[i] = width * (static_cast<float>(i) + 0.5f) / 100;
-    CHECK(histogramEven<float>(tiny, 100u, 0.0f, width) == std::vector<uint32_t>(100, 1));
+    CHECK(device::histogramEven<float>(tiny, 100u, 0.0f, width) == std::vector<uint32_t>(100, 1));
   }
-  CHECK(errorOf([&] { histogramEven<uint32_t>(std::vector<uint32_t>(4), 60000u, 0u, 9u); }) ==
-        "histogramEven: 60000 bins need 240000 bytes of shared memory per block; a block has at "
-        "most 232448 (at most 58112 bins)");
-  CHECK(errorOf([&] { histogramEven<uint32_t>(std::vector<uint32_t>(4), 70000u, 0u, 9u); }) ==
-        "even bins: at most 65535 bins (a block's counters live in shared memory); got 70000");
-  HistogramOptions o;
-  o.policy = {100, 4, 32, 1024};
-  CHECK(errorOf([&] { histogramEven<uint8_t>(in, 16u, 0u, 256u, o); }) ==
+  CHECK(
+      errorOf([&] { device::histogramEven<uint32_t>(std::vector<uint32_t>(4), 60000u, 0u, 9u); }) ==
+      "histogramEven: 60000 bins need 240000 bytes of shared memory per block; a block has at "
+      "most 232448 (at most 58112 bins)");
+  CHECK(
+      errorOf([&] { device::histogramEven<uint32_t>(std::vector<uint32_t>(4), 70000u, 0u, 9u); }) ==
+      "even bins: at most 65535 bins (a block's counters live in shared memory); got 70000");
+  device::Options o = device::withPolicy<device::HistogramEven>({100, 4, 32, 1024});
+  CHECK(errorOf([&] { device::histogramEven<uint8_t>(in, 16u, 0u, 256u, o); }) ==
         "HistogramPolicy: threads must be a multiple of 32 up to 1024; got 100");
-  o.policy = {128, 4, 3, 1024};
-  CHECK(errorOf([&] { histogramEven<uint8_t>(in, 16u, 0u, 256u, o); }) ==
+  o = device::withPolicy<device::HistogramEven>({128, 4, 3, 1024});
+  CHECK(errorOf([&] { device::histogramEven<uint8_t>(in, 16u, 0u, 256u, o); }) ==
         "HistogramPolicy: copies must be a power of two up to 32; got 3");
   // A direct launch with a bins array of the wrong size is refused by the kernel's precondition.
   const Kernel k = histogramKernel<uint32_t>(16, {128, 1, 1, 1024});

@@ -60,3 +60,24 @@ TEST_CASE("nan bits: a NaN constant keeps its bits when folded and printed") {
   simulate(k, {in, out});
   CHECK(out == nanConstantReference());
 }
+
+TEST_CASE(
+    "nan bits: an f64 NaN constant whose low word is an f32 signalling NaN is built from "
+    "its words") {
+  // ptxas quieted such a word in an f64 immediate (fuzz/RESULTS.md, finding 5): the CUDA writes
+  // the two words in inline PTX; other NaN constants stay literals.
+  for (const bool share : {true, false}) {
+    CAPTURE(share);
+    const Kernel k = nanLowWordKernel(share);
+    CHECK(k.cuda().find("asm(\"mov.b64 %0, {%1, %2};\" : \"=d\"(r) : \"r\"(0x7fa9e863u), "
+                        "\"r\"(0x7ff00000u))") != std::string::npos);
+    CHECK(k.cuda().find("\"r\"(0x7ff80000u)") != std::string::npos);  // the quieted one
+    CHECK(k.cuda().find("0x7ff000007fa9e863") == std::string::npos);
+    std::vector<uint32_t> in(8), out(8);
+    for (uint32_t i = 0; i < 8; ++i) in[i] = i;
+    simulate(k, {in, out});
+    CHECK(out == nanLowWordReference());
+  }
+  CHECK(nanConstantKernel().cuda().find("__longlong_as_double(0xfff4000000000003ll)") !=
+        std::string::npos);
+}

@@ -36,11 +36,12 @@ std::vector<X> randomMatrix(size_t n, uint32_t seed) {
 }
 
 template <class X>
-void checkShape(uint32_t rows, uint32_t cols, const TransposeOptions& o = {}) {
+void checkShape(uint32_t rows, uint32_t cols, const device::Options& o = {}) {
   const std::vector<X> in = randomMatrix<X>(size_t{rows} * cols, rows * 31 + cols);
-  CHECK_MESSAGE(
-      transpose<X>(in, rows, cols, o) == reference(in, rows, cols),
-      rows << " x " << cols << ", tile " << o.policy.tile << ", threads " << o.policy.threads);
+  const TransposePolicy p =
+      device::transposePolicyFor<X>(device::Target::simulator(), rows, cols, o);
+  CHECK_MESSAGE(device::transpose<X>(in, rows, cols, o) == reference(in, rows, cols),
+                rows << " x " << cols << ", tile " << p.tile << ", threads " << p.threads);
 }
 
 }  // namespace
@@ -65,8 +66,7 @@ TEST_CASE("transpose: 1000 x 777 u32") { checkShape<uint32_t>(1000, 777); }
 TEST_CASE("transpose: element types and policies") {
   for (TransposePolicy p : {TransposePolicy{256, 32}, TransposePolicy{64, 16},
                             TransposePolicy{512, 64}, TransposePolicy{64, 8}}) {
-    TransposeOptions o;
-    o.policy = p;
+    const device::Options o = device::withPolicy<device::Transpose>(p);
     checkShape<uint32_t>(77, 130, o);
     checkShape<float>(45, 70, o);
     checkShape<double>(33, 17, o);
@@ -102,34 +102,37 @@ TEST_CASE("transpose: both kernels, sector-aligned writes or not, on any shape")
 
 TEST_CASE(
     "transpose: the policy by shape: a smaller tile where the tuned one cannot fill the GPU") {
-  const TransposeTuning t{{512, 64}, {256, 32}, 4};
+  const auto policy = [](uint32_t rows, uint32_t cols, uint32_t sms = 132, SmVersion sm = 90) {
+    return device::transposePolicyFor<uint32_t>(device::Target{false, sm, sms}, rows, cols);
+  };
   // 1000 x 777: 16 x 13 = 208 tiles of 64 for 132 SMs, fewer than 4 per SM.
-  CHECK(transposePolicyFor(1000, 777, t, 132) == TransposePolicy{256, 32});
+  CHECK(policy(1000, 777) == TransposePolicy{256, 32});
   // 8191 x 4097: 128 x 65 tiles; 2048 x 2048: 32 x 32 = 1024 >= 4 x 132... but not on 300 SMs.
-  CHECK(transposePolicyFor(8191, 4097, t, 132) == TransposePolicy{512, 64});
-  CHECK(transposePolicyFor(2048, 2048, t, 132) == TransposePolicy{512, 64});
-  CHECK(transposePolicyFor(2048, 2048, t, 300) == TransposePolicy{256, 32});
+  CHECK(policy(8191, 4097) == TransposePolicy{512, 64});
+  CHECK(policy(2048, 2048) == TransposePolicy{512, 64});
+  CHECK(policy(2048, 2048, 300) == TransposePolicy{256, 32});
   // Exactly the threshold: 528 tiles (33 x 16 of 64) on 132 SMs fills it.
-  CHECK(transposePolicyFor(33 * 64, 16 * 64, t, 132) == TransposePolicy{512, 64});
-  CHECK(transposePolicyFor(33 * 64 - 64, 16 * 64, t, 132) == TransposePolicy{256, 32});
+  CHECK(policy(33 * 64, 16 * 64) == TransposePolicy{512, 64});
+  CHECK(policy(33 * 64 - 64, 16 * 64) == TransposePolicy{256, 32});
   // Shapes near 2^32 elements do not wrap the tile count.
-  CHECK(transposePolicyFor(65536, 65535, t, 132) == TransposePolicy{512, 64});
-  // The fallback row (fillTilesPerSm 0) always takes its one policy.
-  CHECK(transposePolicyFor(3, 3, tunedFor(kTransposePolicies, 0).policy, 132) ==
-        tunedFor(kTransposePolicies, 0).policy.large);
-  // The call follows it: the simulator stands for the H100's row and 132 SMs, and the result
+  CHECK(policy(65536, 65535) == TransposePolicy{512, 64});
+  // The fallback row (no rows by scale) always takes its one policy.
+  CHECK(policy(3, 3, 132, 0) == device::Transpose::table[0].policy);
+  CHECK(policy(8192, 8192, 132, 0) == device::Transpose::table[0].policy);
+  // The call follows it: the simulator stands for the H100's rows and 132 SMs, and the result
   // is the transpose either way.
-  CHECK(transposePolicyFor(1000, 777) == tunedFor(kTransposePolicies, kSimulatedSm).policy.small);
+  CHECK(device::transposePolicyFor<uint32_t>(device::Target::simulator(), 1000, 777) ==
+        TransposePolicy{256, 32});
   std::vector<uint32_t> in(300 * 7);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint32_t>(i * 2654435761u);
-  const auto out = transpose<uint32_t>(in, 300, 7);
+  const auto out = device::transpose<uint32_t>(in, 300, 7);
   for (uint32_t r = 0; r < 300; ++r)
     for (uint32_t c = 0; c < 7; ++c) REQUIRE(out[c * 300 + r] == in[r * 7 + c]);
 }
 
 TEST_CASE("transpose: an empty matrix is an empty transpose") {
-  CHECK(transpose<uint32_t>(std::vector<uint32_t>{}, 0, 5).empty());
-  CHECK(transpose<uint32_t>(std::vector<uint32_t>{}, 7, 0).empty());
+  CHECK(device::transpose<uint32_t>(std::vector<uint32_t>{}, 0, 5).empty());
+  CHECK(device::transpose<uint32_t>(std::vector<uint32_t>{}, 7, 0).empty());
 }
 
 TEST_CASE("transpose: the kernel pads its tile and reads and writes rows") {
@@ -166,16 +169,15 @@ TEST_CASE("transpose: the building block in a kernel of one's own") {
 
 TEST_CASE("transpose: mistakes are errors that name the rule") {
   const std::vector<uint32_t> in(12, 1);
-  CHECK(errorOf([&] { transpose<uint32_t>(in, 5, 3); }) ==
+  CHECK(errorOf([&] { device::transpose<uint32_t>(in, 5, 3); }) ==
         "transpose: the input holds 12 elements; a 5 x 3 matrix has 15");
-  CHECK(errorOf([&] { transpose<uint32_t>(in, 65536, 65536); }) ==
+  CHECK(errorOf([&] { device::transpose<uint32_t>(in, 65536, 65536); }) ==
         "transpose: a 65536 x 65536 matrix has 4294967296 elements; at most 2^32 - 1");
-  TransposeOptions o;
-  o.policy = {256, 12};
-  CHECK(errorOf([&] { transpose<uint32_t>(in, 3, 4, o); }) ==
+  device::Options o = device::withPolicy<device::Transpose>({256, 12});
+  CHECK(errorOf([&] { device::transpose<uint32_t>(in, 3, 4, o); }) ==
         "TransposePolicy: the tile's side must be a power of two from 8 to 128; got 12");
-  o.policy = {128, 8};
-  CHECK(errorOf([&] { transpose<uint32_t>(in, 3, 4, o); }) ==
+  o = device::withPolicy<device::Transpose>({128, 8});
+  CHECK(errorOf([&] { device::transpose<uint32_t>(in, 3, 4, o); }) ==
         "TransposePolicy: threads must be a multiple of 32 up to 1024 that divides tile x tile "
         "(64); got 128");
   // A direct launch whose rows x cols is not the input's length is refused at launch.

@@ -16,12 +16,6 @@ inline ExpPtr mul(const ExpPtr& a, const ExpPtr& b) { return ir::binary(BinOp::M
 inline ExpPtr sub(const ExpPtr& a, const ExpPtr& b) { return ir::binary(BinOp::Sub, a, b); }
 inline ExpPtr rd(ArrayId a, const ExpPtr& i) { return ir::index(ScalarType::U32, a, i); }
 
-// k after the virtualization plan, which liveness and the memory map read.
-inline KernelIR& planned(KernelIR& k) {
-  planVirtualization(k);
-  return k;
-}
-
 struct Ir {
   KernelIR k;
   ArrayId in, out;

@@ -352,6 +352,11 @@ TEST_CASE("exp NaN literals: folded as the GPU computes, printed with their bits
   CHECK(bitsOf(bitcast<uint32_t>(fabs(bitcast<float>(EWord32(0xffc12345u))))) == 0x7fffffffu);
   CHECK(bitsOf(bitcast<uint32_t>(snan + 1.0f)) == 0x7fffffffu);
   CHECK(bitsOf(bitcast<uint64_t>(cast<double>(snan))) == 0x7ffc000020000000ull);
+  // min(x, x) and max(x, x) fold to x, as the CUDA compiler folds them (keeping a NaN's bits).
+  const EFloat fv = bitcast<float>(variable<uint32_t>("w"));
+  CHECK(ir::equal(max(fv, fv).node(), fv.node()));
+  CHECK(ir::equal(min(fv, fv).node(), fv.node()));
+  CHECK(!ir::equal(max(fv, -fv).node(), fv.node()));
   const EDouble dnan = bitcast<double>(EWord64(0xfff4000000000001ull));
   CHECK(show(dnan) == "__longlong_as_double(0xfff4000000000001ll)");
   CHECK(bitsOf(bitcast<uint64_t>(-dnan)) == 0xfffc000000000001ull);  // the sign is kept

@@ -45,7 +45,7 @@ bool liveOverlap(const ArrayPlacement& a, const ArrayPlacement& b) {
 
 // No two arrays that are live at the same time share a byte.
 void checkNoLiveSharing(const Kernel& kernel) {
-  const auto& ps = detail::KernelAccess::lowered(kernel).placements;
+  const auto& ps = detail::KernelAccess::lowered(kernel).memory.placements;
   for (size_t i = 0; i < ps.size(); ++i) {
     CHECK(ps[i].offset % 16 == 0);
     CHECK(ps[i].offset + ps[i].bytes <= kernel.sharedBytes());
@@ -81,7 +81,8 @@ TEST_CASE("liveness: an array allocated before a loop stays live for the whole l
   blk.push_back(Sync{Level::Block});                                            // 19
   t.blocks(blk);
 
-  const Liveness live = analyzeLiveness(planned(t.k));
+  const SpreadPlans plans = planVirtualization(t.k);
+  const Liveness live = analyzeLiveness(t.k, plans);
   CHECK(live.statements == 20);
   const ArrayLiveness& la = of(live, a);
   CHECK(la.allocPos == 1);
@@ -95,12 +96,13 @@ TEST_CASE("liveness: an array allocated before a loop stays live for the whole l
   CHECK(live.needsTrailingSync.empty());
 
   // b starts after a is freed: the memory map gives it a's bytes.
-  const std::vector<ArrayPlacement> ps = memoryMap(t.k, live, 48 * 1024);
+  const MemoryMap map = memoryMap(t.k, plans, live, 48 * 1024);
+  const std::vector<ArrayPlacement>& ps = map.placements;
   CHECK(placed(ps, a).offset == placed(ps, b).offset);
-  CHECK(t.k.sharedBytes == 256);
+  CHECK(map.sharedBytes == 256);
   CHECK(placed(ps, a).liveFrom == 1);
   CHECK(placed(ps, a).liveTo == 12);
-  CHECK(t.k.arrays[a].placed);
+  CHECK(map.of(a).placed);
 }
 
 TEST_CASE("liveness: an array of a loop body with no barrier after its last use") {
@@ -118,7 +120,7 @@ TEST_CASE("liveness: an array of a loop body with no barrier after its last use"
   t.blocks(blk);
   const Body* loopBody = &std::get<SeqFor>(t.blockBody().at(0).node).body;
 
-  Liveness live = analyzeLiveness(planned(t.k));
+  Liveness live = analyzeLiveness(t.k, planVirtualization(t.k));
   // The next iteration writes tmp again while slow threads may still read it.
   REQUIRE(live.needsTrailingSync.count(loopBody) == 1);
   CHECK(live.needsTrailingSync.at(loopBody) == Level::Block);
@@ -132,7 +134,7 @@ TEST_CASE("liveness: an array of a loop body with no barrier after its last use"
   REQUIRE(after.size() == 5);
   REQUIRE(std::holds_alternative<Sync>(after.back().node));
   CHECK(std::get<Sync>(after.back().node).level == Level::Block);
-  live = analyzeLiveness(planned(t.k));
+  live = analyzeLiveness(t.k, planVirtualization(t.k));
   CHECK(live.needsTrailingSync.empty());
   CHECK(of(live, tmp).freePos == 8);
   CHECK_FALSE(insertReuseBarriers(t.k, live));
@@ -150,7 +152,7 @@ TEST_CASE("liveness: a loop body that already ends with a barrier needs none") {
   Body blk;
   blk.push_back(SeqFor{Level::Block, "s", lit(0), lit(3), lit(1), loop});
   t.blocks(blk);
-  const Liveness live = analyzeLiveness(planned(t.k));
+  const Liveness live = analyzeLiveness(t.k, planVirtualization(t.k));
   CHECK(live.needsTrailingSync.empty());
   CHECK(of(live, tmp).freePos == 8);
 }
@@ -178,7 +180,8 @@ TEST_CASE("liveness: arrays are freed at the next barrier after their last use")
   blk.push_back(Sync{Level::Block});                                                    // 20
   t.blocks(blk);
 
-  const Liveness live = analyzeLiveness(planned(t.k));
+  const SpreadPlans plans = planVirtualization(t.k);
+  const Liveness live = analyzeLiveness(t.k, plans);
   CHECK(of(live, a).lastUsePos == 7);
   CHECK(of(live, a).freePos == 10);  // not 7 or 9: the barrier at 10 is the first after
   CHECK(of(live, b).lastUsePos == 19);
@@ -189,16 +192,17 @@ TEST_CASE("liveness: arrays are freed at the next barrier after their last use")
   CHECK(live.needsTrailingSync.empty());
 
   // a (256 B) is free when c is allocated: c goes to offset 0, b stays at 256.
-  const std::vector<ArrayPlacement> ps = memoryMap(t.k, live, 48 * 1024);
+  const MemoryMap map = memoryMap(t.k, plans, live, 48 * 1024);
+  const std::vector<ArrayPlacement>& ps = map.placements;
   CHECK(placed(ps, a).offset == 0);
   CHECK(placed(ps, b).offset == 256);
   CHECK(placed(ps, c).offset == 0);
-  CHECK(t.k.sharedBytes == 256 + 128);
+  CHECK(map.sharedBytes == 256 + 128);
 }
 
 TEST_CASE("memory map: red3 reuses memory and never shares bytes between live arrays") {
   const Kernel kernel = paper::red3Kernel();
-  const auto& ps = detail::KernelAccess::lowered(kernel).placements;
+  const auto& ps = detail::KernelAccess::lowered(kernel).memory.placements;
   REQUIRE(ps.size() == 8);
   uint32_t sum = 0;
   for (const ArrayPlacement& p : ps) sum += p.bytes;
@@ -217,7 +221,7 @@ TEST_CASE("memory map: red3 reuses memory and never shares bytes between live ar
   // On the reified IR: the last array is read by the final one-thread write, with no barrier
   // after it in the virtual-block loop body, which therefore needs a trailing __syncthreads.
   const KernelIR& reified = detail::KernelAccess::lowered(kernel).reified;
-  const Liveness live = analyzeLiveness(reified);
+  const Liveness live = analyzeLiveness(reified, SpreadPlans{});  // no warp programs to plan
   CHECK(live.arrays.size() == 8);
   const Body* blockBody = &std::get<DistrPar>(reified.body.at(0).node).body;
   REQUIRE(live.needsTrailingSync.count(blockBody) == 1);
@@ -234,7 +238,7 @@ TEST_CASE("memory map: the paper's kernels never share bytes between live arrays
 
 TEST_CASE("memory map: warp arrays take one slice per real warp") {
   const Kernel kernel = paper::agnosticWarpKernel();  // 256 threads: 8 warps
-  const auto& ps = detail::KernelAccess::lowered(kernel).placements;
+  const auto& ps = detail::KernelAccess::lowered(kernel).memory.placements;
   REQUIRE(ps.size() == 3);
   for (const ArrayPlacement& p : ps) {
     CHECK(kernel.ir().arrays[p.array].level == Level::Warp);
@@ -269,14 +273,14 @@ TEST_CASE("liveness: warp arrays are freed at the first __syncthreads after thei
   blk.push_back(Ir::par(Level::Block, 256, "k", t.out, V("k"), rd(t.in, V("k"))));  // 8, 9
   blk.push_back(Sync{Level::Block});                                                // 10
   t.blocks(blk);
-  Liveness live = analyzeLiveness(planned(t.k));
+  Liveness live = analyzeLiveness(t.k, planVirtualization(t.k));
   CHECK(of(live, y).freePos == 10);
   // As many virtual warps as real ones: no slice is reused within the block program.
   CHECK(live.needsTrailingSync.empty());
 
   // 16 virtual warps on 8 real ones: each real warp runs two, reusing its slice.
   std::get<DistrPar>(t.blockBody().at(0).node).count = lit(16);
-  live = analyzeLiveness(planned(t.k));
+  live = analyzeLiveness(t.k, planVirtualization(t.k));
   const Body* warpBody = &std::get<DistrPar>(t.blockBody().at(0).node).body;
   REQUIRE(live.needsTrailingSync.count(warpBody) == 1);
   CHECK(live.needsTrailingSync.at(warpBody) == Level::Warp);
@@ -305,12 +309,12 @@ TEST_CASE(
   blk.push_back(phase(x, 64, "w2", "k", "l"));  // 9..15
   t.blocks(blk);
 
-  const Liveness live = analyzeLiveness(planned(t.k));
+  const Liveness live = analyzeLiveness(t.k, planVirtualization(t.k));
   CHECK(of(live, y).freePos == 8);
   CHECK(of(live, x).freePos == 15);
   const LoweredKernel lowered = lowerKernel(t.k, LowerOptions{});
-  const ArrayPlacement& py = placed(lowered.placements, y);
-  const ArrayPlacement& px = placed(lowered.placements, x);
+  const ArrayPlacement& py = placed(lowered.memory.placements, y);
+  const ArrayPlacement& px = placed(lowered.memory.placements, x);
   REQUIRE(py.bytes == 1024);
   REQUIRE(px.bytes == 2048);
   if (bytesOverlap(py, px)) {
@@ -328,9 +332,7 @@ TEST_CASE("memory map: over the limit names the arrays live at the peak") {
   auto reduce = [](DPull<EWord32> in) {
     return mapRed(
         512,
-        [](const Program<Block>& p, const SPull<EWord32>& c) {
-          return red3(p, 2, paper::plus, c);
-        },
+        [](const Program<Block>& p, const SPull<EWord32>& c) { return red3(p, 2, paper::plus, c); },
         in);
   };
   try {

@@ -24,8 +24,8 @@ namespace {
 
 // The pass as lowerKernel runs it: the plan, then the apply step.
 KernelIR planAndVirtualize(KernelIR k) {
-  planVirtualization(k);
-  return virtualize(std::move(k));
+  const SpreadPlans plans = planVirtualization(k);
+  return virtualize(std::move(k), plans);
 }
 
 // ---- the lock-step interpreter of virtualized IR
@@ -176,7 +176,7 @@ class Interp {
 };
 
 Run execute(const KernelIR& k, uint32_t gridDim, uint32_t n0, ArrayId out) {
-  REQUIRE(k.virtualized);
+  REQUIRE(virtualized(k));
   return Interp(k, gridDim, n0, out).run();
 }
 
@@ -245,7 +245,7 @@ KernelIR warpForAll(uint32_t threads, uint32_t warps, uint32_t lanes) {
 
 TEST_CASE("virtualize: block ForAll with fewer instances than threads is guarded") {
   KernelIR k = planAndVirtualize(blockForAll(256, 100));
-  CHECK(k.virtualized);
+  CHECK(virtualized(k));
   CHECK(noParallelLoops(k.body));
   const SeqFor& loop = blockLoop(k);
   REQUIRE(loop.body.size() == 1);
@@ -505,9 +505,25 @@ TEST_CASE("virtualize: the interpreter notices a wrong mapping") {
 // ---- the plan and the marks: decided once, read by the other passes
 
 namespace {
-const SpreadPlan& planOf(const Stmt& s) {
-  if (const auto* f = std::get_if<ForAll>(&s.node)) return f->plan;
-  return std::get<DistrPar>(s.node).plan;
+// The LoopId of parallel loop `loop` of body b (its number among the ForAll and DistrPar
+// statements in pre-order), counting from `next`; true when found.
+bool findLoop(const Body& b, const Stmt& loop, LoopId& next) {
+  for (const Stmt& s : b) {
+    if (&s == &loop) return true;
+    if (isParallelLoop(s)) ++next;
+    for (const Body* c : ir::childBodies(s)) {
+      if (findLoop(*c, loop, next)) return true;
+    }
+  }
+  return false;
+}
+
+// The plan that `plans` (planVirtualization(k)) holds for the parallel loop `loop` of k.
+SpreadPlan& loopPlan(const KernelIR& k, SpreadPlans& plans, const Stmt& loop) {
+  LoopId id = 0;
+  REQUIRE(findLoop(k.body, loop, id));
+  REQUIRE(id < plans.size());
+  return plans[id];
 }
 }  // namespace
 
@@ -523,7 +539,8 @@ TEST_CASE("virtualization plan: each parallel loop's shape, real and used counts
                        Case{64, 5, 40, Spread::Loop, 2, Spread::Loop}}) {
     CAPTURE(c.warps);
     KernelIR k = warpForAll(c.threads, c.warps, c.lanes);
-    planVirtualization(k);
+    SpreadPlans plans = planVirtualization(k);
+    auto planOf = [&](const Stmt& s) -> const SpreadPlan& { return loopPlan(k, plans, s); };
     const Stmt& blocks = k.body.at(0);
     CHECK(planOf(blocks).shape == Spread::Loop);  // over the grid
     CHECK(planOf(blocks).real == 0);
@@ -537,7 +554,8 @@ TEST_CASE("virtualization plan: each parallel loop's shape, real and used counts
     CHECK(planOf(lanes).used == std::min(c.lanes, 32u));
   }
   KernelIR g = blockForAll(256, 600);
-  planVirtualization(g);
+  SpreadPlans gPlans = planVirtualization(g);
+  auto planOf = [&](const Stmt& s) -> const SpreadPlan& { return loopPlan(g, gPlans, s); };
   const Stmt& threads = std::get<DistrPar>(g.body.at(0).node).body.at(0);
   CHECK(planOf(threads).shape == Spread::Loop);
   CHECK(planOf(threads).real == 256);
@@ -548,10 +566,10 @@ TEST_CASE("virtualization plan: the apply step follows the plan, not the counts"
   // A plan changed by hand (as a future plan might decide differently) is what virtualize
   // applies: 2 warps on 2 real warps, planned as a loop, become a loop.
   KernelIR k = warpForAll(64, 2, 32);
-  planVirtualization(k);
-  auto& warps = std::get<DistrPar>(std::get<DistrPar>(k.body.at(0).node).body.at(0).node);
-  warps.plan.shape = Spread::Loop;
-  const KernelIR v = virtualize(std::move(k));
+  SpreadPlans plans = planVirtualization(k);
+  const Stmt& warps = std::get<DistrPar>(k.body.at(0).node).body.at(0);
+  loopPlan(k, plans, warps).shape = Spread::Loop;
+  const KernelIR v = virtualize(std::move(k), plans);
   const SeqFor& loop = blockLoop(v);
   const auto* warpLoop = std::get_if<SeqFor>(&loop.body.at(0).node);
   REQUIRE(warpLoop != nullptr);

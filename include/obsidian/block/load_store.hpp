@@ -1,11 +1,12 @@
-// The block layer, loads and stores: how a block's tile of threads x items elements moves
-// between global memory and the threads that work on consecutive elements (the blocked
-// arrangement: thread t owns elements t * items .. t * items + items - 1, which a thread-
-// sequential scan or reduction wants). Reading those straight from global memory makes each
-// load instruction of a warp span 32 x items elements; the other arrangements read coalesced
-// (each instruction covers consecutive memory) and exchange through shared memory, as CUB's
-// BLOCK_LOAD_DIRECT / _TRANSPOSE / _WARP_TRANSPOSE / _VECTORIZE do. Built on the warp layer's
-// exchanges (obsidian/warp/exchange.hpp).
+/// The block layer, loads and stores: how a block's tile of threads x items elements moves
+/// between global memory and the threads that work on consecutive elements (the blocked
+/// arrangement: thread t owns elements t * items .. t * items + items - 1, which a thread-
+/// sequential scan or reduction wants). Reading those straight from global memory makes each
+/// load instruction of a warp span 32 x items elements; the other arrangements read coalesced
+/// (each instruction covers consecutive memory) and exchange through shared memory, as CUB's
+/// BLOCK_LOAD_DIRECT / _TRANSPOSE / _WARP_TRANSPOSE / _VECTORIZE do. Built on the warp layer's
+/// exchanges (obsidian/warp/exchange.hpp).
+/// @file
 #pragma once
 
 #include <array>
@@ -16,17 +17,21 @@
 
 namespace obsidian {
 
+/// How blockLoad and blockStore move a tile between global memory and the blocked arrangement
+/// (CUB's BlockLoadAlgorithm).
 enum class BlockLoadAlgorithm {
-  Direct,       // no exchange: each thread reads its own elements from global memory
-  Striped,      // coalesced reads of the whole tile into shared memory; one block barrier
-  WarpStriped,  // each warp reads its own slice coalesced (warp-local striping); needs a
-                // block of whole warps (a multiple of 32 threads), as CUB's WARP_TRANSPOSE
-  Vectorized,   // as Striped, with 16-byte loads of 4 elements (see vectors<4>)
+  Direct,       ///< no exchange: each thread reads its own elements from global memory
+  Striped,      ///< coalesced reads of the whole tile into shared memory; one block barrier
+  WarpStriped,  ///< each warp reads its own slice coalesced (warp-local striping); needs a
+                ///< block of whole warps (a multiple of 32 threads), as CUB's WARP_TRANSPOSE
+  Vectorized,   ///< as Striped, with 16-byte loads of 4 elements (see vectors<4>)
 };
+/// Every BlockLoadAlgorithm, for sweeps (the tuner, the benchmarks, the tests).
 inline constexpr std::array<BlockLoadAlgorithm, 4> kBlockLoadAlgorithms = {
     BlockLoadAlgorithm::Direct, BlockLoadAlgorithm::Striped, BlockLoadAlgorithm::WarpStriped,
     BlockLoadAlgorithm::Vectorized};
-std::string name(BlockLoadAlgorithm a);  // "direct", "striped", "warpStriped", "vectorized"
+std::string name(BlockLoadAlgorithm a);  ///< "direct", "striped", "warpStriped", "vectorized"
+/// The algorithm name() calls s; an Error names the known ones.
 BlockLoadAlgorithm parseBlockLoadAlgorithm(const std::string& s);
 
 namespace detail {
@@ -59,15 +64,15 @@ SPull<Exp<X>> vectorizedLoad(const Program<Block>& p, const SPull<Exp<X>>& tile)
 }
 }  // namespace detail
 
-// blockLoad(a, p, items, tile): the tile (threads x items elements), arranged for the blocked
-// arrangement by algorithm a: the result is a pull array of the same elements that each
-// thread may read at its own items consecutive indices cheaply (shared memory for all but
-// Direct, which returns the tile itself). Vectorized needs a tile that reads a global array
-// directly, starting at a multiple of 4 elements, of scalars of at most 4 bytes (vectors<4>'s
-// rules), and items a multiple of 4; WarpStriped a block of whole warps (a multiple of 32
-// threads). The others take any element type (tuples too).
-// Cost: Direct none; the others threads x items elements of shared memory and one block
-// barrier.
+/// blockLoad(a, p, items, tile): the tile (threads x items elements), arranged for the blocked
+/// arrangement by algorithm a: the result is a pull array of the same elements that each
+/// thread may read at its own items consecutive indices cheaply (shared memory for all but
+/// Direct, which returns the tile itself). Vectorized needs a tile that reads a global array
+/// directly, starting at a multiple of 4 elements, of scalars of at most 4 bytes (vectors<4>'s
+/// rules), and items a multiple of 4; WarpStriped a block of whole warps (a multiple of 32
+/// threads). The others take any element type (tuples too).
+/// Cost: Direct none; the others threads x items elements of shared memory and one block
+/// barrier.
 template <class T>
 SPull<T> blockLoad(BlockLoadAlgorithm a, const Program<Block>& p, uint32_t items,
                    const SPull<T>& tile) {
@@ -104,12 +109,12 @@ SPull<T> blockLoad(BlockLoadAlgorithm a, const Program<Block>& p, uint32_t items
   }
 }
 
-// blockStore(a, p, items, arr): the reverse: thread t computes arr's elements t * items ..
-// t * items + items - 1 (blocked), and the result is a push array that writes them in the
-// arrangement of a: Direct writes them where they were computed (no shared memory); Striped
-// and WarpStriped go through shared memory so that each write instruction of a warp covers
-// consecutive indices (coalesced in global memory). Vectorized stores are not offered: a push
-// array writes element by element. Cost: as blockLoad.
+/// blockStore(a, p, items, arr): the reverse: thread t computes arr's elements
+/// t * items .. t * items + items - 1 (blocked), and the result is a push array that writes them in
+/// the arrangement of a: Direct writes them where they were computed (no shared memory); Striped
+/// and WarpStriped go through shared memory so that each write instruction of a warp covers
+/// consecutive indices (coalesced in global memory). Vectorized stores are not offered: a push
+/// array writes element by element. Cost: as blockLoad.
 template <class T>
 SPush<Block, T> blockStore(BlockLoadAlgorithm a, const Program<Block>& p, uint32_t items,
                            const SPull<T>& arr) {

@@ -1,8 +1,9 @@
-// The block layer, reductions: a block folds a tile of values. The paper's variants (Section
-// 5.2: red1..red7, each a line-for-line transcription) and the warp-shuffle reduction built on
-// the warp layer, named by BlockReduceAlgorithm as CUB names its BlockReduceAlgorithms, so the
-// tuner and benchmarks sweep them from here. Each runs inside any block program: a user's own
-// kernel, or the device layer's (obsidian/device/reduce.hpp).
+/// The block layer, reductions: a block folds a tile of values. The paper's variants (Section
+/// 5.2: red1..red7, each a line-for-line transcription) and the warp-shuffle reduction built on
+/// the warp layer, named by BlockReduceAlgorithm as CUB names its BlockReduceAlgorithms, so the
+/// tuner and benchmarks sweep them from here. Each runs inside any block program: a user's own
+/// kernel, or the device layer's (obsidian/device/reduce.hpp).
+/// @file
 #pragma once
 
 #include <array>
@@ -23,8 +24,8 @@ inline void checkPowerOfTwo(const char* what, uint32_t n) {
 }  // namespace detail
 
 // ---------------------------------------------------------------- the paper's variants
-// red1: combine adjacent elements (evenOdds) until one is left. Cost: log2(len) barriers,
-// len / 2 elements of shared memory (the stages reuse it).
+/// red1: combine adjacent elements (evenOdds) until one is left. Cost: log2(len) barriers,
+/// len / 2 elements of shared memory (the stages reuse it).
 template <class T, class Op>
 T red1(const Program<Block>& p, Op f, SPull<T> arr) {
   detail::checkPowerOfTwo("red1", arr.len());
@@ -35,7 +36,7 @@ T red1(const Program<Block>& p, Op f, SPull<T> arr) {
   return arr[0u];
 }
 
-// red2: combine the two halves (coalesced; needs a commutative operator).
+/// red2: combine the two halves (coalesced; needs a commutative operator).
 template <class T, class Op>
 T red2(const Program<Block>& p, Op f, SPull<T> arr) {
   detail::checkPowerOfTwo("red2", arr.len());
@@ -46,7 +47,7 @@ T red2(const Program<Block>& p, Op f, SPull<T> arr) {
   return arr[0u];
 }
 
-// red3: as red2, but the last `cutoff` elements are folded without a force.
+/// red3: as red2, but the last `cutoff` elements are folded without a force.
 template <class T, class Op>
 T red3(const Program<Block>& p, uint32_t cutoff, Op f, SPull<T> arr) {
   detail::checkPowerOfTwo("red3", arr.len());
@@ -57,8 +58,8 @@ T red3(const Program<Block>& p, uint32_t cutoff, Op f, SPull<T> arr) {
   return foldPull1(f, arr);
 }
 
-// red5': each thread first folds n elements strided by len / n (coalesce: consecutive threads
-// read consecutive elements), then red3; red5, red6 and red7 are n = 8, 16 and 32.
+/// red5': each thread first folds n elements strided by len / n (coalesce: consecutive threads
+/// read consecutive elements), then red3; red5, red6 and red7 are n = 8, 16 and 32.
 template <class T, class Op>
 T red5p(const Program<Block>& p, uint32_t n, Op f, const SPull<T>& arr) {
   if (n == 0 || arr.len() % n != 0 || ((arr.len() / n) & (arr.len() / n - 1)) != 0) {
@@ -70,8 +71,8 @@ T red5p(const Program<Block>& p, uint32_t n, Op f, const SPull<T>& arr) {
   return red3(p, 2, f, arr2);
 }
 
-// red4: each thread first reduces 8 consecutive elements (splitUp), then red3. Consecutive
-// threads read far-apart elements: uncoalesced (the paper's Figure 5, left).
+/// red4: each thread first reduces 8 consecutive elements (splitUp), then red3. Consecutive
+/// threads read far-apart elements: uncoalesced (the paper's Figure 5, left).
 template <class T, class Op>
 T red4(const Program<Block>& p, Op f, const SPull<T>& arr) {
   if (arr.len() % 8 != 0 || ((arr.len() / 8) & (arr.len() / 8 - 1)) != 0) {
@@ -81,25 +82,28 @@ T red4(const Program<Block>& p, Op f, const SPull<T>& arr) {
       p, tConcat<Block>(fmap([f](const SPull<T>& c) { return seqReduce(f, c); }, splitUp(8, arr))));
   return red3(p, 2, f, arr2);
 }
+/// red5: red5' with n = 8.
 template <class T, class Op>
 T red5(const Program<Block>& p, Op f, const SPull<T>& arr) {
   return red5p(p, 8, f, arr);
 }
+/// red6: red5' with n = 16.
 template <class T, class Op>
 T red6(const Program<Block>& p, Op f, const SPull<T>& arr) {
   return red5p(p, 16, f, arr);
 }
+/// red7: red5' with n = 32.
 template <class T, class Op>
 T red7(const Program<Block>& p, Op f, const SPull<T>& arr) {
   return red5p(p, 32, f, arr);
 }
 
 // ---------------------------------------------------------------- on the warp layer
-// blockReduce(p, f, arr): the f-fold of arr, one element per thread of the block (a multiple of
-// 32 of at most 1024): each warp folds its 32 elements with warpReduce, the warps' results go
-// through shared memory (one barrier), and the first warp folds them. f must be associative and
-// commutative. Cost: one barrier (two with more than one warp), one element of shared memory per
-// warp.
+/// blockReduce(p, f, arr): the f-fold of arr, one element per thread of the block (a multiple of
+/// 32 of at most 1024): each warp folds its 32 elements with warpReduce, the warps' results go
+/// through shared memory (one barrier), and the first warp folds them. f must be associative and
+/// commutative. Cost: one barrier (two with more than one warp), one element of shared memory per
+/// warp.
 template <class T, class Op>
 T blockReduce(const Program<Block>& p, Op f, const SPull<T>& arr) {
   const uint32_t n = arr.len();
@@ -127,16 +131,16 @@ T blockReduce(const Program<Block>& p, Op f, const SPull<T>& arr) {
   return total[0u];
 }
 
-// The f-fold of the four lanes of a vector, as a balanced tree.
+/// The f-fold of the four lanes of a vector, as a balanced tree.
 template <class X, class Op>
 Exp<X> foldVector(Op f, const Vector<4, X>& v) {
   return f(f(hana::at_c<0>(v), hana::at_c<1>(v)), f(hana::at_c<2>(v), hana::at_c<3>(v)));
 }
 
-// redVec(p, seq, f, arr): red7's shape with 16-byte loads: each thread folds `seq` coalesced
-// vectors of 4 elements (arr has threads x seq x 4 elements and reads a global array directly,
-// starting at a multiple of 4: see vectors<4>), then blockReduce combines the threads' results.
-// Cost: as blockReduce, plus one element of shared memory per thread.
+/// redVec(p, seq, f, arr): red7's shape with 16-byte loads: each thread folds `seq` coalesced
+/// vectors of 4 elements (arr has threads x seq x 4 elements and reads a global array directly,
+/// starting at a multiple of 4: see vectors<4>), then blockReduce combines the threads' results.
+/// Cost: as blockReduce, plus one element of shared memory per thread.
 template <class X, class Op>
 Exp<X> redVec(const Program<Block>& p, uint32_t seq, Op f, const SPull<Exp<X>>& arr) {
   auto perThread = fmap(
@@ -148,20 +152,33 @@ Exp<X> redVec(const Program<Block>& p, uint32_t seq, Op f, const SPull<Exp<X>>& 
 }
 
 // ---------------------------------------------------------------- the variants by name
-enum class BlockReduceAlgorithm { Red1, Red2, Red3, Red4, Red5, Red6, Red7, WarpShuffle };
+/// The block reductions by name (as CUB's BlockReduceAlgorithm), for the device reductions, the
+/// tuner and the benchmarks.
+enum class BlockReduceAlgorithm {
+  Red1,        ///< red1
+  Red2,        ///< red2
+  Red3,        ///< red3 (cutoff 2)
+  Red4,        ///< red4
+  Red5,        ///< red5
+  Red6,        ///< red6
+  Red7,        ///< red7
+  WarpShuffle  ///< blockReduce on the warp layer (warp shuffles)
+};
+/// Every BlockReduceAlgorithm, for sweeps (the tuner, the benchmarks, the tests).
 inline constexpr std::array<BlockReduceAlgorithm, 8> kBlockReduceAlgorithms = {
     BlockReduceAlgorithm::Red1, BlockReduceAlgorithm::Red2,       BlockReduceAlgorithm::Red3,
     BlockReduceAlgorithm::Red4, BlockReduceAlgorithm::Red5,       BlockReduceAlgorithm::Red6,
     BlockReduceAlgorithm::Red7, BlockReduceAlgorithm::WarpShuffle};
 
-// "red1" .. "red7", "warpShuffle"; and back (an Error names the known ones).
+/// "red1" .. "red7", "warpShuffle"; and back (an Error names the known ones).
 std::string name(BlockReduceAlgorithm a);
+/// The algorithm name() calls s; an Error names the known ones.
 BlockReduceAlgorithm parseBlockReduceAlgorithm(const std::string& s);
 
-// blockReduce(a, p, f, tile): the f-fold of the tile by algorithm a. The paper's variants need
-// a power-of-two tile (red4..red7: tile / 8, 16 or 32 a power of two); warpShuffle has each
-// thread fold the tile's elements strided by the block size (coalesced), then blockReduce, and
-// needs a tile that is a multiple of the block's threads (a power-of-two number of warps).
+/// blockReduce(a, p, f, tile): the f-fold of the tile by algorithm a. The paper's variants need
+/// a power-of-two tile (red4..red7: tile / 8, 16 or 32 a power of two); warpShuffle has each
+/// thread fold the tile's elements strided by the block size (coalesced), then blockReduce, and
+/// needs a tile that is a multiple of the block's threads (a power-of-two number of warps).
 template <class T, class Op>
 T blockReduce(BlockReduceAlgorithm a, const Program<Block>& p, Op f, const SPull<T>& tile) {
   switch (a) {

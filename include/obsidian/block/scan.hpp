@@ -1,8 +1,9 @@
-// The block layer, scans: the inclusive prefixes of a block's tile. The paper's variants
-// (Section 5.3: Sklansky with one thread per element, sklansky2/3 with two, Kogge-Stone) and
-// the thread-sequential scan built on the warp layer (each thread scans consecutive elements in
-// registers, warp scans of the threads' totals), named by BlockScanAlgorithm. Each runs inside
-// any block program: a user's own kernel, or the device scans (obsidian/device/scan.hpp).
+/// The block layer, scans: the inclusive prefixes of a block's tile. The paper's variants
+/// (Section 5.3: Sklansky with one thread per element, sklansky2/3 with two, Kogge-Stone) and
+/// the thread-sequential scan built on the warp layer (each thread scans consecutive elements in
+/// registers, warp scans of the threads' totals), named by BlockScanAlgorithm. Each runs inside
+/// any block program: a user's own kernel, or the device scans (obsidian/device/scan.hpp).
+/// @file
 #pragma once
 
 #include <array>
@@ -16,9 +17,9 @@
 namespace obsidian {
 
 // ---------------------------------------------------------------- the paper's variants
-// fan op arr = conc a1 (fmap (op c) a2)
-//   where (a1, a2) = halve arr
-//         c = a1 ! (len a1 - 1)
+/// fan op arr = conc a1 (fmap (op c) a2)
+///   where (a1, a2) = halve arr
+///         c = a1 ! (len a1 - 1)
 template <class T, class Op>
 SPull<T> fan(Op op, const SPull<T>& arr) {
   auto [a1, a2] = halve(arr);
@@ -26,9 +27,9 @@ SPull<T> fan(Op op, const SPull<T>& arr) {
   return conc(a1, fmap([op, c](const T& x) { return op(c, x); }, a2));
 }
 
-// sklansky(p, n, op, arr): 2^n elements with one thread per element (virtualized where the
-// block has fewer), each of the n steps a binSplit of fans, forced. Cost: n barriers, 2^n
-// elements of shared memory (two arrays alive at once: 2 x 2^n).
+/// sklansky(p, n, op, arr): 2^n elements with one thread per element (virtualized where the
+/// block has fewer), each of the n steps a binSplit of fans, forced. Cost: n barriers, 2^n
+/// elements of shared memory (two arrays alive at once: 2 x 2^n).
 template <class T, class Op>
 SPush<Block, T> sklansky(const Program<Block>& p, uint32_t n, Op op, const SPull<T>& arr) {
   if (n == 0) return push<Block>(arr);
@@ -38,8 +39,9 @@ SPush<Block, T> sklansky(const Program<Block>& p, uint32_t n, Op op, const SPull
   return sklansky(p, n - 1, op, arr2);
 }
 
-// phase i f arr: len/2 threads, each writing one element unchanged (ix1) and one combined with
-// the last element of the preceding 2^i-element group (ix3) (paper: mkPush l (\wf -> forAll ...))
+/// phase i f arr: len/2 threads, each writing one element unchanged (ix1) and one combined with
+/// the last element of the preceding 2^i-element group (ix3)
+/// (paper: `mkPush l (\wf -> forAll ...)`)
 template <class T, class Op>
 SPush<Block, T> phase(uint32_t i, Op f, const SPull<T>& arr) {
   const uint32_t l = len(arr);
@@ -54,7 +56,7 @@ SPush<Block, T> phase(uint32_t i, Op f, const SPull<T>& arr) {
   });
 }
 
-// [phase i f | i <- [0..(l-1)]]
+/// [phase i f | i <- [0..(l-1)]]
 template <class T, class Op>
 std::vector<std::function<SPush<Block, T>(const SPull<T>&)>> phases(uint32_t l, Op f) {
   std::vector<std::function<SPush<Block, T>(const SPull<T>&)>> fs;
@@ -64,26 +66,26 @@ std::vector<std::function<SPush<Block, T>(const SPull<T>&)>> phases(uint32_t l, 
   return fs;
 }
 
-// sklansky2 l f = compose [phase i f | i <- [0..(l-1)]]
-// Scans 2^l elements (l >= 1) with two elements per thread and no conditionals.
-// Cost: l - 1 barriers, 2^l elements of shared memory per live stage.
+/// sklansky2 l f = compose [phase i f | i <- [0..(l-1)]]
+/// Scans 2^l elements (l >= 1) with two elements per thread and no conditionals.
+/// Cost: l - 1 barriers, 2^l elements of shared memory per live stage.
 template <class T, class Op>
 SPush<Block, T> sklansky2(const Program<Block>& p, uint32_t l, Op f, const SPull<T>& arr) {
   return compose(p, phases<T>(l, f), arr);
 }
 
-// sklansky3 l f arr = do im <- force (load 2 arr)
-//                        compose [phase i f | i <- [0..(l-1)]] im
-// sklansky2 after a coalescing strided load of two elements per thread into shared memory.
-// Cost: one barrier more than sklansky2.
+/// sklansky3 l f arr = do im <- force (load 2 arr)
+///                        compose [phase i f | i <- [0..(l-1)]] im
+/// sklansky2 after a coalescing strided load of two elements per thread into shared memory.
+/// Cost: one barrier more than sklansky2.
 template <class T, class Op>
 SPush<Block, T> sklansky3(const Program<Block>& p, uint32_t l, Op f, const SPull<T>& arr) {
   const SPull<T> im = force(p, load(2, arr));
   return compose(p, phases<T>(l, f), im);
 }
 
-// koggeStone: l steps over 2^l elements; in step k, element i becomes a[i - 2^k] op a[i] from
-// i = 2^k on (and stays a[i] below), each step forced. Cost: l barriers.
+/// koggeStone: l steps over 2^l elements; in step k, element i becomes a[i - 2^k] op a[i] from
+/// i = 2^k on (and stays a[i] below), each step forced. Cost: l barriers.
 template <class T, class Op>
 SPush<Block, T> koggeStone(const Program<Block>& p, uint32_t l, Op op, SPull<T> arr) {
   for (uint32_t k = 0; k < l; ++k) {
@@ -96,7 +98,7 @@ SPush<Block, T> koggeStone(const Program<Block>& p, uint32_t l, Op op, SPull<T> 
   return push<Block>(arr);
 }
 
-// shiftRight id arr = [id, a0, ..., a(n-2)]: the inclusive scan of it is the exclusive scan.
+/// shiftRight id arr = [id, a0, ..., a(n-2)]: the inclusive scan of it is the exclusive scan.
 template <class T>
 SPull<T> shiftRight(const T& id, const SPull<T>& arr) {
   return mkPull(len(arr),
@@ -104,19 +106,19 @@ SPull<T> shiftRight(const T& id, const SPull<T>& arr) {
 }
 
 // ---------------------------------------------------------------- on the warp layer
-// seqScanBlock(p, seq, f, arr, load): the inclusive f-scan of arr (threads x seq elements) as a
-// manifest array in shared memory. Thread t owns elements t*seq .. t*seq+seq-1 and reads them
-// twice: first it folds them, the folds are scanned by warpScan per warp, each
-// warp scans the warps' totals for itself, and then each thread scans its elements again from
-// the fold of the threads before it, writing each element's final prefix (so the result is read
-// as it is: no per-element fix-up when it is used). seq odd keeps the shared-memory accesses
-// free of bank conflicts. `load` (block/load_store.hpp) says where the threads read their
-// elements: Direct, straight from arr (a warp's loads cover consecutive memory, so the cache
-// serves the second read and what each load instruction leaves); the others, from blockLoad's
-// arrangement in shared memory (coalesced reads; Vectorized only for a tile that reads a global
-// array directly, see blockLoad).
-// Cost: two barriers (three with any load but Direct), threads x seq + threads elements of
-// shared memory (and the tile again with any load but Direct).
+/// seqScanBlock(p, seq, f, arr, load): the inclusive f-scan of arr (threads x seq elements) as a
+/// manifest array in shared memory. Thread t owns elements t*seq .. t*seq+seq-1 and reads them
+/// twice: first it folds them, the folds are scanned by warpScan per warp, each
+/// warp scans the warps' totals for itself, and then each thread scans its elements again from
+/// the fold of the threads before it, writing each element's final prefix (so the result is read
+/// as it is: no per-element fix-up when it is used). seq odd keeps the shared-memory accesses
+/// free of bank conflicts. `load` (block/load_store.hpp) says where the threads read their
+/// elements: Direct, straight from arr (a warp's loads cover consecutive memory, so the cache
+/// serves the second read and what each load instruction leaves); the others, from blockLoad's
+/// arrangement in shared memory (coalesced reads; Vectorized only for a tile that reads a global
+/// array directly, see blockLoad).
+/// Cost: two barriers (three with any load but Direct), threads x seq + threads elements of
+/// shared memory (and the tile again with any load but Direct).
 template <class T, class Op>
 SPull<T> seqScanBlock(const Program<Block>& p, uint32_t seq, Op f, const SPull<T>& arr,
                       BlockLoadAlgorithm load = BlockLoadAlgorithm::Direct) {
@@ -184,26 +186,36 @@ SPull<T> seqScanBlock(const Program<Block>& p, uint32_t seq, Op f, const SPull<T
 }
 
 // ---------------------------------------------------------------- the variants by name
-enum class BlockScanAlgorithm { Sklansky, Sklansky2, Sklansky3, KoggeStone, ThreadSequential };
+/// The block scans by name (as CUB's BlockScanAlgorithm), for the device scans, the tuner and
+/// the benchmarks.
+enum class BlockScanAlgorithm {
+  Sklansky,         ///< sklansky: one thread per element
+  Sklansky2,        ///< sklansky2: two elements per thread, no conditionals
+  Sklansky3,        ///< sklansky3: sklansky2 after a coalescing load
+  KoggeStone,       ///< koggeStone
+  ThreadSequential  ///< seqScanBlock: each thread scans consecutive elements, warp scans
+};
+/// Every BlockScanAlgorithm, for sweeps (the tuner, the benchmarks, the tests).
 inline constexpr std::array<BlockScanAlgorithm, 5> kBlockScanAlgorithms = {
     BlockScanAlgorithm::Sklansky, BlockScanAlgorithm::Sklansky2, BlockScanAlgorithm::Sklansky3,
     BlockScanAlgorithm::KoggeStone, BlockScanAlgorithm::ThreadSequential};
 
-// "sklansky", "sklansky2", "sklansky3", "koggeStone", "threadSequential"; and back (an Error
-// names the known ones).
+/// "sklansky", "sklansky2", "sklansky3", "koggeStone", "threadSequential"; and back (an Error
+/// names the known ones).
 std::string name(BlockScanAlgorithm a);
+/// The algorithm name() calls s; an Error names the known ones.
 BlockScanAlgorithm parseBlockScanAlgorithm(const std::string& s);
-// Elements each thread scans when the block has threads enough (sklansky2/3: two; the
-// thread-sequential scan: tile / threads; the others: one).
+/// Elements each thread scans when the block has threads enough (sklansky2/3: two; the
+/// thread-sequential scan: tile / threads; the others: one).
 uint32_t elementsPerThread(BlockScanAlgorithm a);
 
 namespace detail {
 uint32_t log2Tile(BlockScanAlgorithm a, uint32_t n);  // checks the tile's length for `a`
 }
 
-// blockScan(a, p, f, tile): the inclusive f-scan of the tile by algorithm a, as the block's
-// push array. The paper's variants need a power-of-two tile (sklansky2/3 at least 2 elements);
-// threadSequential a multiple of the block's threads (a multiple of 32).
+/// blockScan(a, p, f, tile): the inclusive f-scan of the tile by algorithm a, as the block's
+/// push array. The paper's variants need a power-of-two tile (sklansky2/3 at least 2 elements);
+/// threadSequential a multiple of the block's threads (a multiple of 32).
 template <class T, class Op>
 SPush<Block, T> blockScan(BlockScanAlgorithm a, const Program<Block>& p, Op f,
                           const SPull<T>& tile) {
@@ -223,15 +235,15 @@ SPush<Block, T> blockScan(BlockScanAlgorithm a, const Program<Block>& p, Op f,
   return push<Block>(seqScanBlock(p, tile.len() / threads, f, tile));
 }
 
-// blockScanOf(a, f): block scan a with operator f as a callable (p, tile) -> the block's push
-// array: what scanGrid (device/scan.hpp) and mapScan (device/tiled.hpp) take.
+/// blockScanOf(a, f): block scan a with operator f as a callable (p, tile) -> the block's push
+/// array: what scanGrid (device/scan.hpp) and mapScan (device/tiled.hpp) take.
 template <class Op>
 auto blockScanOf(BlockScanAlgorithm a, Op f) {
   return [a, f](const Program<Block>& p, const auto& tile) { return blockScan(a, p, f, tile); };
 }
 
-// blockExclusiveScan(a, p, f, identity, tile): the exclusive scan (identity first): the
-// inclusive scan of the tile shifted right by one.
+/// blockExclusiveScan(a, p, f, identity, tile): the exclusive scan (identity first): the
+/// inclusive scan of the tile shifted right by one.
 template <class T, class Op>
 SPush<Block, T> blockExclusiveScan(BlockScanAlgorithm a, const Program<Block>& p, Op f,
                                    const T& identity, const SPull<T>& tile) {

@@ -1,7 +1,8 @@
-// What the device-wide calls share (device/reduce.hpp, device/scan.hpp, ...): the kernels they
-// capture, kept by key so that a second call with the same operator type, element type, policy
-// and device reuses its Kernel (capture is the costly host part of a call; the runtime's kernel
-// cache then finds the compiled binary), and running one launch on the GPU or the simulator.
+/// What the device-wide calls share (device/reduce.hpp, device/scan.hpp, ...): the kernels they
+/// capture, kept by key so that a second call with the same operator type, element type, policy
+/// and device reuses its Kernel (capture is the costly host part of a call; the runtime's kernel
+/// cache then finds the compiled binary), and running one launch on the GPU or the simulator.
+/// @file
 #pragma once
 
 #include <cstring>

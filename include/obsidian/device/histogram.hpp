@@ -1,16 +1,17 @@
-// Device histogram with even bins (as cub::DeviceHistogram::HistogramEven): counts of u8, u16,
-// u32 or f32 samples in `bins` equal bins over [lower, upper). Two ways in:
-//  - building blocks for a kernel of one's own: EvenBinning (which bin a sample falls in),
-//    SharedHistogram (a block's privatized counters in shared memory), blockHistogram (a
-//    block's samples added into them) and addToGlobal (a block's counters added into a global
-//    DMutable histogram with atomics);
-//  - histogramEven: the whole device-wide computation, on the GPU (device buffers, optionally on
-//    a stream) or on the simulator (host arrays), its kernel captured once per (sample type,
-//    bins, policy).
-// The kernel: an occupancy-sized grid; each block zeroes a histogram in shared memory, sweeps
-// its share of the input with 16-byte loads (u8 and u16 samples are read as packed 32-bit
-// words, four or two samples to a word), counts with shared atomics, then adds its counters
-// into the global bins with one atomic per non-zero bin.
+/// Device histogram with even bins (as cub::DeviceHistogram::HistogramEven): counts of u8, u16,
+/// u32 or f32 samples in `bins` equal bins over [lower, upper). Two ways in:
+///  - building blocks for a kernel of one's own: EvenBinning (which bin a sample falls in),
+///    SharedHistogram (a block's privatized counters in shared memory), blockHistogram (a
+///    block's samples added into them) and addToGlobal (a block's counters added into a global
+///    DMutable histogram with atomics);
+///  - histogramEven: the whole device-wide computation, on the GPU (device buffers, optionally on
+///    a stream) or on the simulator (host arrays), its kernel captured once per (sample type,
+///    bins, policy).
+/// The kernel: an occupancy-sized grid; each block zeroes a histogram in shared memory, sweeps
+/// its share of the input with 16-byte loads (u8 and u16 samples are read as packed 32-bit
+/// words, four or two samples to a word), counts with shared atomics, then adds its counters
+/// into the global bins with one atomic per non-zero bin.
+/// @file
 #pragma once
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "obsidian/capture.hpp"
+#include "obsidian/device/algorithm.hpp"
 #include "obsidian/device/dispatch.hpp"
 #include "obsidian/device/policy.hpp"
 #include "obsidian/library.hpp"
@@ -31,45 +33,73 @@
 namespace obsidian {
 
 // ------------------------------------------------------------------ policy
+/// How histogramEven's kernel counts: its blocks, its loads in flight and its privatized copies.
 struct HistogramPolicy {
-  uint32_t threads = 256;  // threads per block
-  uint32_t vectors = 4;    // 16-byte vectors each thread loads before counting them (in flight)
-  // Copies of the block's histogram, interleaved (counter bin * copies + lane % copies): with
-  // 32, the lanes of a warp never hit the same counter or bank, even on constant data. A power
-  // of two up to 32; halved while bins * copies counters exceed sharedBudget.
+  uint32_t threads = 256;  ///< threads per block
+  uint32_t vectors = 4;    ///< 16-byte vectors each thread loads before counting them (in flight)
+  /// Copies of the block's histogram, interleaved (counter bin * copies + lane % copies): with
+  /// 32, the lanes of a warp never hit the same counter or bank, even on constant data. A power
+  /// of two up to 32; halved while bins * copies counters exceed sharedBudget.
   uint32_t copies = 32;
-  uint32_t sharedBudget = 32 * 1024;  // bytes of shared memory the copies may take
+  uint32_t sharedBudget = 32 * 1024;  ///< bytes of shared memory the copies may take
+  /// Field by field.
   friend bool operator==(const HistogramPolicy&, const HistogramPolicy&) = default;
 };
 
-// The sm 90 row: obsidian-tune over tuning/spaces/histogram.json on the H100.
-inline constexpr Tuned<HistogramPolicy> kHistogramPolicies[] = {
-    {0,
-     {256, 4, 8, 32 * 1024},
-     "(fallback)",
-     "not measured: a moderate configuration for GPUs without a measured row"},
-    {90,
-     {512, 2, 16, 32 * 1024},
-     "obsidian-tune tuning/spaces/histogram.json",
-     "H100, 2026-11-23, 2^26 samples, 40 policies: 512 threads x 2 vectors x 16 copies fastest "
-     "for u8 256 bins of width 1 (36.3 us; 8 copies 37.1, 32 copies 36.6) and over [0, 200) "
-     "(47.3 us; 8 copies 47.6); u32 1024 bins and f32 4096 bins take 8 and 2 copies within "
-     "the shared budget: 97.3 us (best 97.1) and 97.3 us (best 96.4) (tuning/RESULTS.md, "
-     "'Device layer policies')"},
+namespace device {
+
+/// histogramEven's descriptor (device/algorithm.hpp).
+struct HistogramEven {
+  using Policy = HistogramPolicy;                       ///< the policy type
+  static constexpr const char* name = "histogramEven";  ///< the ready call's name
+  /// Where it is declared.
+  static constexpr const char* header = "obsidian/device/histogram.hpp";
+  /// What it computes.
+  static constexpr const char* summary =
+      "counts of samples in even bins (privatized in shared memory)";
+  /// The policy's fields as data.
+  static constexpr auto fields() {
+    return hana::make_tuple(
+        field("threads", &Policy::threads, 32, 1024, "threads per block (whole warps)"),
+        field("vectors", &Policy::vectors, 1, 16, "16-byte vectors each thread loads in flight"),
+        field("copies", &Policy::copies, 1, 32,
+              "interleaved copies of the block's histogram (a power of two)"),
+        field("shared_budget", &Policy::sharedBudget, 1024, 227 * 1024,
+              "bytes of shared memory the copies may take"));
+  }
+  /// The policy table: the fallback, then a row per measured architecture.
+  static constexpr Tuned<Policy> table[] = {
+      {0,
+       {},
+       {256, 4, 8, 32 * 1024},
+       "(fallback)",
+       "not measured: a moderate configuration for GPUs without a measured row"},
+      {90,
+       {},
+       {512, 2, 16, 32 * 1024},
+       "obsidian-tune tuning/spaces/histogram.json",
+       "H100, 2026-11-23, 2^26 samples, 40 policies: 512 threads x 2 vectors x 16 copies fastest "
+       "for u8 256 bins of width 1 (36.3 us; 8 copies 37.1, 32 copies 36.6) and over [0, 200) "
+       "(47.3 us; 8 copies 47.6); u32 1024 bins and f32 4096 bins take 8 and 2 copies within "
+       "the shared budget: 97.3 us (best 97.1) and 97.3 us (best 96.4) (tuning/RESULTS.md, "
+       "'Device layer policies')"},
+  };
 };
 
+}  // namespace device
+
 // ------------------------------------------------------------------ samples and levels
-// The sample types a histogram counts. The device-wide kernel reads u8 and u16 samples as
-// packed words.
+/// The sample types a histogram counts. The device-wide kernel reads u8 and u16 samples as
+/// packed words.
 template <class S>
 concept HistogramSample = std::is_same_v<S, uint8_t> || std::is_same_v<S, uint16_t> ||
     std::is_same_v<S, uint32_t> || std::is_same_v<S, float>;
 
-// The type of the levels lower and upper: u32 for integer samples, f32 for f32 samples.
+/// The type of the levels lower and upper: u32 for integer samples, f32 for f32 samples.
 template <HistogramSample S>
 using HistogramLevel = std::conditional_t<std::is_same_v<S, float>, float, uint32_t>;
 
-// A sample's value inside a kernel: f32, or an integer sample widened to u32.
+/// A sample's value inside a kernel: f32, or an integer sample widened to u32.
 template <HistogramSample S>
 using SampleExp = std::conditional_t<std::is_same_v<S, float>, EFloat, EWord32>;
 
@@ -106,21 +136,25 @@ BinningScalars binningFor(uint32_t bins,
 }
 }  // namespace detail
 
-// Which of `bins` even bins over [lower, upper) a sample of type S falls in, inside a kernel.
-// The levels are expressions: literals (evenBinning) or kernel parameters (histogramKernel).
+/// Which of `bins` even bins over [lower, upper) a sample of type S falls in, inside a kernel.
+/// The levels are expressions: literals (evenBinning) or kernel parameters (histogramKernel).
 template <HistogramSample S>
 struct EvenBinning {
-  uint32_t bins = 0;
-  // Integer samples in bins of a power-of-two width (known when the kernel is generated; the
-  // levels' scalars then have multiplier 1): the bin is d >> shift, no 64-bit multiply.
+  uint32_t bins = 0;  ///< the number of bins
+  /// Integer samples in bins of a power-of-two width (known when the kernel is generated; the
+  /// levels' scalars then have multiplier 1): the bin is d >> shift, no 64-bit multiply.
   bool powerOfTwoWidth = false;
-  // Integer samples (see detail::BinningScalars).
+  /// @{
+  /// Integer samples (see detail::BinningScalars).
   EWord32 lower{0u}, range{0u};
   EWord64 multiplier{0u}, shift{0u};
-  // f32 samples.
+  /// @}
+  /// @{
+  /// f32 samples.
   EFloat flower{0.0f}, fupper{0.0f}, scale{0.0f};
+  /// @}
 
-  // Whether x is counted (inside [lower, upper)), and its bin (meaningless when it is not).
+  /// Whether x is counted (inside [lower, upper)), and its bin (meaningless when it is not).
   std::pair<EBool, EWord32> operator()(const SampleExp<S>& x) const {
     if constexpr (std::is_same_v<S, float>) {
       const EFloat t = max((x - flower) * scale, EFloat(0.0f));
@@ -140,7 +174,7 @@ struct EvenBinning {
   }
 };
 
-// The binning for levels known when the kernel is generated (literals in its code).
+/// The binning for levels known when the kernel is generated (literals in its code).
 template <HistogramSample S>
 EvenBinning<S> evenBinning(uint32_t bins, HistogramLevel<S> lower, HistogramLevel<S> upper) {
   EvenBinning<S> b;
@@ -161,20 +195,23 @@ EvenBinning<S> evenBinning(uint32_t bins, HistogramLevel<S> lower, HistogramLeve
 }
 
 // ------------------------------------------------------------------ building blocks
-// A block's histogram in shared memory: `copies` interleaved copies of `bins` counters
-// (counter bin * copies + c), so that threads whose lanes differ modulo `copies` never update
-// the same counter.
+/// A block's histogram in shared memory: `copies` interleaved copies of `bins` counters
+/// (counter bin * copies + c), so that threads whose lanes differ modulo `copies` never update
+/// the same counter.
 struct SharedHistogram {
-  SMutable<uint32_t> counters;
+  SMutable<uint32_t> counters;  ///< bins * copies counters, copy c of bin b at b * copies + c
+  /// @{
+  /// Its bins, and the copies of each.
   uint32_t bins = 0, copies = 1;
+  /// @}
 };
 
-// A zeroed SharedHistogram (a barrier follows the zeroing). Error when bins is 0, copies is not
-// a power of two up to 32, or the counters exceed the kernel's shared memory (reported by the
-// memory map when the kernel is generated).
+/// A zeroed SharedHistogram (a barrier follows the zeroing). Error when bins is 0, copies is not
+/// a power of two up to 32, or the counters exceed the kernel's shared memory (reported by the
+/// memory map when the kernel is generated).
 SharedHistogram newSharedHistogram(const Program<Block>& p, uint32_t bins, uint32_t copies = 1);
 
-// One sample x counted into h by thread t, whose copy is `lane` % h.copies.
+/// One sample x counted into h by thread t, whose copy is `lane` % h.copies.
 template <HistogramSample S>
 void addSample(const Program<Thread>& t, const SharedHistogram& h, const EvenBinning<S>& binning,
                const SampleExp<S>& x, const EWord32& lane) {
@@ -183,8 +220,8 @@ void addSample(const Program<Thread>& t, const SharedHistogram& h, const EvenBin
   t.cond(counted, [&](const Program<Thread>& u) { atomicAdd(u, h.counters, counter, 1u); });
 }
 
-// Every sample of `samples` counted into h (element i by thread i % threads). No barrier
-// follows: counting more, then addToGlobal (which starts with one), needs none between.
+/// Every sample of `samples` counted into h (element i by thread i % threads). No barrier
+/// follows: counting more, then addToGlobal (which starts with one), needs none between.
 template <HistogramSample S, class Len, KernelScalar X>
 void blockHistogram(const Program<Block>& p, const SharedHistogram& h,
                     const EvenBinning<S>& binning, const Pull<Len, Exp<X>>& samples) {
@@ -205,23 +242,22 @@ void blockHistogram(const Program<Block>& p, const SharedHistogram& h,
   });
 }
 
-// The count of `bin`: its copies summed (each thread starts at another copy, so that threads
-// summing neighbouring bins read different banks).
+/// The count of `bin`: its copies summed (each thread starts at another copy, so that threads
+/// summing neighbouring bins read different banks).
 EWord32 binTotal(const SharedHistogram& h, const EWord32& bin);
 
-// A barrier, then h's non-zero counts added into the global histogram `global` (one atomic per
-// non-zero bin). `global` must hold h.bins counters (a launch precondition).
+/// A barrier, then h's non-zero counts added into the global histogram `global` (one atomic per
+/// non-zero bin). `global` must hold h.bins counters (a launch precondition).
 void addToGlobal(const Program<Block>& p, const SharedHistogram& h,
                  const DMutable<uint32_t>& global);
 
 // ------------------------------------------------------------------ the device-wide kernel
-// The copies of a policy for `bins` bins: policy.copies, halved while over its shared budget.
+/// The copies of a policy for `bins` bins: policy.copies, halved while over its shared budget.
 uint32_t histogramCopies(uint32_t bins, const HistogramPolicy& policy);
 
 namespace detail {
 void checkHistogramPolicy(const HistogramPolicy& policy);
 void checkHistogramBins(uint32_t bins, const HistogramPolicy& policy);
-std::string policyKey(const HistogramPolicy& p);
 
 template <HistogramSample S>
 constexpr uint32_t samplesPerWord() {
@@ -332,19 +368,19 @@ GridEffect histogramSweep(const DPull<Exp<W>>& words, const DMutable<uint32_t>& 
 }
 }  // namespace detail
 
-// The histogram kernel for samples of type S into `bins` bins with `policy`. Its parameters,
-// in order (launch arguments in this order):
-//   the samples as words: u32 or f32 samples themselves; u8/u16 samples packed four/two to a
-//     little-endian u32 word, ceil(n * sizeof(S) / 4) words (16-byte aligned);
-//   the global bins (DMutable<uint32_t>, `bins` counters: counts are added to them);
-//   n (u32): the number of samples; blocks (u32): the grid (gpu::occupancyBlocks or fewer);
-//   the levels: integer samples lower, range (u32), multiplier, shift (u64); f32 samples
-//     lower, upper, scale (f32) (detail::binningScalars).
-// It has no output array: an effect-only kernel (GridEffect) that adds into the bins.
-// With powerOfTwoWidth (integer samples only), the kernel bins with one shift and is only for
-// levels whose bins have a power-of-two width (a launch precondition: multiplier 1).
-// histogramEven passes all of these and picks the variant (histogramKernelFor); call this to
-// read the kernel's code and report.
+/// The histogram kernel for samples of type S into `bins` bins with `policy`. Its parameters,
+/// in order (launch arguments in this order):
+///   the samples as words: u32 or f32 samples themselves; u8/u16 samples packed four/two to a
+///     little-endian u32 word, ceil(n * sizeof(S) / 4) words (16-byte aligned);
+///   the global bins (DMutable<uint32_t>, `bins` counters: counts are added to them);
+///   n (u32): the number of samples; blocks (u32): the grid (gpu::occupancyBlocks or fewer);
+///   the levels: integer samples lower, range (u32), multiplier, shift (u64); f32 samples
+///     lower, upper, scale (f32) (detail::binningScalars).
+/// It has no output array: an effect-only kernel (GridEffect) that adds into the bins.
+/// With powerOfTwoWidth (integer samples only), the kernel bins with one shift and is only for
+/// levels whose bins have a power-of-two width (a launch precondition: multiplier 1).
+/// histogramEven passes all of these and picks the variant (histogramKernelFor); call this to
+/// read the kernel's code and report.
 template <HistogramSample S>
 Kernel histogramKernel(uint32_t bins, const HistogramPolicy& policy, bool powerOfTwoWidth = false) {
   detail::checkHistogramBins(bins, policy);
@@ -353,7 +389,8 @@ Kernel histogramKernel(uint32_t bins, const HistogramPolicy& policy, bool powerO
   }
   const std::string name = std::string("histogram_") + detail::sampleName<S>() + "_" +
                            std::to_string(bins) + (powerOfTwoWidth ? "_pow2" : "");
-  return device::detail::memoKernel(name + detail::policyKey(policy), [&] {
+  const std::string key = name + "|" + device::describePolicy<device::HistogramEven>(policy);
+  return device::detail::memoKernel(key, [&] {
     if constexpr (std::is_same_v<S, float>) {
       return capture(
           name, policy.threads,
@@ -398,13 +435,10 @@ Kernel histogramKernel(uint32_t bins, const HistogramPolicy& policy, bool powerO
 }
 
 template <HistogramSample S>
-Kernel histogramKernel(uint32_t bins) {
-  return histogramKernel<S>(bins,
-                            tunedFor<HistogramPolicy>(kHistogramPolicies, currentSm()).policy);
-}
+Kernel histogramKernel(uint32_t bins);
 
-// The kernel histogramEven runs for these levels: the power-of-two-width variant where the
-// bins allow it.
+/// The kernel histogramEven runs for these levels: the power-of-two-width variant where the
+/// bins allow it.
 template <HistogramSample S>
 Kernel histogramKernelFor(uint32_t bins, HistogramLevel<S> lower, HistogramLevel<S> upper,
                           const HistogramPolicy& policy) {
@@ -412,25 +446,11 @@ Kernel histogramKernelFor(uint32_t bins, HistogramLevel<S> lower, HistogramLevel
                             detail::binningFor<S>(bins, lower, upper).powerOfTwoWidth);
 }
 
-// ------------------------------------------------------------------ the device-wide call
-struct HistogramOptions {
-  // The policy; empty (threads 0): the table's row for this GPU (kHistogramPolicies).
-  HistogramPolicy policy{0, 0, 0, 0};
-  // Blocks: 0 for what fills the device (the simulator: 4), fewer for short inputs.
-  uint32_t blocks = 0;
-  // Add to the counts already in `bins` instead of zeroing them first.
-  bool accumulate = false;
-  // Simulator: its options (hazard detection, counters), and where to put what the run
-  // counted (null: nowhere).
-  SimOptions simulation = {};
-  SimStats* simulated = nullptr;
-  // GPU: the stream to run on (null: the default stream), and whether to wait for the result.
-  const gpu::Stream* stream = nullptr;
-  bool synchronize = true;
-};
+// ------------------------------------------------------------------ descriptor and ready calls
+namespace device {
+
 
 namespace detail {
-HistogramPolicy histogramPolicy(const HistogramOptions& o);
 // The grid: enough blocks for the input (a tile each at least), at most `most`.
 uint32_t histogramBlocks(uint64_t n, uint32_t samplesPerWord, const HistogramPolicy& p,
                          uint32_t most);
@@ -442,7 +462,7 @@ template <HistogramSample S>
 std::vector<KernelArg> histogramScalars(uint32_t bins, HistogramLevel<S> lower,
                                         HistogramLevel<S> upper, uint32_t n, uint32_t blocks) {
   std::vector<KernelArg> a{KernelArg(n), KernelArg(blocks)};
-  const BinningScalars s = binningFor<S>(bins, lower, upper);
+  const obsidian::detail::BinningScalars s = obsidian::detail::binningFor<S>(bins, lower, upper);
   if constexpr (std::is_same_v<S, float>) {
     a.insert(a.end(), {KernelArg(s.flower), KernelArg(s.fupper), KernelArg(s.scale)});
   } else {
@@ -452,21 +472,31 @@ std::vector<KernelArg> histogramScalars(uint32_t bins, HistogramLevel<S> lower,
   return a;
 }
 void checkSampleCount(size_t n);
+// The policy and the checks every call makes before anything runs.
+template <HistogramSample S>
+HistogramPolicy histogramPolicy(const Target& t, uint32_t bins, HistogramLevel<S> lower,
+                                HistogramLevel<S> upper, size_t n, const Options& options) {
+  const HistogramPolicy policy = policyFor<HistogramEven>(
+      t, {static_cast<uint32_t>(sizeof(S)), OperatorClass::Any, Values::Any, Scale::Any},
+      options);
+  obsidian::detail::checkHistogramBins(bins, policy);
+  obsidian::detail::binningFor<S>(bins, lower, upper);  // the levels' checks
+  checkSampleCount(n);
+  return policy;
+}
 }  // namespace detail
 
-// GPU: the histogram of the n samples at device address `samples` (16-byte aligned; u8/u16
-// samples may end anywhere: the last word is read whole) into the `bins.size()` counters of
-// `bins`, zeroed first unless options.accumulate. Returns when done unless
-// options.synchronize is false.
+/// GPU: the histogram of the n samples at device address `samples` (16-byte aligned; u8/u16
+/// samples may end anywhere: the last word is read whole) into the `bins.size()` counters of
+/// `bins`, zeroed first unless options.accumulate. Returns when done unless
+/// options.synchronize is false.
 template <HistogramSample S>
 void histogramEven(uint64_t samples, size_t n, gpu::DeviceBuffer<uint32_t>& bins,
-                   HistogramLevel<S> lower, HistogramLevel<S> upper,
-                   const HistogramOptions& options = {}) {
+                   HistogramLevel<S> lower, HistogramLevel<S> upper, const Options& options = {}) {
+  const Target t = Target::onGpu();
   const uint32_t nBins = static_cast<uint32_t>(std::min<size_t>(bins.size(), UINT32_MAX));
-  const HistogramPolicy policy = detail::histogramPolicy(options);
-  detail::checkHistogramBins(nBins, policy);
-  detail::binningFor<S>(nBins, lower, upper);  // the levels' checks, first
-  detail::checkSampleCount(n);
+  const HistogramPolicy policy =
+      detail::histogramPolicy<S>(t, nBins, lower, upper, n, options);
   if (samples % 16 != 0 && n > 0) {
     throw Error(
         "histogramEven: the samples must start at a 16-byte aligned address (they are "
@@ -476,7 +506,7 @@ void histogramEven(uint64_t samples, size_t n, gpu::DeviceBuffer<uint32_t>& bins
   if (!options.accumulate) detail::zeroCounters(bins.address(), nBins, options.stream);
   if (n == 0) return;
   const Kernel k = histogramKernelFor<S>(nBins, lower, upper, policy);
-  constexpr uint32_t perWord = detail::samplesPerWord<S>();
+  constexpr uint32_t perWord = obsidian::detail::samplesPerWord<S>();
   const uint32_t blocks = detail::histogramBlocks(
       n, perWord, policy, options.blocks ? options.blocks : gpu::occupancyBlocks(k));
   std::vector<KernelArg> args{
@@ -486,61 +516,82 @@ void histogramEven(uint64_t samples, size_t n, gpu::DeviceBuffer<uint32_t>& bins
   for (const KernelArg& a :
        detail::histogramScalars<S>(nBins, lower, upper, static_cast<uint32_t>(n), blocks))
     args.push_back(a);
-  gpu::LaunchOptions launch;
-  launch.stream = options.stream;
-  launch.synchronize = options.synchronize;
-  gpu::launch(k, args, launch);
+  launchOn(t, k, args, options);
 }
 
+/// GPU: the histogram of device buffer `samples` into the counters of `bins` (as above).
 template <HistogramSample S>
 requires KernelScalar<S>
 void histogramEven(const gpu::DeviceBuffer<S>& samples, gpu::DeviceBuffer<uint32_t>& bins,
-                   HistogramLevel<S> lower, HistogramLevel<S> upper,
-                   const HistogramOptions& options = {}) {
+                   HistogramLevel<S> lower, HistogramLevel<S> upper, const Options& options = {}) {
   histogramEven<S>(samples.address(), samples.size(), bins, lower, upper, options);
 }
 
-// Simulator: the counts of `bins` bins of the host samples, computed by the same kernel on the
-// CPU (options.stream and synchronize do not apply; accumulate does not either: the counts
-// start at zero).
-template <HistogramSample S>
-std::vector<uint32_t> histogramEven(std::span<const S> samples, uint32_t bins,
-                                    HistogramLevel<S> lower, HistogramLevel<S> upper,
-                                    const HistogramOptions& options = {}) {
-  const HistogramPolicy policy = detail::histogramPolicy(options);
-  detail::checkHistogramBins(bins, policy);
-  detail::binningFor<S>(bins, lower, upper);
-  detail::checkSampleCount(samples.size());
-  std::vector<uint32_t> counts(bins, 0);
-  if (samples.empty()) return counts;
-  const Kernel k = histogramKernelFor<S>(bins, lower, upper, policy);
-  constexpr uint32_t perWord = detail::samplesPerWord<S>();
-  const uint32_t n = static_cast<uint32_t>(samples.size());
-  const uint32_t blocks =
-      detail::histogramBlocks(n, perWord, policy, options.blocks ? options.blocks : 4);
-  std::vector<KernelArg> args;
-  std::vector<uint32_t> words;
-  if constexpr (std::is_same_v<S, float> || std::is_same_v<S, uint32_t>) {
-    args.push_back(samples);
-  } else {  // packed as on the GPU (little-endian), the last word padded with zeros
-    words.assign((samples.size() + perWord - 1) / perWord, 0);
-    for (size_t i = 0; i < samples.size(); ++i)
-      words[i / perWord] |= uint32_t{samples[i]} << (8 * sizeof(S) * (i % perWord));
-    args.push_back(KernelArg(words));
+/// histogramEven(samples, counts, lower, upper, options): counts[b] (+)= the number of samples
+/// in bin b of counts.size() even bins over [lower, upper), zeroed first unless
+/// options.accumulate: on the GPU for device buffers, on the simulator for host vectors.
+template <Buffer In, class Out>
+requires(HistogramSample<ElementOf<In>> &&
+         (std::is_same_v<Out, gpu::DeviceBuffer<uint32_t>> ||
+          std::is_same_v<Out, std::vector<uint32_t>>) &&
+         BufferSide<std::remove_cvref_t<In>>::gpu == BufferSide<Out>::gpu)
+void histogramEven(const In& samples, Out& counts, HistogramLevel<ElementOf<In>> lower,
+                   HistogramLevel<ElementOf<In>> upper, const Options& options = {}) {
+  using S = ElementOf<In>;
+  if constexpr (BufferSide<Out>::gpu) {
+    histogramEven<S>(samples.address(), samples.size(), counts, lower, upper, options);
+  } else {
+    const Target t = Target::simulator();
+    const uint32_t bins = static_cast<uint32_t>(std::min<size_t>(counts.size(), UINT32_MAX));
+    const HistogramPolicy policy =
+        detail::histogramPolicy<S>(t, bins, lower, upper, samples.size(), options);
+    if (!options.accumulate) std::fill(counts.begin(), counts.end(), 0u);
+    if (samples.empty()) return;
+    const Kernel k = histogramKernelFor<S>(bins, lower, upper, policy);
+    constexpr uint32_t perWord = obsidian::detail::samplesPerWord<S>();
+    const uint32_t n = static_cast<uint32_t>(samples.size());
+    const uint32_t blocks =
+        detail::histogramBlocks(n, perWord, policy, options.blocks ? options.blocks : 4);
+    std::vector<KernelArg> args;
+    std::vector<uint32_t> words;
+    if constexpr (std::is_same_v<S, float> || std::is_same_v<S, uint32_t>) {
+      args.push_back(samples);
+    } else {  // packed as on the GPU (little-endian), the last word padded with zeros
+      words.assign((samples.size() + perWord - 1) / perWord, 0);
+      for (size_t i = 0; i < samples.size(); ++i)
+        words[i / perWord] |= uint32_t{samples[i]} << (8 * sizeof(S) * (i % perWord));
+      args.push_back(KernelArg(words));
+    }
+    args.push_back(KernelArg(counts));
+    for (const KernelArg& a : detail::histogramScalars<S>(bins, lower, upper, n, blocks))
+      args.push_back(a);
+    launchOn(t, k, args, options);
   }
-  args.push_back(KernelArg(counts));
-  for (const KernelArg& a : detail::histogramScalars<S>(bins, lower, upper, n, blocks))
-    args.push_back(a);
-  SimStats stats = simulate(k, args, options.simulation);
-  if (options.simulated) *options.simulated = std::move(stats);
-  return counts;
 }
 
+/// Simulator: the counts of `bins` bins of the host samples (options.accumulate does not apply:
+/// the counts start at zero).
 template <HistogramSample S>
 std::vector<uint32_t> histogramEven(const std::vector<S>& samples, uint32_t bins,
                                     HistogramLevel<S> lower, HistogramLevel<S> upper,
-                                    const HistogramOptions& options = {}) {
-  return histogramEven<S>(std::span<const S>(samples), bins, lower, upper, options);
+                                    const Options& options = {}) {
+  std::vector<uint32_t> counts(bins, 0);
+  Options fresh = options;
+  fresh.accumulate = false;
+  histogramEven(samples, counts, lower, upper, fresh);
+  return counts;
+}
+
+}  // namespace device
+
+/// The kernel of this GPU's table row for `bins` bins of S samples.
+template <HistogramSample S>
+Kernel histogramKernel(uint32_t bins) {
+  return histogramKernel<S>(
+      bins, tunedFor(device::HistogramEven::table, currentSm(),
+                     {static_cast<uint32_t>(sizeof(S)), OperatorClass::Any, Values::Any,
+                      Scale::Any})
+                .policy);
 }
 
 }  // namespace obsidian

@@ -1,10 +1,11 @@
-// The device layer, multi-kernel pipelines (the paper's Section 6.1): a reduction or scan of
-// any length n >= 1 from one-block-per-tile kernels (device/tiled.hpp) that the host launches
-// level by level. A reduction runs a partial-reduce kernel again on its partial results until
-// one value is left; a scan runs block scans with totals, scans the totals (the same pipeline,
-// recursively) and adds them back. The same pipelines run on the simulator (host vectors) and
-// on the GPU (device buffers). The one-launch device calls (device/reduce.hpp, device/scan.hpp)
-// are faster; these are what the paper built, and what a kernel without grid state needs.
+/// The device layer, multi-kernel pipelines (the paper's Section 6.1): a reduction or scan of
+/// any length n >= 1 from one-block-per-tile kernels (device/tiled.hpp) that the host launches
+/// level by level. A reduction runs a partial-reduce kernel again on its partial results until
+/// one value is left; a scan runs block scans with totals, scans the totals (the same pipeline,
+/// recursively) and adds them back. The same pipelines run on the simulator (host vectors) and
+/// on the GPU (device buffers). The one-launch device calls (device/reduce.hpp, device/scan.hpp)
+/// are faster; these are what the paper built, and what a kernel without grid state needs.
+/// @file
 #pragma once
 
 #include <deque>
@@ -18,8 +19,8 @@
 namespace obsidian {
 
 // ================================================================ reduction
-// One partial result per `chunk` elements of the input, each chunk reduced by red(p, f, chunk)
-// (any block reduction); the last chunk may be short (its missing elements read as identity).
+/// One partial result per `chunk` elements of the input, each chunk reduced by red(p, f, chunk)
+/// (any block reduction); the last chunk may be short (its missing elements read as identity).
 template <class T, class Op, class Red>
 Kernel partialReduceWith(Red red, Op f, T identity, uint32_t chunk, uint32_t threads,
                          const std::string& name = "partialReduce") {
@@ -37,7 +38,7 @@ Kernel partialReduceWith(Red red, Op f, T identity, uint32_t chunk, uint32_t thr
   });
 }
 
-// One partial result per `chunk` elements, with red5' (`seq` elements per thread).
+/// One partial result per `chunk` elements, with red5' (`seq` elements per thread).
 template <class T, class Op>
 Kernel partialReduce(Op f, T identity, uint32_t chunk = 4096, uint32_t threads = 256,
                      uint32_t seq = 8) {
@@ -46,9 +47,10 @@ Kernel partialReduce(Op f, T identity, uint32_t chunk = 4096, uint32_t threads =
       f, identity, chunk, threads);
 }
 
+/// The partial results of n elements in chunks of `chunk`: ceil(n / chunk).
 inline size_t partialCount(size_t n, uint32_t chunk) { return n / chunk + (n % chunk != 0); }
 
-// The reduction of `data` on the simulator by partial-reduce kernel k over chunks of `chunk`.
+/// The reduction of `data` on the simulator by partial-reduce kernel k over chunks of `chunk`.
 template <class T>
 T reduceOnSimulator(const Kernel& k, uint32_t chunk, std::vector<T> data) {
   if (data.empty()) throw Error("a pipelined reduction needs at least one element; got 0");
@@ -60,7 +62,7 @@ T reduceOnSimulator(const Kernel& k, uint32_t chunk, std::vector<T> data) {
   return data[0];
 }
 
-// The same on the GPU: buffers are sized at run time, level by level.
+/// The same on the GPU: buffers are sized at run time, level by level.
 template <class T>
 T reduceOnGpu(const Kernel& k, uint32_t chunk, const gpu::DeviceBuffer<T>& in) {
   if (in.size() == 0) throw Error("a pipelined reduction needs at least one element; got 0");
@@ -92,9 +94,9 @@ SPush<Block, Exp<X>> withTotal(const SPush<Block, Exp<X>>& arr, const DMutable<X
 }
 }  // namespace detail
 
-// Block scans of any n elements in chunks of `chunk` by block algorithm a, the last chunk
-// padded with the identity (read as the identity, never written); each block also writes its
-// chunk's total to sums[b] (ceil(n / chunk) of them). Arguments: in, sums, out.
+/// Block scans of any n elements in chunks of `chunk` by block algorithm a, the last chunk
+/// padded with the identity (read as the identity, never written); each block also writes its
+/// chunk's total to sums[b] (ceil(n / chunk) of them). Arguments: in, sums, out.
 template <KernelScalar X, class Op>
 Kernel blockScansKernel(BlockScanAlgorithm a, uint32_t chunk, uint32_t threads, Op op, X identity,
                         bool exclusive) {
@@ -124,8 +126,8 @@ Kernel blockScansKernel(BlockScanAlgorithm a, uint32_t chunk, uint32_t threads, 
   });
 }
 
-// out[i] = prefix[b] op partial[i] for the elements of block b = i / chunk > 0 (and partial[i]
-// in block 0). Arguments: partial, prefix, out.
+/// out[i] = prefix[b] op partial[i] for the elements of block b = i / chunk > 0 (and partial[i]
+/// in block 0). Arguments: partial, prefix, out.
 template <KernelScalar X, class Op>
 Kernel addBackKernel(uint32_t chunk, uint32_t threads, Op op) {
   return capture("addBack", threads, [chunk, op](DPull<Exp<X>> partial, DPull<Exp<X>> prefix) {
@@ -136,14 +138,16 @@ Kernel addBackKernel(uint32_t chunk, uint32_t threads, Op op) {
   });
 }
 
-// The kernels of one pipelined scan.
+/// The kernels of one pipelined scan.
 struct LargeScan {
-  uint32_t chunk = 0;
-  Kernel inclusive;  // block scans with totals: in, sums, out
-  Kernel exclusive;  // the same, exclusive (also scans the block sums)
-  Kernel addBack;    // partial, prefix, out
+  uint32_t chunk = 0;  ///< the elements each block scans
+  Kernel inclusive;    ///< block scans with totals: in, sums, out
+  Kernel exclusive;    ///< the same, exclusive (also scans the block sums)
+  Kernel addBack;      ///< partial, prefix, out
 };
 
+/// The kernels of a pipelined scan with block algorithm a over chunks of `chunk` elements, the
+/// add-back kernel with `addBackThreads` threads per block.
 template <KernelScalar X, class Op>
 LargeScan largeScanKernels(BlockScanAlgorithm a, uint32_t chunk, uint32_t threads, Op op,
                            X identity, uint32_t addBackThreads = 256) {
@@ -159,13 +163,14 @@ template <KernelScalar X>
 inline constexpr bool onDevice<gpu::DeviceBuffer<X>> = true;
 }  // namespace detail
 
-// The scratch buffers of a pipelined scan of n elements, allocated once, and the launches.
-// Buffer is std::vector<X> (the simulator) or gpu::DeviceBuffer<X> (the GPU). Level 0 scans the
-// input; while a level has more than one block, its block sums are the input of the next
-// level, whose output is their exclusive prefixes.
+/// The scratch buffers of a pipelined scan of n elements, allocated once, and the launches.
+/// Buffer is std::vector<X> (the simulator) or gpu::DeviceBuffer<X> (the GPU). Level 0 scans the
+/// input; while a level has more than one block, its block sums are the input of the next
+/// level, whose output is their exclusive prefixes.
 template <class Buffer>
 class ScanPlan {
  public:
+  /// The plan for n elements (n >= 1: else Error) with these kernels: its buffers allocated.
   ScanPlan(LargeScan kernels, size_t n) : k_(std::move(kernels)), n_(n) {
     if (n == 0) throw Error("a pipelined scan needs at least one element; got 0");
     for (;;) {
@@ -177,8 +182,8 @@ class ScanPlan {
     }
   }
 
-  // out = the inclusive (or exclusive) scan of in. GPU launches take `options` (they are
-  // asynchronous with options.synchronize = false, for timing).
+  /// out = the inclusive (or exclusive) scan of in. GPU launches take `options` (they are
+  /// asynchronous with options.synchronize = false, for timing).
   void run(const Buffer& in, Buffer& out, bool exclusive, const gpu::LaunchOptions& options = {}) {
     if (in.size() != n_ || out.size() != n_) {
       throw Error("ScanPlan for " + std::to_string(n_) + " elements: got an input of " +
@@ -187,7 +192,7 @@ class ScanPlan {
     level(0, in, out, exclusive, options);
   }
 
-  size_t levels() const { return levels_.size(); }
+  size_t levels() const { return levels_.size(); }  ///< the levels (1: one block scans it all)
 
  private:
   struct Level {
@@ -223,7 +228,7 @@ class ScanPlan {
   std::deque<Level> levels_;
 };
 
-// The scan of `in` (any length >= 1) on the simulator.
+/// The scan of `in` (any length >= 1) on the simulator.
 template <KernelScalar X>
 std::vector<X> scanOnSimulator(const LargeScan& k, const std::vector<X>& in,
                                bool exclusive = false) {
@@ -232,7 +237,7 @@ std::vector<X> scanOnSimulator(const LargeScan& k, const std::vector<X>& in,
   return out;
 }
 
-// out = the scan of `in` (any length >= 1) on the GPU.
+/// out = the scan of `in` (any length >= 1) on the GPU.
 template <KernelScalar X>
 void scanOnGpu(const LargeScan& k, const gpu::DeviceBuffer<X>& in, gpu::DeviceBuffer<X>& out,
                bool exclusive = false) {

@@ -1,11 +1,12 @@
-// The device layer, scans: a scan of a whole array in one launch (scanGrid: decoupled
-// look-back, Merrill and Garland's single-pass scan, as CUB's DeviceScan), built from grid
-// state, fences and atomics on the block layer's scans (block/scan.hpp) and the warp scan.
-// Blocks take their tile from an atomic ticket, so a block only ever waits on tiles whose
-// blocks have started; each publishes its tile's aggregate, looks back over its predecessors'
-// flags (an aggregate lets it step further back, an inclusive prefix ends the walk), then
-// publishes its own inclusive prefix. Any block-level scan written with the library does the
-// tile's own scan.
+/// The device layer, scans: a scan of a whole array in one launch (scanGrid: decoupled
+/// look-back, Merrill and Garland's single-pass scan, as CUB's DeviceScan), built from grid
+/// state, fences and atomics on the block layer's scans (block/scan.hpp) and the warp scan.
+/// Blocks take their tile from an atomic ticket, so a block only ever waits on tiles whose
+/// blocks have started; each publishes its tile's aggregate, looks back over its predecessors'
+/// flags (an aggregate lets it step further back, an inclusive prefix ends the walk), then
+/// publishes its own inclusive prefix. Any block-level scan written with the library does the
+/// tile's own scan.
+/// @file
 #pragma once
 
 #include <optional>
@@ -13,23 +14,32 @@
 #include "obsidian/atomic.hpp"
 #include "obsidian/block/scan.hpp"
 #include "obsidian/capture.hpp"
+#include "obsidian/device/algorithm.hpp"
 #include "obsidian/device/dispatch.hpp"
 #include "obsidian/operators.hpp"
 
 namespace obsidian {
 
-enum class ScanKind : uint8_t { Inclusive, Exclusive };
+/// Which prefixes a scan writes.
+enum class ScanKind : uint8_t {
+  Inclusive,  ///< out[i] = in[0] f ... f in[i]
+  Exclusive   ///< out[0] = identity, out[i] = in[0] f ... f in[i-1]
+};
 
+/// scanGrid's tiles and look-back: what a ScanPolicy sets of them (scanAll), or a caller of
+/// scanGrid with a block scan of its own.
 struct ScanShape {
-  uint32_t tile = 4096;  // elements per tile (one virtual block each)
-  // Tiles the status arrays have room for (grid state: 8 bytes per tile for values of at most
-  // 32 bits, 4 + 2 x the value's size for wider ones);
-  // longer inputs are refused at launch. 2^20 tiles of 4096 cover every 32-bit length.
+  uint32_t tile = 4096;  ///< elements per tile (one virtual block each)
+  /// Tiles the status arrays have room for (grid state: 8 bytes per tile for values of at most
+  /// 32 bits; 16 for 64-bit values split, 20 fenced);
+  /// longer inputs are refused at launch. 2^20 tiles of 4096 cover every 32-bit length.
   uint32_t maxTiles = uint32_t{1} << 20;
-  // The look-back's back-off: a lane whose predecessor has published nothing yet sleeps this
-  // long (nanosleep) before it polls again (0: it polls at once), leaving issue slots and L2
-  // bandwidth to the tiles still loading.
+  /// The look-back's back-off: a lane whose predecessor has published nothing yet sleeps this
+  /// long (nanosleep) before it polls again (0: it polls at once), leaving issue slots and L2
+  /// bandwidth to the tiles still loading.
   uint32_t delayNs = 0;
+  /// 64-bit values: their status in two packed words, with no fences (TileStatus).
+  bool splitWide = false;
 };
 
 namespace detail {
@@ -38,18 +48,24 @@ namespace detail {
 //
 // A value of at most 32 bits is packed with its flag into one 64-bit word, (value bits << 32) |
 // flag, written with one atomicExch and polled with one 64-bit atomic load: a reader that sees
-// the flag sees the value it was written with, so neither side needs a fence. A wider value
-// (u64, f64) has a flag word and two value arrays (aggregates, inclusive prefixes): the value
-// is written, then a fence, then the flag's atomicExch; a reader polls the flag, fences, then
-// reads the value.
+// the flag sees the value it was written with, so neither side needs a fence. A 64-bit value
+// (u64, f64) is either split (ScanShape::splitWide): each 32-bit half packed with the flag in a
+// word of its own (two adjacent words), the reader taking the value only when both words carry
+// the same flag of this epoch (each word was written once with that flag, so the halves belong
+// together), with no fence on either side; or fenced: a flag word and two value arrays
+// (aggregates, inclusive prefixes), the value written, then a fence, then the flag's
+// atomicExch, a reader polling the flag, fencing, then reading the value.
 template <class X>
 class TileStatus {
  public:
   static constexpr bool kPacked = sizeof(X) <= 4;
 
-  TileStatus(const Program<Block>& p, uint32_t tiles, uint32_t delayNs) : delayNs_(delayNs) {
+  TileStatus(const Program<Block>& p, uint32_t tiles, uint32_t delayNs, bool splitWide)
+      : delayNs_(delayNs), split_(!kPacked && splitWide) {
     if constexpr (kPacked) {
       words_.emplace(newGlobal<uint64_t>(p, tiles));
+    } else if (split_) {
+      words_.emplace(newGlobal<uint64_t>(p, 2 * tiles));
     } else {
       flags_.emplace(newGlobal<uint32_t>(p, tiles));
       aggregates_.emplace(newGlobal<X>(p, tiles));
@@ -61,10 +77,18 @@ class TileStatus {
   void publish(const Program<Thread>& t, const EWord32& tile, const EWord32& epoch,
                const Exp<X>& value, bool inclusive) const {
     const EWord32 flag = flagOf(epoch, inclusive);
+    const auto pack = [&](const EWord32& half) {
+      return (cast<uint64_t>(half) << EWord64(32)) | cast<uint64_t>(flag);
+    };
     if constexpr (kPacked) {
-      atomicExch(t, *words_, tile,
-                 (cast<uint64_t>(bits32(value)) << EWord64(32)) | cast<uint64_t>(flag));
+      atomicExch(t, *words_, tile, pack(bits32(value)));
     } else {
+      if (split_) {
+        const EWord64 bits = t.declare(bits64(value));
+        atomicExch(t, *words_, 2u * tile, pack(cast<uint32_t>(bits)));
+        atomicExch(t, *words_, 2u * tile + 1u, pack(cast<uint32_t>(bits >> EWord64(32))));
+        return;
+      }
       write(t, inclusive ? *inclusives_ : *aggregates_, tile, value);
       threadFence(t);
       atomicExch(t, *flags_, tile, flag);
@@ -87,6 +111,20 @@ class TileStatus {
       return {cast<uint32_t>(cast<uint32_t>(word) == flagOf(epoch, true)),
               fromBits32<X>(cast<uint32_t>(word >> EWord64(32)))};
     } else {
+      if (split_) {
+        const EWord64 low = t.declare(atomicLoad(t, *words_, 2u * k));
+        const EWord64 high = t.declare(atomicLoad(t, *words_, 2u * k + 1u));
+        const auto unsettled = [&] {
+          return pending(cast<uint32_t>(low)) || cast<uint32_t>(low) != cast<uint32_t>(high);
+        };
+        t.seqWhile(unsettled(), [&](const Program<Thread>& s) {
+          backOff(s);
+          s.assign(low, atomicLoad(s, *words_, 2u * k));
+          s.assign(high, atomicLoad(s, *words_, 2u * k + 1u));
+        });
+        const EWord64 bits = (high >> EWord64(32) << EWord64(32)) | (low >> EWord64(32));
+        return {cast<uint32_t>(cast<uint32_t>(low) == flagOf(epoch, true)), fromBits64(bits)};
+      }
       const EWord32 flag = t.declare(atomicLoad(t, *flags_, k));
       t.seqWhile(pending(flag), [&](const Program<Thread>& s) {
         backOff(s);
@@ -103,13 +141,28 @@ class TileStatus {
   static EWord32 flagOf(const EWord32& epoch, bool inclusive) {
     return epoch * 4u + (inclusive ? 2u : 1u);
   }
+  static EWord64 bits64(const Exp<X>& v) {
+    if constexpr (std::is_same_v<X, uint64_t>) {
+      return v;
+    } else {
+      return bitcast<uint64_t>(v);
+    }
+  }
+  static Exp<X> fromBits64(const EWord64& w) {
+    if constexpr (std::is_same_v<X, uint64_t>) {
+      return w;
+    } else {
+      return bitcast<X>(w);
+    }
+  }
   void backOff(const Program<Thread>& t) const {
     if (delayNs_ > 0) nanosleep(t, delayNs_);
   }
 
   uint32_t delayNs_;
-  std::optional<SMutable<uint64_t>> words_;  // packed
-  std::optional<SMutable<uint32_t>> flags_;  // the others: wide values
+  bool split_;                               // 64-bit values in two packed words
+  std::optional<SMutable<uint64_t>> words_;  // packed, or split
+  std::optional<SMutable<uint32_t>> flags_;  // fenced wide values
   std::optional<SMutable<X>> aggregates_, inclusives_;
 };
 
@@ -140,19 +193,19 @@ void lookBack(const Program<Warp>& r, Op f, Later later, const Exp<X>& result, c
 }
 }  // namespace detail
 
-// scanGrid<X>(f, blockScan, in, shape, kind, identity): the inclusive (or exclusive, identity
-// first) f-scan of `in` as a Push<Grid>, in one launch, for any length. f must be associative.
-// blockScan(p, tile) is a block-level inclusive scan of a tile: an SPush<Block> (e.g. the
-// paper's sklansky3 or koggeStone), which is forced, or an SPull that reads a manifest result
-// (it is read twice: for the tile's aggregate and for the output); elements past the end of the
-// input read as the last one (they change no prefix that is written). The look-back is a warp
-// program: threadsPerBlock must be a multiple of 32.
-//
-// Status: per tile, a flag and a value in grid state (detail::TileStatus: one 64-bit word for
-// values of at most 32 bits, which needs no fences). The epoch, kept in
-// grid state too, is read by every block before it takes its ticket and advanced by the block
-// that draws the last ticket when it is done, so flags never need clearing between launches
-// (they would only be confused after 2^30 launches).
+/// scanGrid<X>(f, blockScan, in, shape, kind, identity): the inclusive (or exclusive, identity
+/// first) f-scan of `in` as a Push<Grid>, in one launch, for any length. f must be associative.
+/// blockScan(p, tile) is a block-level inclusive scan of a tile: an SPush<Block> (e.g. the
+/// paper's sklansky3 or koggeStone), which is forced, or an SPull that reads a manifest result
+/// (it is read twice: for the tile's aggregate and for the output); elements past the end of the
+/// input read as the last one (they change no prefix that is written). The look-back is a warp
+/// program: threadsPerBlock must be a multiple of 32.
+///
+/// Status: per tile, a flag and a value in grid state (detail::TileStatus: one 64-bit word for
+/// values of at most 32 bits, which needs no fences). The epoch, kept in
+/// grid state too, is read by every block before it takes its ticket and advanced by the block
+/// that draws the last ticket when it is done, so flags never need clearing between launches
+/// (they would only be confused after 2^30 launches).
 template <class X, class Op, class BlockScan>
 DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in, ScanShape shape,
                              ScanKind kind = ScanKind::Inclusive, X identity = X{}) {
@@ -168,7 +221,7 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
     g.distrPar(tiles, [&](const Program<Block>& p, const EWord32&) {
       const SMutable<uint32_t> ticket = newGlobal<uint32_t>(p, 1);
       const SMutable<uint32_t> epochs = newGlobal<uint32_t>(p, 1);
-      const detail::TileStatus<X> status(p, shape.maxTiles, shape.delayNs);
+      const detail::TileStatus<X> status(p, shape.maxTiles, shape.delayNs, shape.splitWide);
 
       // The tile: a ticket, and the epoch read before it (see above).
       auto drawn = force(
@@ -258,42 +311,27 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
 }
 
 // ---------------------------------------------------------------- the tuned scan
-// The device scan's tiles: threads x itemsPerThread elements scanned by seqScanBlock (each
-// thread scans consecutive elements; an odd count keeps shared memory free of bank conflicts),
-// which get them by `load` (block/load_store.hpp; not Vectorized: a tile's last elements are
-// clamped reads, not a direct read of the input).
+/// The device scan's tiles: threads x itemsPerThread elements scanned by seqScanBlock (each
+/// thread scans consecutive elements; an odd count keeps shared memory free of bank conflicts),
+/// which get them by `load` (block/load_store.hpp; not Vectorized: a tile's last elements are
+/// clamped reads, not a direct read of the input).
 struct ScanPolicy {
-  uint32_t threads = 256;
-  uint32_t itemsPerThread = 15;
-  BlockLoadAlgorithm load = BlockLoadAlgorithm::Direct;
-  uint32_t delayNs = 0;  // the look-back's back-off (ScanShape::delayNs)
-  // Blocks each SM must be able to hold (CaptureOptions::minBlocksPerSm: the compiler keeps
-  // registers few enough; 0: it chooses). The compiler's own choice varies from 32 to 64
-  // registers between tile shapes, element types and inclusive or exclusive, and with it how
-  // many tiles an SM keeps loading at once.
+  uint32_t threads = 256;                                ///< threads per block
+  uint32_t itemsPerThread = 15;                          ///< consecutive elements each thread scans
+  BlockLoadAlgorithm load = BlockLoadAlgorithm::Direct;  ///< how threads get their elements
+  uint32_t delayNs = 0;  ///< the look-back's back-off (ScanShape::delayNs)
+  /// Blocks each SM must be able to hold (CaptureOptions::minBlocksPerSm: the compiler keeps
+  /// registers few enough; 0: it chooses). The compiler's own choice varies from 32 to 64
+  /// registers between tile shapes, element types and inclusive or exclusive, and with it how
+  /// many tiles an SM keeps loading at once.
   uint32_t blocksPerSm = 0;
+  /// 64-bit values: the look-back's status in two packed words without fences, or a flag and a
+  /// value behind fences (ScanShape::splitWide).
+  bool splitWide = false;
 };
-inline constexpr Tuned<ScanPolicy> kScanPolicies[] = {
-    {0,
-     {256, 15, BlockLoadAlgorithm::WarpStriped, 400, 0},
-     "(fallback)",
-     "not measured: sm_90's tile (31 KB of shared memory, within 48 KB) without its register "
-     "cap (the blocks an SM holds differ between architectures)"},
-    {90,
-     {256, 15, BlockLoadAlgorithm::WarpStriped, 400, 8},
-     "obsidian-tune tuning/spaces/device_scan.json",
-     "H100, 2026-11-24: the best geometric mean of u32/f32 x inclusive/exclusive at 2^24 and "
-     "2^28 of 144 policies (225.8 us; 2^28 u32 inclusive 799.3 us, exclusive 782.4; 2^24 65.6 "
-     "and 63.7). Runner-up 256 x 11 225.9 us; 128 x 19 (16 blocks per SM) 227.9; the "
-     "compiler's own register choice (32 to 64 registers) 1.2x slower at worst; direct loads "
-     "from 248.9 (tuning/RESULTS.md, 'The scan after issue 16')"},
-};
-inline ScanPolicy scanPolicy(SmVersion sm = currentSm()) {
-  return tunedFor(kScanPolicies, sm).policy;
-}
 
-// scanAll<X>(f, in, policy, kind, identity): the f-scan of the whole of `in` with the policy's
-// tiles (scanGrid over seqScanBlock), as a Push<Grid>.
+/// scanAll<X>(f, in, policy, kind, identity): the f-scan of the whole of `in` with the policy's
+/// tiles (scanGrid over seqScanBlock), as a Push<Grid>.
 template <class X, class Op>
 DPush<Grid, Exp<X>> scanAll(Op f, const DPull<Exp<X>>& in, const ScanPolicy& policy,
                             ScanKind kind = ScanKind::Inclusive, X identity = X{}) {
@@ -303,10 +341,11 @@ DPush<Grid, Exp<X>> scanAll(Op f, const DPull<Exp<X>>& in, const ScanPolicy& pol
   ScanShape shape;
   shape.tile = policy.threads * policy.itemsPerThread;
   shape.delayNs = policy.delayNs;
+  shape.splitWide = policy.splitWide;
   return scanGrid<X>(f, scan, in, shape, kind, identity);
 }
 
-// A kernel of scanGrid with any block scan (see scanGrid) over tiles of `tile` elements.
+/// A kernel of scanGrid with any block scan (see scanGrid) over tiles of `tile` elements.
 template <class X, class Op, class BlockScan>
 Kernel scanGridKernel(const std::string& name, Op f, const BlockScan& blockScan, uint32_t tile,
                       uint32_t threads, ScanKind kind = ScanKind::Inclusive, X identity = X{}) {
@@ -315,6 +354,7 @@ Kernel scanGridKernel(const std::string& name, Op f, const BlockScan& blockScan,
   });
 }
 
+/// The scanAll kernel with `policy` (its blocksPerSm as the capture's minBlocksPerSm).
 template <class X, class Op>
 Kernel scanKernel(Op f, const ScanPolicy& policy, ScanKind kind = ScanKind::Inclusive,
                   X identity = X{}) {
@@ -325,65 +365,149 @@ Kernel scanKernel(Op f, const ScanPolicy& policy, ScanKind kind = ScanKind::Incl
       [=](DPull<Exp<X>> in) { return scanAll<X>(f, in, policy, kind, identity); }, options);
 }
 
-// ---------------------------------------------------------------- ready calls
+// ---------------------------------------------------------------- descriptor and ready calls
 namespace device {
 
+/// The scans' descriptor (device/algorithm.hpp): scanAll with the tuned policy, inclusive or
+/// exclusive.
+struct Scan {
+  using Policy = ScanPolicy;  ///< the policy type
+  /// The arrangements a tile can be loaded in (not Vectorized: a tile's last elements are clamped
+  /// reads, not a direct read of the input).
+  static constexpr std::array<BlockLoadAlgorithm, 3> kLoads = {
+      BlockLoadAlgorithm::Direct, BlockLoadAlgorithm::Striped, BlockLoadAlgorithm::WarpStriped};
+  static constexpr const char* name = "scan";  ///< the ready call's name
+  /// Where it is declared.
+  static constexpr const char* header = "obsidian/device/scan.hpp";
+  /// What it computes.
+  static constexpr const char* summary =
+      "inclusive and exclusive scans in one launch (decoupled look-back, scanAll)";
+  /// The policy's fields as data.
+  static constexpr auto fields() {
+    return hana::make_tuple(
+        field("threads", &Policy::threads, 32, 1024, "threads per block (whole warps)"),
+        field("items", &Policy::itemsPerThread, 1, 64,
+              "elements each thread scans (odd: no bank conflicts)"),
+        choiceField("load", &Policy::load, kLoads,
+                    "how threads get their elements (block/load_store.hpp)"),
+        field("delay", &Policy::delayNs, 0, 1000000, "the look-back's back-off in ns (0: none)"),
+        field("blocks", &Policy::blocksPerSm, 0, 64,
+              "blocks per SM the registers must allow (0: the compiler's choice)"),
+        field("split_wide", &Policy::splitWide, 0, 1,
+              "64-bit values: the look-back's status in two packed words, no fences"));
+  }
+  /// The policy table: the fallback, then rows per measured architecture and element size.
+  static constexpr Tuned<Policy> table[] = {
+      {0,
+       {},
+       {256, 15, BlockLoadAlgorithm::WarpStriped, 400, 0, false},
+       "(fallback)",
+       "not measured: sm_90's tile (31 KB of shared memory, within 48 KB) without its register "
+       "cap (the blocks an SM holds differ between architectures)"},
+      {90,
+       {},
+       {256, 15, BlockLoadAlgorithm::WarpStriped, 400, 8, false},
+       "obsidian-tune tuning/spaces/device_scan.json",
+       "H100, 2026-11-24: the best geometric mean of u32/f32 x inclusive/exclusive at 2^24 and "
+       "2^28 of 144 policies (225.8 us; 2^28 u32 inclusive 799.3 us, exclusive 782.4; 2^24 65.6 "
+       "and 63.7). Runner-up 256 x 11 225.9 us; 128 x 19 (16 blocks per SM) 227.9; the "
+       "compiler's own register choice (32 to 64 registers) 1.2x slower at worst; direct loads "
+       "from 248.9 (tuning/RESULTS.md, 'The scan after issue 16')"},
+      {90,
+       {8},
+       {256, 15, BlockLoadAlgorithm::WarpStriped, 0, 4, true},
+       "obsidian-bench-scan --types u64,f64 --split-wide true --only N --threads T --seq S "
+       "--blocks B --delay D (N = 2^22, 2^24, 2^28; bench/RESULTS.md, 'Scans')",
+       "H100, 2026-11-26, u64 inclusive against CUB: the status split into two packed words "
+       "(split_wide) 2^28 1723.6 us against 2118.0 fenced (CUB 1573.9); then 23 tile shapes: 256 "
+       "x 15, 4 blocks per SM, no back-off the best at every size (2^22 36.75 us, CUB 33.76; 2^24 "
+       "112.3, CUB 107.3; 2^28 1603.2, CUB 1577.7); 8 blocks per SM (the 4-byte row's) spills: "
+       "1721.8; 256 x 13 and 5 blocks tie at 2^28 (1601.7) and lose below; 128 and 384 threads, "
+       "items 7 to 11 and 17 from 1.02x to 1.31x CUB"},
+  };
+  /// The kernel of an inclusive (or exclusive, identity first) f-scan of X.
+  template <class X, class Op>
+  static Kernel kernel(const Target& t, const Policy& policy, Op f, ScanKind kind, X identity) {
+    return kernelFor<Scan>(
+        t, policy, detail::operatorKey<Op>(),
+        {detail::typeKey<X>(), kind == ScanKind::Inclusive ? "inclusive" : "exclusive",
+         detail::valueKey(identity)},
+        [&] { return scanKernel<X>(f, policy, kind, identity); });
+  }
+};
+
 namespace detail {
-template <class X, class Op>
-Kernel scanKernelFor(Op f, ScanKind kind, X identity, SmVersion sm, const std::string& where) {
-  return memoKernel(
-      joinKey(operatorKey<Op>(),
-              {"scan", typeKey<X>(), kind == ScanKind::Inclusive ? "inclusive" : "exclusive",
-               valueKey(identity), where, std::to_string(sm)}),
-      [&] { return scanKernel<X>(f, scanPolicy(sm), kind, identity); });
+template <class In, class Out, class Op>
+void scan(const In& in, Out& out, Op f, ScanKind kind, ElementOf<In> identity,
+          const Options& options) {
+  using X = ElementOf<In>;
+  if (out.size() != in.size()) {
+    throw Error("device scan: the output holds " + std::to_string(out.size()) +
+                " elements; the input " + std::to_string(in.size()));
+  }
+  const Target t = targetOf<In>();
+  const ScanPolicy policy = policyFor<Scan>(t, problemOf<X, Op>(), options);
+  launchOn(t, Scan::kernel<X>(t, policy, f, kind, identity), {in, out}, options);
 }
 }  // namespace detail
 
-// inclusiveScan(in, out, f, options): out[i] = in[0] f ... f in[i] on the GPU (device 0), in
-// one launch with the tuned policy; exclusiveScan: out[0] = identity (f's identity: it is not
-// folded into the others), out[i] = in[0] f ... f in[i-1].
-// f must be associative. Launches of one scan kernel must not overlap (its look-back state is
-// one per kernel). The kernel is captured once per operator type, element type and device.
-template <KernelScalar X, class Op = Sum>
-void inclusiveScan(const gpu::DeviceBuffer<X>& in, gpu::DeviceBuffer<X>& out, Op f = {},
-                   const gpu::LaunchOptions& options = {}) {
-  gpu::launch(detail::scanKernelFor<X>(f, ScanKind::Inclusive, X{}, currentSm(), "gpu"), {in, out},
-              options);
+/// The inclusive scan: out[i] = in[0] f ... f in[i], in one launch with the tuned policy, on the
+/// GPU (device 0) for device buffers, on the simulator for host vectors. f must be associative.
+/// Launches of one scan kernel must not overlap (its look-back state is one per kernel).
+template <Buffer In, Buffer Out, class Op = Sum>
+requires SameSide<In, Out> && OperatorOn<Op, ElementOf<In>>
+void inclusiveScan(const In& in, Out& out, Op f = {}, const Options& options = {}) {
+  detail::scan(in, out, f, ScanKind::Inclusive, ElementOf<In>{}, options);
 }
-template <KernelScalar X, class Op>
-void exclusiveScan(const gpu::DeviceBuffer<X>& in, gpu::DeviceBuffer<X>& out, Op f, X identity,
-                   const gpu::LaunchOptions& options = {}) {
-  gpu::launch(detail::scanKernelFor<X>(f, ScanKind::Exclusive, identity, currentSm(), "gpu"),
-              {in, out}, options);
+/// The exclusive scan: out[0] = identity (it is not folded into the others), out[i] = in[0] f
+/// ... f in[i-1].
+template <Buffer In, Buffer Out, class Op>
+requires SameSide<In, Out> && OperatorOn<Op, ElementOf<In>>
+void exclusiveScan(const In& in, Out& out, Op f, ElementOf<In> identity,
+                   const Options& options = {}) {
+  detail::scan(in, out, f, ScanKind::Exclusive, identity, options);
 }
-template <KernelScalar X, class Op = Sum>
-requires detail::HasIdentity<Op, X>
-void exclusiveScan(const gpu::DeviceBuffer<X>& in, gpu::DeviceBuffer<X>& out, Op f = {},
-                   const gpu::LaunchOptions& options = {}) {
-  exclusiveScan(in, out, f, Op::template identity<X>(), options);
+/// The same with Op's identity.
+template <Buffer In, Buffer Out, class Op = Sum>
+requires SameSide<In, Out> && OperatorOn<Op, ElementOf<In>> &&
+    detail::HasIdentity<Op, ElementOf<In>>
+void exclusiveScan(const In& in, Out& out, Op f = {}, const Options& options = {}) {
+  exclusiveScan(in, out, f, Op::template identity<ElementOf<In>>(), options);
 }
 
-// The same on the simulator (kSimulatedSm's policy): the scan of `in`.
-template <KernelScalar X, class Op = Sum>
-std::vector<X> inclusiveScan(const std::vector<X>& in, Op f = {}, const SimOptions& options = {}) {
+/// The inclusive scan of host array `in`, on the simulator.
+template <KernelScalar X, OperatorOn<X> Op = Sum>
+std::vector<X> inclusiveScan(const std::vector<X>& in, Op f = {}, const Options& options = {}) {
   std::vector<X> out(in.size());
-  simulate(detail::scanKernelFor<X>(f, ScanKind::Inclusive, X{}, kSimulatedSm, "sim"), {in, out},
-           options);
+  inclusiveScan(in, out, f, options);
   return out;
 }
-template <KernelScalar X, class Op>
+/// The exclusive scan of host array `in`, on the simulator.
+template <KernelScalar X, OperatorOn<X> Op>
 std::vector<X> exclusiveScan(const std::vector<X>& in, Op f, X identity,
-                             const SimOptions& options = {}) {
+                             const Options& options = {}) {
   std::vector<X> out(in.size());
-  simulate(detail::scanKernelFor<X>(f, ScanKind::Exclusive, identity, kSimulatedSm, "sim"),
-           {in, out}, options);
+  exclusiveScan(in, out, f, identity, options);
   return out;
 }
-template <KernelScalar X, class Op = Sum>
+/// The same with Op's identity.
+template <KernelScalar X, OperatorOn<X> Op = Sum>
 requires detail::HasIdentity<Op, X> std::vector<X> exclusiveScan(const std::vector<X>& in,
                                                                  Op f = {}) {
   return exclusiveScan(in, f, Op::template identity<X>());
 }
 
 }  // namespace device
+
+/// The tuned scan policy for architecture sm and problem class p (element size: 64-bit values
+/// have their own rows).
+inline ScanPolicy scanPolicy(SmVersion sm = currentSm(), const ProblemClass& p = {}) {
+  return tunedFor(device::Scan::table, sm, p).policy;
+}
+/// The tuned scan policy for an f-scan of X on architecture sm.
+template <class X, class Op = Sum>
+ScanPolicy scanPolicyFor(SmVersion sm = currentSm()) {
+  return scanPolicy(sm, device::problemOf<X, Op>());
+}
+
 }  // namespace obsidian

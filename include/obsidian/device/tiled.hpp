@@ -1,8 +1,9 @@
-// The device layer, one block per tile: the paper's kernel shape (mapRed, mapScan: Sections 5.2
-// and 5.3), a block-layer algorithm applied to each tile of `tile` consecutive elements. These
-// are the kernels the paper measures, the tuner sweeps (tuning/families.cpp) and the multi-
-// kernel pipelines (device/pipeline.hpp) chain; the one-launch device calls are in
-// device/reduce.hpp and device/scan.hpp.
+/// The device layer, one block per tile: the paper's kernel shape (mapRed, mapScan: Sections 5.2
+/// and 5.3), a block-layer algorithm applied to each tile of `tile` consecutive elements. These
+/// are the kernels the paper measures, the tuner sweeps (tuning/families.cpp) and the multi-
+/// kernel pipelines (device/pipeline.hpp) chain; the one-launch device calls are in
+/// device/reduce.hpp and device/scan.hpp.
+/// @file
 #pragma once
 
 #include <string>
@@ -13,8 +14,8 @@
 
 namespace obsidian {
 
-// mapRed chunk red in = pConcat (fmap (singletonPush . red) (splitUp chunk in)): one value per
-// chunk (the input's length must be a multiple of chunk).
+/// mapRed chunk red in = pConcat (fmap (singletonPush . red) (splitUp chunk in)): one value per
+/// chunk (the input's length must be a multiple of chunk).
 template <class T, class Red>
 auto mapRed(uint32_t chunk, Red red, const DPull<T>& in) {
   return pConcat(fmap(
@@ -24,7 +25,7 @@ auto mapRed(uint32_t chunk, Red red, const DPull<T>& in) {
       splitUp(chunk, in)));
 }
 
-// mapScan chunk scan in = pConcat (fmap (execBlock . scan) (splitUp chunk in))
+/// mapScan chunk scan in = pConcat (fmap (execBlock . scan) (splitUp chunk in))
 template <class T, class Scan>
 auto mapScan(uint32_t chunk, Scan scan, const DPull<T>& in) {
   return pConcat(fmap(
@@ -34,7 +35,7 @@ auto mapScan(uint32_t chunk, Scan scan, const DPull<T>& in) {
       splitUp(chunk, in)));
 }
 
-// One value per `chunk` elements by block algorithm a (the input length a multiple of chunk).
+/// One value per `chunk` elements by block algorithm a (the input length a multiple of chunk).
 template <KernelScalar X, class Op>
 Kernel tileReduceKernel(BlockReduceAlgorithm a, Op f, uint32_t chunk, uint32_t threads) {
   return capture(name(a), threads, [a, f, chunk](DPull<Exp<X>> in) {
@@ -45,8 +46,8 @@ Kernel tileReduceKernel(BlockReduceAlgorithm a, Op f, uint32_t chunk, uint32_t t
   });
 }
 
-// The inclusive (or exclusive, identity first) scan of each chunk of `chunk` elements by block
-// algorithm a (the input length a multiple of chunk).
+/// The inclusive (or exclusive, identity first) scan of each chunk of `chunk` elements by block
+/// algorithm a (the input length a multiple of chunk).
 template <KernelScalar X, class Op>
 Kernel tileScanKernel(BlockScanAlgorithm a, Op f, uint32_t chunk, uint32_t threads,
                       bool exclusive = false, X identity = X{}) {

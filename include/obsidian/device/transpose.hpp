@@ -1,14 +1,15 @@
-// Device transpose of a row-major rows x cols matrix into its cols x rows transpose, rows and
-// cols given at run time, any shape. Two ways in:
-//  - transposeTile: a block's building block: a tile of a matrix loaded into shared memory (one
-//    padding column, so that reading it by columns hits 32 different banks), returned as the
-//    Push<Block> of its transpose;
-//  - transpose: the whole matrix, on the GPU (device buffers, optionally on a stream) or on the
-//    simulator (host arrays), its kernel captured once per (element type, policy).
-// Each block transposes one tile: its threads read the tile's rows (consecutive threads,
-// consecutive columns: coalesced), and write the transpose's rows (consecutive threads,
-// consecutive rows of the input: coalesced again). Tiles at the right and bottom edges are
-// partial: reads and writes outside the matrix are skipped.
+/// Device transpose of a row-major rows x cols matrix into its cols x rows transpose, rows and
+/// cols given at run time, any shape. Two ways in:
+///  - transposeTile: a block's building block: a tile of a matrix loaded into shared memory (one
+///    padding column, so that reading it by columns hits 32 different banks), returned as the
+///    Push<Block> of its transpose;
+///  - transpose: the whole matrix, on the GPU (device buffers, optionally on a stream) or on the
+///    simulator (host arrays), its kernel captured once per (element type, policy).
+/// Each block transposes one tile: its threads read the tile's rows (consecutive threads,
+/// consecutive columns: coalesced), and write the transpose's rows (consecutive threads,
+/// consecutive rows of the input: coalesced again). Tiles at the right and bottom edges are
+/// partial: reads and writes outside the matrix are skipped.
+/// @file
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "obsidian/capture.hpp"
+#include "obsidian/device/algorithm.hpp"
 #include "obsidian/device/dispatch.hpp"
 #include "obsidian/device/policy.hpp"
 #include "obsidian/library.hpp"
@@ -26,55 +28,77 @@
 namespace obsidian {
 
 // ------------------------------------------------------------------ policy
+/// How transpose's kernel cuts the matrix: one tile per block.
 struct TransposePolicy {
-  uint32_t threads = 256;  // threads per block (at most tile * tile, dividing it)
-  uint32_t tile = 32;      // the tile's side: a power of two from 8 to 128
+  uint32_t threads = 256;  ///< threads per block (at most tile * tile, dividing it)
+  uint32_t tile = 32;      ///< the tile's side: a power of two from 8 to 128
+  /// Field by field.
   friend bool operator==(const TransposePolicy&, const TransposePolicy&) = default;
 };
 
-// A transpose's tuning: the policy for matrices that fill the device, and a smaller tile for
-// those that do not (a 64 x 64 tile leaves SMs idle on a 1000 x 777 matrix: 208 tiles for 132
-// SMs). `small` is chosen when `large` would give fewer than fillTilesPerSm tiles per SM
-// (transposePolicyFor).
-struct TransposeTuning {
-  TransposePolicy large;
-  TransposePolicy small;
-  uint32_t fillTilesPerSm = 0;
-  friend bool operator==(const TransposeTuning&, const TransposeTuning&) = default;
+namespace device {
+
+/// transpose's descriptor (device/algorithm.hpp). Matrices that fill the device take the Large
+/// row; those whose large tiles would give fewer than fillTilesPerSm per SM take the Small row
+/// (a 64 x 64 tile leaves SMs idle on a 1000 x 777 matrix: 208 tiles for 132 SMs).
+struct Transpose {
+  using Policy = TransposePolicy;                   ///< the policy type
+  static constexpr const char* name = "transpose";  ///< the ready call's name
+  /// Where it is declared.
+  static constexpr const char* header = "obsidian/device/transpose.hpp";
+  /// What it computes.
+  static constexpr const char* summary = "the transpose of a row-major matrix, tile by tile";
+  /// The policy's fields as data.
+  static constexpr auto fields() {
+    return hana::make_tuple(
+        field("threads", &Policy::threads, 32, 1024,
+              "threads per block (whole warps dividing tile x tile)"),
+        field("tile", &Policy::tile, 8, 128, "the tile's side (a power of two)"));
+  }
+  /// Large tiles per SM below which a matrix is Small: with the sm 90 rows, 1024 x 1024 (1.9
+  /// 64-tiles per SM) takes the 32-tile and 2048 x 2048 (7.8) the 64-tile, which tie there (see
+  /// the sm 90 rows' measurements).
+  static constexpr uint32_t fillTilesPerSm = 4;
+  /// The policy table: the fallback, then Large and Small rows per measured architecture.
+  static constexpr Tuned<Policy> table[] = {
+      {0,
+       {},
+       {256, 32},
+       "(fallback)",
+       "not measured: the classic 32 x 32 tile for GPUs without a measured row"},
+      {90,
+       {0, OperatorClass::Any, Values::Any, Scale::Large},
+       {512, 64},
+       "obsidian-tune tuning/spaces/transpose.json",
+       "H100, 2026-11-23, u32, 26 points: 512 threads x 64-tile fastest at 8192 x 8192 (188.4 "
+       "us; 32-tile 201.1) and within 1% at 8191 x 4097 (122.0 us; best 121.0)"},
+      {90,
+       {0, OperatorClass::Any, Values::Any, Scale::Small},
+       {256, 32},
+       "obsidian-tune tuning/spaces/transpose.json",
+       "H100, 2026-11-23, u32: the 32-tile, 256 threads, where 64-tiles give fewer than 4 per "
+       "SM: 1000 x 777 (1.6 per SM) 6.8 us (64-tile 7.1), 1024 x 1024 (1.9) 7.6 (7.9); 2048 x "
+       "2048 (7.8) ties at 16.4 (tuning/RESULTS.md, 'Device layer policies')"},
+  };
 };
 
-// The sm 90 row: obsidian-tune over tuning/spaces/transpose.json on the H100.
-inline constexpr Tuned<TransposeTuning> kTransposePolicies[] = {
-    {0,
-     {{256, 32}, {256, 32}, 0},
-     "(fallback)",
-     "not measured: the classic 32 x 32 tile for GPUs without a measured row"},
-    {90,
-     {{512, 64}, {256, 32}, 4},
-     "obsidian-tune tuning/spaces/transpose.json",
-     "H100, 2026-11-23, u32, 26 points: 512 threads x 64-tile fastest at 8192 x 8192 (188.4 "
-     "us; 32-tile 201.1) and within 1% at 8191 x 4097 (122.0 us; best 121.0); the 32-tile, 256 "
-     "threads, where 64-tiles give fewer than 4 per SM: 1000 x 777 (1.6 per SM) 6.8 us (64-tile "
-     "7.1), 1024 x 1024 (1.9) 7.6 (7.9); 2048 x 2048 (7.8) ties at 16.4 (tuning/RESULTS.md, "
-     "'Device layer policies')"},
-};
+}  // namespace device
 
 namespace detail {
 // A 128 x 129 tile of 8-byte elements (132 KB) fits in a block: the tile's side is the limit.
 void checkTransposePolicy(const TransposePolicy& p);
-std::string transposePolicyKey(const TransposePolicy& p);
 // rows * cols must be the input's length (and fit in 32 bits); the output's length too.
 void checkTransposeShape(uint64_t rows, uint64_t cols, size_t in, size_t out);
 }  // namespace detail
 
 // ------------------------------------------------------------------ the building block
-// The tile * tile tile whose element (r, c) is read(r, c), for r < validRows and c < validCols
-// (its part inside the matrix), loaded into shared memory by the threads of p (a barrier
-// follows); returned as the Push<Block> of its transpose: element (c, r) at index c * tile + r,
-// written only for r < validRows and c < validCols. Consecutive threads read consecutive c and
-// write consecutive r, so that both sides are coalesced when read(r, c) is row-major.
-// Every thread of the block takes tile * tile / threads elements (Error if that does not
-// divide); all its loads are issued before it stores any.
+/// The tile * tile tile whose element (r, c) is read(r, c), for r < validRows and c < validCols
+/// (its part inside the matrix), loaded into shared memory by the threads of p (a barrier
+/// follows); returned as the Push<Block> of its transpose: element (c, r) at index c * tile + r,
+/// written only for r < validRows and c < validCols. Consecutive threads read consecutive c and
+/// write consecutive r, so that both sides are coalesced when read(r, c) is row-major.
+/// Every thread of the block takes tile * tile / threads elements (Error if that does not
+/// divide); all its loads are issued before it stores any.
 template <KernelScalar X, class Read>
 SPush<Block, Exp<X>> transposeTile(const Program<Block>& p, uint32_t tile, const EWord32& validRows,
                                    const EWord32& validCols, Read read) {
@@ -175,19 +199,20 @@ void alignedTransposeTile(const Program<Block>& p, uint32_t tile, const DPull<Ex
 }
 }  // namespace detail
 
-// The transpose kernel for elements of type X with `policy`. Its parameters, in order (launch
-// arguments in this order): the input (rows * cols elements, row-major), rows (u32), cols
-// (u32), then the output (as many elements). With alignedWrites, each block writes whole
-// 32-byte sectors of the output (detail::alignedTransposeTile): faster when rows is not a
-// multiple of 32 / sizeof(X) in principle, measured slower on the H100 (transposeAlignsWrites);
-// transpose does not use them. transpose passes the arguments; call this to read the kernel's
-// code and report.
+/// The transpose kernel for elements of type X with `policy`. Its parameters, in order (launch
+/// arguments in this order): the input (rows * cols elements, row-major), rows (u32), cols
+/// (u32), then the output (as many elements). With alignedWrites, each block writes whole
+/// 32-byte sectors of the output (detail::alignedTransposeTile): faster when rows is not a
+/// multiple of 32 / sizeof(X) in principle, measured slower on the H100 (transposeAlignsWrites);
+/// transpose does not use them. transpose passes the arguments; call this to read the kernel's
+/// code and report.
 template <KernelScalar X>
 Kernel transposeKernel(const TransposePolicy& policy, bool alignedWrites = false) {
   detail::checkTransposePolicy(policy);
   const std::string name = std::string("transpose_") + std::string(cudaTypeName(scalarTypeOf<X>)) +
                            (alignedWrites ? "_aligned" : "");
-  return device::detail::memoKernel(name + detail::transposePolicyKey(policy), [&] {
+  const std::string key = name + "|" + device::describePolicy<device::Transpose>(policy);
+  return device::detail::memoKernel(key, [&] {
     return capture(
         name, policy.threads,
         [policy, alignedWrites](DPull<Exp<X>> in, EWord32 rows, EWord32 cols) {
@@ -220,84 +245,74 @@ Kernel transposeKernel(const TransposePolicy& policy, bool alignedWrites = false
   });
 }
 
-// Whether a transpose of this many rows would need sector-aligned writes to write whole sectors
-// (rows not a multiple of a sector). transpose does not use them: on the H100 they were slower
-// (8191 x 4097 u32: 157 us against 121 us with the 64 x 64 tile, 512 threads; 168 against 147
-// with 32 x 32, 256 threads): partly written sectors were not what bounds that shape.
+/// Whether a transpose of this many rows would need sector-aligned writes to write whole sectors
+/// (rows not a multiple of a sector). transpose does not use them: on the H100 they were slower
+/// (8191 x 4097 u32: 157 us against 121 us with the 64 x 64 tile, 512 threads; 168 against 147
+/// with 32 x 32, 256 threads): partly written sectors were not what bounds that shape.
 template <KernelScalar X>
 bool transposeAlignsWrites(uint32_t rows) {
   return rows % detail::sectorElements<X>() != 0;
 }
 
-// The policy of `tuning` for a rows x cols matrix on a GPU of `sms` SMs: tuning.large unless its
-// tiles would give fewer than tuning.fillTilesPerSm per SM.
-TransposePolicy transposePolicyFor(uint32_t rows, uint32_t cols, const TransposeTuning& tuning,
-                                   uint32_t sms);
-// The same with this GPU's table row and SM count (the simulator: those of the H100).
-TransposePolicy transposePolicyFor(uint32_t rows, uint32_t cols);
+// ------------------------------------------------------------------ descriptor and ready calls
+namespace device {
 
-// The kernel of the table's policy for large matrices on this GPU.
+
+/// The policy for a rows x cols matrix of X on target t: the Large row unless its tiles would
+/// give fewer than Transpose::fillTilesPerSm per SM, then the Small row; with the options'
+/// settings.
 template <KernelScalar X>
-Kernel transposeKernel() {
-  return transposeKernel<X>(tunedFor(kTransposePolicies, currentSm()).policy.large);
+TransposePolicy transposePolicyFor(const Target& t, uint32_t rows, uint32_t cols,
+                                   const Options& options = {}) {
+  ProblemClass p{static_cast<uint32_t>(sizeof(X)), OperatorClass::Any, Values::Any,
+                 Scale::Large};
+  const uint32_t tile = tunedFor(Transpose::table, t.sm, p).policy.tile;
+  const auto tiles = [](uint32_t n, uint32_t side) {
+    return uint64_t{n} / side + (n % side != 0);
+  };
+  if (tiles(rows, tile) * tiles(cols, tile) < uint64_t{Transpose::fillTilesPerSm} * t.smCount)
+    p.scale = Scale::Small;
+  return policyFor<Transpose>(t, p, options);
 }
 
-// ------------------------------------------------------------------ the device-wide call
-struct TransposeOptions {
-  // The policy; empty (threads 0): the table's row for this GPU and the matrix's shape
-  // (transposePolicyFor).
-  TransposePolicy policy{0, 0};
-  // Simulator: its options (hazard detection, counters), and where to put what the run
-  // counted (null: nowhere).
-  SimOptions simulation = {};
-  SimStats* simulated = nullptr;
-  // GPU: the stream to run on (null: the default stream), and whether to wait for the result.
-  const gpu::Stream* stream = nullptr;
-  bool synchronize = true;
-};
-
 namespace detail {
-inline TransposePolicy transposePolicy(const TransposeOptions& o, uint32_t rows, uint32_t cols) {
-  return o.policy.threads == 0 ? transposePolicyFor(rows, cols) : o.policy;
+template <class In, class Out>
+void transpose(const In& in, Out& out, uint32_t rows, uint32_t cols, const Options& options) {
+  using X = ElementOf<In>;
+  obsidian::detail::checkTransposeShape(rows, cols, in.size(), out.size());
+  const Target t = targetOf<In>();
+  const Kernel k = transposeKernel<X>(transposePolicyFor<X>(t, rows, cols, options));
+  if (in.size() == 0) return;
+  launchOn(t, k, {in, rows, cols, out}, options);
 }
 }  // namespace detail
 
-// GPU: out = the cols x rows transpose of the row-major rows x cols matrix `in`.
+/// transpose(in, out, rows, cols, options): out = the cols x rows transpose of the row-major
+/// rows x cols matrix `in`: on the GPU for device buffers, on the simulator for host vectors.
 template <KernelScalar X>
 requires(!std::is_same_v<X, bool>) void transpose(const gpu::DeviceBuffer<X>& in,
                                                   gpu::DeviceBuffer<X>& out, uint32_t rows,
-                                                  uint32_t cols,
-                                                  const TransposeOptions& options = {}) {
-  detail::checkTransposeShape(rows, cols, in.size(), out.size());
-  const TransposePolicy policy = detail::transposePolicy(options, rows, cols);
-  const Kernel k = transposeKernel<X>(policy);
-  if (in.size() == 0) return;
-  gpu::LaunchOptions launch;
-  launch.stream = options.stream;
-  launch.synchronize = options.synchronize;
-  gpu::launch(k, {in, rows, cols, out}, launch);
+                                                  uint32_t cols, const Options& options = {}) {
+  detail::transpose(in, out, rows, cols, options);
 }
-
-// Simulator: the cols x rows transpose of the row-major rows x cols matrix `in`, computed by
-// the same kernel on the CPU (stream and synchronize do not apply).
+/// The same on the simulator.
 template <KernelScalar X>
-requires(!std::is_same_v<X, bool>) std::vector<X> transpose(std::span<const X> in, uint32_t rows,
-                                                            uint32_t cols,
-                                                            const TransposeOptions& options = {}) {
-  detail::checkTransposeShape(rows, cols, in.size(), in.size());
-  const Kernel k = transposeKernel<X>(detail::transposePolicy(options, rows, cols));
+requires(!std::is_same_v<X, bool>) void transpose(const std::vector<X>& in, std::vector<X>& out,
+                                                  uint32_t rows, uint32_t cols,
+                                                  const Options& options = {}) {
+  detail::transpose(in, out, rows, cols, options);
+}
+/// The transpose of host matrix `in`, on the simulator.
+template <KernelScalar X>
+requires(!std::is_same_v<X, bool>) std::vector<X> transpose(const std::vector<X>& in,
+                                                            uint32_t rows, uint32_t cols,
+                                                            const Options& options = {}) {
+  obsidian::detail::checkTransposeShape(rows, cols, in.size(), in.size());
   std::vector<X> out(in.size());
-  if (in.empty()) return out;
-  SimStats stats = simulate(k, {in, rows, cols, out}, options.simulation);
-  if (options.simulated) *options.simulated = std::move(stats);
+  transpose(in, out, rows, cols, options);
   return out;
 }
 
-template <KernelScalar X>
-requires(!std::is_same_v<X, bool>) std::vector<X> transpose(const std::vector<X>& in, uint32_t rows,
-                                                            uint32_t cols,
-                                                            const TransposeOptions& options = {}) {
-  return transpose<X>(std::span<const X>(in), rows, cols, options);
-}
+}  // namespace device
 
 }  // namespace obsidian

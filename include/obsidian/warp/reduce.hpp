@@ -1,18 +1,19 @@
-// The warp layer, reductions: a warp folds up to 32 values in registers with shuffles (no
-// shared memory, no barrier). Built on the thread level only (register arrays and ixMap); the
-// block layer (obsidian/block/reduce.hpp) builds on it.
+/// The warp layer, reductions: a warp folds up to 32 values in registers with shuffles (no
+/// shared memory, no barrier). Built on the thread level only (register arrays and ixMap); the
+/// block layer (obsidian/block/reduce.hpp) builds on it.
+/// @file
 #pragma once
 
 #include "obsidian/library.hpp"
 
 namespace obsidian {
 
-// warpReduceGroups(p, f, lanes, width): `lanes` holds one value per lane of the warp (32, in
-// registers: what forceReg of a push<Warp> gives); after log2(width) butterfly steps (lane i
-// combines with lane i ^ k, k = width / 2 .. 1, one shuffle each) every lane holds the f-fold of
-// its group of `width` consecutive lanes (those with the same i / width). width is a power of
-// two of at most 32 (1: the lanes as they are). f must be associative and commutative.
-// Cost: log2(width) shuffles per lane.
+/// warpReduceGroups(p, f, lanes, width): `lanes` holds one value per lane of the warp (32, in
+/// registers: what forceReg of a push<Warp> gives); after log2(width) butterfly steps (lane i
+/// combines with lane i ^ k, k = width / 2 .. 1, one shuffle each) every lane holds the f-fold of
+/// its group of `width` consecutive lanes (those with the same i / width). width is a power of
+/// two of at most 32 (1: the lanes as they are). f must be associative and commutative.
+/// Cost: log2(width) shuffles per lane.
 template <class Lanes, class Op>
 Lanes warpReduceGroups(const Program<Warp>& p, Op f, Lanes lanes, uint32_t width) {
   if (width == 0 || width > 32 || (width & (width - 1)) != 0) {
@@ -26,11 +27,11 @@ Lanes warpReduceGroups(const Program<Warp>& p, Op f, Lanes lanes, uint32_t width
   return lanes;
 }
 
-// warpReduce(p, f, arr): the f-fold of arr (a power of two of at most 32 elements) by a warp,
-// in registers: lane i starts with arr[i % len], then log2(len) butterfly steps combine it with
-// the lane `i ^ k` apart (one shuffle each), after which every lane holds the result. No shared
-// memory, no barrier. f must be associative and commutative.
-// Cost: log2(len) shuffles per lane.
+/// warpReduce(p, f, arr): the f-fold of arr (a power of two of at most 32 elements) by a warp,
+/// in registers: lane i starts with arr[i % len], then log2(len) butterfly steps combine it with
+/// the lane `i ^ k` apart (one shuffle each), after which every lane holds the result. No shared
+/// memory, no barrier. f must be associative and commutative.
+/// Cost: log2(len) shuffles per lane.
 template <class T, class Op>
 T warpReduce(const Program<Warp>& p, Op f, const SPull<T>& arr) {
   const uint32_t m = arr.len();

@@ -1,16 +1,17 @@
-// The warp layer, scans: the prefixes of a warp's 32 values in registers (Kogge-Stone with
-// shuffles). The block scans (obsidian/block/scan.hpp) and the look-back of the device scan
-// (obsidian/device/scan.hpp) build on it.
+/// The warp layer, scans: the prefixes of a warp's 32 values in registers (Kogge-Stone with
+/// shuffles). The block scans (obsidian/block/scan.hpp) and the look-back of the device scan
+/// (obsidian/device/scan.hpp) build on it.
+/// @file
 #pragma once
 
 #include "obsidian/library.hpp"
 
 namespace obsidian {
 
-// warpScan(p, f, arr): the inclusive f-scan of a warp's 32 elements in registers (Kogge-Stone
-// with shuffles: in step k, lane i combines with lane i - k when there is one), as a register
-// array. f must be associative; the order of the elements is kept.
-// Cost: 5 shuffles per lane, no shared memory, no barrier.
+/// warpScan(p, f, arr): the inclusive f-scan of a warp's 32 elements in registers (Kogge-Stone
+/// with shuffles: in step k, lane i combines with lane i - k when there is one), as a register
+/// array. f must be associative; the order of the elements is kept.
+/// Cost: 5 shuffles per lane, no shared memory, no barrier.
 template <class T, class Op>
 SPull<T> warpScan(const Program<Warp>& p, Op f, const SPull<T>& arr) {
   if (arr.len() != 32) {
@@ -27,8 +28,8 @@ SPull<T> warpScan(const Program<Warp>& p, Op f, const SPull<T>& arr) {
   return r;
 }
 
-// warpExclusiveScan(p, f, identity, arr): the exclusive f-scan (identity first) of a warp's 32
-// elements in registers: the inclusive scan moved up one lane (one more shuffle).
+/// warpExclusiveScan(p, f, identity, arr): the exclusive f-scan (identity first) of a warp's 32
+/// elements in registers: the inclusive scan moved up one lane (one more shuffle).
 template <class T, class Op>
 SPull<T> warpExclusiveScan(const Program<Warp>& p, Op f, const T& identity, const SPull<T>& arr) {
   const SPull<T> inclusive = warpScan(p, f, arr);

@@ -1,0 +1,595 @@
+// Generation: a random well-typed, well-sized 1-D recipe from a seed. The main stream draws
+// what the first generator drew; each later kind of step or recipe (collectives, narrow types,
+// float bit patterns, fused outputs, divisors, matrix kernels) draws from a stream of its own
+// seeded by the data seed, so the recipes that draw none of them stay as they were. Matrix
+// recipes: recipe_matrix_generate.cpp.
+#include <algorithm>
+
+#include "recipe_internal.hpp"
+#include "scalar_ops.hpp"
+
+namespace fuzz {
+
+namespace {
+
+class Generator {
+ public:
+  explicit Generator(std::mt19937_64& rng) : rng_(rng) {}
+
+  // Whether a Warp program was made: those need a whole number of warps per block.
+  bool usesWarps = false;
+  // Whether a collective depends on the block's thread count (then both thread counts stay).
+  bool threadBound = false;
+
+  // From now on, each step of a Block or Warp body is a collective now and then, drawn from a
+  // stream of its own seeded by `seed`: a recipe that draws none is the one the generator made
+  // before the collectives existed. `block` says where the block body runs (thread counts,
+  // and whether it reads the input directly).
+  uint32_t threads() const { return block_.threads; }
+  uint32_t altThreads() const { return block_.altThreads; }
+
+  void enableCollectives(uint64_t seed, const Where& block) {
+    collectives_.seed(seed ^ 0x5851f42d4c957f2dull);
+    collectivesOn_ = true;
+    block_ = block;
+  }
+
+  uint32_t below(uint32_t n) { return static_cast<uint32_t>(rng_() % n); }
+  bool chance(uint32_t percent) { return below(100) < percent; }
+  template <class T>
+  T pick(const std::vector<T>& v) {
+    return v[below(static_cast<uint32_t>(v.size()))];
+  }
+
+  // A divisor of n in [lo, hi], or 0 if there is none.
+  uint32_t divisor(uint32_t n, uint32_t lo, uint32_t hi) {
+    std::vector<uint32_t> ds;
+    for (uint32_t d = lo; d <= std::min(n, hi); ++d) {
+      if (n % d == 0) ds.push_back(d);
+    }
+    return ds.empty() ? 0 : pick(ds);
+  }
+
+  // Steps at `level` over an array of length n; n becomes the output length.
+  std::vector<Node> body(Level level, uint32_t& n, int depth, bool pullOnly) {
+    std::vector<Node> ops;
+    const uint32_t count = 1 + below(depth == 0 ? 5 : 3);
+    for (uint32_t s = 0; s < count; ++s) {
+      if (collectivesOn_ && level != Level::Thread && !pullOnly &&
+          collectives_() % 100 < kCollectivePercent) {
+        Where w = block_.at(level);
+        w.direct = level == Level::Block && depth == 0 && s == 0 && block_.direct;
+        std::vector<Node> nodes;
+        if (collective(w, n, nodes)) {
+          for (Node& node : nodes) ops.push_back(std::move(node));
+          narrowStep(pullOnly, ops);
+          floatStep(pullOnly, n, ops);
+          continue;
+        }
+      }
+      for (int attempt = 0; attempt < 20; ++attempt) {
+        uint32_t m = n;
+        Node node;
+        if (make(level, m, depth, pullOnly, node) && m > 0 && m <= maxLength(level)) {
+          ops.push_back(std::move(node));
+          n = m;
+          break;
+        }
+      }
+      narrowStep(pullOnly, ops);
+      floatStep(pullOnly, n, ops);
+    }
+    return ops;
+  }
+
+  // From now on, a narrow step (NarrowMap, NarrowForce) follows a step now and then, drawn from
+  // a stream of its own: they keep the length, so the other streams draw what they drew before.
+  void enableNarrow(uint64_t seed) {
+    narrow_.seed(seed ^ 0x94d049bb133111ebull);
+    narrowOn_ = true;
+  }
+  // From now on, a float-bits step (FloatBits, FloatScan) follows a step now and then, drawn
+  // from a stream of its own (they keep the length too).
+  void enableFloats(uint64_t seed) {
+    floats_.seed(seed ^ 0x61c8864680b583ebull);
+    floatsOn_ = true;
+  }
+
+ private:
+  static uint32_t maxLength(Level level) { return level == Level::Thread ? 32 : 2048; }
+
+  // Percent of the steps of Block and Warp bodies that try to be a collective.
+  static constexpr uint64_t kCollectivePercent = 20;
+  uint32_t cBelow(uint32_t k) { return static_cast<uint32_t>(collectives_() % k); }
+
+  // A Nest of warp programs over pieces of 32 x k elements, each starting with warp
+  // collectives (after a Take where n is not a multiple of 32); n becomes its output's length.
+  bool warpNest(const Where& w, uint32_t& n, std::vector<Node>& nodes) {
+    if (n < 32 || w.threads % 32 != 0 || w.altThreads % 32 != 0) return false;
+    std::vector<Node> out;
+    uint32_t m = n;
+    if (n % 32 != 0) {
+      Node take;
+      take.op = Op::Take;
+      take.size = m = n - n % 32;
+      out.push_back(take);
+    }
+    std::vector<uint32_t> pieces;
+    for (uint32_t k = 1; k <= 16; ++k) {
+      if ((m / 32) % k == 0) pieces.push_back(32 * k);
+    }
+    Node nest;
+    nest.op = Op::Nest;
+    nest.size = pieces[cBelow(static_cast<uint32_t>(pieces.size()))];
+    uint32_t piece = nest.size;
+    const uint32_t steps = 1 + cBelow(2);
+    for (uint32_t s = 0; s < steps; ++s) collective(w.at(Level::Warp), piece, nest.kids);
+    if (nest.kids.empty()) return false;
+    out.push_back(nest);
+    nodes.insert(nodes.end(), out.begin(), out.end());
+    usesWarps = true;
+    n = (m / nest.size) * piece;
+    return true;
+  }
+
+  // A collective for an array of length n where w is (a few tries), after a Take step where n
+  // does not fit it but a shorter length does, appended to nodes; n becomes its output's
+  // length.
+  bool collective(const Where& w, uint32_t& n, std::vector<Node>& nodes) {
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      Node node;
+      if (w.level == Level::Block) {
+        // The histogram fits any length: one in eight; warp collectives in a Nest: one in eight.
+        const uint32_t k = cBelow(8);
+        if (k == 7) {
+          if (warpNest(w, n, nodes)) return true;
+          continue;
+        }
+        node.op = static_cast<Op>(static_cast<uint32_t>(Op::BlockReduce) + (k < 6 ? k / 2 : 3));
+      } else {
+        // warpScan and the exchanges need 32 elements or more: they come first.
+        const uint32_t k = cBelow(5);
+        node.op =
+            static_cast<Op>(static_cast<uint32_t>(Op::WarpReduce) + (k == 0 ? 0 : (k + 1) / 2));
+      }
+      uint32_t m = n;
+      switch (node.op) {
+        case Op::BlockReduce:
+          node.alg = cBelow(8);
+          node.fn = cBelow(node.alg == 0 ? kCollectiveOps : kCommutativeOps);
+          break;
+        case Op::BlockScan:
+          node.alg = cBelow(5);
+          node.exclusive = cBelow(2) == 1;
+          node.fn = cBelow(kCollectiveOps);
+          break;
+        case Op::BlockLoadStore:
+          node.loadAlg = cBelow(4);
+          node.storeAlg = cBelow(3);
+          break;
+        case Op::BlockHistogram: {
+          node.log2Copies = cBelow(6);
+          node.bins = 1 + cBelow(64);
+          // Levels of every kind: from 0 or a random word, over a range of any size.
+          const uint32_t fromZero = cBelow(3), lowShift = cBelow(32), rangeShift = cBelow(32);
+          const uint64_t lower = collectives_(), range = collectives_();
+          node.lower = fromZero == 0 ? 0 : static_cast<uint32_t>(lower >> (32 + lowShift));
+          const uint64_t room = uint64_t{0xffffffffu} - node.lower;
+          if (room == 0) continue;
+          node.upper = node.lower + 1 + static_cast<uint32_t>((range >> rangeShift) % room);
+          m = node.bins;
+          break;
+        }
+        case Op::WarpReduce: node.fn = cBelow(kCommutativeOps); break;
+        case Op::WarpScan:
+          node.exclusive = cBelow(2) == 1;
+          node.fn = cBelow(kCollectiveOps);
+          break;
+        default: break;
+      }
+      const bool bound = node.op == Op::BlockLoadStore ||
+                         (node.op == Op::BlockReduce && node.alg == 7) ||
+                         (node.op == Op::BlockScan && node.alg == 4);
+      // The longest length up to n that fits (below n: takeP of the first elements). The first
+      // collective that depends on the block's threads may choose both thread counts (among
+      // those of a power-of-two number of warps that fit).
+      uint32_t fit = n;
+      for (; fit > 0; --fit) {
+        Where at = w;
+        at.direct = w.direct && fit == n;
+        if (!bound || threadBound) {
+          if (collectiveFits(at, node, fit)) break;
+          continue;
+        }
+        // Blocks of part of a warp only where no Warp program needs whole warps (nor will).
+        std::vector<uint32_t> counts, tries{32, 64, 96, 128, 192, 256, 512, 1024};
+        if (!usesWarps) tries.insert(tries.end(), {8, 16, 48, 80, 100, 160});
+        for (uint32_t t : tries) {
+          at.threads = at.altThreads = t;
+          if (collectiveFits(at, node, fit)) counts.push_back(t);
+        }
+        if (counts.empty()) continue;
+        block_.threads = counts[cBelow(static_cast<uint32_t>(counts.size()))];
+        block_.altThreads = counts[cBelow(static_cast<uint32_t>(counts.size()))];
+        break;
+      }
+      if (fit == 0) continue;
+      if (fit < n) {
+        Node take;
+        take.op = Op::Take;
+        take.size = fit;
+        nodes.push_back(take);
+        if (node.op != Op::BlockHistogram) m = fit;
+      }
+      nodes.push_back(node);
+      threadBound = threadBound || bound;
+      n = m;
+      return true;
+    }
+    return false;
+  }
+
+  bool make(Level level, uint32_t& n, int depth, bool pullOnly, Node& node) {
+    const bool canNest = depth < 2;
+    node.op = static_cast<Op>(below(kBasicOps));
+    // Drawn for every step: the operator of those of a binary one (FloatMap's too).
+    const uint32_t binary = below(kBinaryOps);
+    if (pullOnly && !isPullStep(node.op)) return false;
+    switch (node.op) {
+      case Op::Map:
+        node.fn = below(kUnaryOps);
+        node.constant = static_cast<uint32_t>(rng_());
+        return true;
+      case Op::AddIndex: node.constant = below(1000); return true;
+      case Op::FloatMap:
+        node.fn = binary;
+        node.constant = below(1024);
+        return true;
+      case Op::ZipHalves:
+      case Op::ZipEvenOdds:
+      case Op::ForceZip:
+        node.fn = binary;
+        n /= 2;
+        return n > 0;
+      case Op::Rotate: node.size = below(n + 1); return true;
+      case Op::ConcP: return n >= 2;
+      case Op::Interleave: n = 2 * (n / 2); return n > 0;
+      case Op::Ends:
+        node.size = below(5);
+        n = node.size + 1;
+        return true;
+      case Op::Load:
+        if (level == Level::Thread) return false;
+        node.size = divisor(n, 1, 16);
+        return node.size != 0;
+      case Op::Take:
+        node.size = 1 + below(n);
+        n = node.size;
+        return true;
+      case Op::Force: return true;
+      case Op::SplitFold:
+      case Op::CoalesceFold:
+      case Op::SeqReduce:
+        node.fn = binary;
+        node.size = divisor(n, 2, 16);
+        if (node.size == 0) return false;
+        n /= node.size;
+        return true;
+      case Op::SeqScan:
+        node.fn = binary;
+        node.size = divisor(n, 2, 64);
+        return node.size != 0;
+      case Op::Iterate:
+        node.until = below(2) == 1;
+        node.limit = node.until ? static_cast<uint32_t>(rng_() >> 40) : below(6);
+        return true;
+      case Op::BinSplit: {
+        if (!canNest) return false;
+        uint32_t k = 1 + below(3);
+        while (k > 0 && n % (1u << k) != 0) --k;
+        if (k == 0) return false;
+        node.log2Parts = k;
+        uint32_t m = n >> k;
+        node.kids = body(level, m, depth + 1, true);
+        n = m << k;
+        return true;
+      }
+      case Op::Nest:
+      case Op::ThreadNest:
+      case Op::SeqNest: {
+        if (!canNest) return false;
+        if (node.op == Op::Nest && level == Level::Thread) return false;
+        // A collective chose a block of part of a warp: no Warp programs.
+        if (node.op == Op::Nest && level == Level::Block &&
+            (block_.threads % 32 != 0 || block_.altThreads % 32 != 0)) {
+          return false;
+        }
+        if (node.op == Op::ThreadNest && level == Level::Thread) return false;
+        const Level inner = node.op == Op::SeqNest      ? level
+                            : node.op == Op::ThreadNest ? Level::Thread
+                            : level == Level::Block     ? Level::Warp
+                                                        : Level::Thread;
+        const uint32_t hi = inner == Level::Thread ? 16 : 512;
+        node.size = divisor(n, node.op == Op::SeqNest ? std::max(1u, n / 8) : 1, hi);
+        if (node.size == 0) return false;
+        uint32_t m = node.size;
+        node.kids = body(inner, m, depth + 1, false);
+        n = (n / node.size) * m;
+        usesWarps = usesWarps || inner == Level::Warp;
+        return true;
+      }
+      case Op::Histogram:
+        if (level == Level::Thread) return false;
+        node.bins = 1 + below(40);
+        n = node.bins;
+        return true;
+      default: return false;  // the collectives come from collective()
+    }
+    return false;
+  }
+
+  // Percent of the steps that a narrow step follows.
+  static constexpr uint64_t kNarrowPercent = 6;
+  void narrowStep(bool pullOnly, std::vector<Node>& ops) {
+    if (!narrowOn_ || narrow_() % 100 >= kNarrowPercent) return;
+    Node node;
+    node.op = pullOnly || narrow_() % 2 == 0 ? Op::NarrowMap : Op::NarrowForce;
+    node.width = narrow_() % 2 == 0 ? 8 : 16;
+    if (node.op == Op::NarrowMap) {
+      node.fn = static_cast<uint32_t>(narrow_() % kNarrowOps);
+      node.constant = static_cast<uint32_t>(narrow_());
+    } else {
+      node.zipped = narrow_() % 2 == 1;
+    }
+    ops.push_back(node);
+  }
+
+  // Percent of the steps that a float-bits step follows.
+  static constexpr uint64_t kFloatPercent = 4;
+  uint32_t fBelow(uint32_t k) { return static_cast<uint32_t>(floats_() % k); }
+  // An f32 literal's bits: quiet and signalling NaNs with payloads, the canonical NaN,
+  // infinities, zeros, a denormal, normal numbers; both signs.
+  uint32_t floatLiteral() {
+    const uint32_t payload = static_cast<uint32_t>(floats_()), sign = fBelow(2) << 31;
+    switch (fBelow(10)) {
+      case 0:
+      case 1: return sign | 0x7fc00000u | (payload & 0x3fffffu);
+      case 2:
+      case 3: return sign | 0x7f800000u | (1 + payload % 0x3fffffu);
+      case 4: return 0x7fffffffu;
+      case 5: return sign | 0x7f800000u;
+      case 6: return sign;
+      case 7: return sign | 1u;
+      default: return sign | (0x3f000000u + payload % 0x2000000u);
+    }
+  }
+  // The high word of an f64 literal (its low word is the f32 literal's bits).
+  uint32_t doubleLiteralHigh() {
+    const uint32_t payload = static_cast<uint32_t>(floats_()), sign = fBelow(2) << 31;
+    switch (fBelow(8)) {
+      case 0:
+      case 1: return sign | 0x7ff80000u | (payload & 0x7ffffu);
+      case 2:
+      case 3: return sign | 0x7ff00000u | (payload & 0x7ffffu);
+      case 4: return sign | 0x7ff00000u;
+      case 5: return sign | (0x3fe00000u + payload % 0x400000u);
+      case 6: return sign;
+      default: return 0x7fffffffu;
+    }
+  }
+  void floatStep(bool pullOnly, uint32_t n, std::vector<Node>& ops) {
+    if (!floatsOn_ || floats_() % 100 >= kFloatPercent) return;
+    Node node;
+    node.op = pullOnly || fBelow(3) != 0 ? Op::FloatBits : Op::FloatScan;
+    node.specials = 1 + fBelow(8);
+    if (node.op == Op::FloatBits) {
+      node.fn = fBelow(kFloatBitsOps);
+      node.constant = floatLiteral();
+      node.constantHigh = doubleLiteralHigh();
+    } else {
+      node.fn = fBelow(kFloatScanOps + 1);
+      std::vector<uint32_t> pieces;
+      for (uint32_t k = 1; k <= std::min(n, 64u); ++k) {
+        if (n % k == 0) pieces.push_back(k);
+      }
+      node.size = pieces[fBelow(static_cast<uint32_t>(pieces.size()))];
+    }
+    ops.push_back(node);
+  }
+
+  std::mt19937_64& rng_;
+  std::mt19937_64 collectives_;
+  bool collectivesOn_ = false;
+  std::mt19937_64 narrow_;
+  bool narrowOn_ = false;
+  std::mt19937_64 floats_;
+  bool floatsOn_ = false;
+  Where block_;
+};
+
+// Percent of the recipes that are matrix kernels.
+constexpr uint64_t kMatrixPercent = 10;
+
+// Percent of the recipes with block programs whose result is fused with more parts.
+constexpr uint64_t kFusedPercent = 12;
+
+// Fused parts beside the block's result of n elements (or, with an effect, beside the chunks
+// of the grid-level output, which the recipe then has).
+void drawFused(Recipe& r, uint32_t n, std::mt19937_64& rng) {
+  auto below = [&rng](uint32_t k) { return static_cast<uint32_t>(rng() % k); };
+  if (r.result != Result::Output) {
+    r.gridOutput = true;
+    n = r.chunk;
+  }
+  // A third of them fused in each thread, over pieces of up to 16 elements.
+  if (below(3) == 0) {
+    std::vector<uint32_t> pieces;
+    for (uint32_t k = 1; k <= std::min(n, 16u); ++k) {
+      if (n % k == 0) pieces.push_back(k);
+    }
+    r.fusedThread = pieces[below(static_cast<uint32_t>(pieces.size()))];
+  }
+  const Where block{Level::Block, r.threads, r.altThreads, false};
+  const uint32_t parts = 1 + below(2);
+  for (uint32_t i = 0; i < parts; ++i) {
+    FusedPart f;
+    f.kind = static_cast<PartKind>(below(3));
+    if (f.kind != PartKind::Map && r.fusedThread > 0) {
+      f.a = below(kBinaryOps);
+    } else if (f.kind != PartKind::Map) {
+      // A collective's algorithm that fits n elements at both thread counts, if any.
+      std::vector<uint32_t> fit;
+      for (uint32_t a = 0; a < (f.kind == PartKind::Reduce ? 8u : 5u); ++a) {
+        f.a = a;
+        if (collectiveFits(block, partNode(f), n)) fit.push_back(a);
+      }
+      if (fit.empty()) {
+        f.kind = PartKind::Map;
+      } else {
+        f.a = fit[below(static_cast<uint32_t>(fit.size()))];
+        // Reductions other than red1 reorder: commutative operators only.
+        f.c = below(f.kind == PartKind::Reduce && f.a != 0 ? kCommutativeOps : kCollectiveOps);
+      }
+    }
+    if (f.kind == PartKind::Map) {
+      f.a = below(kUnaryOps);
+      f.b = static_cast<uint32_t>(rng());
+    }
+    r.fused.push_back(f);
+  }
+  r.fusedForce = below(2) == 0;
+  r.fusedNested = parts == 2 && below(2) == 0;
+  r.gridFirst = r.result == Result::Output && r.gridOutput && below(2) == 0;
+}
+
+// Percent of the recipes (not matrix ones) with a divisor parameter.
+constexpr uint64_t kDivisorPercent = 15;
+
+// The divisor parameter (Recipe::divisor), from a stream of its own seeded by the data seed and
+// drawn after everything else: the other streams draw what they drew before.
+void drawDivisor(Recipe& r) {
+  std::mt19937_64 g(r.dataSeed ^ 0xa0761d6478bd642full);
+  if (g() % 100 >= kDivisorPercent) return;
+  const uint32_t k = static_cast<uint32_t>(g() % 10);
+  r.divisor = k < 3   ? Divisor::Require
+              : k < 5 ? Divisor::Guarded
+              : k < 7 ? Divisor::GuardedSelect
+                      : Divisor::Length;
+  if (r.divisor == Divisor::Length && (r.staticInput || directLoads(r))) {
+    r.divisor = Divisor::Require;
+  }
+  // A divisor of the input's length (any: 1 and the length itself too).
+  const uint64_t n = inputLength(r);
+  std::vector<uint32_t> ds;
+  for (uint64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    ds.push_back(static_cast<uint32_t>(d));
+    if (d * d != n) ds.push_back(static_cast<uint32_t>(n / d));
+  }
+  r.divisorValue = ds[g() % ds.size()];
+}
+
+// The recipe but for its divisor parameter.
+Recipe generateSteps(std::mt19937_64& rng) {
+  Generator gen(rng);
+  Recipe r;
+  const std::vector<uint32_t> threadCounts{32, 64, 96, 128, 192, 256, 512, 1024};
+  r.threads = gen.pick(threadCounts);
+  r.altThreads = gen.pick(threadCounts);
+  r.dataSeed = rng();
+  // Matrix kernels: from a stream of their own (seeded by the data seed), every choice of
+  // theirs too, so the recipes that are not matrix ones are the previous generator's.
+  std::mt19937_64 matrix(r.dataSeed ^ 0x3c79ac492ba7b653ull);
+  if (matrix() % 100 < kMatrixPercent) return generateMatrix(r.dataSeed, matrix);
+  const uint32_t kind = gen.below(20);
+  r.grid = kind == 0 ? Shape::Flat : kind < 5 ? Shape::Coalesce : Shape::SplitUp;
+  r.gridMap = gen.chance(25);
+  r.gridZip = gen.chance(15);
+  r.staticInput = gen.chance(25);
+  r.oddInput = gen.chance(50);
+  r.gridOutput = gen.chance(15);
+  if (r.grid != Shape::Flat && gen.chance(15)) r.globalBins = 1 + gen.below(64);
+  r.gridA = gen.below(kUnaryOps);
+  r.gridB = static_cast<uint32_t>(rng());
+  // Sizes of every shape: powers of two, odd numbers, products of small factors.
+  r.chunk = (1 + gen.below(8)) << gen.below(9);
+  if (gen.chance(20)) r.chunk = 1 + gen.below(300);
+  r.chunk = std::min<uint32_t>(r.chunk, 2048);
+  r.blocks = 1 + gen.below(std::max<uint32_t>(2, 16384 / (r.chunk * 4)) > 12
+                               ? 12
+                               : std::max<uint32_t>(2, 16384 / (r.chunk * 4)));
+  r.realBlocks = 1 + gen.below(r.blocks);
+  // Narrow inputs, vectors<W> of them and effect-only kernels: drawn from a stream of their
+  // own (seeded by the data seed), so that the main stream draws what it drew before they
+  // existed: a recipe that draws none of them is the previous generator's.
+  std::mt19937_64 extra(r.dataSeed ^ 0xd6e8feb86659fd93ull);
+  const uint32_t width = static_cast<uint32_t>(extra() % 100);
+  r.elem = width < 12 ? 8 : width < 24 ? 16 : 32;
+  if (r.grid == Shape::Flat) {
+    r.chunk = 1 + gen.below(5000);
+    r.blocks = 1;
+    if (gen.chance(50)) r.threads = 1 + gen.below(1024);
+    return r;
+  }
+  // Deep expressions (issue 14): now and then one thread folds a whole chunk of 4096 or 8192
+  // elements in one expression, deeper than a thread's stack would hold if walked naively.
+  // Drawn from the data seed, so the recipes of earlier generator versions stay the same.
+  std::mt19937_64 deep(r.dataSeed);
+  if (deep() % 40 == 0) {
+    r.chunk = 4096u << (deep() % 2);
+    r.blocks = 1 + static_cast<uint32_t>(deep() % 2);
+    r.realBlocks = 1;
+    r.gridZip = false;
+    Node fold;
+    fold.op = Op::SplitFold;
+    fold.fn = static_cast<uint32_t>(deep() % kBinaryOps);
+    fold.size = r.chunk;
+    r.body = {fold};
+    r.elem = 32;
+    return r;
+  }
+  // Each block reads its chunk of the input as vectors, where the chunks are pieces of it.
+  if (untouchedInput(r) && extra() % 100 < (r.elem == 32 ? 10 : 70)) {
+    std::vector<uint32_t> widths;
+    for (uint32_t w = 2; w * r.elem <= 128; w *= 2) {
+      if (r.chunk % w == 0) widths.push_back(w);
+    }
+    if (!widths.empty()) r.vector = widths[extra() % widths.size()];
+  }
+  gen.enableCollectives(r.dataSeed, Where{Level::Block, r.threads, r.altThreads,
+                                          untouchedInput(r) && r.elem == 32 && r.vector == 0});
+  gen.enableNarrow(r.dataSeed);
+  gen.enableFloats(r.dataSeed);
+  const uint32_t result = static_cast<uint32_t>(extra() % 100);
+  if (result < 20) {
+    r.result = result < 10 ? Result::EffectWrite : Result::EffectAtomic;
+    r.accOp = static_cast<uint32_t>(extra() % kAccOps);
+    r.accSlots = 1 + static_cast<uint32_t>(extra() % 64);
+    r.accSpare = static_cast<uint32_t>(extra() % 4);
+    r.effectFirst = extra() % 2 == 0;
+  }
+  uint32_t n = r.chunk;
+  r.body = gen.body(Level::Block, n, 0, false);
+  r.threads = gen.threads();  // a collective may have chosen them
+  r.altThreads = gen.altThreads();
+  // Any thread count at all where no Warp program needs whole warps and no collective depends
+  // on the thread count.
+  const bool anyThreads = !gen.usesWarps && !gen.threadBound;
+  if (anyThreads && gen.chance(30)) r.threads = 1 + gen.below(300);
+  if (anyThreads && gen.chance(30)) r.altThreads = 1 + gen.below(300);
+  // Fused outputs: from a stream of their own, drawn last (the parts fit the final thread
+  // counts), so that the other streams draw what they drew before.
+  std::mt19937_64 fused(r.dataSeed ^ 0x2545f4914f6cdd1dull);
+  if (fused() % 100 < kFusedPercent) drawFused(r, n, fused);
+  return r;
+}
+
+}  // namespace
+
+Recipe generate(std::mt19937_64& rng) {
+  Recipe r = generateSteps(rng);
+  if (!r.matrix) drawDivisor(r);
+  return r;
+}
+
+}  // namespace fuzz

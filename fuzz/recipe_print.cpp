@@ -1,0 +1,472 @@
+// Printing: C++ source that rebuilds a 1-D recipe's kernel with the library's combinators (the
+// form of a shrunk failure and of a regression test; fuzz.printed_source checks that it builds
+// the very CUDA that build.cpp builds). Matrix recipes: recipe_matrix_print.cpp.
+#include "recipe_internal.hpp"
+#include "scalar_ops.hpp"
+
+namespace fuzz {
+
+namespace {
+constexpr const char* kReduceAlgs[] = {"Red1", "Red2", "Red3", "Red4",
+                                       "Red5", "Red6", "Red7", "WarpShuffle"};
+constexpr const char* kScanAlgs[] = {"Sklansky", "Sklansky2", "Sklansky3", "KoggeStone",
+                                     "ThreadSequential"};
+}  // namespace
+
+std::string Printer::unaryLambda(uint32_t fn, uint32_t constant) {
+  return "[](const EWord32& x) { return " + unaryText(fn, constant) + "; }";
+}
+std::string Printer::binaryLambda(uint32_t fn) {
+  return "[](const EWord32& a, const EWord32& b) { return " + binaryText(fn) + "; }";
+}
+
+// Prints the steps; returns the name of the result.
+std::string Printer::steps(int ind, Level level, const std::string& p, const std::vector<Node>& ops,
+                           std::string x) {
+  for (const Node& n : ops) x = step(ind, level, p, n, x);
+  return x;
+}
+
+// Prints the end of block program p: its result y fused with r's parts, returned. Each part
+// is a local of its own, made in order (as build.cpp makes them).
+void Printer::fusedReturn(int ind, const Recipe& r, const std::string& p, std::string y) {
+  if (r.fusedForce) {
+    const std::string forced = fresh("a");
+    line(ind, "const SPull<EWord32> " + forced + " = forcePull(" + p + ", " + y + ");");
+    y = forced;
+  }
+  if (r.fusedThread == 0) {
+    const std::vector<std::string> parts = fusedParts(ind, r, "Block", p, y);
+    line(ind, "return " + fuseText(r, "push<Block>(" + y + ")", parts) + ";");
+    return;
+  }
+  const std::string c = fresh("c");
+  line(ind, "return tConcat<Block>(fmap(");
+  line(ind + 1, "[](const SPull<EWord32>& " + c + ") {");
+  const std::vector<std::string> parts = fusedParts(ind + 2, r, "Thread", "", c);
+  line(ind + 2, "return " + fuseText(r, "push<Thread>(" + c + ")", parts) + ";");
+  line(ind + 1, "},");
+  line(ind + 1, "splitUp(" + u(r.fusedThread) + ", " + y + ")));");
+}
+
+// Prints r's fused parts over y at level L (Block or Thread) as locals; returns their names.
+std::vector<std::string> Printer::fusedParts(int ind, const Recipe& r, const std::string& L,
+                                             const std::string& p, const std::string& y) {
+  std::vector<std::string> names;
+  for (const FusedPart& f : r.fused) {
+    std::string what;
+    switch (f.kind) {
+      case PartKind::Map:
+        what = "push<" + L + ">(fmap(" + unaryLambda(f.a, f.b) + ", " + y + "))";
+        break;
+      case PartKind::Reduce:
+        if (L == "Thread") {
+          what = "seqReduce(" + binaryLambda(f.a) + ", " + y + ")";
+        } else {
+          const std::string q = fresh("q");
+          what = "singletonPush<Block>([" + y + "](const Program<Block>& " + q +
+                 ") { return blockReduce(BlockReduceAlgorithm::" + kReduceAlgs[f.a % 8] + ", " + q +
+                 ", " + collectiveText(f.c) + ", " + y + "); })";
+        }
+        break;
+      case PartKind::Scan:
+        what = L == "Thread" ? "seqScan(" + binaryLambda(f.a) + ", " + y + ")"
+                             : "blockScan(BlockScanAlgorithm::" + std::string(kScanAlgs[f.a % 5]) +
+                                   ", " + p + ", " + collectiveText(f.c) + ", " + y + ")";
+        break;
+    }
+    names.push_back(fresh("part"));
+    line(ind, "const auto " + names.back() + " = " + what + ";");
+  }
+  return names;
+}
+std::string Printer::fuseText(const Recipe& r, const std::string& first,
+                              const std::vector<std::string>& parts) {
+  if (parts.size() == 2 && r.fusedNested) {
+    return "fuse(fuse(" + first + ", " + parts[0] + "), " + parts[1] + ")";
+  }
+  std::string s = "fuse(" + first;
+  for (const std::string& part : parts) s += ", " + part;
+  return s + ")";
+}
+
+std::string Printer::step(int ind, Level level, const std::string& p, const Node& n,
+                          const std::string& x) {
+  const std::string L = levelName(level);
+  const std::string y = fresh("a");
+  const std::string def = "const SPull<EWord32> " + y + " = ";
+  auto halves = [&](const std::string& fn) {
+    const std::string lo = fresh("lo"), hi = fresh("hi");
+    line(ind,
+         "const auto [" + lo + ", " + hi + "] = " + fn + (fn.back() == ' ' ? "" : "(") + x + ");");
+    return std::make_pair(lo, hi);
+  };
+  auto nested = [&](const std::string& inner, const char* combine) {
+    const std::string c = fresh("c"), q = fresh("q");
+    line(ind, def + "force(" + p + ", " + combine + "(fmap(");
+    line(ind + 1, "[](const SPull<EWord32>& " + c + ") {");
+    line(ind + 2,
+         "return exec<" + inner + ">([" + c + "](const Program<" + inner + ">& " + q + ") {");
+    const Level il = inner == "Thread" ? Level::Thread
+                     : inner == "Warp" ? Level::Warp
+                                       : Level::Block;
+    const std::string r = steps(ind + 3, il, q, n.kids, c);
+    line(ind + 3, "return push<" + inner + ">(" + r + ");");
+    line(ind + 2, "});");
+    line(ind + 1, "},");
+    line(ind + 1, "splitUp(" + u(n.size) + ", " + x + "))));");
+  };
+  auto tConcatOf = [&](const std::string& fn) {
+    line(ind, def + "force(" + p + ", tConcat<" + L + ">(fmap(" + fn + ", " + x + ")));");
+  };
+  switch (n.op) {
+    case Op::Map: line(ind, def + "fmap(" + unaryLambda(n.fn, n.constant) + ", " + x + ");"); break;
+    case Op::FloatMap:
+      line(ind, def + "fmap([](const EWord32& x) { return " + floatText(n.fn, n.constant) +
+                    "; }, " + x + ");");
+      break;
+    case Op::AddIndex:
+      line(ind, def + "mkPull(" + x + ".len(), [" + x + "](const EWord32& i) { return " + x +
+                    "[i] + i * " + u(n.constant) + "; });");
+      break;
+    case Op::ZipHalves:
+    case Op::ZipEvenOdds: {
+      const auto [lo, hi] = halves(n.op == Op::ZipHalves ? "halve" : "evenOdds");
+      line(ind, def + "zipWith(" + binaryLambda(n.fn) + ", " + lo + ", " + hi + ");");
+      break;
+    }
+    case Op::Rotate: {
+      const auto [lo, hi] = halves(("splitAt(" + u(n.size) + ", ").c_str());
+      line(ind, def + "conc(" + hi + ", " + lo + ");");
+      break;
+    }
+    case Op::Interleave: {
+      const auto [lo, hi] = halves("halve");
+      line(ind, def + "upair(zip(" + lo + ", " + hi + "));");
+      break;
+    }
+    case Op::Ends:
+      line(ind, def + "conc(replicate(" + u(n.size) + ", first(" + x + ")), singleton(last(" + x +
+                    ")));");
+      break;
+    case Op::Load:
+      line(ind, def + "force(" + p + ", load<" + L + ">(" + u(n.size) + ", " + x + "));");
+      break;
+    case Op::Take:
+      line(ind, def + "force(" + p + ", takeP(" + u(n.size) + ", push<" + L + ">(" + x + ")));");
+      break;
+    case Op::ForceZip: {
+      const auto [lo, hi] = halves("halve");
+      const std::string lo2 = fresh("lo"), hi2 = fresh("hi");
+      line(ind, "const auto [" + lo2 + ", " + hi2 + "] = unzip(forcePull(" + p + ", zip(" + lo +
+                    ", " + hi + ")));");
+      line(ind, def + "zipWith(" + binaryLambda(n.fn) + ", " + lo2 + ", " + hi2 + ");");
+      break;
+    }
+    case Op::ConcP: {
+      const auto [lo, hi] = halves("halve");
+      line(ind, def + "force(" + p + ", concP(push<" + L + ">(" + hi + "), push<" + L + ">(" + lo +
+                    ")));");
+      break;
+    }
+    case Op::SplitFold:
+    case Op::CoalesceFold:
+      line(ind, def + "fmap([](const SPull<EWord32>& c) { return foldPull1(" + binaryLambda(n.fn) +
+                    ", c); }, " + (n.op == Op::SplitFold ? "splitUp(" : "coalesce(") + u(n.size) +
+                    ", " + x + "));");
+      break;
+    case Op::BinSplit: {
+      const std::string part = fresh("part");
+      line(ind, def + "binSplit(" + u(n.log2Parts) + ", [](const SPull<EWord32>& " + part + ") {");
+      const std::string r = steps(ind + 1, level, p, n.kids, part);
+      line(ind + 1, "return " + r + ";");
+      line(ind, "}, " + x + ");");
+      break;
+    }
+    case Op::Force: line(ind, def + "forcePull(" + p + ", " + x + ");"); break;
+    case Op::SeqReduce:
+    case Op::SeqScan:
+      line(ind, def + "force(" + p + ", tConcat<" + L + ">(fmap([](const SPull<EWord32>& c) {");
+      line(ind + 1, std::string("return ") + (n.op == Op::SeqReduce ? "seqReduce(" : "seqScan(") +
+                        binaryLambda(n.fn) + ", c);");
+      line(ind, "}, splitUp(" + u(n.size) + ", " + x + "))));");
+      break;
+    case Op::Iterate:
+      if (!n.until) {
+        tConcatOf("[](const EWord32& v) { return seqIterate(EWord32(" + u(n.limit) +
+                  "), [](const EWord32& i, const EWord32& s) { return s * 3u + i; }, v); }");
+      } else {
+        tConcatOf(
+            "[](const EWord32& v) { return seqUntil([](const EWord32& s) { return s >> "
+            "1u; }, [](const EWord32& s) { return s > " +
+            u(n.limit) + "; }, v); }");
+      }
+      break;
+    case Op::Nest: nested(level == Level::Block ? "Warp" : "Thread", "pConcat"); break;
+    case Op::ThreadNest: nested("Thread", ("tConcat<" + L + ">").c_str()); break;
+    case Op::SeqNest: nested(L, "sConcat"); break;
+    case Op::BlockReduce:
+    case Op::WarpReduce: {
+      const std::string r = fresh("r");
+      line(ind, "const EWord32 " + r + " = " +
+                    (n.op == Op::BlockReduce ? "blockReduce(BlockReduceAlgorithm::" +
+                                                   std::string(kReduceAlgs[n.alg % 8]) + ", "
+                                             : std::string("warpReduce(")) +
+                    p + ", " + collectiveText(n.fn) + ", " + x + ");");
+      line(ind, def + "fmap([" + r + "](const EWord32& v) { return v + " + r + "; }, " + x + ");");
+      break;
+    }
+    case Op::BlockScan:
+    case Op::WarpScan: {
+      const std::string alg =
+          n.op == Op::BlockScan ? "BlockScanAlgorithm::" + std::string(kScanAlgs[n.alg % 5]) + ", "
+                                : "";
+      const std::string scan = n.op == Op::BlockScan ? "block" : "warp";
+      const std::string what =
+          n.exclusive ? scan + "ExclusiveScan(" + alg + p + ", " + collectiveText(n.fn) +
+                            ", EWord32(" + u(collectiveIdentity(n.fn)) + "), " + x + ")"
+                      : scan + "Scan(" + alg + p + ", " + collectiveText(n.fn) + ", " + x + ")";
+      line(ind, def + (n.op == Op::BlockScan ? "force(" : "forcePull(") + p + ", " + what + ");");
+      break;
+    }
+    case Op::BlockLoadStore: {
+      static const char* const algs[] = {"Direct", "Striped", "WarpStriped", "Vectorized"};
+      const std::string items = fresh("items");
+      line(ind, "const uint32_t " + items + " = " + x + ".len() / " + u(threads) + ";");
+      line(ind, def + "force(" + p + ", blockStore(BlockLoadAlgorithm::" + algs[n.storeAlg % 4] +
+                    ", " + p + ", " + items + ", blockLoad(BlockLoadAlgorithm::" +
+                    algs[n.loadAlg % 4] + ", " + p + ", " + items + ", " + x + ")));");
+      break;
+    }
+    case Op::WarpExchange: {
+      const std::string items = fresh("items");
+      line(ind, "const uint32_t " + items + " = " + x + ".len() / 32u;");
+      line(ind, def + "force(" + p + ", warpStoreStriped(" + p + ", " + items +
+                    ", warpLoadStriped(" + p + ", " + items + ", " + x + ")));");
+      break;
+    }
+    case Op::BlockHistogram: {
+      const std::string h = fresh("h");
+      line(ind, "const SharedHistogram " + h + " = newSharedHistogram(" + p + ", " + u(n.bins) +
+                    ", " + u(1u << n.log2Copies) + ");");
+      line(ind, "blockHistogram(" + p + ", " + h + ", evenBinning<uint32_t>(" + u(n.bins) + ", " +
+                    u(n.lower) + ", " + u(n.upper) + "), " + x + ");");
+      line(ind, p + ".sync();");
+      line(ind, def + "mkPull(" + u(n.bins) + ", [" + h + "](const EWord32& b) { return binTotal(" +
+                    h + ", b); });");
+      break;
+    }
+    case Op::Histogram: {
+      const std::string h = fresh("h");
+      line(ind, "const SMutable<uint32_t> " + h + " = newShared<uint32_t>(" + p + ", " + u(n.bins) +
+                    ");");
+      line(ind, p + ".forAll(" + u(n.bins) + ", [&](const Program<Thread>& t, const EWord32& i) {" +
+                    " write(t, " + h + ", i, 0u); });");
+      line(ind, p + ".sync();");
+      line(ind, p + ".forAll(" + x + ".len(), [&](const Program<Thread>& t, const EWord32& i) {" +
+                    " atomicAdd(t, " + h + ", " + x + "[i] % " + u(n.bins) + ", 1u); });");
+      line(ind, p + ".sync();");
+      line(ind, def + h + ".pull();");
+      break;
+    }
+    case Op::NarrowMap:
+      line(ind, def + "fmap(" + narrowMapText(n.fn, n.constant, n.width) + ", " + x + ");");
+      break;
+    case Op::FloatBits:
+      line(ind, def + "fmap(" + floatBitsText(n.fn, n.specials, n.constant, n.constantHigh) + ", " +
+                    x + ");");
+      break;
+    case Op::FloatScan: {
+      const std::string floats = fresh("f");
+      line(ind, "const SPull<EFloat> " + floats + " = fmap([](const EWord32& x) { return " +
+                    floatInText(n.specials) + "; }, " + x + ");");
+      const std::string bitsOf = "[](const EFloat& f) { return bitcast<uint32_t>(f); }";
+      if (n.fn >= kFloatScanOps) {
+        line(ind, def + "fmap(" + bitsOf + ", forcePull(" + p + ", " + floats + "));");
+        break;
+      }
+      line(ind, def + "fmap(" + bitsOf + ", force(" + p + ", tConcat<" + L +
+                    ">(fmap([](const SPull<EFloat>& c) {");
+      line(ind + 1, "return seqScan(" + floatScanText(n.fn) + ", c);");
+      line(ind, "}, splitUp(" + u(n.size) + ", " + floats + ")))));");
+      break;
+    }
+    case Op::NarrowForce: {
+      const std::string bits = std::to_string(n.width), N = "EWord" + bits;
+      const std::string narrow =
+          "fmap([](const EWord32& w) { return w32ToW" + bits + "(w); }, " + x + ")";
+      if (!n.zipped) {
+        line(ind, def + "fmap([](const " + N + "& v) { return w" + bits +
+                      "ToW32(v); }, forcePull(" + p + ", " + narrow + "));");
+        break;
+      }
+      const std::string lo = fresh("lo"), hi = fresh("hi");
+      line(ind, "const auto [" + lo + ", " + hi + "] = unzip(forcePull(" + p + ", zip(" + narrow +
+                    ", " + x + ")));");
+      line(ind, def + "zipWith([](const " + N + "& v, const EWord32& w) { return w" + bits +
+                    "ToW32(v) + w; }, " + lo + ", " + hi + ");");
+      break;
+    }
+  }
+  return y;
+}
+
+std::string cppSource(const Recipe& r, uint32_t threads, const std::string& function) {
+  if (r.matrix) return matrixSource(r, threads, function);
+  Printer pr;
+  pr.threads = threads;
+  const std::string bits = std::to_string(r.elem), E = "EWord" + bits;
+  pr.line(0, "// input: " + std::to_string(inputLength(r)) +
+                 (r.elem == 32 ? " words" : " u" + bits + " elements"));
+  pr.line(0, "Kernel " + function + "() {");
+  const std::string in = r.staticInput ? "SPull" : "DPull";
+  const bool bins = r.globalBins > 0, effect = r.result != Result::Output;
+  const std::string caps = std::string(bins ? ", bins" : "") + (effect ? ", acc" : "");
+  const bool divided = r.divisor == Divisor::Length;
+  pr.line(1, "return capture(\"fuzz\", " + std::to_string(threads) + ", [](" + in + "<" + E +
+                 (divided ? "> input" : "> in") +
+                 (r.divisor != Divisor::None ? ", EWord32 d" : "") +
+                 (bins ? ", DMutable<uint32_t> bins" : "") +
+                 (effect ? ", DMutable<uint32_t> acc" : "") + ") {");
+  switch (r.divisor) {
+    case Divisor::None: break;
+    case Divisor::Require:
+      pr.line(2, "require(len(in) % d == 0u, \"d divides the input's length\");");
+      break;
+    case Divisor::Guarded:
+      pr.line(2,
+              "require(d == 0u || len(in) % d == 0u, \"d is 0 or divides the input's length\");");
+      break;
+    case Divisor::GuardedSelect:
+      pr.line(2,
+              "require(ifThenElse(d != 0u, len(in) / d, EWord32(1u)) >= 1u, "
+              "\"the input has d elements or more\");");
+      break;
+    case Divisor::Length:
+      pr.line(2, "const DPull<" + E +
+                     "> in((len(input) / d) * d, [input, d](const EWord32& i) { "
+                     "return input[i / d * d + i % d]; });");
+      break;
+  }
+  if (r.elem == 32) {
+    pr.line(2, in + "<EWord32> g = in;");
+  } else {
+    pr.line(2, in + "<EWord32> g = fmap([](const " + E + "& x) { return w" + bits +
+                   "ToW32(x); }, in);");
+  }
+  if (r.gridMap) pr.line(2, "g = fmap(" + Printer::unaryLambda(r.gridA, r.gridB) + ", g);");
+  if (r.gridZip) {
+    pr.line(2, "const auto [glo, ghi] = halve(g);");
+    pr.line(2, "g = zipWith(" + Printer::binaryLambda(r.gridA) + ", glo, ghi);");
+  }
+  if (r.grid == Shape::Flat) {
+    pr.line(2, r.gridOutput ? "return hana::make_tuple(push<Grid>(g), push<Grid>(g));"
+                            : "return push<Grid>(g);");
+    const std::string lengths =
+        r.staticInput ? ".staticLengths = {" + std::to_string(inputLength(r)) + "}, " : "";
+    pr.line(1, "}, CaptureOptions{" + lengths + ".nvrtcOptions = {\"--fmad=false\"}});");
+    pr.line(0, "}");
+    return pr.out;
+  }
+  // The chunks: pieces of the input itself where the blocks read vectors of it.
+  const std::string chunkType = r.vector ? "SPull<" + E + ">" : "SPull<EWord32>";
+  const std::string chunkName = r.vector ? "piece" : "c";
+  const std::string chunks = std::string(r.grid == Shape::SplitUp ? "splitUp(" : "coalesce(") +
+                             Printer::u(r.chunk) + ", " + (r.vector ? "in" : "g") + ")";
+  // The block's program over its chunk; the name of its result.
+  auto block = [&](int ind) {
+    if (r.vector) {
+      const std::string w = std::to_string(r.vector) + "u";
+      pr.line(ind, "const auto vecs = vectors<" + std::to_string(r.vector) + ">(piece);");
+      pr.line(ind,
+              "const SPull<EWord32> c = force(p, mkPush<Block, EWord32>(piece.len(), [vecs]("
+              "const Program<Block>& q, const Writer<EWord32>& w) {");
+      pr.line(ind + 1, "q.forAll(len(vecs), [&](const Program<Thread>& t, const EWord32& j) {");
+      pr.line(ind + 2, "std::vector<EWord32> lanes;");
+      pr.line(ind + 2, "hana::for_each(vecs[j], [&](const " + E +
+                           "& x) { lanes.push_back(t.declare(" +
+                           (r.elem == 32 ? std::string("x") : "w" + bits + "ToW32(x)") + ")); });");
+      pr.line(ind + 2,
+              "for (uint32_t k = 0; k < " + w + "; ++k) w(t, lanes[k], j * " + w + " + k);");
+      pr.line(ind + 1, "});");
+      pr.line(ind, "}));");
+    }
+    const std::string res = pr.steps(ind, Level::Block, "p", r.body, "c");
+    if (bins) {
+      pr.line(ind, "p.forAll(" + res + ".len(), [&](const Program<Thread>& t, const EWord32& i) {");
+      pr.line(ind + 1,
+              "atomicAdd(t, bins, " + res + "[i] % " + Printer::u(r.globalBins) + ", 1u);");
+      pr.line(ind, "});");
+    }
+    return res;
+  };
+  // Beside an effect, the grid-level output fused with parts over its chunks.
+  const bool fusedGrid = effect && !r.fused.empty();
+  if (fusedGrid) {
+    pr.line(2, "const auto fusedOut = pConcat(fmap(");
+    pr.line(3, "[](const SPull<EWord32>& gc) {");
+    pr.line(4, "return exec<Block>([gc](const Program<Block>& gq) {");
+    pr.fusedReturn(5, r, "gq", "gc");
+    pr.line(4, "});");
+    pr.line(3, "},");
+    pr.line(3, "splitUp(" + Printer::u(r.chunk) + ", g)));");
+  }
+  // The result: the tuple's other element, before or after the block programs' part.
+  const std::string gridOut = fusedGrid ? "fusedOut" : "push<Grid>(g)";
+  const bool before = r.gridOutput && (effect ? !r.effectFirst : r.gridFirst);
+  const std::string open = !r.gridOutput ? "return "
+                           : before      ? "return hana::make_tuple(" + gridOut + ", "
+                                         : "return hana::make_tuple(";
+  const std::string close = !r.gridOutput ? ";" : before ? ");" : ", " + gridOut + ");";
+  switch (r.result) {
+    case Result::Output: {
+      pr.line(2, open + "pConcat(fmap(");
+      pr.line(3, "[" + (caps.empty() ? "" : caps.substr(2)) + "](const " + chunkType + "& " +
+                     chunkName + ") {");
+      pr.line(4, "return exec<Block>([" + chunkName + caps + "](const Program<Block>& p) {");
+      const std::string res = block(5);
+      if (r.fused.empty()) {
+        pr.line(5, "return push<Block>(" + res + ");");
+      } else {
+        pr.fusedReturn(5, r, "p", res);
+      }
+      pr.line(4, "});");
+      pr.line(3, "},");
+      pr.line(3, chunks + "))" + close);
+      break;
+    }
+    case Result::EffectWrite: {
+      pr.line(2, "const auto chunks = " + chunks + ";");
+      pr.line(2, open + "effect([chunks" + caps + "](const Program<Grid>& gp) {");
+      pr.line(3,
+              "gp.distrPar(sizeConv(len(chunks)), [&](const Program<Block>& p, const EWord32& "
+              "bid) {");
+      pr.line(4, "const " + chunkType + " " + chunkName + " = chunks[bid];");
+      const std::string res = block(4);
+      pr.line(4, "p.forAll(" + res + ".len(), [&](const Program<Thread>& t, const EWord32& i) {");
+      pr.line(5, "write(t, acc, bid * " + res + ".len() + i, " + res + "[i]);");
+      pr.line(4, "});");
+      pr.line(3, "});");
+      pr.line(2, "})" + close);
+      break;
+    }
+    case Result::EffectAtomic: {
+      pr.line(2, open + "forEachBlock(" + chunks + ", [" + caps.substr(2) +
+                     "](const Program<Block>& p, const " + chunkType + "& " + chunkName + ") {");
+      const std::string res = block(3);
+      pr.line(3, "p.forAll(" + res + ".len(), [&](const Program<Thread>& t, const EWord32& i) {");
+      pr.line(4, std::string(accName(r.accOp)) + "(t, acc, i % " + Printer::u(r.accSlots) + ", " +
+                     res + "[i]);");
+      pr.line(3, "});");
+      pr.line(2, "})" + close);
+      break;
+    }
+  }
+  const std::string lengths =
+      r.staticInput ? ".staticLengths = {" + std::to_string(inputLength(r)) + "}, " : "";
+  pr.line(1, "}, CaptureOptions{" + lengths + ".nvrtcOptions = {\"--fmad=false\"}});");
+  pr.line(0, "}");
+  return pr.out;
+}
+
+}  // namespace fuzz

@@ -1,0 +1,147 @@
+// The rules that every interpretation of a recipe shares: which class a step belongs to, the
+// shapes that the collectives accept (the generator draws within them; the reference rejects a
+// shrunk recipe that breaks one), and facts about a recipe that several interpretations ask
+// (direct loads of the input, grid passes, deep folds).
+#include <string>
+
+#include "recipe_internal.hpp"
+
+namespace fuzz {
+
+bool isCollective(Op op) {
+  return static_cast<uint32_t>(op) >= kBasicOps && op <= Op::WarpExchange;
+}
+bool isNarrow(Op op) { return op == Op::NarrowMap || op == Op::NarrowForce; }
+bool isFloatBits(Op op) { return op == Op::FloatBits || op == Op::FloatScan; }
+
+bool isPullStep(Op op) {
+  switch (op) {
+    case Op::Map:
+    case Op::AddIndex:
+    case Op::ZipHalves:
+    case Op::ZipEvenOdds:
+    case Op::Rotate:
+    case Op::SplitFold:
+    case Op::CoalesceFold:
+    case Op::BinSplit:
+    case Op::Interleave:
+    case Op::Ends:
+    case Op::FloatMap:
+    case Op::NarrowMap:
+    case Op::FloatBits: return true;
+    default: return false;
+  }
+}
+
+std::string levelName(Level l) {
+  switch (l) {
+    case Level::Thread: return "Thread";
+    case Level::Warp: return "Warp";
+    case Level::Block: return "Block";
+  }
+  return "?";
+}
+
+bool transposes(const std::vector<TileNode>& ops) {
+  bool t = false;
+  for (const TileNode& n : ops) {
+    if (n.op == TileOp::Transpose || (n.op == TileOp::Nest && transposes(n.kids))) t = !t;
+  }
+  return t;
+}
+
+// ------------------------------------------------------------------ the collectives' shapes
+bool pow2(uint32_t n) { return n != 0 && (n & (n - 1)) == 0; }
+
+namespace {
+
+bool reduceFits(uint32_t alg, uint32_t n, uint32_t threads) {
+  switch (alg) {
+    case 0:
+    case 1:
+    case 2: return pow2(n);  // red1, red2, red3
+    case 3:
+    case 4: return n % 8 == 0 && pow2(n / 8);  // red4, red5
+    case 5: return n % 16 == 0 && pow2(n / 16);
+    case 6: return n % 32 == 0 && pow2(n / 32);
+    case 7:  // warpShuffle: a multiple of the block, whose warps are a power of two
+      return threads % 32 == 0 && threads <= 1024 && pow2(threads / 32) && n % threads == 0;
+    default: return false;
+  }
+}
+bool scanFits(uint32_t alg, uint32_t n, uint32_t threads) {
+  switch (alg) {
+    case 0:
+    case 3: return pow2(n);  // sklansky, koggeStone
+    case 1:
+    case 2: return pow2(n) && n >= 2;  // sklansky2, sklansky3: two elements per thread
+    case 4:                            // threadSequential: a multiple of the block (of warps)
+      return threads % 32 == 0 && threads <= 1024 && n % threads == 0;
+    default: return false;
+  }
+}
+bool loadStoreFits(uint32_t load, uint32_t store, uint32_t n, uint32_t threads, bool direct) {
+  if (load > 3 || store > 2 || threads == 0 || n % threads != 0) return false;
+  const uint32_t items = n / threads;
+  // warpStriped: a block of whole warps (a library defect before: see test_fuzz_found.cpp).
+  if ((load == 2 || store == 2) && threads % 32 != 0) return false;
+  return load != 3 || (items % 4 == 0 && direct);  // vectorized: 16-byte loads of the input
+}
+
+}  // namespace
+
+bool collectiveFits(const Where& w, const Node& n, size_t len) {
+  if (len == 0 || len > 0xffffffffu) return false;
+  const uint32_t m = static_cast<uint32_t>(len);
+  const bool block = w.level == Level::Block, warp = w.level == Level::Warp;
+  const bool op = n.fn < kCollectiveOps;
+  switch (n.op) {
+    case Op::BlockReduce:
+      // Only red1 keeps the order of its elements: the others need a commutative operator.
+      return block && (n.fn < kCommutativeOps || (op && n.alg == 0)) &&
+             reduceFits(n.alg, m, w.threads) && reduceFits(n.alg, m, w.altThreads);
+    case Op::BlockScan:
+      return block && op && scanFits(n.alg, m, w.threads) && scanFits(n.alg, m, w.altThreads);
+    case Op::BlockLoadStore:
+      return block && loadStoreFits(n.loadAlg, n.storeAlg, m, w.threads, w.direct) &&
+             loadStoreFits(n.loadAlg, n.storeAlg, m, w.altThreads, w.direct);
+    case Op::BlockHistogram:
+      return block && n.log2Copies <= 5 && n.bins >= 1 && n.bins <= 64 && n.lower < n.upper;
+    case Op::WarpReduce: return warp && n.fn < kCommutativeOps && pow2(m) && m <= 32;
+    case Op::WarpScan: return warp && op && m == 32;
+    case Op::WarpExchange: return warp && m % 32 == 0;
+    default: return false;
+  }
+}
+
+Node partNode(const FusedPart& f) {
+  Node n;
+  n.op = f.kind == PartKind::Reduce ? Op::BlockReduce : Op::BlockScan;
+  n.alg = f.a;
+  n.fn = f.c;
+  return n;
+}
+
+// ------------------------------------------------------------------ facts about a recipe
+bool directLoads(const Recipe& r) {
+  bool vectorized = r.vector != 0;
+  std::vector<Node> body = r.body;
+  forEachNodeList(body, [&](std::vector<Node>& ops) {
+    for (const Node& n : ops) {
+      vectorized = vectorized || (n.op == Op::BlockLoadStore && n.loadAlg == 3);
+    }
+  });
+  return vectorized;
+}
+
+bool untouchedInput(const Recipe& r) {
+  return r.grid == Shape::SplitUp && !r.gridMap && !r.gridZip;
+}
+
+uint32_t gridPasses(const Recipe& r) { return 1 + (r.gridOutput ? 1 : 0); }
+
+bool isDeepFold(const Recipe& r) {
+  return r.body.size() == 1 && r.body[0].op == Op::SplitFold && r.body[0].size >= 4096;
+}
+
+}  // namespace fuzz

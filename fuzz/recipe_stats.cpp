@@ -1,0 +1,199 @@
+// Statistics: how often each kind of step, grid shape, input, output and matrix form occurs
+// in the generated recipes (obsidian-fuzz --stats, and the summary's counts).
+#include <functional>
+#include <string>
+
+#include "recipe_internal.hpp"
+#include "scalar_ops.hpp"
+
+namespace fuzz {
+
+namespace {
+
+void countMatrix(const Recipe& r, std::map<std::string, uint64_t>& counts) {
+  const MatrixRecipe& mr = *r.matrix;
+  ++counts["matrix programs"];
+  if (mr.inputs.size() == 2) ++counts["matrix: two inputs"];
+  for (const MatrixInput& m : mr.inputs) {
+    if (m.elem != 32) ++counts["matrix: u" + std::to_string(m.elem) + " input"];
+    if (m.pitch > m.cols) ++counts["matrix: pitch > cols"];
+  }
+  static const char* const exprs[] = {"input", "map", "zipWith", "transpose"};
+  MExpr e = mr.expr;
+  forEachExpr(e, [&](MExpr& x) {
+    if (x.kind != MExprKind::Input) {
+      ++counts[std::string("matrix: grid ") + exprs[static_cast<size_t>(x.kind)]];
+    }
+  });
+  switch (mr.out) {
+    case MatrixOut::Push: ++counts["matrix: push2<Grid>"]; break;
+    case MatrixOut::Tiles:
+      ++counts["matrix: tiles, pConcat2"];
+      if (mr.transposeGrid) ++counts["matrix: tiles, transposed grid"];
+      if (mr.whole) ++counts["matrix: tiles, whole grid"];
+      break;
+    case MatrixOut::Stencil:
+      ++counts["matrix: stencil radius " + std::to_string(mr.radius) +
+               (mr.zero ? " Zero" : " Clamp")];
+      if (mr.viaHalo) {
+        ++counts[std::string("matrix: stencil via haloTiles, ") + (mr.haloPush ? "push2" : "pull") +
+                 (mr.haloPadding ? " None" : " Auto")];
+      }
+      if (mr.narrowHalo) ++counts["matrix: stencil of a narrow matrix"];
+      break;
+  }
+  static const char* const ops[] = {"map",   "addIndex",     "transpose", "zipRotate",
+                                    "force", "narrow force", "nest"};
+  // The tile steps by level: walk the body with the levels of its nests.
+  std::function<void(const std::vector<TileNode>&, Level)> walk = [&](const auto& list, Level l) {
+    for (const TileNode& n : list) {
+      std::string what = std::string("matrix tile: ") + ops[static_cast<size_t>(n.op)];
+      if (n.op == TileOp::Force || n.op == TileOp::NarrowForce) {
+        what += std::string(n.push ? " push2" : " pull") + (n.padding == 0 ? " Auto" : " None");
+      }
+      ++counts[what + " at " + levelName(l)];
+      if (n.op == TileOp::Nest) walk(n.kids, l == Level::Block ? Level::Warp : Level::Thread);
+    }
+  };
+  walk(mr.body, Level::Block);
+}
+
+}  // namespace
+
+void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
+  if (r.matrix) {
+    countMatrix(r, counts);
+    return;
+  }
+  if (isDeepFold(r)) ++counts["deep fold"];
+  static const char* const names[] = {
+      "Map",          "AddIndex",  "ZipHalves",  "ZipEvenOdds", "Rotate",   "SplitFold",
+      "CoalesceFold", "BinSplit",  "Interleave", "Ends",        "FloatMap", "Force",
+      "SeqReduce",    "SeqScan",   "ConcP",      "Iterate",     "Nest",     "ThreadNest",
+      "SeqNest",      "Histogram", "Load",       "Take",        "ForceZip"};
+  static_assert(std::size(names) == kBasicOps);
+  static const char* const reduceAlgs[] = {"red1", "red2", "red3", "red4",
+                                           "red5", "red6", "red7", "warpShuffle"};
+  static const char* const scanAlgs[] = {"sklansky", "sklansky2", "sklansky3", "koggeStone",
+                                         "threadSequential"};
+  static const char* const loadAlgs[] = {"direct", "striped", "warpStriped", "vectorized"};
+  bool collective = false, floats = false;
+  Level level = Level::Block;  // where the steps walked now run
+  std::function<void(const std::vector<Node>&)> walk = [&](const std::vector<Node>& ops) {
+    for (const Node& n : ops) {
+      if (isCollective(n.op)) collective = true;
+      const std::string op = std::string(" ") + collectiveName(n.fn);
+      const std::string kind = n.exclusive ? " exclusive" : " inclusive";
+      switch (n.op) {
+        case Op::BlockReduce:
+          ++counts["BlockReduce"];
+          ++counts["BlockReduce " + std::string(reduceAlgs[n.alg % 8])];
+          ++counts["BlockReduce/WarpReduce" + op];
+          break;
+        case Op::BlockScan:
+          ++counts["BlockScan"];
+          ++counts["BlockScan " + std::string(scanAlgs[n.alg % 5]) + kind];
+          ++counts["BlockScan/WarpScan" + op];
+          break;
+        case Op::BlockLoadStore:
+          ++counts["BlockLoadStore"];
+          ++counts["BlockLoadStore load " + std::string(loadAlgs[n.loadAlg % 4])];
+          ++counts["BlockLoadStore store " + std::string(loadAlgs[n.storeAlg % 4])];
+          break;
+        case Op::BlockHistogram:
+          ++counts["BlockHistogram"];
+          ++counts["BlockHistogram copies " + std::to_string(1u << n.log2Copies)];
+          break;
+        case Op::WarpReduce:
+          ++counts["WarpReduce"];
+          ++counts["BlockReduce/WarpReduce" + op];
+          break;
+        case Op::WarpScan:
+          ++counts["WarpScan" + kind];
+          ++counts["BlockScan/WarpScan" + op];
+          break;
+        case Op::WarpExchange: ++counts["WarpExchange"]; break;
+        case Op::NarrowMap:
+          ++counts["NarrowMap u" + std::to_string(n.width)];
+          ++counts["NarrowMap operator " + std::to_string(n.fn)];
+          break;
+        case Op::NarrowForce:
+          ++counts["NarrowForce u" + std::to_string(n.width) +
+                   (n.zipped ? " zipped with u32" : "")];
+          break;
+        case Op::FloatBits: {
+          static const char* const kinds[] = {"moves",   "arithmetic", "neg/fabs", "comparisons",
+                                              "min/max", "f32<->f64",  "f32->u32", "f64 bits"};
+          floats = true;
+          ++counts[std::string("FloatBits ") + kinds[n.fn % kFloatBitsOps]];
+          const bool nan =
+              (n.constant & 0x7f800000u) == 0x7f800000u && (n.constant & 0x7fffffu) != 0;
+          if (nan) {
+            ++counts[std::string("FloatBits literal: ") +
+                     ((n.constant & 0x400000u) ? "quiet NaN" : "signalling NaN")];
+          }
+          break;
+        }
+        case Op::FloatScan: {
+          static const char* const kinds[] = {"add", "min", "max", "mul", "f64 add", "force"};
+          floats = true;
+          ++counts[std::string("FloatScan ") + kinds[std::min(n.fn, kFloatScanOps)] + " at " +
+                   levelName(level)];
+          break;
+        }
+        default: ++counts[names[static_cast<size_t>(n.op)]]; break;
+      }
+      const Level outer = level;
+      if (n.op == Op::ThreadNest) level = Level::Thread;
+      if (n.op == Op::Nest) level = level == Level::Block ? Level::Warp : Level::Thread;
+      walk(n.kids);
+      level = outer;
+    }
+  };
+  walk(r.body);
+  if (collective) ++counts["programs with a collective"];
+  if (floats) ++counts["programs with float-bits steps"];
+  static const char* const divisors[] = {"none", "require (d = 0 refused)", "guarded by ||",
+                                         "guarded by a select", "length (d = 0 refused)"};
+  if (r.divisor != Divisor::None) {
+    ++counts[std::string("divisor: ") + divisors[static_cast<size_t>(r.divisor)]];
+  }
+  ++counts[r.grid == Shape::Flat       ? "grid: flat"
+           : r.grid == Shape::Coalesce ? "grid: coalesce"
+                                       : "grid: splitUp"];
+  if (r.chunk & (r.chunk - 1)) ++counts["chunk not a power of two"];
+  if (r.staticInput) ++counts["static input length"];
+  if (r.gridOutput) ++counts["two outputs"];
+  if (r.globalBins) ++counts["global atomics"];
+  if (r.gridZip && r.oddInput) ++counts["odd input, halves differ"];
+  if (r.elem != 32) ++counts["input u" + std::to_string(r.elem)];
+  if (r.vector) {
+    ++counts["vectors<" + std::to_string(r.vector) + "> of u" + std::to_string(r.elem)];
+  }
+  if (r.result == Result::EffectWrite) ++counts["effect-only: distrPar writes"];
+  if (r.result == Result::EffectAtomic) {
+    ++counts["effect-only: forEachBlock " + std::string(accName(r.accOp))];
+  }
+  if (r.result != Result::Output && r.gridOutput) ++counts["effect beside an output"];
+  if (!r.fused.empty()) {
+    const std::string level = r.fusedThread > 0 ? "Thread" : "Block";
+    ++counts["fused: " + std::to_string(1 + r.fused.size()) + " parts at " + level + " level"];
+    if (r.result != Result::Output) ++counts["fused: beside an effect"];
+    if (r.result == Result::Output && r.gridOutput) ++counts["fused: beside an output"];
+    if (r.gridFirst) ++counts["fused: after an output"];
+    if (r.fusedForce) ++counts["fused: result forced first"];
+    if (r.fusedNested) ++counts["fused: nested fuse"];
+    static const char* const kinds[] = {" map", " reduce", " scan"};
+    for (const FusedPart& f : r.fused) {
+      std::string what = "fused part: " + level + kinds[static_cast<size_t>(f.kind)];
+      if (f.kind != PartKind::Map && r.fusedThread == 0) {
+        what += f.kind == PartKind::Reduce ? std::string(" ") + reduceAlgs[f.a % 8]
+                                           : std::string(" ") + scanAlgs[f.a % 5];
+        ++counts["fused part: Block collective " + std::string(collectiveName(f.c))];
+      }
+      ++counts[what];
+    }
+  }
+}
+
+}  // namespace fuzz

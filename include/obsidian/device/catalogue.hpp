@@ -1,0 +1,34 @@
+/// The catalogue of device algorithms: every descriptor (device/algorithm.hpp) in one list, from
+/// which `obsidian-tune --policies` prints the policy tables and a test checks that every row
+/// names the command and measurement that chose it. A new device algorithm adds its descriptor
+/// here.
+/// @file
+#pragma once
+
+#include <boost/hana/type.hpp>
+#include <vector>
+
+#include "obsidian/device/algorithm.hpp"
+#include "obsidian/device/histogram.hpp"
+#include "obsidian/device/reduce.hpp"
+#include "obsidian/device/scan.hpp"
+#include "obsidian/device/transpose.hpp"
+
+namespace obsidian::device {
+
+/// Every device algorithm's descriptor.
+inline constexpr auto kAlgorithms =
+    hana::make_tuple(hana::type_c<Reduce>, hana::type_c<SegmentedReduce>, hana::type_c<Scan>,
+                     hana::type_c<HistogramEven>, hana::type_c<Transpose>);
+
+/// Every device algorithm as data, in kAlgorithms' order.
+inline std::vector<AlgorithmInfo> catalogue() {
+  std::vector<AlgorithmInfo> all;
+  hana::for_each(kAlgorithms, [&](auto t) {
+    using D = typename decltype(t)::type;
+    all.push_back(describeAlgorithm<D>());
+  });
+  return all;
+}
+
+}  // namespace obsidian::device
