@@ -229,8 +229,6 @@ class TransposeInstance : public Instance {
   size_t last_ = 0;
 };
 
-}  // namespace
-
 Family histogramFamily() {
   Family f;
   f.name = "histogram";
@@ -321,8 +319,6 @@ Family transposeFamily() {
   return f;
 }
 
-namespace {
-
 // ------------------------------------------------------------------ the device layer's algorithms
 // The sweeps that choose the policy tables of obsidian/device/*.hpp: each point is one policy of
 // a device algorithm on one input, its output checked against C++.
@@ -352,8 +348,6 @@ ArrayData<T> deviceReduceData(const Params& p) {
   d.plain = {plainSegmentFold<T>(false)};
   return d;
 }
-
-}  // namespace
 
 Family deviceReduceFamily() {
   Family f;
@@ -389,7 +383,6 @@ Family deviceReduceFamily() {
   return f;
 }
 
-namespace {
 template <class T>
 ArrayData<T> segmentedData(const Params& p) {
   const uint32_t segment = u32(p, "segment");
@@ -401,8 +394,6 @@ ArrayData<T> segmentedData(const Params& p) {
   d.plain = {plainSegmentFold<T>(false)};
   return d;
 }
-
-}  // namespace
 
 Family deviceSegmentedReduceFamily() {
   Family f;
@@ -442,7 +433,6 @@ Family deviceSegmentedReduceFamily() {
   return f;
 }
 
-namespace {
 template <class T>
 ArrayData<T> deviceScanData(const Params& p) {
   const bool exclusive = str(p, "kind") == "exclusive";
@@ -463,8 +453,6 @@ ArrayData<T> deviceScanData(const Params& p) {
   d.plain = plainScan<T>();
   return d;
 }
-
-}  // namespace
 
 Family deviceScanFamily() {
   Family f;
@@ -507,6 +495,13 @@ Family deviceScanFamily() {
            (blocks == 0 ? "" : " b" + std::to_string(blocks));
   };
   return f;
+}
+
+}  // namespace
+
+std::vector<Family> deviceFamilies() {
+  return {deviceReduceFamily(), deviceSegmentedReduceFamily(), deviceScanFamily(),
+          histogramFamily(), transposeFamily()};
 }
 
 }  // namespace tuning

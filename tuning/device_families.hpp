@@ -3,14 +3,14 @@
 // fields and problem sizes.
 #pragma once
 
+#include <vector>
+
 #include "family.hpp"
 
 namespace tuning {
 
-Family deviceReduceFamily();
-Family deviceSegmentedReduceFamily();
-Family deviceScanFamily();
-Family histogramFamily();
-Family transposeFamily();
+// Every device algorithm's family, in the catalogue's order (a new algorithm adds its family
+// here, in device_families.cpp only).
+std::vector<Family> deviceFamilies();
 
 }  // namespace tuning

@@ -446,11 +446,13 @@ Family mandelbrotFamily() {
 }  // namespace
 
 const std::vector<Family>& families() {
-  static const std::vector<Family> all = {
-      reduceFamily(false), wholeFamily(),        scanFamily(),
-      mandelbrotFamily(),  deviceReduceFamily(), deviceSegmentedReduceFamily(),
-      deviceScanFamily(),  histogramFamily(),    transposeFamily(),
-      blasFamily(),        reduceFamily(true)};
+  static const std::vector<Family> all = [] {
+    std::vector<Family> f = {reduceFamily(false), wholeFamily(), scanFamily(), mandelbrotFamily()};
+    for (Family& d : deviceFamilies()) f.push_back(std::move(d));
+    f.push_back(blasFamily());
+    f.push_back(reduceFamily(true));
+    return f;
+  }();
   return all;
 }
 
