@@ -46,6 +46,10 @@ SPull<EWord32> pullStep(const Node& n, const SPull<EWord32>& x) {
                    high](const EWord32& w) { return floatBitsOp(fn, specials, constant, high, w); },
                   x);
     }
+    case Op::BitsMap: {
+      const uint32_t fn = n.fn, constant = n.constant;
+      return fmap([fn, constant](const EWord32& w) { return bitsOp(fn, constant, w); }, x);
+    }
     case Op::SplitFold: {
       const uint32_t a = n.fn;
       return fmap([a](const SPull<EWord32>& c) { return foldPull1(binaryFn(a), c); },
@@ -64,6 +68,50 @@ SPull<EWord32> pullStep(const Node& n, const SPull<EWord32>& x) {
     default: break;
   }
   throw std::logic_error("fuzz: not a pull step");
+}
+
+SPull<EWord32> warpVoteStep(const Program<Warp>& q, const Node& n, const SPull<EWord32>& x) {
+  const uint32_t c = n.constant;
+  switch (n.fn % kWarpVotes) {
+    case 0: {  // a ballot, added to every lane's word
+      const uint32_t s = c % 32u;
+      const EWord32 b = ballot(q, fmap([s](const EWord32& v) { return ((v >> s) & 1u) == 1u; }, x));
+      return fmap([b](const EWord32& v) { return v + b; }, x);
+    }
+    case 1: {  // voteAny of a pull array, voteAll of a push array
+      const uint32_t m = 2u + c % 60u;
+      const EBool any = voteAny(q, fmap([m](const EWord32& v) { return v % m == 0u; }, x));
+      const EBool all =
+          voteAll(q, push<Warp>(fmap([m](const EWord32& v) { return v % m != 0u; }, x)));
+      return fmap(
+          [any, all](const EWord32& v) {
+            return v ^ (cast<uint32_t>(any) | (cast<uint32_t>(all) << 1u));
+          },
+          x);
+    }
+    case 2: {  // matchAny: each lane's rank among its equals and their number, forced (lane i
+               // reads its own mask: the register array is read by no other lane)
+      const uint32_t k = 1u + c % 5u;
+      const SPull<EWord32> m = matchAny(q, fmap([k](const EWord32& v) { return v % k; }, x));
+      return forcePull(q, mkPull(32u, [x, m](const EWord32& i) {
+                         const EWord32 mine = m[i];
+                         return x[i] +
+                                (popc(mine & ((EWord32(1u) << i) - 1u)) | (popc(mine) << 8u));
+                       }));
+    }
+    default: {  // a ballot that only the odd lanes read, in a branch of a push array
+      const uint32_t s = c % 32u;
+      const EWord32 b = ballot(q, fmap([s](const EWord32& v) { return ((v >> s) & 1u) == 1u; }, x));
+      return force(
+          q, mkPush<Warp, EWord32>(32u, [x, b](const Program<Warp>& r, const Writer<EWord32>& out) {
+            r.forAll(32u, [&](const Program<Thread>& t, const EWord32& l) {
+              t.cond(
+                  l % 2u == 1u, [&](const Program<Thread>& u) { out(u, x[l] ^ b, l); },
+                  [&](const Program<Thread>& u) { out(u, x[l], l); });
+            });
+          }));
+    }
+  }
 }
 
 namespace {

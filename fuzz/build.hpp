@@ -110,6 +110,10 @@ inline SPull<EWord32> pullSteps(const std::vector<Node>& ops, SPull<EWord32> x) 
 template <class L>
 SPull<EWord32> steps(const Program<L>& p, const std::vector<Node>& ops, SPull<EWord32> x);
 
+// A WarpVote step over the warp's 32 elements x (see Op::WarpVote).
+SPull<EWord32> warpVoteStep(const Program<obsidian::Warp>& q, const Node& n,
+                            const SPull<EWord32>& x);
+
 // NarrowForce with the narrow type X (see Op::NarrowForce).
 template <class X, class L>
 SPull<EWord32> narrowForce(const Program<L>& p, bool zipped, const SPull<EWord32>& x) {
@@ -221,6 +225,9 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
                                        },
                                        splitUp(n.size, floats)))));
     }
+    case Op::WarpVote:
+      if constexpr (std::is_same_v<L, Warp>) return warpVoteStep(p, n, x);
+      break;
     case Op::Histogram:
       if constexpr (!std::is_same_v<L, Thread>) {
         const uint32_t bins = n.bins;

@@ -80,8 +80,19 @@ enum class Op : uint8_t {
   FloatScan,  // fmap(bitcast<uint32_t>) of force(tConcat(fmap(seqScan(
               // floatScanOp(fn)), splitUp(size, the floats)))); fn =
               // kFloatScanOps: forcePull(the floats)                             force
+  // Bit intrinsics and warp votes (popc, clz, ffs, brev; ballot, voteAny, voteAll, matchAny).
+  // Drawn from a stream of their own too, each appended after a step and keeping its length.
+  BitsMap,   // fmap(bitsOp(fn, constant)): popc, clz, ffs, brev of the word x, or of
+             // the u64 word y = u64(x) | u64(x * (constant | 1)) << 32 folded
+             // back to 32 bits (bitsOp in scalar_ops.hpp)                      pull
+  WarpVote,  // (Warp, exactly 32 elements, whole warps) fn: 0 x[i] + ballot of
+             // bit constant % 32; 1 x[i] ^ (voteAny(x % m == 0) | voteAll(x %
+             // m != 0) << 1), m = 2 + constant % 60; 2 forcePull of x[i] +
+             // (popc(k[i] & lanes below i) | popc(k[i]) << 8), k = matchAny(x
+             // % (1 + constant % 5)); 3 force(mkPush: the ballot of 0 read by
+             // the odd lanes only, in a branch: x[i] ^ b, else x[i])            (Warp)
 };
-constexpr uint32_t kOps = static_cast<uint32_t>(Op::FloatScan) + 1;
+constexpr uint32_t kOps = static_cast<uint32_t>(Op::WarpVote) + 1;
 // The steps before the collectives: what the main stream draws from.
 constexpr uint32_t kBasicOps = static_cast<uint32_t>(Op::ForceZip) + 1;
 // Whether op is one of the algorithm layer's collectives.
@@ -90,6 +101,8 @@ bool isCollective(Op op);
 bool isNarrow(Op op);
 // Whether op is one of the float bit patterns' steps (FloatBits, FloatScan).
 bool isFloatBits(Op op);
+// Whether op is one of the bit intrinsics' and warp votes' steps (BitsMap, WarpVote).
+bool isBits(Op op);
 // Steps that need no program (the only ones allowed inside binSplit).
 bool isPullStep(Op op);
 
@@ -99,7 +112,8 @@ struct Node {
   Op op = Op::Force;
   // The scalar operator: an index into the table that op names (unaryOp: Map; binaryOp: the
   // zips, folds and scans of words; floatOp: FloatMap; narrowOp: NarrowMap; floatBitsOp:
-  // FloatBits; floatScanOp: FloatScan; collectiveWord: the reductions and scans).
+  // FloatBits; floatScanOp: FloatScan; bitsOp: BitsMap; the vote (kWarpVotes): WarpVote;
+  // collectiveWord: the reductions and scans).
   uint32_t fn = 0;
   uint32_t constant = 0;      // the operator's constant (AddIndex: the factor of i)
   uint32_t constantHigh = 0;  // FloatBits: the high word of the f64 literal
@@ -317,6 +331,9 @@ constexpr uint32_t kCollectiveOps = 7;
 constexpr uint32_t kCommutativeOps = 6;
 // The narrow types' operators (narrowOp in scalar_ops.hpp).
 constexpr uint32_t kNarrowOps = 6;
+// The bit intrinsics' functions (bitsOp in scalar_ops.hpp) and WarpVote's votes.
+constexpr uint32_t kBitsOps = 9;
+constexpr uint32_t kWarpVotes = 4;
 
 // The input's elements (below 2^elem), as words.
 std::vector<uint32_t> inputFor(const Recipe& r);

@@ -1,8 +1,8 @@
 // Generation: a random well-typed, well-sized 1-D recipe from a seed. The main stream draws
 // what the first generator drew; each later kind of step or recipe (collectives, narrow types,
-// float bit patterns, fused outputs, divisors, matrix kernels) draws from a stream of its own
-// seeded by the data seed, so the recipes that draw none of them stay as they were. Matrix
-// recipes: recipe_matrix_generate.cpp.
+// float bit patterns, bit intrinsics and warp votes, fused outputs, divisors, matrix kernels)
+// draws from a stream of its own seeded by the data seed, so the recipes that draw none of them
+// stay as they were. Matrix recipes: recipe_matrix_generate.cpp.
 #include <algorithm>
 
 #include "recipe_internal.hpp"
@@ -64,6 +64,7 @@ class Generator {
           for (Node& node : nodes) ops.push_back(std::move(node));
           narrowStep(pullOnly, ops);
           floatStep(pullOnly, n, ops);
+          bitsStep(level, pullOnly, n, ops);
           continue;
         }
       }
@@ -78,6 +79,7 @@ class Generator {
       }
       narrowStep(pullOnly, ops);
       floatStep(pullOnly, n, ops);
+      bitsStep(level, pullOnly, n, ops);
     }
     return ops;
   }
@@ -93,6 +95,12 @@ class Generator {
   void enableFloats(uint64_t seed) {
     floats_.seed(seed ^ 0x61c8864680b583ebull);
     floatsOn_ = true;
+  }
+  // From now on, a bit step (BitsMap, WarpVote) follows a step now and then, drawn from a
+  // stream of its own (they keep the length too).
+  void enableBits(uint64_t seed) {
+    bits_.seed(seed ^ 0x9fb21c651e98df25ull);
+    bitsOn_ = true;
   }
 
  private:
@@ -397,6 +405,43 @@ class Generator {
     ops.push_back(node);
   }
 
+  // Percent of the steps that a BitsMap follows; a WarpVote follows kVotePercent of those where
+  // it fits: where the array is a warp's 32 elements in a block of whole warps, or (rarely 32
+  // elements as a Warp body is) 32 x k of them, the WarpVote then in a nest of its own over
+  // pieces of 32 (keeping the length): a SeqNest of Warp programs in a Warp body, a Nest of Warp
+  // programs in a Block body where a Warp program was made already (usesWarps: the later steps
+  // choose whole warps anyway, so the other streams draw what they drew).
+  static constexpr uint32_t kBitsPercent = 5;
+  static constexpr uint32_t kVotePercent = 20;
+  void bitsStep(Level level, bool pullOnly, uint32_t n, std::vector<Node>& ops) {
+    if (!bitsOn_) return;
+    // A Warp body runs in a block of whole warps (Nest and warpNest check the thread counts,
+    // and no later step chooses others once usesWarps is set); checked again here all the same.
+    const bool wholeWarps = !pullOnly && block_.threads % 32 == 0 && block_.altThreads % 32 == 0;
+    const bool direct = wholeWarps && level == Level::Warp && n == 32;
+    const bool nested = wholeWarps && !direct && n % 32 == 0 &&
+                        (level == Level::Warp || (level == Level::Block && usesWarps));
+    // One roll: [0, kVotePercent) a WarpVote where one fits, then kBitsPercent a BitsMap.
+    const uint32_t roll = static_cast<uint32_t>(bits_() % 100);
+    const uint32_t mapFrom = direct || nested ? kVotePercent : 0;
+    const bool vote = (direct || nested) && roll < kVotePercent;
+    if (!vote && (roll < mapFrom || roll >= mapFrom + kBitsPercent)) return;
+    Node node;
+    node.op = vote ? Op::WarpVote : Op::BitsMap;
+    node.fn = static_cast<uint32_t>(bits_() % (vote ? kWarpVotes : kBitsOps));
+    node.constant = static_cast<uint32_t>(bits_());
+    if (!vote || direct) {
+      if (vote) usesWarps = true;  // set already (see above): no change
+      ops.push_back(node);
+      return;
+    }
+    Node nest;
+    nest.op = level == Level::Warp ? Op::SeqNest : Op::Nest;
+    nest.size = 32;
+    nest.kids = {node};
+    ops.push_back(nest);
+  }
+
   std::mt19937_64& rng_;
   std::mt19937_64 collectives_;
   bool collectivesOn_ = false;
@@ -404,6 +449,8 @@ class Generator {
   bool narrowOn_ = false;
   std::mt19937_64 floats_;
   bool floatsOn_ = false;
+  std::mt19937_64 bits_;
+  bool bitsOn_ = false;
   Where block_;
 };
 
@@ -560,6 +607,7 @@ Recipe generateSteps(std::mt19937_64& rng) {
                                           untouchedInput(r) && r.elem == 32 && r.vector == 0});
   gen.enableNarrow(r.dataSeed);
   gen.enableFloats(r.dataSeed);
+  gen.enableBits(r.dataSeed);
   const uint32_t result = static_cast<uint32_t>(extra() % 100);
   if (result < 20) {
     r.result = result < 10 ? Result::EffectWrite : Result::EffectAtomic;

@@ -272,6 +272,10 @@ std::string Printer::step(int ind, Level level, const std::string& p, const Node
     case Op::NarrowMap:
       line(ind, def + "fmap(" + narrowMapText(n.fn, n.constant, n.width) + ", " + x + ");");
       break;
+    case Op::BitsMap:
+      line(ind, def + "fmap(" + bitsText(n.fn, n.constant) + ", " + x + ");");
+      break;
+    case Op::WarpVote: warpVote(ind, p, n, x, def); break;
     case Op::FloatBits:
       line(ind, def + "fmap(" + floatBitsText(n.fn, n.specials, n.constant, n.constantHigh) + ", " +
                     x + ");");
@@ -309,6 +313,61 @@ std::string Printer::step(int ind, Level level, const std::string& p, const Node
     }
   }
   return y;
+}
+
+// A WarpVote step (as build.cpp's warpVoteStep) over x in Warp program p; def starts the
+// result's definition.
+void Printer::warpVote(int ind, const std::string& p, const Node& n, const std::string& x,
+                       const std::string& def) {
+  const uint32_t c = n.constant;
+  const std::string bitSet =
+      "fmap([](const EWord32& v) { return ((v >> " + u(c % 32u) + ") & 1u) == 1u; }, " + x + ")";
+  switch (n.fn % kWarpVotes) {
+    case 0: {
+      const std::string b = fresh("b");
+      line(ind, "const EWord32 " + b + " = ballot(" + p + ", " + bitSet + ");");
+      line(ind, def + "fmap([" + b + "](const EWord32& v) { return v + " + b + "; }, " + x + ");");
+      break;
+    }
+    case 1: {
+      const std::string any = fresh("any"), all = fresh("all"), m = u(2u + c % 60u);
+      line(ind, "const EBool " + any + " = voteAny(" + p +
+                    ", fmap([](const EWord32& v) { return v % " + m + " == 0u; }, " + x + "));");
+      line(ind, "const EBool " + all + " = voteAll(" + p +
+                    ", push<Warp>(fmap([](const EWord32& v) { return v % " + m + " != 0u; }, " + x +
+                    ")));");
+      line(ind, def + "fmap([" + any + ", " + all +
+                    "](const EWord32& v) { return v ^ (cast<uint32_t>(" + any +
+                    ") | (cast<uint32_t>(" + all + ") << 1u)); }, " + x + ");");
+      break;
+    }
+    case 2: {
+      const std::string m = fresh("match");
+      line(ind, "const SPull<EWord32> " + m + " = matchAny(" + p +
+                    ", fmap([](const EWord32& v) { return v % " + u(1u + c % 5u) + "; }, " + x +
+                    "));");
+      line(ind,
+           def + "forcePull(" + p + ", mkPull(32u, [" + x + ", " + m + "](const EWord32& i) {");
+      line(ind + 1, "const EWord32 mine = " + m + "[i];");
+      line(ind + 1,
+           "return " + x + "[i] + (popc(mine & ((EWord32(1u) << i) - 1u)) | (popc(mine) << 8u));");
+      line(ind, "}));");
+      break;
+    }
+    default: {
+      const std::string b = fresh("b");
+      line(ind, "const EWord32 " + b + " = ballot(" + p + ", " + bitSet + ");");
+      line(ind, def + "force(" + p + ", mkPush<Warp, EWord32>(32u, [" + x + ", " + b +
+                    "](const Program<Warp>& r, const Writer<EWord32>& out) {");
+      line(ind + 1, "r.forAll(32u, [&](const Program<Thread>& t, const EWord32& l) {");
+      line(ind + 2, "t.cond(l % 2u == 1u, [&](const Program<Thread>& u) { out(u, " + x + "[l] ^ " +
+                        b + ", l); },");
+      line(ind + 2, "       [&](const Program<Thread>& u) { out(u, " + x + "[l], l); });");
+      line(ind + 1, "});");
+      line(ind, "}));");
+      break;
+    }
+  }
 }
 
 std::string cppSource(const Recipe& r, uint32_t threads, const std::string& function) {

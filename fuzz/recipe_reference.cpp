@@ -85,6 +85,40 @@ Words refCollective(const Node& n, const Words& x) {
   throw std::logic_error("fuzz: not a collective");
 }
 
+// A WarpVote step over the 32 lanes' words x (element l: lane l's).
+Words refWarpVote(const Node& n, const Words& x) {
+  using BW = BitsWorld<uint32_t>;
+  // The mask of the lanes where pred holds.
+  auto mask = [&x](auto pred) {
+    uint32_t m = 0;
+    for (uint32_t l = 0; l < 32; ++l) m |= pred(x[l]) ? 1u << l : 0u;
+    return m;
+  };
+  const uint32_t c = n.constant;
+  const uint32_t ballot = mask([c](uint32_t v) { return ((v >> (c % 32u)) & 1u) == 1u; });
+  Words y(32);
+  for (uint32_t l = 0; l < 32; ++l) {
+    switch (n.fn % kWarpVotes) {
+      case 0: y[l] = x[l] + ballot; break;
+      case 1: {
+        const uint32_t m = 2u + c % 60u;
+        const bool any = mask([m](uint32_t v) { return v % m == 0u; }) != 0;
+        const bool all = mask([m](uint32_t v) { return v % m != 0u; }) == 0xffffffffu;
+        y[l] = x[l] ^ ((any ? 1u : 0u) | (all ? 2u : 0u));
+        break;
+      }
+      case 2: {
+        const uint32_t k = 1u + c % 5u, key = x[l] % k;
+        const uint32_t match = mask([k, key](uint32_t v) { return v % k == key; });
+        y[l] = x[l] + (BW::popc(match & ((1u << l) - 1u)) | (BW::popc(match) << 8u));
+        break;
+      }
+      default: y[l] = l % 2u == 1u ? x[l] ^ ballot : x[l]; break;
+    }
+  }
+  return y;
+}
+
 Words refStep(const Where& w, const Node& n, const Words& x) {
   const size_t len = x.size();
   const size_t half = len / 2;
@@ -224,6 +258,14 @@ Words refStep(const Where& w, const Node& n, const Words& x) {
         return y;
       });
     }
+    case Op::BitsMap: {
+      Words y(len);
+      for (size_t i = 0; i < len; ++i) y[i] = bitsOp(n.fn, n.constant, x[i]);
+      return y;
+    }
+    case Op::WarpVote:
+      require(collectiveFits(w, n, len), "a warp vote's shape rules do not hold");
+      return refWarpVote(n, x);
     case Op::NarrowMap:
     case Op::NarrowForce: {
       require(n.width == 8 || n.width == 16, "a narrow step of another width");

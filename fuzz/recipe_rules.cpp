@@ -13,6 +13,7 @@ bool isCollective(Op op) {
 }
 bool isNarrow(Op op) { return op == Op::NarrowMap || op == Op::NarrowForce; }
 bool isFloatBits(Op op) { return op == Op::FloatBits || op == Op::FloatScan; }
+bool isBits(Op op) { return op == Op::BitsMap || op == Op::WarpVote; }
 
 bool isPullStep(Op op) {
   switch (op) {
@@ -28,7 +29,8 @@ bool isPullStep(Op op) {
     case Op::Ends:
     case Op::FloatMap:
     case Op::NarrowMap:
-    case Op::FloatBits: return true;
+    case Op::FloatBits:
+    case Op::BitsMap: return true;
     default: return false;
   }
 }
@@ -110,6 +112,10 @@ bool collectiveFits(const Where& w, const Node& n, size_t len) {
     case Op::WarpReduce: return warp && n.fn < kCommutativeOps && pow2(m) && m <= 32;
     case Op::WarpScan: return warp && op && m == 32;
     case Op::WarpExchange: return warp && m % 32 == 0;
+    // Not a collective of the algorithm layer, but its rule is one: a vote takes one element
+    // per lane of a whole warp (the library refuses warp programs in blocks of part of a warp).
+    case Op::WarpVote:
+      return warp && m == 32 && n.fn < kWarpVotes && w.threads % 32 == 0 && w.altThreads % 32 == 0;
     default: return false;
   }
 }

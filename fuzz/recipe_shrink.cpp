@@ -46,6 +46,8 @@ size_t variants(const Node& n) {
     case Op::NarrowForce: return n.zipped;
     case Op::FloatBits: return (n.fn != 0) + (n.constant != 0) + (n.constantHigh != 0);
     case Op::FloatScan: return (n.fn != 0) + (n.size > 1);
+    case Op::BitsMap:
+    case Op::WarpVote: return (n.fn != 0) + (n.constant != 0);
     default: return 0;
   }
 }
@@ -140,6 +142,13 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
       }
       if (step.op == Op::FloatScan && step.size > 1) {
         edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].size = 1; });
+      }
+      // A bit step's first function (popc of x; WarpVote: the ballot), constant 0.
+      if (isBits(step.op) && step.fn != 0) {
+        edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].fn = 0; });
+      }
+      if (isBits(step.op) && step.constant != 0) {
+        edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].constant = 0; });
       }
       // Replace a nested step by its kids, spliced in (every step of a lower level is also
       // legal at the level above; the reference decides whether the lengths still fit).

@@ -77,7 +77,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   static const char* const scanAlgs[] = {"sklansky", "sklansky2", "sklansky3", "koggeStone",
                                          "threadSequential"};
   static const char* const loadAlgs[] = {"direct", "striped", "warpStriped", "vectorized"};
-  bool collective = false, floats = false;
+  bool collective = false, floats = false, bits = false;
   Level level = Level::Block;  // where the steps walked now run
   std::function<void(const std::vector<Node>&)> walk = [&](const std::vector<Node>& ops) {
     for (const Node& n : ops) {
@@ -141,6 +141,34 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
                    levelName(level)];
           break;
         }
+        case Op::BitsMap: {
+          static const char* const kinds[] = {"popc u32", "clz u32",  "ffs u32",
+                                              "brev u32", "popc u64", "clz u64",
+                                              "ffs u64",  "brev u64", "all four u64"};
+          bits = true;
+          ++counts["BitsMap"];
+          ++counts[std::string("BitsMap ") + kinds[n.fn % kBitsOps] + " at " + levelName(level)];
+          break;
+        }
+        case Op::WarpVote: {
+          static const char* const kinds[] = {"ballot", "voteAny/voteAll", "matchAny",
+                                              "ballot read by odd lanes"};
+          bits = true;
+          ++counts["WarpVote"];
+          ++counts[std::string("WarpVote ") + kinds[n.fn % kWarpVotes]];
+          break;
+        }
+        case Op::Nest:
+        case Op::SeqNest:
+          // The bit steps' nests of one WarpVote over pieces of 32 (recipe_generate.cpp's
+          // bitsStep), apart from the main stream's nests.
+          if (n.size == 32 && n.kids.size() == 1 && n.kids[0].op == Op::WarpVote) {
+            ++counts[std::string("WarpVote in a ") + names[static_cast<size_t>(n.op)] +
+                     " of its own"];
+          } else {
+            ++counts[names[static_cast<size_t>(n.op)]];
+          }
+          break;
         default: ++counts[names[static_cast<size_t>(n.op)]]; break;
       }
       const Level outer = level;
@@ -153,6 +181,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   walk(r.body);
   if (collective) ++counts["programs with a collective"];
   if (floats) ++counts["programs with float-bits steps"];
+  if (bits) ++counts["programs with bit intrinsics or warp votes"];
   static const char* const divisors[] = {"none", "require (d = 0 refused)", "guarded by ||",
                                          "guarded by a select", "length (d = 0 refused)"};
   if (r.divisor != Divisor::None) {

@@ -590,6 +590,117 @@ inline std::string floatScanText(uint32_t which) {
   return "[](const EFloat& a, const EFloat& b) { return " + e + "; }";
 }
 
+// ------------------------------------------------------------------ bit intrinsics
+// popc, clz, ffs and brev of u32 and u64 words (CUDA's __popc, __clz, __ffs, __brev and their
+// ll forms): BitsWorld<uint32_t> computes them with its own code (the reference: std's bit
+// functions and a loop), BitsWorld<EWord32> calls the library's.
+template <class W>
+struct BitsWorld;
+template <>
+struct BitsWorld<uint32_t> {
+  using W64 = uint64_t;
+  static uint64_t wide(uint32_t w) { return w; }
+  static uint32_t low(uint64_t w) { return static_cast<uint32_t>(w); }
+  template <class U>
+  static uint32_t popc(U x) {
+    return static_cast<uint32_t>(std::popcount(x));
+  }
+  template <class U>
+  static uint32_t clz(U x) {  // the width for 0
+    return static_cast<uint32_t>(std::countl_zero(x));
+  }
+  template <class U>
+  static uint32_t ffs(U x) {  // the lowest set bit, from 1; 0 for 0
+    return x == 0 ? 0u : static_cast<uint32_t>(std::countr_zero(x)) + 1u;
+  }
+  template <class U>
+  static U brev(U x) {
+    constexpr int bits = 8 * sizeof(U);
+    U r = 0;
+    for (int i = 0; i < bits; ++i) r |= static_cast<U>((x >> i) & 1u) << (bits - 1 - i);
+    return r;
+  }
+};
+template <>
+struct BitsWorld<obsidian::EWord32> {
+  using W64 = obsidian::EWord64;
+  static W64 wide(const obsidian::EWord32& w) { return obsidian::w32ToW64(w); }
+  static obsidian::EWord32 low(const W64& w) { return obsidian::w64ToW32(w); }
+  template <class U>
+  static obsidian::EWord32 popc(const U& x) {
+    return obsidian::popc(x);
+  }
+  template <class U>
+  static obsidian::EWord32 clz(const U& x) {
+    return obsidian::clz(x);
+  }
+  template <class U>
+  static obsidian::EWord32 ffs(const U& x) {
+    return obsidian::ffs(x);
+  }
+  template <class U>
+  static U brev(const U& x) {
+    return obsidian::brev(x);
+  }
+};
+// A BitsMap step's function of word x with constant c: the u32 intrinsics of x (shifted by the
+// constant, so that clz and ffs take every value), and those of the u64 word
+// y = u64(x) | u64(x * (c | 1)) << 32 (shifted by x or c), each combined with x or c so that the
+// values vary. bitsText prints the same.
+template <class W>
+W bitsOp(uint32_t which, uint32_t c, const W& x) {
+  using BW = BitsWorld<W>;
+  using W64 = typename BW::W64;
+  switch (which % kBitsOps) {
+    case 0: return x ^ BW::popc(x);
+    case 1: return BW::clz(x >> W(c % 32u)) + x;
+    case 2: return (BW::ffs(x << W(c % 32u)) << W(8u)) ^ x;
+    case 3: return BW::brev(x) ^ W(c);
+    default: break;
+  }
+  const W64 y = BW::wide(x) | (BW::wide(x * W(c | 1u)) << W64(32u));
+  switch (which % kBitsOps) {
+    case 4: return BW::popc(y) + x;
+    case 5: return BW::clz(y >> BW::wide(x & W(63u))) ^ x;
+    case 6: return BW::ffs(y << W64(c % 64u)) + x;
+    case 7: {
+      const W64 r = BW::brev(y);
+      return BW::low(r) ^ BW::low(r >> W64(32u));
+    }
+    default: {  // all four of y together (as tests/vote_kernels.hpp's BitsU64)
+      const W64 r = BW::brev(y);
+      return (BW::popc(y) ^ (BW::clz(y) << W(8u)) ^ (BW::ffs(y) << W(16u)) ^ BW::low(r) ^
+              BW::low(r >> W64(32u))) +
+             x;
+    }
+  }
+}
+// A BitsMap step as a lambda over the word x.
+inline std::string bitsText(uint32_t which, uint32_t c) {
+  const std::string k = std::to_string(c) + "u";
+  const std::string y = "const EWord64 y = w32ToW64(x) | (w32ToW64(x * " + std::to_string(c | 1u) +
+                        "u) << EWord64(32u)); ";
+  std::string e;
+  switch (which % kBitsOps) {
+    case 0: e = "return x ^ popc(x);"; break;
+    case 1: e = "return clz(x >> " + std::to_string(c % 32u) + "u) + x;"; break;
+    case 2: e = "return (ffs(x << " + std::to_string(c % 32u) + "u) << 8u) ^ x;"; break;
+    case 3: e = "return brev(x) ^ " + k + ";"; break;
+    case 4: e = y + "return popc(y) + x;"; break;
+    case 5: e = y + "return clz(y >> w32ToW64(x & 63u)) ^ x;"; break;
+    case 6: e = y + "return ffs(y << EWord64(" + std::to_string(c % 64u) + "u)) + x;"; break;
+    case 7:
+      e = y + "const EWord64 r = brev(y); return w64ToW32(r) ^ w64ToW32(r >> EWord64(32u));";
+      break;
+    default:
+      e = y +
+          "const EWord64 r = brev(y); return (popc(y) ^ (clz(y) << 8u) ^ (ffs(y) << 16u) ^ "
+          "w64ToW32(r) ^ w64ToW32(r >> EWord64(32u))) + x;";
+      break;
+  }
+  return "[](const EWord32& x) { " + e + " }";
+}
+
 // The same operators as the body of a C++ lambda over EWord32 (x, or a and b).
 inline std::string unaryText(uint32_t which, uint32_t c) {
   const std::string k = std::to_string(c) + "u";

@@ -51,7 +51,33 @@ enum class UnOp : uint8_t {
   Floor,   ///< round down
   Ceil,    ///< round up
   Abs,     ///< absolute value of an int32
+  // Bit intrinsics of unsigned words (u32, u64); the value has the operand's type.
+  Popc,  ///< the number of set bits (__popc, __popcll)
+  Clz,   ///< the number of leading zero bits: the width for 0 (__clz, __clzll)
+  Ffs,   ///< the position of the lowest set bit, from 1; 0 for 0 (__ffs, __ffsll)
+  Brev,  ///< the bits in reverse order (__brev, __brevll)
 };
+
+/// The case labels of the bit intrinsics (Popc, Clz, Ffs, Brev), listed once for the switches
+/// that treat them alike (see OBSIDIAN_FLOAT_MATH_UNOPS).
+#define OBSIDIAN_BIT_UNOPS \
+  case UnOp::Popc:         \
+  case UnOp::Clz:          \
+  case UnOp::Ffs:          \
+  case UnOp::Brev
+
+/// A warp vote (ExpNode::vote): an Index node of a register array (forceReg) read by a whole
+/// warp at once, each lane contributing its own element. The value is every lane's the same
+/// for Ballot, Any and All; MatchAny gives each lane its own.
+enum class WarpVote : uint8_t {
+  None,      ///< an ordinary read of the element at the index
+  Ballot,    ///< u32: bit l set where lane l's element (bool) holds (__ballot_sync)
+  Any,       ///< bool: some lane's element holds (__any_sync)
+  All,       ///< bool: every lane's element holds (__all_sync)
+  MatchAny,  ///< u32: the lanes whose element has the same bits as this lane's (__match_any_sync)
+};
+/// The vote's CUDA function ("__ballot_sync", ...); "" for WarpVote::None.
+const char* warpVoteName(WarpVote v);
 
 /// The case labels of the float math operators: each takes and gives a float and prints as a
 /// math call (sqrtf, expf, ...). Switches that treat them alike use this one list, so a new one
@@ -123,6 +149,9 @@ struct ExpNode {
   /// Index of a register array (forceReg) at the executing lane's own element: virtualize marks
   /// it, and the printer reads the lane's register instead of shuffling.
   bool ownLane = false;
+  /// Index of a register array: a warp vote over all its lanes' elements instead of a read of
+  /// one (the index is then the literal 0 and unused; see WarpVote).
+  WarpVote vote = WarpVote::None;
   /// Marked by share(): the value is bound to a variable of its own wherever a statement
   /// evaluates it on every path, even when it is used only once (codegen/share.hpp).
   bool share = false;
@@ -156,6 +185,8 @@ const char* binOpName(BinOp op);
 const char* unOpName(UnOp op);
 /// Printed as a prefix operator (-x, !x, ~x) rather than a call (sqrtf(x)).
 bool isPrefixOp(UnOp op);
+/// One of the bit intrinsics of unsigned words (popc, clz, ffs, brev).
+bool isBitIntrinsic(UnOp op);
 
 /// Smart constructors: the only way nodes are made. They check operand types (internal errors:
 /// the typed front end never builds ill-typed nodes), fold constants and drop trivial operations
@@ -191,6 +222,12 @@ ExpPtr vectorIndex(ScalarType elem, ArrayId array, ExpPtr elementIx, ExpPtr vect
                    uint32_t width, uint32_t lane, uint32_t origin = 0);
 /// array[ix] of a register array where ix is the executing lane (see ExpNode::ownLane).
 ExpPtr ownLaneIndex(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin = 0);
+/// The warp vote `v` over register array `array` whose elements have type `elem` (see
+/// WarpVote): bool elements for Ballot, Any and All; for MatchAny any type but bool.
+ExpPtr warpVote(WarpVote v, ScalarType elem, ArrayId array, uint32_t origin = 0);
+/// The Index node e (of any kind: plain, vector lane, own lane, vote) reading at `ix` instead:
+/// every other field as it was, except a share mark (as for every node a pass rebuilds).
+ExpPtr reindex(const ExpPtr& e, ExpPtr ix);
 /// The largest power of two (up to 2^31) that e's value is known to be a multiple of, from its
 /// shape alone (literals, +, *, <<); 1 when nothing is known.
 uint32_t knownMultiple(const ExpPtr& e);
@@ -489,6 +526,40 @@ requires std::is_floating_point_v<T> Exp<T> pow(const Exp<T>& a,
 }
 /// The absolute value of an int32 expression.
 inline EInt32 abs(const EInt32& a) { return EInt32(ir::unary(UnOp::Abs, a.node())); }
+/// @}
+
+/// @name Bit intrinsics of unsigned words (u32, u64)
+/// @{
+
+/// popc(x): the number of set bits of x (CUDA's __popc, __popcll). Counts are EWord32 for both
+/// widths, as CUDA's results are int.
+template <KernelScalar T>
+EWord32 popc(const Exp<T>& x) {
+  static_assert(std::is_same_v<T, uint32_t> || std::is_same_v<T, uint64_t>,
+                "popc needs an unsigned word, EWord32 or EWord64 (bitcast or cast others)");
+  return cast<uint32_t>(Exp<T>(ir::unary(UnOp::Popc, x.node())));
+}
+/// clz(x): the number of leading zero bits of x: 32 (or 64) for 0 (__clz, __clzll).
+template <KernelScalar T>
+EWord32 clz(const Exp<T>& x) {
+  static_assert(std::is_same_v<T, uint32_t> || std::is_same_v<T, uint64_t>,
+                "clz needs an unsigned word, EWord32 or EWord64 (bitcast or cast others)");
+  return cast<uint32_t>(Exp<T>(ir::unary(UnOp::Clz, x.node())));
+}
+/// ffs(x): the position of x's lowest set bit counting from 1, and 0 for 0 (__ffs, __ffsll).
+template <KernelScalar T>
+EWord32 ffs(const Exp<T>& x) {
+  static_assert(std::is_same_v<T, uint32_t> || std::is_same_v<T, uint64_t>,
+                "ffs needs an unsigned word, EWord32 or EWord64 (bitcast or cast others)");
+  return cast<uint32_t>(Exp<T>(ir::unary(UnOp::Ffs, x.node())));
+}
+/// brev(x): x's bits in reverse order (bit 0 becomes the top bit; __brev, __brevll).
+template <KernelScalar T>
+Exp<T> brev(const Exp<T>& x) {
+  static_assert(std::is_same_v<T, uint32_t> || std::is_same_v<T, uint64_t>,
+                "brev needs an unsigned word, EWord32 or EWord64 (bitcast or cast others)");
+  return Exp<T>(ir::unary(UnOp::Brev, x.node()));
+}
 /// @}
 
 /// share(e) (obsidian's `let`): e's value is computed once, into a variable of its own, by the

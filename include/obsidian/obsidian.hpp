@@ -34,6 +34,7 @@
 #include "obsidian/sim.hpp"
 #include "obsidian/types.hpp"
 #include "obsidian/vector_load.hpp"
+#include "obsidian/vote.hpp"
 // The algorithm layer: warp collectives on threads, block collectives on warps, device
 // algorithms on blocks.
 #include "obsidian/block/load_store.hpp"

@@ -47,7 +47,9 @@ bool costly(const ExpNode& e) {
         case UnOp::Neg:
         case UnOp::Not:
         case UnOp::BitNot:
-        case UnOp::Abs: return false;
+        case UnOp::Abs:
+        OBSIDIAN_BIT_UNOPS:
+          return false;
       }
       return false;
     case ExpKind::Binary: {
@@ -259,6 +261,7 @@ class Sharer {
         put(e->vecWidth);
         put(e->vecLane);
         put(e->ownLane);
+        put(e->vote);
         break;
     }
     std::vector<uint32_t> operands;

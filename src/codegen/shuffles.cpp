@@ -10,6 +10,7 @@ namespace obsidian {
 
 bool isShuffle(const KernelIR& k, const ExpPtr& e, const std::string& laneVar) {
   if (e->kind != ExpKind::Index || k.arrays[e->array].space != MemorySpace::Register) return false;
+  if (e->vote != WarpVote::None) return true;  // every lane's element: a collective of its own
   const ExpPtr& ix = e->args[0];
   return laneVar.empty() || ix->kind != ExpKind::Var || ix->name != laneVar;
 }
@@ -54,7 +55,7 @@ class Materializer {
     return ir::rewrite(e, [&](const ExpPtr& n) -> ExpPtr {
       if (!isShuffle(k_, n, loop_ ? loop_->var : std::string())) return nullptr;
       const ExpPtr ix = take(n->args[0], before);  // a shuffle's index may read one too
-      const ExpPtr read = ir::index(n->type, n->array, ix);
+      const ExpPtr read = ir::reindex(n, ix);
       const std::string v = fresh();
       Body& into = laneDependent(ix) || !loop_ ? before : *loop_->hoisted;
       into.push_back(Declare{v, n->type, read});

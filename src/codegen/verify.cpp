@@ -159,6 +159,10 @@ class Verifier {
       find(top);
       for (const ExpPtr& e : shuffles) {
         OBSIDIAN_ASSERT(d && d->init == e, "materializeShuffles made every shuffle a declaration");
+        if ((varying || !wholeWarp) && e->vote != WarpVote::None) {
+          fail(std::string("warp vote `") + show(e) + "`" + where() +
+               ": every lane of the warp must reach each " + warpVoteName(e->vote));
+        }
         if (varying || !wholeWarp) {
           fail("shuffle `" + show(e) + "` (another lane's element of a register array)" + where() +
                ": every lane of the warp must reach each __shfl_sync");

@@ -73,6 +73,35 @@ const char* unOpName(UnOp op) {
     case UnOp::Floor: return "floor";
     case UnOp::Ceil: return "ceil";
     case UnOp::Abs: return "abs";
+    case UnOp::Popc: return "popc";
+    case UnOp::Clz: return "clz";
+    case UnOp::Ffs: return "ffs";
+    case UnOp::Brev: return "brev";
+  }
+  return "?";
+}
+
+bool isBitIntrinsic(UnOp op) {
+  switch (op) {
+    OBSIDIAN_BIT_UNOPS:
+      return true;
+    case UnOp::Neg:
+    case UnOp::Not:
+    case UnOp::BitNot:
+    case UnOp::Abs:
+      OBSIDIAN_FLOAT_MATH_UNOPS:
+      return false;
+  }
+  return false;
+}
+
+const char* warpVoteName(WarpVote v) {
+  switch (v) {
+    case WarpVote::None: return "";
+    case WarpVote::Ballot: return "__ballot_sync";
+    case WarpVote::Any: return "__any_sync";
+    case WarpVote::All: return "__all_sync";
+    case WarpVote::MatchAny: return "__match_any_sync";
   }
   return "?";
 }
@@ -83,6 +112,7 @@ bool isPrefixOp(UnOp op) {
     case UnOp::Not:
     case UnOp::BitNot: return true;
         OBSIDIAN_FLOAT_MATH_UNOPS:
+        OBSIDIAN_BIT_UNOPS:
     case UnOp::Abs: return false;
   }
   return false;
@@ -278,7 +308,7 @@ bool equal(const ExpPtr& a, const ExpPtr& b) {
       case ExpKind::Binary: same = x->binOp == y->binOp; break;
       case ExpKind::Index:
         same = x->array == y->array && x->origin == y->origin && x->vecWidth == y->vecWidth &&
-               x->vecLane == y->vecLane && x->ownLane == y->ownLane;
+               x->vecLane == y->vecLane && x->ownLane == y->ownLane && x->vote == y->vote;
         break;
     }
     if (!same) return false;
@@ -320,6 +350,11 @@ ExpPtr unary(UnOp op, ExpPtr a) {
         const int64_t v = signedOf(t, a->bits);
         return literalInt(t, static_cast<uint64_t>(v < 0 ? -v : v));
       }
+      break;
+    OBSIDIAN_BIT_UNOPS:
+      OBSIDIAN_ASSERT(t == ScalarType::U32 || t == ScalarType::U64,
+                      std::string(unOpName(op)) + " takes an unsigned word");
+      if (a->isLiteral()) return literalOf(t, evalUnary(op, t, literalValue(*a)));
       break;
     OBSIDIAN_FLOAT_MATH_UNOPS:
       OBSIDIAN_ASSERT(isFloat(t), std::string(unOpName(op)) + " takes a float");
@@ -527,6 +562,31 @@ ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin) {
 
 ExpPtr ownLaneIndex(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin) {
   return scalarIndex(elem, array, std::move(ix), origin, true);
+}
+
+ExpPtr warpVote(WarpVote v, ScalarType elem, ArrayId array, uint32_t origin) {
+  OBSIDIAN_ASSERT(v != WarpVote::None, "a vote");
+  OBSIDIAN_ASSERT((v == WarpVote::MatchAny) == (elem != ScalarType::Bool),
+                  "ballot, any and all vote on bools; matchAny on values");
+  const ScalarType result =
+      v == WarpVote::Any || v == WarpVote::All ? ScalarType::Bool : ScalarType::U32;
+  auto n = node(ExpKind::Index, result);
+  n->array = array;
+  n->origin = origin;
+  n->vote = v;
+  n->args[0] = u32(0);
+  return withDepth(std::move(n));
+}
+
+ExpPtr reindex(const ExpPtr& e, ExpPtr ix) {
+  OBSIDIAN_ASSERT(e->kind == ExpKind::Index && ix && ix->type == ScalarType::U32,
+                  "reindex of an array read by a uint32 index");
+  if (ix == e->args[0]) return e;
+  auto n = std::make_shared<ExpNode>(*e);
+  n->args[0] = std::move(ix);
+  n->share = false;  // as every rebuilt node (rewrite): the share pass marks what it binds
+  n->name.clear();
+  return withDepth(std::move(n));
 }
 
 ExpPtr vectorIndex(ScalarType elem, ArrayId array, ExpPtr elementIx, ExpPtr vectorIx,

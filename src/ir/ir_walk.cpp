@@ -69,8 +69,9 @@ class Rewriter {
                      : vectorIndex(e->type, e->array, i, v, e->vecWidth, e->vecLane, e->origin);
         }
         if (i == e->args[0]) return e;
-        return e->ownLane ? ownLaneIndex(e->type, e->array, i, e->origin)
-                          : index(e->type, e->array, i, e->origin);
+        return e->vote != WarpVote::None ? reindex(e, i)
+               : e->ownLane             ? ownLaneIndex(e->type, e->array, i, e->origin)
+                                        : index(e->type, e->array, i, e->origin);
       }
     }
     return e;

@@ -104,7 +104,8 @@ int precOf(const ExpNode& e) {
     case ExpKind::Index: return narrowLane(e) ? kUnary : kPrimary;
     case ExpKind::Unary:
       if (wrapsNarrow(e)) return kUnary;
-      return isPrefixOp(e.unOp) ? kUnary : kPrimary;
+      // A bit intrinsic prints with a cast to its word.
+      return isPrefixOp(e.unOp) || isBitIntrinsic(e.unOp) ? kUnary : kPrimary;
     case ExpKind::Binary: return wrapsNarrow(e) ? kUnary : binPrec(e.binOp);
     case ExpKind::Select: return kSelect;
     case ExpKind::Cast: return kUnary;
@@ -194,6 +195,14 @@ class Printer {
           print(n.args[1]);
           out_ += "].";
           out_ += lanes[n.vecLane];
+          return;
+        }
+        if (n.vote != WarpVote::None) {
+          // Every lane's register at once. match_any has overloads of 32 and 64 bits only.
+          OBSIDIAN_ASSERT(a.space == MemorySpace::Register, "votes are over register arrays");
+          out_ += std::string(warpVoteName(n.vote)) + "(0xffffffffu, " +
+                  (n.vote == WarpVote::MatchAny && promoted(a.type) ? "(unsigned)" : "") + a.name +
+                  ")";
           return;
         }
         if (a.space == MemorySpace::Register) {
@@ -333,6 +342,14 @@ class Printer {
       case UnOp::Abs:
         call("abs", n.args[0]);
         return;
+      OBSIDIAN_BIT_UNOPS: {
+        // CUDA's are int (__popc, __clz, __ffs) or unsigned (__brev) of 32 bits, or take long
+        // long (the ll forms): cast to the word, so that arithmetic on the result is the word's.
+        const bool wide = t == ScalarType::U64;
+        out_ += std::string("(") + (wide ? "uint64_t" : "uint32_t") + ")";
+        call(std::string("__") + unOpName(n.unOp) + (wide ? "ll" : ""), n.args[0]);
+        return;
+      }
       OBSIDIAN_FLOAT_MATH_UNOPS:
         call(mathName(unOpName(n.unOp), t), n.args[0]);
         return;

@@ -190,6 +190,19 @@ Value evalUnary(UnOp op, ScalarType t, Value a) {
       const int64_t v = signedOf(t, a.u);
       return intValue(static_cast<uint64_t>(v < 0 ? -v : v) & typeMask(t));
     }
+    OBSIDIAN_BIT_UNOPS: {
+      // Unsigned words of 32 or 64 bits, as CUDA's __popc, __clz, __ffs, __brev (and ll).
+      const uint32_t w = bitWidth(t);
+      const uint64_t x = a.u & typeMask(t);
+      if (op == UnOp::Popc) return intValue(static_cast<uint64_t>(std::popcount(x)));
+      if (op == UnOp::Clz) return intValue(static_cast<uint64_t>(std::countl_zero(x)) - (64 - w));
+      if (op == UnOp::Ffs) {
+        return intValue(x == 0 ? 0 : static_cast<uint64_t>(std::countr_zero(x)) + 1);
+      }
+      uint64_t r = 0;  // Brev
+      for (uint32_t b = 0; b < w; ++b) r |= ((x >> b) & 1u) << (w - 1 - b);
+      return intValue(r);
+    }
     OBSIDIAN_FLOAT_MATH_UNOPS:
       break;
   }
@@ -213,6 +226,7 @@ Value evalUnary(UnOp op, ScalarType t, Value a) {
     case UnOp::BitNot:
     case UnOp::Neg:
     case UnOp::Abs:
+    OBSIDIAN_BIT_UNOPS:
       OBSIDIAN_ASSERT(false, std::string("unary ") + unOpName(op) + " returned above");
   }
   return realValue(floatResult(t, r, a.f, a.f));

@@ -50,6 +50,7 @@ std::unique_ptr<CExp> Compiler::exp(const ExpPtr& e) {
       c->vecWidth = e->vecWidth;
       c->vecLane = e->vecLane;
       c->ownLane = e->ownLane;
+      c->vote = e->vote;
       c->a = exp(e->args[0]);
       break;
   }

@@ -194,18 +194,20 @@ void Hazards::checkShared(uint64_t at, uint32_t size, ArrayId a, uint64_t i, uin
   }
 }
 
-void Hazards::converged(ArrayId a, const Lanes& lanes, const ir::Value* ix) const {
+void Hazards::converged(ArrayId a, const Lanes& lanes, const ir::Value* ix, WarpVote vote) const {
+  const bool isVote = vote != WarpVote::None;
   for (size_t i = 0; i < lanes.size();) {
     const uint32_t w = lanes[i] / 32;
     size_t j = i;
-    bool shuffles = false;
+    bool shuffles = isVote;
     while (j < lanes.size() && lanes[j] / 32 == w) {
       shuffles = shuffles || ix[lanes[j]].u != lanes[j] % 32;
       ++j;
     }
     const uint32_t warpLanes = std::min<uint32_t>(32, threads_ - w * 32);
     if (shuffles && j - i != warpLanes) {
-      hazard("__shfl_sync of register array " + k_.arrays[a].name +
+      hazard(std::string(isVote ? warpVoteName(vote) : "__shfl_sync") + " of register array " +
+             k_.arrays[a].name +
              " reached by only part of "
              "warp " +
              std::to_string(w) + " of block " + std::to_string(at_.block) + ": " +

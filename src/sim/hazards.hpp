@@ -90,8 +90,9 @@ class Hazards {
     if (detect_) checkShared(at, size, a, i, t, isWrite, atomic);
   }
   // A read of register array a at lane indices ix[t]: reading another lane's register is a
-  // __shfl_sync, which the whole warp must take part in.
-  void converged(ArrayId a, const Lanes& lanes, const ir::Value* ix) const;
+  // __shfl_sync, which the whole warp must take part in; so is a vote (ix is then unused).
+  void converged(ArrayId a, const Lanes& lanes, const ir::Value* ix,
+                 WarpVote vote = WarpVote::None) const;
 
  private:
   bool concurrent(const Access& prev, uint32_t t) const;

@@ -342,6 +342,10 @@ void Machine::eval(const CExp& e, const Lanes& lanes, ir::Value* out) {
       return;
     }
     case ExpKind::Index: {
+      if (e.vote != WarpVote::None) {
+        vote(e, lanes, out);
+        return;
+      }
       ir::Value* ix = acquire();
       eval(*e.a, lanes, ix);
       if (k_.arrays[e.array].space == MemorySpace::Register) hazards_.converged(e.array, lanes, ix);
@@ -354,6 +358,36 @@ void Machine::eval(const CExp& e, const Lanes& lanes, ir::Value* out) {
       addresses_.clear();
       release();
       return;
+    }
+  }
+}
+
+// A warp vote: each lane of `lanes` gets the vote over its warp's elements of the register
+// array, compared bit for bit (match_any), as __ballot_sync and kin with a full mask.
+void Machine::vote(const CExp& e, const Lanes& lanes, ir::Value* out) {
+  hazards_.converged(e.array, lanes, nullptr, e.vote);
+  if (counters_) counters_->arithmetic(at_.stmt->id, lanes, false);
+  const ArrayDecl& d = k_.arrays[e.array];
+  const uint32_t size = sizeOf(d.type);
+  auto bitsAt = [&](uint32_t t) {  // the bits of thread t's element
+    uint64_t b = 0;
+    std::memcpy(&b, local_[e.array].data() + uint64_t{t} * size, size);
+    return b;
+  };
+  for (uint32_t t : lanes) {
+    const uint32_t first = t / 32 * 32, end = std::min(first + 32, threads_);
+    uint64_t mask = 0;
+    for (uint32_t j = first; j < end; ++j) {
+      const bool counted = e.vote == WarpVote::MatchAny ? bitsAt(j) == bitsAt(t) : bitsAt(j) != 0;
+      if (counted) mask |= uint64_t{1} << (j - first);
+    }
+    const uint64_t everyone = (uint64_t{1} << (end - first)) - 1;
+    switch (e.vote) {
+      case WarpVote::Ballot:
+      case WarpVote::MatchAny: out[t] = ir::intValue(mask); break;
+      case WarpVote::Any: out[t] = ir::intValue(mask != 0 ? 1 : 0); break;
+      case WarpVote::All: out[t] = ir::intValue(mask == everyone ? 1 : 0); break;
+      case WarpVote::None: OBSIDIAN_ASSERT(false, "eval reads plain elements");
     }
   }
 }

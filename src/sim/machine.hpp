@@ -54,6 +54,7 @@ class Machine {
 
   // out[t] = e for every t in lanes.
   void eval(const CExp& e, const Lanes& lanes, ir::Value* out);
+  void vote(const CExp& e, const Lanes& lanes, ir::Value* out);
   void split(const Lanes& lanes, const ir::Value* cond, Lanes& yes, Lanes& no) const;
 
   void countSteps(size_t n);

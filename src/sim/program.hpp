@@ -26,6 +26,7 @@ struct CExp {
   uint8_t vecWidth = 1;  // Index: lane vecLane of a vecWidth-element wide load
   uint8_t vecLane = 0;
   bool ownLane = false;  // Index of a register array: the lane's own element (no shuffle)
+  WarpVote vote = WarpVote::None;  // Index of a register array: a vote over every lane's element
   std::unique_ptr<CExp> a, b, c;
 };
 

@@ -386,6 +386,43 @@ TEST_CASE("error: __syncwarp() under a thread-dependent loop (IR built by hand)"
                        Error);
 }
 
+TEST_CASE("error: a warp vote reached by only some lanes (IR built by hand)") {
+  // A warp's register array r of bools, then, in a loop over its lanes, a ballot of it under
+  // `lane < 16` (the front end never builds this: votes go in front of the lane loop).
+  KernelIR k;
+  k.name = "handvote";
+  k.threadsPerBlock = 32;
+  ArrayDecl r;
+  r.name = "r";
+  r.type = ScalarType::Bool;
+  r.space = MemorySpace::Register;
+  r.level = Level::Warp;
+  r.length = 32;
+  k.arrays.push_back(r);
+  const ExpPtr lane = ir::var(ScalarType::U32, "l");
+  const ExpPtr vote = ir::warpVote(WarpVote::Ballot, ScalarType::Bool, 0);
+  Body lanes{Cond{Level::Thread, ir::binary(BinOp::Lt, lane, ir::u32(16)),
+                  Body{Declare{"v", ScalarType::U32, vote}}, Body{}}};
+  k.body.push_back(DistrPar{
+      Level::Block, ir::u32(1), "bid0",
+      Body{DistrPar{Level::Warp, ir::u32(1), "wid0",
+                    Body{Allocate{0},
+                         ForAll{Level::Warp, ir::u32(32), "l",
+                                Body{Assign{0, lane, ir::binary(BinOp::Lt, lane, ir::u32(5))}}},
+                         ForAll{Level::Warp, ir::u32(32), "l", lanes}}}}});
+  CHECK_THROWS_WITH_AS(verify(k),
+                       "verify(kernel handvote): warp vote `__ballot_sync(0xffffffffu, r)` under "
+                       "a lane-dependent branch or loop: every lane of the warp must reach each "
+                       "__ballot_sync",
+                       Error);
+  // The same vote in front of the branch, where every lane reaches it, is fine.
+  auto& loop = std::get<ForAll>(
+      std::get<DistrPar>(std::get<DistrPar>(k.body[0].node).body[0].node).body[2].node);
+  loop.body = Body{Declare{"v", ScalarType::U32, vote},
+                   Cond{Level::Thread, ir::binary(BinOp::Lt, lane, ir::u32(16)), Body{}, Body{}}};
+  CHECK_NOTHROW(verify(k));
+}
+
 TEST_CASE("error: a Block-level parallel loop with a dynamic count") {
   // push<Block> of the whole (dynamic-length) input inside a block program.
   auto dyn = [](DPull<EWord32> in, DMutable<uint32_t> m) {
