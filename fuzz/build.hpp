@@ -114,6 +114,44 @@ SPull<EWord32> steps(const Program<L>& p, const std::vector<Node>& ops, SPull<EW
 SPull<EWord32> warpVoteStep(const Program<obsidian::Warp>& q, const Node& n,
                             const SPull<EWord32>& x);
 
+// A ThreadItems step (see Op::ThreadItems) in Block or Warp program p: n.size threads keep
+// their items of x in a thread array across the barrier.
+template <class L>
+SPull<EWord32> threadItemsStep(const Program<L>& p, const Node& n, const SPull<EWord32>& x) {
+  using namespace obsidian;
+  const uint32_t threads = n.size, count = x.len() / threads, which = n.fn;
+  const uint32_t offset = threadItemsOffset(n.constant, threads);
+  const ThreadArray<uint32_t> items = threadArray<uint32_t>(p, count);
+  const SMutable<uint32_t> s = newShared<uint32_t>(p, threads);
+  p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+    for (uint32_t k = 0; k < count; ++k) items.write(t, k, x[tid * count + k]);
+    EWord32 v = items[0];
+    if (threadItemsFolds(which)) {
+      for (uint32_t k = 1; k < count; ++k) v = threadItemsFold<EWord32>(which, v, items[k]);
+    }
+    write(t, s, tid, v);
+  });
+  p.sync();
+  // Element tid * count + k of the result, in thread tid.
+  const auto out = [which, items, s, offset, threads](const EWord32& tid, uint32_t k) {
+    return threadItemsOut<EWord32>(which, k, items[k], s[(tid + offset) % threads]);
+  };
+  if (which / 4 == 0) {
+    const SMutable<uint32_t> y = newShared<uint32_t>(p, x.len());
+    p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+      for (uint32_t k = 0; k < count; ++k) write(t, y, tid * count + k, out(tid, k));
+    });
+    p.sync();
+    return y.pull();
+  }
+  return force(p, mkPush<L, EWord32>(x.len(), [out, threads, count](const Program<L>& q,
+                                                                   const Writer<EWord32>& w) {
+                 q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+                   for (uint32_t k = 0; k < count; ++k) w(t, out(tid, k), tid * count + k);
+                 });
+               }));
+}
+
 // NarrowForce with the narrow type X (see Op::NarrowForce).
 template <class X, class L>
 SPull<EWord32> narrowForce(const Program<L>& p, bool zipped, const SPull<EWord32>& x) {
@@ -227,6 +265,9 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
     }
     case Op::WarpVote:
       if constexpr (std::is_same_v<L, Warp>) return warpVoteStep(p, n, x);
+      break;
+    case Op::ThreadItems:
+      if constexpr (!std::is_same_v<L, Thread>) return threadItemsStep<L>(p, n, x);
       break;
     case Op::Histogram:
       if constexpr (!std::is_same_v<L, Thread>) {

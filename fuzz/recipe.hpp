@@ -91,8 +91,17 @@ enum class Op : uint8_t {
              // (popc(k[i] & lanes below i) | popc(k[i]) << 8), k = matchAny(x
              // % (1 + constant % 5)); 3 force(mkPush: the ballot of 0 read by
              // the odd lanes only, in a branch: x[i] ^ b, else x[i])            (Warp)
+  // Thread arrays (include/obsidian/thread_array.hpp). Drawn from a stream of their own too,
+  // appended after a step and keeping its length.
+  ThreadItems,  // (Block, Warp) size = T threads (T <= both thread counts; Warp: T <=
+                // 32 lanes, whole warps), I = length / T items each (1..8): thread
+                // t keeps x[t * I + k] in a threadArray and writes their value
+                // (fn % 4: xor, sum, the first, a hash) to a newShared of T; sync;
+                // y[t * I + k] = out(items[k], the value of thread (t + 1 +
+                // constant % T) % T); fn / 4: 0 a newShared of y written, sync,
+                // its pull; 1 force(mkPush<L> of the same loop)                 force
 };
-constexpr uint32_t kOps = static_cast<uint32_t>(Op::WarpVote) + 1;
+constexpr uint32_t kOps = static_cast<uint32_t>(Op::ThreadItems) + 1;
 // The steps before the collectives: what the main stream draws from.
 constexpr uint32_t kBasicOps = static_cast<uint32_t>(Op::ForceZip) + 1;
 // Whether op is one of the algorithm layer's collectives.
@@ -113,12 +122,14 @@ struct Node {
   // The scalar operator: an index into the table that op names (unaryOp: Map; binaryOp: the
   // zips, folds and scans of words; floatOp: FloatMap; narrowOp: NarrowMap; floatBitsOp:
   // FloatBits; floatScanOp: FloatScan; bitsOp: BitsMap; the vote (kWarpVotes): WarpVote;
-  // collectiveWord: the reductions and scans).
+  // the value, result and form (kThreadItemsFns): ThreadItems; collectiveWord: the reductions
+  // and scans).
   uint32_t fn = 0;
   uint32_t constant = 0;      // the operator's constant (AddIndex: the factor of i)
   uint32_t constantHigh = 0;  // FloatBits: the high word of the f64 literal
   // A length: the pieces of splitUp and coalesce (the folds, scans, nests, FloatScan),
-  // Rotate's split point, Ends' copies of the first element, Load's and Take's length.
+  // Rotate's split point, Ends' copies of the first element, Load's and Take's length;
+  // ThreadItems: the threads of its loops.
   uint32_t size = 0;
   uint32_t log2Parts = 0;         // BinSplit: 2^log2Parts parts
   bool until = false;             // Iterate: seqUntil (else seqIterate)
@@ -334,6 +345,10 @@ constexpr uint32_t kNarrowOps = 6;
 // The bit intrinsics' functions (bitsOp in scalar_ops.hpp) and WarpVote's votes.
 constexpr uint32_t kBitsOps = 9;
 constexpr uint32_t kWarpVotes = 4;
+// ThreadItems' variants: 4 values and results (threadItemsFold in scalar_ops.hpp), 2 forms.
+constexpr uint32_t kThreadItemsFns = 8;
+// ThreadItems' most items per thread.
+constexpr uint32_t kMostThreadItems = 8;
 
 // The input's elements (below 2^elem), as words.
 std::vector<uint32_t> inputFor(const Recipe& r);

@@ -1,8 +1,9 @@
 // Generation: a random well-typed, well-sized 1-D recipe from a seed. The main stream draws
 // what the first generator drew; each later kind of step or recipe (collectives, narrow types,
-// float bit patterns, bit intrinsics and warp votes, fused outputs, divisors, matrix kernels)
-// draws from a stream of its own seeded by the data seed, so the recipes that draw none of them
-// stay as they were. Matrix recipes: recipe_matrix_generate.cpp.
+// float bit patterns, bit intrinsics and warp votes, thread arrays, fused outputs, divisors,
+// matrix kernels)
+// draws from a stream of its own seeded by the data seed, so the recipes that draw none of
+// them stay as they were. Matrix recipes: recipe_matrix_generate.cpp.
 #include <algorithm>
 
 #include "recipe_internal.hpp"
@@ -65,6 +66,7 @@ class Generator {
           narrowStep(pullOnly, ops);
           floatStep(pullOnly, n, ops);
           bitsStep(level, pullOnly, n, ops);
+          itemsStep(level, pullOnly, n, ops);
           continue;
         }
       }
@@ -80,6 +82,7 @@ class Generator {
       narrowStep(pullOnly, ops);
       floatStep(pullOnly, n, ops);
       bitsStep(level, pullOnly, n, ops);
+      itemsStep(level, pullOnly, n, ops);
     }
     return ops;
   }
@@ -101,6 +104,12 @@ class Generator {
   void enableBits(uint64_t seed) {
     bits_.seed(seed ^ 0x9fb21c651e98df25ull);
     bitsOn_ = true;
+  }
+  // From now on, a thread array's step (ThreadItems) follows a step of a Block or Warp body
+  // now and then, drawn from a stream of its own (it keeps the length too).
+  void enableItems(uint64_t seed) {
+    items_.seed(seed ^ 0x8ebc6af09c88c6e3ull);
+    itemsOn_ = true;
   }
 
  private:
@@ -442,6 +451,44 @@ class Generator {
     ops.push_back(nest);
   }
 
+  // Percent of the steps of Block bodies that a ThreadItems follows where one fits (Warp
+  // bodies are rarer: a higher percent there): loops of T threads with I = n / T items each
+  // (1 to 8), T from 2 to both thread counts (a Warp's: 32 lanes); T is the smaller thread count
+  // (32 lanes) where that fits, else any that does (half the time the most that keep two items
+  // each). A later collective or the last draw of the thread counts may give fewer threads
+  // than T: generateSteps then drops the step (dropUnfitItems), so the streams draw what they
+  // drew.
+  static constexpr uint32_t kItemsPercent = 2;
+  static constexpr uint32_t kWarpItemsPercent = 10;
+  void itemsStep(Level level, bool pullOnly, uint32_t n, std::vector<Node>& ops) {
+    if (!itemsOn_ || pullOnly || level == Level::Thread) return;
+    if (items_() % 100 >= (level == Level::Warp ? kWarpItemsPercent : kItemsPercent)) return;
+    const bool wholeWarps = block_.threads % 32 == 0 && block_.altThreads % 32 == 0;
+    if (level == Level::Warp && !wholeWarps) return;
+    const uint32_t most =
+        level == Level::Warp ? 32u : std::min(block_.threads, block_.altThreads);
+    std::vector<uint32_t> fit;
+    // Two threads or more (one alone would be its own neighbour).
+    const uint32_t fewest = std::max(2u, (n + kMostThreadItems - 1) / kMostThreadItems);
+    for (uint32_t t = fewest; t <= std::min(n, most); ++t) {
+      if (n % t == 0) fit.push_back(t);
+    }
+    if (fit.empty()) return;
+    Node node;
+    node.op = Op::ThreadItems;
+    // Else half the time the most threads that keep two items or more each.
+    const bool whole = n % most == 0 && n / most <= kMostThreadItems;
+    uint32_t most2 = 0;
+    for (uint32_t t : fit) most2 = n / t >= 2 ? t : most2;
+    const uint32_t pick = static_cast<uint32_t>(items_() % 4);
+    node.size = whole && pick != 0            ? most
+                : most2 != 0 && pick % 2 == 0 ? most2
+                                              : fit[static_cast<uint32_t>(items_() % fit.size())];
+    node.fn = static_cast<uint32_t>(items_() % kThreadItemsFns);
+    node.constant = static_cast<uint32_t>(items_());
+    ops.push_back(node);
+  }
+
   std::mt19937_64& rng_;
   std::mt19937_64 collectives_;
   bool collectivesOn_ = false;
@@ -451,8 +498,18 @@ class Generator {
   bool floatsOn_ = false;
   std::mt19937_64 bits_;
   bool bitsOn_ = false;
+  std::mt19937_64 items_;
+  bool itemsOn_ = false;
   Where block_;
 };
+
+// Drops the ThreadItems steps whose loops have more threads than `threads` (the smaller of the
+// final thread counts): they keep the length, so nothing else changes.
+void dropUnfitItems(std::vector<Node>& ops, uint32_t threads) {
+  std::erase_if(ops,
+                [threads](const Node& n) { return n.op == Op::ThreadItems && n.size > threads; });
+  for (Node& n : ops) dropUnfitItems(n.kids, threads);
+}
 
 // Percent of the recipes that are matrix kernels.
 constexpr uint64_t kMatrixPercent = 10;
@@ -608,6 +665,7 @@ Recipe generateSteps(std::mt19937_64& rng) {
   gen.enableNarrow(r.dataSeed);
   gen.enableFloats(r.dataSeed);
   gen.enableBits(r.dataSeed);
+  gen.enableItems(r.dataSeed);
   const uint32_t result = static_cast<uint32_t>(extra() % 100);
   if (result < 20) {
     r.result = result < 10 ? Result::EffectWrite : Result::EffectAtomic;
@@ -625,6 +683,8 @@ Recipe generateSteps(std::mt19937_64& rng) {
   const bool anyThreads = !gen.usesWarps && !gen.threadBound;
   if (anyThreads && gen.chance(30)) r.threads = 1 + gen.below(300);
   if (anyThreads && gen.chance(30)) r.altThreads = 1 + gen.below(300);
+  // A ThreadItems drawn before the thread counts became fewer: dropped.
+  dropUnfitItems(r.body, std::min(r.threads, r.altThreads));
   // Fused outputs: from a stream of their own, drawn last (the parts fit the final thread
   // counts), so that the other streams draw what they drew before.
   std::mt19937_64 fused(r.dataSeed ^ 0x2545f4914f6cdd1dull);

@@ -34,7 +34,8 @@ struct Where {
 
 // ------------------------------------------------------------------ rules (recipe_rules.cpp)
 bool pow2(uint32_t n);
-// Whether collective step n (or a WarpVote) fits an array of length len where w is.
+// Whether collective step n (or a WarpVote, or a ThreadItems) fits an array of length len
+// where w is.
 bool collectiveFits(const Where& w, const Node& n, size_t len);
 // A fused part's collective as the collectives' node (its shape rules are theirs).
 Node partNode(const FusedPart& f);
@@ -115,6 +116,8 @@ class Printer {
   std::string step(int ind, Level level, const std::string& p, const Node& n, const std::string& x);
   void warpVote(int ind, const std::string& p, const Node& n, const std::string& x,
                 const std::string& def);
+  void threadItems(int ind, const std::string& L, const std::string& p, const Node& n,
+                   const std::string& x, const std::string& def);
 
   int counter_ = 0;
 };

@@ -276,6 +276,7 @@ std::string Printer::step(int ind, Level level, const std::string& p, const Node
       line(ind, def + "fmap(" + bitsText(n.fn, n.constant) + ", " + x + ");");
       break;
     case Op::WarpVote: warpVote(ind, p, n, x, def); break;
+    case Op::ThreadItems: threadItems(ind, L, p, n, x, def); break;
     case Op::FloatBits:
       line(ind, def + "fmap(" + floatBitsText(n.fn, n.specials, n.constant, n.constantHigh) + ", " +
                     x + ");");
@@ -368,6 +369,53 @@ void Printer::warpVote(int ind, const std::string& p, const Node& n, const std::
       break;
     }
   }
+}
+
+// A ThreadItems step (as build.hpp's threadItemsStep) over x in program p of level L; def
+// starts the result's definition.
+void Printer::threadItems(int ind, const std::string& L, const std::string& p, const Node& n,
+                          const std::string& x, const std::string& def) {
+  const std::string T = u(n.size), count = fresh("count"), items = fresh("items"),
+                    s = fresh("s"), v = fresh("v");
+  line(ind, "const uint32_t " + count + " = " + x + ".len() / " + T + ";");
+  line(ind, "const ThreadArray<uint32_t> " + items + " = threadArray<uint32_t>(" + p + ", " +
+                count + ");");
+  line(ind, "const SMutable<uint32_t> " + s + " = newShared<uint32_t>(" + p + ", " + T + ");");
+  line(ind, p + ".forAll(" + T + ", [&](const Program<Thread>& t, const EWord32& tid) {");
+  line(ind + 1, "for (uint32_t k = 0; k < " + count + "; ++k) " + items + ".write(t, k, " + x +
+                    "[tid * " + count + " + k]);");
+  line(ind + 1, "EWord32 " + v + " = " + items + "[0];");
+  if (threadItemsFolds(n.fn)) {
+    line(ind + 1, "for (uint32_t k = 1; k < " + count + "; ++k) " + v + " = " +
+                      threadItemsFoldText(n.fn, v, items + "[k]") + ";");
+  }
+  line(ind + 1, "write(t, " + s + ", tid, " + v + ");");
+  line(ind, "});");
+  line(ind, p + ".sync();");
+  const std::string neighbour =
+      s + "[(tid + " + u(threadItemsOffset(n.constant, n.size)) + ") % " + T + "]";
+  const std::string out = threadItemsOutText(n.fn, "k", items + "[k]", neighbour);
+  if (n.fn / 4 == 0) {
+    const std::string y = fresh("y");
+    line(ind, "const SMutable<uint32_t> " + y + " = newShared<uint32_t>(" + p + ", " + x +
+                  ".len());");
+    line(ind, p + ".forAll(" + T + ", [&](const Program<Thread>& t, const EWord32& tid) {");
+    line(ind + 1, "for (uint32_t k = 0; k < " + count + "; ++k) write(t, " + y + ", tid * " +
+                      count + " + k, " + out + ");");
+    line(ind, "});");
+    line(ind, p + ".sync();");
+    line(ind, def + y + ".pull();");
+    return;
+  }
+  const std::string q = fresh("q");
+  line(ind, def + "force(" + p + ", mkPush<" + L + ", EWord32>(" + x + ".len(), [" + items + ", " +
+                s + ", " + count + "](const Program<" + L + ">& " + q +
+                ", const Writer<EWord32>& out) {");
+  line(ind + 1, q + ".forAll(" + T + ", [&](const Program<Thread>& t, const EWord32& tid) {");
+  line(ind + 2, "for (uint32_t k = 0; k < " + count + "; ++k) out(t, " + out + ", tid * " + count +
+                    " + k);");
+  line(ind + 1, "});");
+  line(ind, "}));");
 }
 
 std::string cppSource(const Recipe& r, uint32_t threads, const std::string& function) {

@@ -119,6 +119,28 @@ Words refWarpVote(const Node& n, const Words& x) {
   return y;
 }
 
+// A ThreadItems step over x: n.size threads of x.size() / n.size items each (blocked).
+Words refThreadItems(const Node& n, const Words& x) {
+  const uint32_t threads = n.size, count = static_cast<uint32_t>(x.size()) / threads;
+  const uint32_t offset = threadItemsOffset(n.constant, threads);
+  Words value(threads);
+  for (uint32_t t = 0; t < threads; ++t) {
+    uint32_t v = x[t * count];
+    if (threadItemsFolds(n.fn)) {
+      for (uint32_t k = 1; k < count; ++k) v = threadItemsFold<uint32_t>(n.fn, v, x[t * count + k]);
+    }
+    value[t] = v;
+  }
+  Words y(x.size());
+  for (uint32_t t = 0; t < threads; ++t) {
+    const uint32_t neighbour = value[(t + offset) % threads];
+    for (uint32_t k = 0; k < count; ++k) {
+      y[t * count + k] = threadItemsOut<uint32_t>(n.fn, k, x[t * count + k], neighbour);
+    }
+  }
+  return y;
+}
+
 Words refStep(const Where& w, const Node& n, const Words& x) {
   const size_t len = x.size();
   const size_t half = len / 2;
@@ -266,6 +288,9 @@ Words refStep(const Where& w, const Node& n, const Words& x) {
     case Op::WarpVote:
       require(collectiveFits(w, n, len), "a warp vote's shape rules do not hold");
       return refWarpVote(n, x);
+    case Op::ThreadItems:
+      require(collectiveFits(w, n, len), "a thread array's shape rules do not hold");
+      return refThreadItems(n, x);
     case Op::NarrowMap:
     case Op::NarrowForce: {
       require(n.width == 8 || n.width == 16, "a narrow step of another width");

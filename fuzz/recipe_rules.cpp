@@ -116,6 +116,15 @@ bool collectiveFits(const Where& w, const Node& n, size_t len) {
     // per lane of a whole warp (the library refuses warp programs in blocks of part of a warp).
     case Op::WarpVote:
       return warp && m == 32 && n.fn < kWarpVotes && w.threads % 32 == 0 && w.altThreads % 32 == 0;
+    // Nor is a thread array's step: each thread of its loops keeps m / size items (1 to 8), so
+    // the loops have at most one instance per thread at both thread counts (a warp's: lanes of
+    // a whole warp).
+    case Op::ThreadItems: {
+      const uint32_t t = n.size;
+      const bool fits = block ? t <= w.threads && t <= w.altThreads
+                              : warp && t <= 32 && w.threads % 32 == 0 && w.altThreads % 32 == 0;
+      return fits && t > 0 && m % t == 0 && m / t <= kMostThreadItems && n.fn < kThreadItemsFns;
+    }
     default: return false;
   }
 }

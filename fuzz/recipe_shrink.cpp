@@ -3,6 +3,7 @@
 // effects and fused outputs, fewer blocks and threads). The shrinker (fuzz.cpp) keeps a
 // candidate only where the reference accepts it. Matrix recipes: recipe_matrix_shrink.cpp.
 #include <algorithm>
+#include <bit>
 #include <functional>
 
 #include "recipe_internal.hpp"
@@ -48,6 +49,10 @@ size_t variants(const Node& n) {
     case Op::FloatScan: return (n.fn != 0) + (n.size > 1);
     case Op::BitsMap:
     case Op::WarpVote: return (n.fn != 0) + (n.constant != 0);
+    // The halvings of its threads too (each step below halves them).
+    case Op::ThreadItems:
+      return (n.fn != 0) + (n.constant != 0) + static_cast<size_t>(std::bit_width(n.size)) -
+             (n.size > 0);
     default: return 0;
   }
 }
@@ -149,6 +154,17 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
       }
       if (isBits(step.op) && step.constant != 0) {
         edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].constant = 0; });
+      }
+      // A thread array's first value and result (the xor, the sum), its nearest neighbour
+      // (constant 0), half its threads (twice the items: the reference rejects more than 8).
+      if (step.op == Op::ThreadItems && step.fn != 0) {
+        edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].fn = 0; });
+      }
+      if (step.op == Op::ThreadItems && step.constant != 0) {
+        edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].constant = 0; });
+      }
+      if (step.op == Op::ThreadItems && step.size % 2 == 0) {
+        edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].size /= 2; });
       }
       // Replace a nested step by its kids, spliced in (every step of a lower level is also
       // legal at the level above; the reference decides whether the lengths still fit).

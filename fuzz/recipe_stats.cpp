@@ -77,7 +77,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   static const char* const scanAlgs[] = {"sklansky", "sklansky2", "sklansky3", "koggeStone",
                                          "threadSequential"};
   static const char* const loadAlgs[] = {"direct", "striped", "warpStriped", "vectorized"};
-  bool collective = false, floats = false, bits = false;
+  bool collective = false, floats = false, bits = false, items = false;
   Level level = Level::Block;  // where the steps walked now run
   std::function<void(const std::vector<Node>&)> walk = [&](const std::vector<Node>& ops) {
     for (const Node& n : ops) {
@@ -158,6 +158,23 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
           ++counts[std::string("WarpVote ") + kinds[n.fn % kWarpVotes]];
           break;
         }
+        case Op::ThreadItems: {
+          static const char* const kinds[] = {"xor, +", "sum, ^", "first, * 3 +", "hash, ^ >> 3"};
+          items = true;
+          ++counts["ThreadItems"];
+          ++counts["ThreadItems at " + levelName(level) +
+                   (n.fn / 4 == 0 ? ", newShared + sync + pull" : ", force(mkPush)")];
+          ++counts[std::string("ThreadItems value, result: ") + kinds[n.fn % 4]];
+          // Loops of a whole block (at the smaller thread count) or warp, or of fewer threads.
+          const uint32_t most = level == Level::Warp ? 32 : std::min(r.threads, r.altThreads);
+          ++counts[std::string("ThreadItems loops of ") +
+                   (n.size == most ? "all the threads (the smaller count; a warp's 32)"
+                                   : "fewer threads")];
+          if (level == Level::Block && r.threads == r.altThreads && n.size == r.threads) {
+            ++counts["ThreadItems at Block, one thread count, all its threads"];
+          }
+          break;
+        }
         case Op::Nest:
         case Op::SeqNest:
           // The bit steps' nests of one WarpVote over pieces of 32 (recipe_generate.cpp's
@@ -182,6 +199,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   if (collective) ++counts["programs with a collective"];
   if (floats) ++counts["programs with float-bits steps"];
   if (bits) ++counts["programs with bit intrinsics or warp votes"];
+  if (items) ++counts["programs with thread arrays"];
   static const char* const divisors[] = {"none", "require (d = 0 refused)", "guarded by ||",
                                          "guarded by a select", "length (d = 0 refused)"};
   if (r.divisor != Divisor::None) {

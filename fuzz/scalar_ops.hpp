@@ -701,6 +701,51 @@ inline std::string bitsText(uint32_t which, uint32_t c) {
   return "[](const EWord32& x) { " + e + " }";
 }
 
+// ------------------------------------------------------------------ thread arrays
+// ThreadItems (recipe.hpp): thread t's value is its items folded from the first (v = item 0,
+// then v = threadItemsFold(v, item k) for k = 1 .. I - 1, where threadItemsFolds: the first item
+// alone otherwise), and its result for item k reads that value of thread (t + offset) % T. W is
+// uint32_t (the reference) or EWord32 (the builder); the text forms print the same expressions.
+inline bool threadItemsFolds(uint32_t which) { return which % 4 != 2; }
+template <class W>
+W threadItemsFold(uint32_t which, const W& v, const W& item) {
+  switch (which % 4) {
+    case 0: return v ^ item;
+    case 1: return v + item;
+    default: return v * W(33u) + item;  // 3 (2 does not fold)
+  }
+}
+inline std::string threadItemsFoldText(uint32_t which, const std::string& v,
+                                       const std::string& item) {
+  switch (which % 4) {
+    case 0: return v + " ^ " + item;
+    case 1: return v + " + " + item;
+    default: return v + " * 33u + " + item;
+  }
+}
+template <class W>
+W threadItemsOut(uint32_t which, uint32_t k, const W& item, const W& neighbour) {
+  switch (which % 4) {
+    case 0: return item + neighbour;
+    case 1: return item ^ neighbour;
+    case 2: return item * W(3u) + neighbour;
+    default: return (item ^ (neighbour >> W(3u))) + W(k);
+  }
+}
+inline std::string threadItemsOutText(uint32_t which, const std::string& k, const std::string& item,
+                                      const std::string& neighbour) {
+  switch (which % 4) {
+    case 0: return item + " + " + neighbour;
+    case 1: return item + " ^ " + neighbour;
+    case 2: return item + " * 3u + " + neighbour;
+    default: return "(" + item + " ^ (" + neighbour + " >> 3u)) + " + k;
+  }
+}
+// The neighbour whose value thread t reads: thread (t + offset) % T, offset in 1 .. T.
+inline uint32_t threadItemsOffset(uint32_t constant, uint32_t threads) {
+  return 1u + constant % threads;
+}
+
 // The same operators as the body of a C++ lambda over EWord32 (x, or a and b).
 inline std::string unaryText(uint32_t which, uint32_t c) {
   const std::string k = std::to_string(c) + "u";

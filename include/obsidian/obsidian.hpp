@@ -33,6 +33,7 @@
 #include "obsidian/runtime.hpp"
 #include "obsidian/sim.hpp"
 #include "obsidian/types.hpp"
+#include "obsidian/thread_array.hpp"
 #include "obsidian/vector_load.hpp"
 #include "obsidian/vote.hpp"
 // The algorithm layer: warp collectives on threads, block collectives on warps, device

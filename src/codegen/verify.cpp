@@ -1,6 +1,7 @@
 // Pass: verify (see verify.hpp).
 #include "codegen/verify.hpp"
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -97,6 +98,34 @@ class Verifier {
     if (!allocated_.count(a)) {
       fail("array " + d.name + " is used outside the program that allocated it");
     }
+    // A thread array (threadArray) lives in a thread's registers: every parallel loop between
+    // its program and the access must give each instance a thread of its own.
+    if (const auto t = threadArrays_.find(a); t != threadArrays_.end()) {
+      for (size_t i = t->second; i < shared_.size(); ++i) {
+        if (shared_[i].empty()) continue;
+        fail("thread array " + d.name + " (" + std::to_string(d.length) +
+             " per thread) is used in " + shared_[i] +
+             ": each instance needs a thread of its own, or they would share its registers");
+      }
+    }
+  }
+
+  // Why a parallel loop at `level` with `count` instances gives some threads several of them
+  // (virtualize makes it a loop), or "" when each instance has a thread of its own.
+  std::string sharesThreads(Level level, bool lanes, uint32_t count) const {
+    const uint32_t threads = k_.threadsPerBlock;
+    if (lanes && count > 32) {
+      return "a parallel loop over " + std::to_string(count) + " lanes of a warp of 32";
+    }
+    if (!lanes && level == Level::Block && count > threads) {
+      return "a parallel loop over " + std::to_string(count) + " threads of a block of " +
+             std::to_string(threads);
+    }
+    if (!lanes && level == Level::Warp && count > threads / 32) {
+      return std::to_string(count) + " warp programs in a block of " +
+             std::to_string(threads / 32) + " warps";
+    }
+    return "";
   }
 
   // Does e vary between the threads that must reach the same barrier? (Reads of shared
@@ -205,7 +234,11 @@ class Verifier {
             }
             scope_.push_back({n.var, false});
             if (level == Level::Warp) laneLoops_.emplace_back(n.var, staticCount(n.count));
+            shared_.push_back(level == Level::Grid ? std::string()
+                                                   : sharesThreads(level, level == Level::Warp,
+                                                                   staticCount(n.count)));
             body(n.body, Level::Thread, varying);
+            shared_.pop_back();
             if (level == Level::Warp) laneLoops_.pop_back();
             scope_.pop_back();
           } else if constexpr (std::is_same_v<T, DistrPar>) {
@@ -224,7 +257,11 @@ class Verifier {
               }
             }
             scope_.push_back({n.var, false});
+            shared_.push_back(n.level == Level::Warp
+                                  ? sharesThreads(Level::Warp, false, staticCount(n.count))
+                                  : std::string());
             body(n.body, n.level, varying);
+            shared_.pop_back();
             scope_.pop_back();
           } else if constexpr (std::is_same_v<T, SeqFor>) {
             OBSIDIAN_ASSERT(n.level == level, "SeqFor stays on its level");
@@ -254,6 +291,9 @@ class Verifier {
             OBSIDIAN_ASSERT(d.length > 0, "allocations have a static, non-zero length");
             allocated_.insert(n.array);
             allocatedHere.push_back(n.array);
+            if (d.space == MemorySpace::Local && d.level != Level::Thread) {
+              threadArrays_[n.array] = shared_.size();
+            }
           } else if constexpr (std::is_same_v<T, Sync>) {
             OBSIDIAN_ASSERT(n.level == level && (level == Level::Block || level == Level::Warp),
                             "barriers belong to Block and Warp programs");
@@ -285,6 +325,10 @@ class Verifier {
   std::set<ArrayId> allocated_;
   std::set<std::string> varying_;
   std::vector<std::pair<std::string, uint32_t>> laneLoops_;  // warp loops: index, lanes
+  // The enclosing parallel loops: for each, why it gives threads several instances ("": it
+  // does not); and the thread arrays allocated so far, with the loops around their allocation.
+  std::vector<std::string> shared_;
+  std::map<ArrayId, size_t> threadArrays_;
 };
 
 }  // namespace

@@ -12,7 +12,10 @@ namespace obsidian {
 // - a Block- or Warp-level parallel loop, or a warp distribution, has a dynamic count
 //   (threads of a block are fixed when the kernel is generated);
 // - a barrier sits under a thread-dependent branch or loop condition;
-// - warp-level programs are used with threadsPerBlock not a multiple of 32.
+// - warp-level programs are used with threadsPerBlock not a multiple of 32;
+// - a thread array (threadArray: a Block or Warp program's per-thread registers) is used in a
+//   parallel loop that gives a thread several instances (more than threadsPerBlock threads,
+//   threadsPerBlock / 32 warps or 32 lanes), which would share its registers.
 // Hierarchy nesting the types guarantee (a ForAll of level L only in a level-L program) is
 // asserted as an internal invariant.
 void verify(const KernelIR& k);

@@ -110,6 +110,7 @@ Machine::Machine(const Kernel& kernel, const BoundArguments& bound, const SimOpt
   traffic_.resize(k_.arrays.size());
   smem_.assign(memory_.sharedBytes, 0);
   local_.resize(k_.arrays.size());
+  localWritten_.resize(k_.arrays.size());
   stepLimit_ = options_.maxStepsPerThread * threads_ * std::max<uint64_t>(blocks_, 1);
   if (options_.profile) {
     std::vector<uint64_t> bytes(k_.arrays.size(), 0);
@@ -253,7 +254,21 @@ uint8_t* Machine::address(ArrayId a, uint64_t i, uint32_t t, bool isWrite, bool 
                         hazards_.element(a, i) + " (length " + std::to_string(d.length) + ") by " +
                         hazards_.who(at_.block, t) + " in `" + at_.stmt->text + "`");
       }
-      return local_[a].data() + (uint64_t{t} * d.length + i) * size;
+      const uint64_t at = uint64_t{t} * d.length + i;
+      // A thread array (of a Block or Warp program) keeps a thread's values across barriers:
+      // reading one it has not written is reading an undefined register.
+      if (d.level != Level::Thread && i < d.length) {
+        std::vector<uint8_t>& written = localWritten_[a];
+        if (isWrite) {
+          written[at] = 1;
+        } else if (!written[at] && hazards_.detecting()) {
+          hazards_.hazard("read of never-written element " + std::to_string(i) +
+                          " of thread array " + d.name + " (" + std::to_string(d.length) +
+                          " per thread) by " + hazards_.who(at_.block, t) + " in `" +
+                          at_.stmt->text + "`");
+        }
+      }
+      return local_[a].data() + at * size;
     }
   }
   return nullptr;
@@ -541,6 +556,9 @@ void Machine::exec(const CStmt& s, const Lanes& lanes) {
       const ArrayDecl& d = k_.arrays[s.array];
       if (d.space == MemorySpace::Local) {
         local_[s.array].assign(uint64_t{threads_} * d.length * sizeOf(d.type), 0);
+        if (d.level != Level::Thread) {
+          localWritten_[s.array].assign(uint64_t{threads_} * d.length, 0);
+        }
       } else if (d.space == MemorySpace::Register) {
         local_[s.array].assign(uint64_t{(threads_ + 31) / 32} * 32 * sizeOf(d.type), 0);
       }

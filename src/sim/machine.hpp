@@ -76,6 +76,8 @@ class Machine {
   std::vector<SimTraffic> traffic_;           // per array (global and grid-state ones)
   std::vector<uint8_t> smem_;
   std::vector<std::vector<uint8_t>> local_;  // per array (per-thread and per-warp ones)
+  // Thread arrays (Local of a Block or Warp program): which elements each thread has written.
+  std::vector<std::vector<uint8_t>> localWritten_;
   Scratch scratch_;
   Cursor at_;
   Hazards hazards_;

@@ -9,6 +9,7 @@
 #include <array>
 #include <string>
 
+#include "obsidian/thread_array.hpp"
 #include "obsidian/vector_load.hpp"
 #include "obsidian/warp/reduce.hpp"
 
@@ -129,6 +130,26 @@ T blockReduce(const Program<Block>& p, Op f, const SPull<T>& arr) {
                             },
                             mkPull(1u, [](const EWord32& i) { return i; }))));
   return total[0u];
+}
+
+/// blockReduce(p, f, items): the f-fold of every item of every thread of the block, for a thread
+/// array (threadArray): each thread folds its own items in registers, then the block folds one
+/// value per thread as above, with no staging of the values in shared memory first (which
+/// would cost a barrier). The block's threads must be a power-of-two multiple of 32 of at most
+/// 1024. f must be associative and commutative (which thread's value lands in which lane is the
+/// hardware's mapping). Cost: as blockReduce of one element per thread.
+template <KernelScalar X, class Op>
+Exp<X> blockReduce(const Program<Block>& p, Op f, const ThreadArray<X>& items) {
+  const uint32_t threads = p.context().threadsPerBlock();
+  if (threads % 32 != 0 || ((threads / 32) & (threads / 32 - 1)) != 0 || threads > 1024) {
+    throw Error(
+        "blockReduce of a thread array needs a block of 32, 64, 128, 256, 512 or 1024 threads; "
+        "got " +
+        detail::str(threads));
+  }
+  // Element i is the fold of the items of the thread that evaluates it: blockReduce has each
+  // thread of the block evaluate exactly one element (lane l of warp w: thread 32 w + l).
+  return blockReduce(p, f, mkPull(threads, [f, items](const EWord32&) { return items.fold(f); }));
 }
 
 /// The f-fold of the four lanes of a vector, as a balanced tree.

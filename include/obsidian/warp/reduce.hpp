@@ -5,6 +5,7 @@
 #pragma once
 
 #include "obsidian/library.hpp"
+#include "obsidian/thread_array.hpp"
 
 namespace obsidian {
 
@@ -42,6 +43,16 @@ T warpReduce(const Program<Warp>& p, Op f, const SPull<T>& arr) {
                       return m == 32 ? arr[i] : arr[i % m];
                     })));
   return warpReduceGroups(p, f, r, m)[0u];
+}
+
+/// warpReduce(p, f, items): the f-fold of every item of every lane of the warp, for a thread
+/// array (threadArray) of the warp's program or of the block around it: each lane folds its own
+/// items in registers, then the butterfly above; every lane holds the result. f must be
+/// associative and commutative. Cost: five shuffles per lane.
+template <KernelScalar X, class Op>
+Exp<X> warpReduce(const Program<Warp>& p, Op f, const ThreadArray<X>& items) {
+  // Lane l evaluates element l: its own items.
+  return warpReduce(p, f, mkPull(32u, [f, items](const EWord32&) { return items.fold(f); }));
 }
 
 }  // namespace obsidian
