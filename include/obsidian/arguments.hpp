@@ -46,6 +46,8 @@ class KernelArg {
       real_ = detail::widenF32(scalar);  // a NaN's bits kept (types.hpp)
     } else if constexpr (std::is_floating_point_v<T>) {
       real_ = static_cast<double>(scalar);
+    } else if constexpr (SmallFloatScalar<T>) {
+      real_ = scalar.toDouble();  // a NaN's bits kept (half.hpp)
     } else if constexpr (std::is_same_v<T, bool>) {
       bits_ = scalar ? 1 : 0;
     } else {

@@ -273,24 +273,54 @@ class Exp;
 
 namespace detail {
 // Which C++ values may become a literal of T without silently losing meaning:
-// integers into any numeric type, floating point only into floating point, bool into bool.
+// integers into any numeric type, floating point only into floating point, bool into bool, and
+// a Half (BFloat16, ...) value into its own type.
 template <class U, class T>
-concept LiteralFor = std::is_arithmetic_v<U> &&
-    ((std::is_same_v<T, bool> && std::is_same_v<U, bool>) ||
-     (!std::is_same_v<T, bool> && !std::is_same_v<U, bool> &&
-      (std::is_floating_point_v<T> || std::is_integral_v<U>)));
+concept LiteralFor = (std::is_arithmetic_v<U> &&
+                      ((std::is_same_v<T, bool> && std::is_same_v<U, bool>) ||
+                       (!std::is_same_v<T, bool> && !std::is_same_v<U, bool> &&
+                        (FloatScalar<T> || std::is_integral_v<U>)))) ||
+                     (SmallFloatScalar<T> && std::is_same_v<U, T>);
 
-template <class T>
-ExpPtr makeLiteral(T v) {
+template <class T, class U>
+ExpPtr makeLiteral(U v) {
   constexpr ScalarType st = scalarTypeOf<T>;
-  if constexpr (std::is_floating_point_v<T>) {
-    if constexpr (std::is_same_v<T, float>) return ir::literalReal(st, detail::widenF32(v));
-    return ir::literalReal(st, static_cast<double>(v));
+  if constexpr (SmallFloatScalar<T>) {
+    // Rounded once, to nearest even (integers exactly: half.hpp's odd rounding first).
+    const SmallFloatFormat& f = *scalarInfo(st).small;
+    if constexpr (std::is_same_v<U, T>) {
+      return ir::literalReal(st, v.toDouble());  // a NaN's bits kept
+    } else if constexpr (std::is_integral_v<U>) {
+      double d = 0;
+      if constexpr (std::is_signed_v<U>) {
+        d = v < 0 ? -oddDouble(0ull - static_cast<uint64_t>(v)) : oddDouble(static_cast<uint64_t>(v));
+      } else {
+        d = oddDouble(static_cast<uint64_t>(v));
+      }
+      return ir::literalReal(st, smallFloatValue(f, smallFloatRound(f, d)));
+    } else {
+      return ir::literalReal(st, smallFloatValue(f, smallFloatRound(f, static_cast<double>(v))));
+    }
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_same_v<T, float>) {
+      return ir::literalReal(st, detail::widenF32(static_cast<float>(v)));
+    }
+    return ir::literalReal(st, static_cast<double>(static_cast<T>(v)));
   } else if constexpr (std::is_same_v<T, bool>) {
     return ir::literalInt(st, v ? 1 : 0);
   } else {
-    return ir::literalInt(st, static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(v)));
+    return ir::literalInt(
+        st, static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(static_cast<T>(v))));
   }
+}
+
+// The rules of arithmetic on T, as one static_assert each (not a page of candidates).
+template <class T>
+constexpr void checkArithmetic() {
+  static_assert(!std::is_same_v<T, bool>, "arithmetic needs a numeric Exp, not Exp<bool>");
+  static_assert(!Fp8Scalar<T>,
+                "fp8 values are converted, not computed with: cast<float>(x) (or Half, "
+                "BFloat16) first, and cast<Fp8E4M3>(y) to store");
 }
 }  // namespace detail
 
@@ -308,7 +338,7 @@ class Exp {
   /// into any numeric type, floating point only into floating point, bool into bool).
   template <class U>
   requires detail::LiteralFor<U, T> Exp(U v)
-      : node_(detail::makeLiteral<T>(static_cast<T>(v))) {}  // NOLINT: literals convert
+      : node_(detail::makeLiteral<T>(v)) {}  // NOLINT: literals convert
 
   /// The untyped node the expression wraps.
   const ExpPtr& node() const { return node_; }
@@ -323,12 +353,13 @@ class Exp {
   friend Exp operator*(const Exp& a, const Exp& b) { return arith(BinOp::Mul, a, b); }
   friend Exp operator/(const Exp& a, const Exp& b) { return arith(BinOp::Div, a, b); }
   friend Exp operator%(const Exp& a, const Exp& b) {
-    static_assert(!std::is_floating_point_v<T>,
+    static_assert(!FloatScalar<T>,
                   "operator% needs an integer Exp (floats have no remainder operator)");
     return arith(BinOp::Mod, a, b);
   }
   friend Exp operator-(const Exp& a) {
     static_assert(!std::is_same_v<T, bool>, "unary minus needs a numeric Exp");
+    detail::checkArithmetic<T>();
     return Exp(ir::unary(UnOp::Neg, a.node_));
   }
   /// @}
@@ -388,7 +419,7 @@ class Exp {
 
  private:
   static Exp arith(BinOp op, const Exp& a, const Exp& b) {
-    static_assert(!std::is_same_v<T, bool>, "arithmetic needs a numeric Exp, not Exp<bool>");
+    detail::checkArithmetic<T>();
     return Exp(ir::binary(op, a.node_, b.node_));
   }
   static Exp bits(BinOp op, const Exp& a, const Exp& b) {
@@ -404,6 +435,7 @@ class Exp {
     return Exp(ir::binary(op, a.node_, b.node_));
   }
   static Exp<bool> cmp(BinOp op, const Exp& a, const Exp& b) {
+    static_assert(!Fp8Scalar<T>, "fp8 values are not compared: cast<float>(x) first");
     return Exp<bool>(ir::binary(op, a.node_, b.node_));
   }
 
@@ -418,6 +450,8 @@ using EInt32 = Exp<int32_t>;    ///< a 32-bit signed expression
 using EFloat = Exp<float>;      ///< a float expression
 using EDouble = Exp<double>;    ///< a double expression
 using EBool = Exp<bool>;        ///< a condition
+using EHalf = Exp<Half>;          ///< a half (binary16) expression, computed in f32
+using EBFloat16 = Exp<BFloat16>;  ///< a bfloat16 expression, computed in f32
 
 /// Whether T is an Exp (value): true for Exp<X>, false for anything else.
 template <class T>
@@ -436,14 +470,17 @@ Exp<To> cast(const Exp<From>& e) {
   return Exp<To>(ir::cast(scalarTypeOf<To>, e.node()));
 }
 /// bitcast<To>(e): e's bits read as a To of the same size, with no conversion (CUDA's
-/// __float_as_uint and kin): u32, i32 and f32 among themselves, u64 and f64. What packs a
-/// 32-bit value of any type into half of a 64-bit word (see bits32/fromBits32 below).
+/// __float_as_uint and kin): u32, i32 and f32 among themselves, u64 and f64, Half or BFloat16
+/// and u16, Fp8E4M3 or Fp8E5M2 and u8. What packs a 32-bit value of any type into half of a
+/// 64-bit word (see bits32/fromBits32 below).
 template <KernelScalar To, KernelScalar From>
 Exp<To> bitcast(const Exp<From>& e) {
-  static_assert(sizeof(To) == sizeof(From) && sizeof(To) >= 4 && !std::is_same_v<To, bool> &&
-                    !std::is_same_v<From, bool>,
-                "bitcast<To>(e) needs types of the same size: u32, i32, f32 among themselves, or "
-                "u64 and f64");
+  constexpr bool small = (SmallFloatScalar<To> && std::is_unsigned_v<From>) ||
+                         (SmallFloatScalar<From> && std::is_unsigned_v<To>);
+  static_assert(sizeof(To) == sizeof(From) && (sizeof(To) >= 4 || small) &&
+                    !std::is_same_v<To, bool> && !std::is_same_v<From, bool>,
+                "bitcast<To>(e) needs types of the same size: u32, i32, f32 among themselves, "
+                "u64 and f64, Half or BFloat16 and u16, or an fp8 type and u8");
   return Exp<To>(ir::bitcast(scalarTypeOf<To>, e.node()));
 }
 /// bits32(e): the bits of a value of at most 32 bits as a u32 (zero-extended when narrower);
@@ -454,6 +491,9 @@ EWord32 bits32(const Exp<X>& e) {
   static_assert(sizeof(X) <= 4, "bits32 needs a type of at most 32 bits");
   if constexpr (std::is_same_v<X, float> || std::is_same_v<X, int32_t>) {
     return bitcast<uint32_t>(e);
+  } else if constexpr (SmallFloatScalar<X>) {
+    using Word = std::conditional_t<sizeof(X) == 2, uint16_t, uint8_t>;
+    return cast<uint32_t>(bitcast<Word>(e));
   } else {
     return cast<uint32_t>(e);
   }
@@ -464,6 +504,9 @@ Exp<X> fromBits32(const EWord32& w) {
   static_assert(sizeof(X) <= 4, "fromBits32 needs a type of at most 32 bits");
   if constexpr (std::is_same_v<X, float> || std::is_same_v<X, int32_t>) {
     return bitcast<X>(w);
+  } else if constexpr (SmallFloatScalar<X>) {
+    using Word = std::conditional_t<sizeof(X) == 2, uint16_t, uint8_t>;
+    return bitcast<X>(cast<Word>(w));
   } else if constexpr (std::is_same_v<X, bool>) {
     return w != 0u;
   } else {
@@ -494,16 +537,18 @@ inline EFloat dToF(const EDouble& e) { return cast<float>(e); }
 /// @}
 
 // ---- math functions on floating point expressions (abs also on int32) ----
-#define OBSIDIAN_FLOAT_FN(fn, op)                                   \
-  template <class T>                                                \
-  requires std::is_floating_point_v<T> Exp<T> fn(const Exp<T>& a) { \
-    return Exp<T>(ir::unary(UnOp::op, a.node()));                   \
+#define OBSIDIAN_FLOAT_FN(fn, op)                         \
+  template <class T>                                      \
+  requires FloatScalar<T> Exp<T> fn(const Exp<T>& a) {    \
+    detail::checkArithmetic<T>();                         \
+    return Exp<T>(ir::unary(UnOp::op, a.node()));         \
   }
 /// @name Math functions on floating point expressions (abs also on int32)
 /// @{
 
 /// The function of a float or double expression, printed as CUDA's math call (sqrtf, expf,
-/// ...; rsqrt is 1 / sqrt).
+/// ...; rsqrt is 1 / sqrt). Of a Half or BFloat16: sqrt, fabs, floor and ceil in f32, the others
+/// in f64, then rounded once (correctly rounded, so the simulator is exact).
 OBSIDIAN_FLOAT_FN(sqrt, Sqrt)
 OBSIDIAN_FLOAT_FN(rsqrt, Rsqrt)
 OBSIDIAN_FLOAT_FN(exp, Exp)
@@ -520,8 +565,8 @@ OBSIDIAN_FLOAT_FN(ceil, Ceil)
 
 /// a to the power b (float or double; b converts from a literal).
 template <class T>
-requires std::is_floating_point_v<T> Exp<T> pow(const Exp<T>& a,
-                                                const std::type_identity_t<Exp<T>>& b) {
+requires FloatScalar<T> Exp<T> pow(const Exp<T>& a, const std::type_identity_t<Exp<T>>& b) {
+  detail::checkArithmetic<T>();
   return Exp<T>(ir::binary(BinOp::Pow, a.node(), b.node()));
 }
 /// The absolute value of an int32 expression.

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "obsidian/half.hpp"
+
 namespace obsidian {
 
 /// The scalar types of kernels, as values (the IR's types); ScalarTraits maps C++ types to them.
@@ -19,7 +21,11 @@ enum class ScalarType : uint8_t {
   U64,  ///< uint64_t
   F32,  ///< float
   F64,  ///< double
-  Bool  ///< bool (conditions)
+  Bool,  ///< bool (conditions)
+  F16,   ///< Half (IEEE binary16, CUDA's __half): computed in f32, rounded after each operation
+  BF16,  ///< BFloat16 (CUDA's __nv_bfloat16): computed in f32, rounded after each operation
+  E4M3,  ///< Fp8E4M3 (CUDA's __nv_fp8_e4m3): converted, not computed with
+  E5M2   ///< Fp8E5M2 (CUDA's __nv_fp8_e5m2): converted, not computed with
 };
 
 /// The ScalarType of a C++ type T, as `type`: only the types below are kernel scalars.
@@ -67,6 +73,27 @@ struct ScalarTraits<bool> {
   static constexpr ScalarType type = ScalarType::Bool;  ///< ScalarType::Bool
 };
 
+/// Half is ScalarType::F16.
+template <>
+struct ScalarTraits<Half> {
+  static constexpr ScalarType type = ScalarType::F16;  ///< ScalarType::F16
+};
+/// BFloat16 is ScalarType::BF16.
+template <>
+struct ScalarTraits<BFloat16> {
+  static constexpr ScalarType type = ScalarType::BF16;  ///< ScalarType::BF16
+};
+/// Fp8E4M3 is ScalarType::E4M3.
+template <>
+struct ScalarTraits<Fp8E4M3> {
+  static constexpr ScalarType type = ScalarType::E4M3;  ///< ScalarType::E4M3
+};
+/// Fp8E5M2 is ScalarType::E5M2.
+template <>
+struct ScalarTraits<Fp8E5M2> {
+  static constexpr ScalarType type = ScalarType::E5M2;  ///< ScalarType::E5M2
+};
+
 /// A C++ type that kernels compute with: one that ScalarTraits knows.
 template <class T>
 concept KernelScalar = requires {
@@ -76,6 +103,18 @@ concept KernelScalar = requires {
 /// The ScalarType of the kernel scalar T.
 template <class T>
 inline constexpr ScalarType scalarTypeOf = ScalarTraits<T>::type;
+
+/// A kernel scalar that is floating point: float, double, Half, BFloat16, Fp8E4M3, Fp8E5M2.
+template <class T>
+concept FloatScalar = KernelScalar<T> &&
+    (std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> ||
+     std::is_same_v<T, Fp8E4M3> || std::is_same_v<T, Fp8E5M2>);
+/// A float narrower than f32 (Half, BFloat16, Fp8E4M3, Fp8E5M2): computed in f32, stored narrow.
+template <class T>
+concept SmallFloatScalar = FloatScalar<T> && !std::is_floating_point_v<T>;
+/// An 8-bit float (Fp8E4M3, Fp8E5M2): converted to and from, not computed with.
+template <class T>
+concept Fp8Scalar = std::is_same_v<T, Fp8E4M3> || std::is_same_v<T, Fp8E5M2>;
 
 /// Everything the compiler knows about a scalar type, in one place: a new ScalarType fails to
 /// compile here (-Wswitch) until its row says what it is, and every predicate below derives
@@ -87,25 +126,41 @@ struct ScalarInfo {
   bool isSigned;                ///< two's complement (integers) or a sign bit (floats)
   std::string_view vectorBase;  ///< CUDA's vector types are vectorBase + width ("uint4"); empty
                                 ///< where CUDA has none
+  const detail::SmallFloatFormat* small;  ///< a float narrower than f32: its format (computed
+                                          ///< in f32, see half.hpp); null for the others
+  bool computes;  ///< arithmetic and comparisons are defined (not fp8: only conversions)
 };
 
 /// The row of ScalarInfo for type t.
 constexpr ScalarInfo scalarInfo(ScalarType t) {
   switch (t) {
-    case ScalarType::U8: return {"uint8_t", 1, false, false, ""};
-    case ScalarType::U16: return {"uint16_t", 2, false, false, ""};
-    case ScalarType::U32: return {"uint32_t", 4, false, false, "uint"};
-    case ScalarType::I32: return {"int32_t", 4, false, true, "int"};
-    case ScalarType::U64: return {"uint64_t", 8, false, false, "ulonglong"};
-    case ScalarType::F32: return {"float", 4, true, true, "float"};
-    case ScalarType::F64: return {"double", 8, true, true, "double"};
-    case ScalarType::Bool: return {"bool", 1, false, false, ""};
+    case ScalarType::U8: return {"uint8_t", 1, false, false, "", nullptr, true};
+    case ScalarType::U16: return {"uint16_t", 2, false, false, "", nullptr, true};
+    case ScalarType::U32: return {"uint32_t", 4, false, false, "uint", nullptr, true};
+    case ScalarType::I32: return {"int32_t", 4, false, true, "int", nullptr, true};
+    case ScalarType::U64: return {"uint64_t", 8, false, false, "ulonglong", nullptr, true};
+    case ScalarType::F32: return {"float", 4, true, true, "float", nullptr, true};
+    case ScalarType::F64: return {"double", 8, true, true, "double", nullptr, true};
+    case ScalarType::Bool: return {"bool", 1, false, false, "", nullptr, true};
+    // The generated CUDA's own names (obsidian_half is __half where cuda_fp16.h is included:
+    // ir::printSmallFloatPrelude).
+    case ScalarType::F16: return {"obsidian_half", 2, true, true, "", &detail::kHalfFormat, true};
+    case ScalarType::BF16:
+      return {"obsidian_bfloat16", 2, true, true, "", &detail::kBFloat16Format, true};
+    case ScalarType::E4M3:
+      return {"obsidian_fp8_e4m3", 1, true, true, "", &detail::kE4M3Format, false};
+    case ScalarType::E5M2:
+      return {"obsidian_fp8_e5m2", 1, true, true, "", &detail::kE5M2Format, false};
   }
-  return {"?", 0, false, false, ""};
+  return {"?", 0, false, false, "", nullptr, false};
 }
 
-/// Whether t is floating point (f32, f64).
+/// Whether t is floating point (f32, f64, and the small floats).
 constexpr bool isFloat(ScalarType t) { return scalarInfo(t).floating; }
+/// Whether t is a float narrower than f32 (f16, bf16, e4m3, e5m2): held in f32 while computed.
+constexpr bool isSmallFloat(ScalarType t) { return scalarInfo(t).small != nullptr; }
+/// Whether t has arithmetic and comparisons (every type but the fp8 formats).
+constexpr bool computes(ScalarType t) { return scalarInfo(t).computes; }
 /// Whether t is signed (i32 and the floats).
 constexpr bool isSigned(ScalarType t) { return scalarInfo(t).isSigned; }
 /// Whether t is a signed integer (i32).

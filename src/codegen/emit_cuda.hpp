@@ -35,6 +35,10 @@ std::vector<uint32_t> cudaStatementLines(const KernelIR& k, const MemoryMap& mem
 std::string emitKernelFunction(const KernelIR& k, const MemoryMap& memory, bool externC,
                                Checks checks = Checks::None);
 
+// Whether k uses a small float (f16, bf16, fp8) anywhere: in an array, a parameter or any
+// expression; its translation unit then includes ir::printSmallFloatPrelude().
+bool usesSmallFloats(const KernelIR& k);
+
 // The name of the violation record of a checked kernel.
 std::string violationSymbol(const KernelIR& k);
 // What a non-zero violation record says: "a write to m0[1234] is out of bounds: m0 has 100

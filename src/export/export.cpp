@@ -114,8 +114,9 @@ std::string launcher(const Kernel& captured, const std::string& ns) {
   };
   const std::string kernel = "::" + ns + "::" + k.name;
   std::ostringstream sig, body;
-  body << "  bool obsidian_zero_divisor = false;  // set by a division by zero (obsidian_host)\n"
-       << "  (void)obsidian_zero_divisor;\n";
+  // [[maybe_unused]]: nvcc warns of a flag that is set and never read even after (void).
+  body << "  [[maybe_unused]] bool obsidian_zero_divisor = false;  // set by a division by zero "
+          "(obsidian_host)\n";
   bool first = true;
   auto arg = [&](const std::string& s) {
     sig << (first ? "" : ", ") << s;
@@ -315,8 +316,13 @@ std::string headerText(const std::vector<Kernel>& kernels, const ExportOptions& 
   }
   out << "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n#include <cstdio>\n#include "
          "<limits>\n#include <type_traits>\n#include <cuda_runtime.h>\n\n"
-      << ir::printHostArithmetic() << "\n"
-      << "namespace " << options.ns << " {\n\n";
+      << ir::printHostArithmetic() << "\n";
+  for (const Kernel& k : kernels) {
+    if (!usesSmallFloats(k.ir())) continue;
+    out << ir::printSmallFloatPrelude() << "\n";
+    break;
+  }
+  out << "namespace " << options.ns << " {\n\n";
   for (const Kernel& k : kernels) {
     out << emitKernelFunction(k.ir(), detail::KernelAccess::lowered(k).memory, false,
                               Checks::IfDefined)

@@ -338,7 +338,7 @@ ExpPtr unary(UnOp op, ExpPtr a) {
       if (a->isLiteral()) return literalInt(t, ~a->bits);
       break;
     case UnOp::Neg:
-      OBSIDIAN_ASSERT(t != ScalarType::Bool, "- takes a number");
+      OBSIDIAN_ASSERT(t != ScalarType::Bool && computes(t), "- takes a number");
       if (a->isLiteral()) {
         return literalOf(t, evalUnary(op, t, literalValue(*a)));
       }
@@ -357,7 +357,7 @@ ExpPtr unary(UnOp op, ExpPtr a) {
       if (a->isLiteral()) return literalOf(t, evalUnary(op, t, literalValue(*a)));
       break;
     OBSIDIAN_FLOAT_MATH_UNOPS:
-      OBSIDIAN_ASSERT(isFloat(t), std::string(unOpName(op)) + " takes a float");
+      OBSIDIAN_ASSERT(isFloat(t) && computes(t), std::string(unOpName(op)) + " takes a float");
       if (a->isLiteral()) {
         // Only operations that are exact in IEEE arithmetic are folded (NaNs as the GPU makes
         // them: evalUnary).
@@ -378,6 +378,7 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
   OBSIDIAN_ASSERT(a->type == b->type,
                   std::string("operands of ") + binOpName(op) + " have one type");
   const ScalarType t = a->type;
+  OBSIDIAN_ASSERT(computes(t), std::string(binOpName(op)) + " on a type that computes");
   const bool integer = !isFloat(t);
   if ((op == BinOp::Div || op == BinOp::Mod) && integer && isIntLiteral(b) && b->bits == 0) {
     throw Error(describe(op) + ": division by a constant zero in a kernel expression");
@@ -396,7 +397,9 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
   // folded here, because the CUDA compiler folds them too, by LLVM's NaN propagation (keeping
   // the constant's payload where the GPU's f32 arithmetic gives its canonical NaN); with no such
   // operation left in the printed code, the simulator and the GPU run the same thing.
-  if (isFloat(t) && (isNanLiteral(a) || isNanLiteral(b))) {
+  // Not for the small floats: their operations are printed through f32 conversions that the CUDA
+  // compiler cannot see into (and every NaN result is the canonical one).
+  if (isFloat(t) && !isSmallFloat(t) && (isNanLiteral(a) || isNanLiteral(b))) {
     const ExpPtr& nan = isNanLiteral(a) ? a : b;
     switch (op) {
       case BinOp::Add:
@@ -417,7 +420,7 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
   // min(x, x) and max(x, x) are x: the CUDA compiler folds them so (LLVM's maxnum(x, x) -> x,
   // keeping a NaN x's bits where the GPU's instruction gives its canonical NaN), so they are
   // folded here too and the simulator runs what the GPU runs (fuzz/RESULTS.md, finding 7).
-  if ((op == BinOp::Min || op == BinOp::Max) && equal(a, b)) return a;
+  if ((op == BinOp::Min || op == BinOp::Max) && !isSmallFloat(t) && equal(a, b)) return a;
   if (commutative(op) && a->isLiteral() && !b->isLiteral()) std::swap(a, b);
 
   if (integer) {
@@ -500,6 +503,19 @@ ExpPtr select(ExpPtr c, ExpPtr a, ExpPtr b) {
 ExpPtr cast(ScalarType to, ExpPtr a) {
   OBSIDIAN_ASSERT(a != nullptr, "cast operand");
   if (a->type == to) return a;
+  // A small float (f16, bf16, fp8) converts to anything but f32 through f32 (exact), and from
+  // types that f32 holds exactly (u8, u16, bool, the small floats) through f32: only f32, f64,
+  // u32, i32 and u64 convert to one directly (see printSmallFloatPrelude).
+  if (isSmallFloat(a->type) && to != ScalarType::F32) {
+    return cast(to, cast(ScalarType::F32, std::move(a)));
+  }
+  if (isSmallFloat(to) && a->type != ScalarType::F32 && a->type != ScalarType::F64 &&
+      a->type != ScalarType::U32 && a->type != ScalarType::I32 && a->type != ScalarType::U64) {
+    return cast(to, cast(ScalarType::F32, std::move(a)));
+  }
+  if (a->isLiteral() && (isSmallFloat(to) || isSmallFloat(a->type))) {
+    return literalOf(to, evalCast(to, a->type, literalValue(*a)));
+  }
   // CUDA converts a float to an integer narrower than 32 bits through 32 bits (cvt.rzi.u32,
   // then truncation: (uint8_t)300.0f is 44, not 255); spelled out, so that the printed code
   // says what the simulator computes.
@@ -534,7 +550,9 @@ ExpPtr cast(ScalarType to, ExpPtr a) {
 
 ExpPtr bitcast(ScalarType to, ExpPtr a) {
   OBSIDIAN_ASSERT(a != nullptr, "bitcast operand");
-  OBSIDIAN_ASSERT(sizeOf(to) == sizeOf(a->type) && sizeOf(to) >= 4 && to != ScalarType::Bool,
+  OBSIDIAN_ASSERT(sizeOf(to) == sizeOf(a->type) && to != ScalarType::Bool &&
+                      a->type != ScalarType::Bool &&
+                      (sizeOf(to) >= 4 || isSmallFloat(to) || isSmallFloat(a->type)),
                   "bitcast between types of one size");
   if (a->type == to) return a;
   if (a->kind == ExpKind::BitCast && a->args[0]->type == to) return a->args[0];

@@ -189,6 +189,7 @@ const std::set<std::string>& generatedCodeNames() {
     addMath("fmax");
     all.insert("smem");    // emit_cuda.cpp: the dynamic shared memory
     all.insert("size_t");  // export.cpp: element counts in launchers and pipelines
+    all.insert("maybe_unused");  // export.cpp: the launcher's zero-divisor flag
     return all;
   }();
   return names;

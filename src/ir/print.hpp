@@ -34,6 +34,12 @@ std::string printHostArithmetic();
 // `c ? a : b` prints as `i < (c ? a : b)`, not `(i < c) ? a : b`.
 std::string printOperand(BinOp op, bool right, const ExpPtr& e,
                          const std::vector<ArrayDecl>& arrays);
+// The small floats' types and helpers that printed expressions call (obsidian_half ...,
+// obsidian_to_float, obsidian_to_half, obsidian_odd, obsidian_bits, obsidian_make_half): own
+// structs under NVRTC (no headers), CUDA's __half, __nv_bfloat16, __nv_fp8_e4m3 and
+// __nv_fp8_e5m2 under nvcc (exported headers), converted by PTX either way. Guarded, for several
+// exported headers in one translation unit.
+std::string printSmallFloatPrelude();
 // A literal of type t in CUDA syntax (e.g. 256u, 1.5f, 7ull).
 std::string printLiteral(const ExpNode& e);
 

@@ -91,7 +91,23 @@ bool narrowLane(const ExpNode& e) {
   return e.kind == ExpKind::Index && e.vecWidth > 1 && vectorTypeName(e.type, e.vecWidth).empty();
 }
 
+// The small floats' helper names (printSmallFloatPrelude): obsidian_to_half, obsidian_make_half...
+std::string smallName(ScalarType t) { return std::string(cudaTypeName(t)).substr(9); }
+
+// A node printed as a call to a small float helper (an operation computed in f32 and rounded
+// back, a conversion to or from f32, a bitcast): its precedence is a call's.
+bool smallCall(const ExpNode& e) {
+  switch (e.kind) {
+    case ExpKind::Unary:
+    case ExpKind::Cast:
+    case ExpKind::BitCast: return isSmallFloat(e.type) || isSmallFloat(e.args[0]->type);
+    case ExpKind::Binary: return isSmallFloat(e.type);  // a comparison prints as f32's
+    default: return false;
+  }
+}
+
 int precOf(const ExpNode& e) {
+  if (smallCall(e)) return kPrimary;
   switch (e.kind) {
     case ExpKind::Literal:
       if (isFloat(e.type)) return std::signbit(e.real) ? kUnary : kPrimary;
@@ -200,6 +216,11 @@ class Printer {
         if (n.vote != WarpVote::None) {
           // Every lane's register at once. match_any has overloads of 32 and 64 bits only.
           OBSIDIAN_ASSERT(a.space == MemorySpace::Register, "votes are over register arrays");
+          if (isSmallFloat(a.type)) {  // compared by their bits
+            out_ += std::string(warpVoteName(n.vote)) + "(0xffffffffu, (unsigned)obsidian_bits(" +
+                    a.name + "))";
+            return;
+          }
           out_ += std::string(warpVoteName(n.vote)) + "(0xffffffffu, " +
                   (n.vote == WarpVote::MatchAny && promoted(a.type) ? "(unsigned)" : "") + a.name +
                   ")";
@@ -209,6 +230,14 @@ class Printer {
           // The lane's own element is its register; another lane's is a shuffle.
           if (n.ownLane) {
             out_ += a.name;
+            return;
+          }
+          if (isSmallFloat(a.type)) {  // CUDA's shuffles move words: the bits, widened
+            out_ += "obsidian_make_" + smallName(a.type) + "((" +
+                    (sizeOf(a.type) == 2 ? "unsigned short" : "unsigned char") +
+                    ")__shfl_sync(0xffffffffu, (unsigned)obsidian_bits(" + a.name + "), ";
+            print(n.args[0]);
+            out_ += "))";
             return;
           }
           out_ += "__shfl_sync(0xffffffffu, " + a.name + ", ";
@@ -224,6 +253,10 @@ class Printer {
         return;
       }
       case ExpKind::Cast:
+        if (smallCall(n)) {
+          smallCast(n);
+          return;
+        }
         if (host() && isFloat(n.args[0]->type) && isInteger(n.type)) {  // saturating, NaN 0
           call("obsidian_host::toInteger<" + std::string(cudaTypeName(n.type)) + ">", n.args[0]);
           return;
@@ -272,7 +305,13 @@ class Printer {
     const std::string word =
         bytes >= 8 ? "uint" + std::to_string(bytes / 4) : (bytes == 4 ? "uint32_t" : "uint16_t");
     const uint32_t shift = 8 * (offset % wordBytes);
-    out_ += "(" + std::string(cudaTypeName(n.type)) + ")";
+    const bool small = isSmallFloat(n.type);  // its bits, made a value of its type
+    if (small) {
+      out_ += "obsidian_make_" + smallName(n.type) + "((" +
+              (size == 2 ? "unsigned short" : "unsigned char") + ")";
+    } else {
+      out_ += "(" + std::string(cudaTypeName(n.type)) + ")";
+    }
     if (shift > 0) out_ += "(";
     out_ += "((const " + word + "*)" + a.name + ")[";
     print(n.args[1]);
@@ -282,6 +321,7 @@ class Printer {
       out_ += lanes[offset / wordBytes];
     }
     if (shift > 0) out_ += " >> " + std::to_string(shift) + "u)";
+    if (small) out_ += ")";
   }
 
   void call(const std::string& fn, const ExpPtr& a) {
@@ -297,9 +337,119 @@ class Printer {
     out_ += ")";
   }
 
+  // Conversions to and from the small floats (ir::cast leaves only these): to f32 exactly; to a
+  // small float from f32 by cvt.rn, from f64, u32, i32 and u64 through an f32 rounded to odd
+  // (obsidian_odd), which cvt.rn then rounds as if from the exact value.
+  void smallCast(const ExpNode& n) {
+    const ScalarType from = n.args[0]->type, to = n.type;
+    if (host()) {
+      throw Error("export: a launch-time expression converts " + std::string(cudaTypeName(from)) +
+                  " to " + std::string(cudaTypeName(to)) +
+                  ": half precision and fp8 values are computed on the GPU only");
+    }
+    if (isSmallFloat(from)) {
+      OBSIDIAN_ASSERT(to == ScalarType::F32, "small floats convert through f32 (ir::cast)");
+      call("obsidian_to_float", n.args[0]);
+      return;
+    }
+    out_ += "obsidian_to_" + smallName(to) + "(";
+    if (from == ScalarType::F32) {
+      print(n.args[0]);
+    } else {
+      OBSIDIAN_ASSERT(from == ScalarType::F64 || from == ScalarType::U32 ||
+                          from == ScalarType::I32 || from == ScalarType::U64,
+                      "wide types convert to small floats directly (ir::cast)");
+      call("obsidian_odd", n.args[0]);
+    }
+    out_ += ")";
+  }
+
+  // An operand of a small float operation, as the f32 it is computed in.
+  void asF32(const ExpPtr& e) { call("obsidian_to_float", e); }
+  // The same as f64 (for the operations computed in f64: exact, as every f32 is a double).
+  void asF64(const ExpPtr& e) {
+    out_ += "(double)";
+    asF32(e);
+  }
+
+  // A small float operation: computed in f32 (+ - * / min max sqrt fabs floor ceil, and neg) or
+  // f64 (the transcendental functions, rsqrt and pow, then rounded to odd), rounded back once.
+  void smallOperation(const ExpNode& n) {
+    const ScalarType t = n.args[0]->type;
+    if (host()) {
+      throw Error("export: a launch-time expression computes with " +
+                  std::string(cudaTypeName(t)) +
+                  ": half precision and fp8 values are computed on the GPU only");
+    }
+    if (n.kind == ExpKind::Binary && isComparison(n.binOp)) {
+      asF32(n.args[0]);
+      out_ += std::string(" ") + binOpName(n.binOp) + " ";
+      asF32(n.args[1]);
+      return;
+    }
+    out_ += "obsidian_to_" + smallName(t) + "(";
+    if (n.kind == ExpKind::Binary) {
+      switch (n.binOp) {
+        case BinOp::Min:
+        case BinOp::Max:
+          out_ += n.binOp == BinOp::Min ? "fminf(" : "fmaxf(";
+          asF32(n.args[0]);
+          out_ += ", ";
+          asF32(n.args[1]);
+          out_ += ")";
+          break;
+        case BinOp::Pow:
+          out_ += "obsidian_odd(pow(";
+          asF64(n.args[0]);
+          out_ += ", ";
+          asF64(n.args[1]);
+          out_ += "))";
+          break;
+        default:
+          asF32(n.args[0]);
+          out_ += std::string(" ") + binOpName(n.binOp) + " ";
+          asF32(n.args[1]);
+      }
+    } else {
+      switch (n.unOp) {
+        case UnOp::Neg:
+          out_ += "-";
+          asF32(n.args[0]);
+          break;
+        case UnOp::Sqrt:
+        case UnOp::Fabs:
+        case UnOp::Floor:
+        case UnOp::Ceil:
+          out_ += mathName(unOpName(n.unOp), ScalarType::F32) + "(";
+          asF32(n.args[0]);
+          out_ += ")";
+          break;
+        case UnOp::Rsqrt:
+          out_ += "obsidian_odd(1.0 / sqrt(";
+          asF64(n.args[0]);
+          out_ += "))";
+          break;
+        default:
+          out_ += std::string("obsidian_odd(") + unOpName(n.unOp) + "(";
+          asF64(n.args[0]);
+          out_ += "))";
+      }
+    }
+    out_ += ")";
+  }
+
   // CUDA's reinterpreting intrinsics; between the integers of one size, a cast (the same bits).
   void bitcast(const ExpNode& n) {
     const ScalarType from = n.args[0]->type, to = n.type;
+    if (isSmallFloat(to) || isSmallFloat(from)) {
+      OBSIDIAN_ASSERT(!(isSmallFloat(to) && isSmallFloat(from)), "bitcast to or from a word");
+      if (isSmallFloat(to)) {
+        call("obsidian_make_" + smallName(to), n.args[0]);
+      } else {
+        call("obsidian_bits", n.args[0]);
+      }
+      return;
+    }
     std::string call, after;
     if (to == ScalarType::F32) {
       call = from == ScalarType::I32 ? "__int_as_float(" : "__uint_as_float(";
@@ -324,6 +474,10 @@ class Printer {
 
   void unary(const ExpNode& n) {
     const ScalarType t = n.type;
+    if (isSmallFloat(t)) {
+      smallOperation(n);
+      return;
+    }
     switch (n.unOp) {
       case UnOp::Neg:
       case UnOp::Not:
@@ -358,6 +512,10 @@ class Printer {
 
   void binary(const ExpNode& n) {
     const ScalarType t = n.args[0]->type;
+    if (isSmallFloat(t)) {
+      smallOperation(n);
+      return;
+    }
     switch (n.binOp) {
       case BinOp::Min:
       case BinOp::Max: {
@@ -443,6 +601,15 @@ std::string shortestReal(double v, bool single) {
 
 std::string printLiteral(const ExpNode& e) {
   switch (e.type) {
+    case ScalarType::F16:
+    case ScalarType::BF16:
+    case ScalarType::E4M3:
+    case ScalarType::E5M2: {  // its bits (NaNs included)
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "obsidian_make_%s(0x%x)", smallName(e.type).c_str(),
+                    detail::smallFloatBits(*scalarInfo(e.type).small, e.real));
+      return buf;
+    }
     case ScalarType::Bool: return e.bits ? "true" : "false";
     case ScalarType::U8: return "(uint8_t)" + std::to_string(e.bits);
     case ScalarType::U16: return "(uint16_t)" + std::to_string(e.bits);
@@ -540,6 +707,97 @@ inline T toInteger(F v) {
   return (T)v;
 }
 }  // namespace obsidian_host
+#endif
+)";
+}
+
+std::string printSmallFloatPrelude() {
+  // Every conversion is one PTX instruction whose rounding and NaNs the simulator copies
+  // (half.hpp): cvt.rn to the format (any NaN -> 0x7fff, fp8 0x7f; fp8 saturates), back to f32
+  // exactly (cvt.f32.f16: any NaN -> 0x7fffffff; bf16 is a shift). obsidian_odd rounds f64 and
+  // wide integers to an f32 rounded to odd, which cvt.rn then rounds as the exact value.
+  return R"(#ifndef obsidian_small_floats_1
+#define obsidian_small_floats_1
+#if defined(__CUDACC_RTC__)
+struct __align__(2) obsidian_half { unsigned short x; };
+struct __align__(2) obsidian_bfloat16 { unsigned short x; };
+struct obsidian_fp8_e4m3 { unsigned char x; };
+struct obsidian_fp8_e5m2 { unsigned char x; };
+#define obsidian_small_bits(obsidian_type, obsidian_make, obsidian_storage) \
+  static __device__ __forceinline__ obsidian_storage obsidian_bits(obsidian_type v) { return v.x; } \
+  static __device__ __forceinline__ obsidian_type obsidian_make(obsidian_storage b) { obsidian_type v; v.x = b; return v; }
+#else
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+typedef __half obsidian_half;
+typedef __nv_bfloat16 obsidian_bfloat16;
+typedef __nv_fp8_e4m3 obsidian_fp8_e4m3;
+typedef __nv_fp8_e5m2 obsidian_fp8_e5m2;
+#define obsidian_small_bits(obsidian_type, obsidian_make, obsidian_storage) \
+  static __device__ __forceinline__ obsidian_storage obsidian_bits(obsidian_type v) { obsidian_storage b; memcpy(&b, &v, sizeof b); return b; } \
+  static __device__ __forceinline__ obsidian_type obsidian_make(obsidian_storage b) { obsidian_type v; memcpy(&v, &b, sizeof b); return v; }
+#endif
+obsidian_small_bits(obsidian_half, obsidian_make_half, unsigned short)
+obsidian_small_bits(obsidian_bfloat16, obsidian_make_bfloat16, unsigned short)
+obsidian_small_bits(obsidian_fp8_e4m3, obsidian_make_fp8_e4m3, unsigned char)
+obsidian_small_bits(obsidian_fp8_e5m2, obsidian_make_fp8_e5m2, unsigned char)
+#undef obsidian_small_bits
+static __device__ __forceinline__ float obsidian_to_float(obsidian_half v) {
+  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(obsidian_bits(v))); return f;
+}
+static __device__ __forceinline__ float obsidian_to_float(obsidian_bfloat16 v) {
+  return __uint_as_float((unsigned)obsidian_bits(v) << 16);
+}
+static __device__ __forceinline__ obsidian_half obsidian_to_half(float f) {
+  unsigned short b; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(b) : "f"(f)); return obsidian_make_half(b);
+}
+static __device__ __forceinline__ obsidian_bfloat16 obsidian_to_bfloat16(float f) {
+  unsigned short b; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f));
+  return obsidian_make_bfloat16(b);
+}
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 890
+static __device__ __forceinline__ float obsidian_to_float(obsidian_fp8_e4m3 v) {
+  float f; asm("{ .reg .b32 p; .reg .b16 lo, hi; cvt.rn.f16x2.e4m3x2 p, %1; mov.b32 {lo, hi}, p; "
+               "cvt.f32.f16 %0, lo; }" : "=f"(f) : "h"((unsigned short)obsidian_bits(v)));
+  return f;
+}
+static __device__ __forceinline__ float obsidian_to_float(obsidian_fp8_e5m2 v) {
+  float f; asm("{ .reg .b32 p; .reg .b16 lo, hi; cvt.rn.f16x2.e5m2x2 p, %1; mov.b32 {lo, hi}, p; "
+               "cvt.f32.f16 %0, lo; }" : "=f"(f) : "h"((unsigned short)obsidian_bits(v)));
+  return f;
+}
+static __device__ __forceinline__ obsidian_fp8_e4m3 obsidian_to_fp8_e4m3(float f) {
+  unsigned short b; asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %1;" : "=h"(b) : "f"(f));
+  return obsidian_make_fp8_e4m3((unsigned char)b);
+}
+static __device__ __forceinline__ obsidian_fp8_e5m2 obsidian_to_fp8_e5m2(float f) {
+  unsigned short b; asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %1;" : "=h"(b) : "f"(f));
+  return obsidian_make_fp8_e5m2((unsigned char)b);
+}
+#endif
+static __device__ __forceinline__ obsidian_half obsidian_atomic_add(obsidian_half* x, obsidian_half v) {
+  unsigned short r;
+  asm volatile("atom.add.noftz.f16 %0, [%1], %2;" : "=h"(r) : "l"(x), "h"(obsidian_bits(v)) : "memory");
+  return obsidian_make_half(r);
+}
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+static __device__ __forceinline__ obsidian_bfloat16 obsidian_atomic_add(obsidian_bfloat16* x, obsidian_bfloat16 v) {
+  unsigned short r;
+  asm volatile("atom.add.noftz.bf16 %0, [%1], %2;" : "=h"(r) : "l"(x), "h"(obsidian_bits(v)) : "memory");
+  return obsidian_make_bfloat16(r);
+}
+#endif
+static __device__ __forceinline__ float obsidian_odd(double x) {
+  float r; asm("cvt.rz.f32.f64 %0, %1;" : "=f"(r) : "d"(x));
+  return (double)r != x ? __uint_as_float(__float_as_uint(r) | 1u) : r;
+}
+static __device__ __forceinline__ float obsidian_odd(uint32_t x) { return obsidian_odd((double)x); }
+static __device__ __forceinline__ float obsidian_odd(int32_t x) { return obsidian_odd((double)x); }
+static __device__ __forceinline__ float obsidian_odd(uint64_t x) {
+  float r; asm("cvt.rz.f32.u64 %0, %1;" : "=f"(r) : "l"(x));
+  return (uint64_t)r != x ? __uint_as_float(__float_as_uint(r) | 1u) : r;
+}
 #endif
 )";
 }

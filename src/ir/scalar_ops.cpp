@@ -45,8 +45,16 @@ std::optional<uint64_t> integerBits(ScalarType t, double v) {
 }
 
 double roundTo(ScalarType t, double v) {
+  if (const detail::SmallFloatFormat* f = scalarInfo(t).small) {
+    return detail::smallFloatValue(*f, detail::smallFloatBits(*f, v));  // a NaN keeps its bits
+  }
   if (t != ScalarType::F32) return v;
   return detail::widenF32(detail::narrowF32(v));  // a NaN keeps its bits (types.hpp)
+}
+
+double smallFloatOf(ScalarType t, double v) {
+  const detail::SmallFloatFormat& f = *scalarInfo(t).small;
+  return detail::smallFloatValue(f, detail::smallFloatRound(f, v));
 }
 
 namespace {
@@ -69,6 +77,11 @@ double quietF64(double x) {
 // r, the result of an operation of type t on x and y (y = x for a unary one), with its NaN
 // made as the GPU makes it.
 double floatResult(ScalarType t, double r, double x, double y) {
+  // A small float's operation is printed as f32 arithmetic on its operands converted to f32,
+  // rounded back once: r (exact, or rounded to double) rounded to f32 is the GPU's f32 result
+  // (double rounding is innocuous for + - * / sqrt at 53 >= 2 * 24 + 2 bits), and any NaN
+  // becomes the format's canonical NaN.
+  if (isSmallFloat(t)) return smallFloatOf(t, std::isnan(r) ? r : roundTo(ScalarType::F32, r));
   if (!std::isnan(r)) return roundTo(t, r);
   if (t == ScalarType::F32)
     return detail::widenF32(std::bit_cast<float>(uint32_t{kCanonicalF32Bits}));
@@ -128,6 +141,8 @@ Value evalBinary(BinOp op, ScalarType t, Value a, Value b) {
       case BinOp::Min: r = minOf(a.f, b.f); break;
       case BinOp::Max: r = maxOf(a.f, b.f); break;
       case BinOp::Pow:
+        // A small float's pow is computed in f64 and rounded once (as printed).
+        if (isSmallFloat(t)) return realValue(smallFloatOf(t, std::pow(a.f, b.f)));
         r = t == ScalarType::F32
                 ? static_cast<double>(std::pow(static_cast<float>(a.f), static_cast<float>(b.f)))
                 : std::pow(a.f, b.f);
@@ -208,6 +223,24 @@ Value evalUnary(UnOp op, ScalarType t, Value a) {
   }
   const bool single = t == ScalarType::F32;
   const float x32 = static_cast<float>(a.f);
+  if (isSmallFloat(t) && op != UnOp::Sqrt && op != UnOp::Fabs && op != UnOp::Floor &&
+      op != UnOp::Ceil) {
+    // Computed in f64 and rounded once (as printed): the f64 result is within an ulp of the
+    // exact one, far finer than the format's, so this is the correctly rounded result.
+    double r = 0;
+    switch (op) {
+      case UnOp::Rsqrt: r = 1.0 / std::sqrt(a.f); break;
+      case UnOp::Exp: r = std::exp(a.f); break;
+      case UnOp::Exp2: r = std::exp2(a.f); break;
+      case UnOp::Log: r = std::log(a.f); break;
+      case UnOp::Log2: r = std::log2(a.f); break;
+      case UnOp::Sin: r = std::sin(a.f); break;
+      case UnOp::Cos: r = std::cos(a.f); break;
+      case UnOp::Tan: r = std::tan(a.f); break;
+      default: OBSIDIAN_ASSERT(false, std::string("small float ") + unOpName(op));
+    }
+    return realValue(smallFloatOf(t, r));
+  }
   double r = 0;
   switch (op) {
     case UnOp::Sqrt: r = single ? std::sqrt(x32) : std::sqrt(a.f); break;
@@ -234,6 +267,31 @@ Value evalUnary(UnOp op, ScalarType t, Value a) {
 
 Value evalCast(ScalarType to, ScalarType from, Value a) {
   if (to == from) return a;
+  if (isSmallFloat(from) && to != ScalarType::F32) {
+    return evalCast(to, ScalarType::F32, evalCast(ScalarType::F32, from, a));
+  }
+  if (isSmallFloat(from)) {
+    // Exact, but for NaNs: cvt.f32.f16 gives the canonical 0x7fffffff (fp8 converts through
+    // f16), a bf16 widens with its bits (cvt.f32.bf16 is a shift).
+    if (!std::isnan(a.f)) return a;
+    if (from != ScalarType::BF16) {
+      return realValue(detail::widenF32(std::bit_cast<float>(uint32_t{kCanonicalF32Bits})));
+    }
+    const uint32_t bits = detail::smallFloatBits(*scalarInfo(from).small, a.f);
+    return realValue(detail::widenF32(std::bit_cast<float>(bits << 16)));
+  }
+  if (isSmallFloat(to)) {
+    // Rounded once to nearest even from the exact value (a u64 through oddDouble, which keeps
+    // the rounding exact); a NaN gives the canonical NaN.
+    double v = a.f;
+    if (isSmallFloat(from) || from == ScalarType::U8 || from == ScalarType::U16 ||
+        from == ScalarType::Bool) {
+      v = evalCast(ScalarType::F32, from, a).f;
+    } else if (!isFloat(from)) {
+      v = isSigned(from) ? static_cast<double>(signedOf(from, a.u)) : detail::oddDouble(a.u);
+    }
+    return realValue(smallFloatOf(to, v));
+  }
   if (to == ScalarType::Bool) return intValue(isFloat(from) ? (a.f != 0) : (a.u != 0));
   if (isFloat(to)) {
     if (isFloat(from) && std::isnan(a.f)) {
@@ -266,6 +324,12 @@ Value evalBitCast(ScalarType to, ScalarType from, Value a) {
   OBSIDIAN_ASSERT(sizeOf(to) == sizeOf(from), "bitcast between types of one size");
   if (to == from) return a;
   uint64_t bits = a.u & typeMask(from);
+  if (const detail::SmallFloatFormat* f = scalarInfo(from).small) {
+    bits = detail::smallFloatBits(*f, a.f);
+  }
+  if (const detail::SmallFloatFormat* f = scalarInfo(to).small) {
+    return realValue(detail::smallFloatValue(*f, static_cast<uint32_t>(bits)));
+  }
   if (from == ScalarType::F32) bits = std::bit_cast<uint32_t>(detail::narrowF32(a.f));
   if (from == ScalarType::F64) bits = std::bit_cast<uint64_t>(a.f);
   if (to == ScalarType::F32) {

@@ -31,6 +31,9 @@ inline Value realValue(double f) {
 uint64_t typeMask(ScalarType t);
 // v rounded to the precision of float type t (f32 values are doubles that are exact floats).
 double roundTo(ScalarType t, double v);
+// v rounded to the small float type t (f16, bf16, fp8) as CUDA converts: to nearest even, a NaN
+// to the canonical NaN (half.hpp).
+double smallFloatOf(ScalarType t, double v);
 // The bits of a value of integer type t as a signed number (sign-extended from t's width
 // where t is a signed integer).
 int64_t signedOf(ScalarType t, uint64_t bits);

@@ -28,6 +28,15 @@ std::string formatScalar(ScalarType t, const void* bytes) {
       out << as(double{});
       break;
     case ScalarType::Bool: out << (as(uint8_t{}) ? "true" : "false"); break;
+    case ScalarType::F16:
+    case ScalarType::BF16:
+    case ScalarType::E4M3:
+    case ScalarType::E5M2: {
+      const uint32_t bits = sizeOf(t) == 2 ? as(uint16_t{}) : as(uint8_t{});
+      out.precision(9);
+      out << detail::smallFloatValue(*scalarInfo(t).small, bits);
+      break;
+    }
   }
   return out.str();
 }

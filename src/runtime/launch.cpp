@@ -24,6 +24,11 @@ union ParamValue {
   bool b;
 };
 
+// A small float argument's bits (its value is held as a double, NaN bits kept: half.hpp).
+uint32_t smallBits(ScalarType t, double real) {
+  return obsidian::detail::smallFloatBits(*scalarInfo(t).small, real);
+}
+
 ParamValue scalar(ScalarType t, uint64_t bits, double real) {
   ParamValue v{};
   switch (t) {
@@ -35,6 +40,10 @@ ParamValue scalar(ScalarType t, uint64_t bits, double real) {
     case ScalarType::F32: v.f32 = obsidian::detail::narrowF32(real); break;
     case ScalarType::F64: v.f64 = real; break;
     case ScalarType::Bool: v.b = bits != 0; break;
+    case ScalarType::F16:
+    case ScalarType::BF16: v.u16 = static_cast<uint16_t>(smallBits(t, real)); break;
+    case ScalarType::E4M3:
+    case ScalarType::E5M2: v.u8 = static_cast<uint8_t>(smallBits(t, real)); break;
   }
   return v;
 }

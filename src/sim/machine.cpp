@@ -38,6 +38,15 @@ ir::Value load(const uint8_t* p, ScalarType t) {
       break;
     }
     case ScalarType::F64: std::memcpy(&v.f, p, 8); break;
+    case ScalarType::F16:
+    case ScalarType::BF16:
+    case ScalarType::E4M3:
+    case ScalarType::E5M2: {
+      uint16_t x = *p;
+      if (sizeOf(t) == 2) std::memcpy(&x, p, 2);
+      v.f = detail::smallFloatValue(*scalarInfo(t).small, x);  // a NaN's bits kept
+      break;
+    }
   }
   return v;
 }
@@ -64,6 +73,18 @@ void store(uint8_t* p, ScalarType t, ir::Value v) {
       break;
     }
     case ScalarType::F64: std::memcpy(p, &v.f, 8); break;
+    case ScalarType::F16:
+    case ScalarType::BF16:
+    case ScalarType::E4M3:
+    case ScalarType::E5M2: {
+      const auto x = static_cast<uint16_t>(detail::smallFloatBits(*scalarInfo(t).small, v.f));
+      if (sizeOf(t) == 2) {
+        std::memcpy(p, &x, 2);
+      } else {
+        *p = static_cast<uint8_t>(x);
+      }
+      break;
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-// EXPECT: atomicAdd works on uint32, int32, uint64, float and double arrays
+// EXPECT: atomicAdd works on uint32, int32, uint64, float, double, Half and BFloat16
 // CUDA has no atomicAdd on 16-bit integers. (Fix: count in a DMutable<uint32_t>.)
 #include <obsidian/obsidian.hpp>
 

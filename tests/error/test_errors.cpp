@@ -737,9 +737,10 @@ TEST_CASE("error: a user kernel that NVRTC cannot compile names the kernel and s
   CHECK_THROWS_WITH_AS(k.compile(),
                        doctest::Contains("NVRTC failed to compile kernel 'broken' for sm_90:"),
                        CompileError);
-  CHECK_THROWS_WITH_AS(k.compile(),
-                       doctest::Contains("__launch_bounds__(32) broken(const uint32_t* in0"),
-                       CompileError);
+  CHECK_THROWS_WITH_AS(
+      k.compile(),
+      doctest::Contains("__launch_bounds__(32) broken(const uint32_t* __restrict__ in0"),
+      CompileError);
   CHECK_FALSE(k.compiled());
   CHECK(incrementKernel().compile().registers > 0);
 }

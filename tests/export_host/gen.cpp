@@ -5,6 +5,7 @@
 #include <obsidian/obsidian.hpp>
 
 #include "../contract_kernels.hpp"
+#include "../half_kernels.hpp"
 
 using namespace obsidian;
 
@@ -27,7 +28,13 @@ int main(int argc, char** argv) {
                   return push<Grid>(in);
                 },
                 {.names = {"in", "g", "s", "d", "sh"}});
-    writeHeader(std::filesystem::path(argv[1]) / "division.cuh", {groups, guarded},
+    // Half precision and fp8 kernels: the header compiles with nvcc, where obsidian_half and
+    // kin are CUDA's own __half, __nv_bfloat16, __nv_fp8_e4m3 and __nv_fp8_e5m2.
+    using namespace obsidian::testing;
+    writeHeader(std::filesystem::path(argv[1]) / "division.cuh",
+                {groups, guarded, smallBinaryKernel<Half>(), scaledKernel<BFloat16>(),
+                 smallUnaryKernel<BFloat16>(UnOp::Exp), convertKernel<Fp8E4M3, double>("d2e4"),
+                 convertKernel<float, Fp8E5M2>("e52f"), smallVectorKernel<Half, 8>()},
                 {"hostcheck", ""});
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";

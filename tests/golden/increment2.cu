@@ -9,7 +9,7 @@ typedef unsigned long long uint64_t;
 #include <cstdint>
 #endif
 
-extern "C" __global__ void __launch_bounds__(256) increment2(const uint32_t* in0, uint32_t n0, uint32_t* out0)
+extern "C" __global__ void __launch_bounds__(256) increment2(const uint32_t* __restrict__ in0, uint32_t n0, uint32_t* __restrict__ out0)
 {
   for (uint32_t bid0 = blockIdx.x; bid0 < n0 / 8192u; bid0 += gridDim.x) {
     for (uint32_t s0 = 0u; s0 < 32u; ++s0) {

@@ -9,7 +9,7 @@ typedef unsigned long long uint64_t;
 #include <cstdint>
 #endif
 
-extern "C" __global__ void __launch_bounds__(256) red3(const uint32_t* in0, uint32_t n0, uint32_t* out0)
+extern "C" __global__ void __launch_bounds__(256) red3(const uint32_t* __restrict__ in0, uint32_t n0, uint32_t* __restrict__ out0)
 {
   extern __shared__ __align__(16) unsigned char smem[];
   uint32_t* arr0 = (uint32_t*)(smem + 0);

@@ -178,9 +178,10 @@ TEST_CASE("contracts: ensure's misuses are Errors naming the rule") {
 
 TEST_CASE("names: parameters and outputs named in the CUDA, the launcher, the report, errors") {
   const Kernel k = namedSaxpy();
-  CHECK(contains(k.cuda(),
-                 "saxpy(float alpha, const float* x, uint32_t xLen, const float* y, "
-                 "uint32_t yLen, float* z)"));
+  CHECK(contains(
+      k.cuda(),
+      "saxpy(float alpha, const float* __restrict__ x, uint32_t xLen, const float* __restrict__ y, "
+      "uint32_t yLen, float* __restrict__ z)"));
   CHECK(contains(k.cuda(), "z[t0] = alpha * x[t0] + y[t0];"));
   const std::string h = exportHeader({k}, {"app", ""});
   CHECK(contains(h,

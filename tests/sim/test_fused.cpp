@@ -85,7 +85,8 @@ TEST_CASE("fuse: AXPYDOT fused in one grid loop computes what two passes do") {
   CHECK(count(fused.cuda(), "for (uint32_t bid") == 1);
   CHECK(count(twoPasses.cuda(), "for (uint32_t bid") == 2);
   // Each part is an output of its own, named and sized.
-  CHECK(fused.cuda().find("float* z, float* partial)") != std::string::npos);
+  CHECK(fused.cuda().find("float* __restrict__ z, float* __restrict__ partial)") !=
+        std::string::npos);
   const auto json = toJson(r1);
   CHECK(json["gridPasses"] == 1);
   REQUIRE(json["traffic"].size() == 5);

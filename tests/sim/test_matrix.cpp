@@ -45,8 +45,10 @@ TEST_CASE("matrix: the tiled transpose, any shape and pitch") {
   CHECK(r.traffic[0].loads == 4);  // sites: 1024 elements over 256 threads
   CHECK(r.gridPasses == 1);
   // The parameters: the matrix, its rows, cols and pitch; the dense output.
-  CHECK(cuda.find("(const float* in0, uint32_t in0Rows, uint32_t in0Cols, uint32_t in0Pitch, "
-                  "float* out0)") != std::string::npos);
+  CHECK(
+      cuda.find(
+          "(const float* __restrict__ in0, uint32_t in0Rows, uint32_t in0Cols, uint32_t in0Pitch, "
+          "float* __restrict__ out0)") != std::string::npos);
   // Each thread loads its 4 elements before it stores any.
   CHECK(count(cuda, "? in0[") == 4);
   CHECK(count(cuda, "if (true)") == 0);

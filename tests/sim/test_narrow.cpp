@@ -65,8 +65,9 @@ TEST_CASE("u16: parameters, arrays and code are typed uint16_t") {
   const std::string cuda = k.cuda();
   CHECK(has(cuda, "typedef unsigned short uint16_t;"));
   CHECK(has(cuda,
-            "const uint16_t* in0, uint32_t n0, const uint16_t* in1, uint32_t n1, uint16_t s2, "
-            "float s3, uint16_t* out0_0"));
+            "const uint16_t* __restrict__ in0, uint32_t n0, const uint16_t* __restrict__ in1, "
+            "uint32_t n1, uint16_t s2, "
+            "float s3, uint16_t* __restrict__ out0_0"));
   // u16 * u16 can pass INT_MAX in int arithmetic: the product is computed unsigned.
   CHECK(has(cuda, "(uint16_t)((unsigned int)t0 * t1)"));  // t0, t1: in0[i0], in1[i0] (shared)
   // A float becomes a u16 through u32, as CUDA converts it.

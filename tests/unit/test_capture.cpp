@@ -33,8 +33,9 @@ TEST_CASE("capture: parameters follow the callable's types and order") {
     return push<Grid>(scaled);
   });
   CHECK(has(k,
-            "params(const float* in0, uint32_t n0, float s1, const uint32_t* in2, uint32_t n2, "
-            "float* out0)"));
+            "params(const float* __restrict__ in0, uint32_t n0, float s1, const uint32_t* "
+            "__restrict__ in2, uint32_t n2, "
+            "float* __restrict__ out0)"));
   CHECK(has(k, "s1 * in0[i0] + (float)in2[i0]"));
   const auto params = toJson(k.report())["params"];
   REQUIRE(params.size() == 6);
@@ -54,7 +55,7 @@ TEST_CASE("capture: static-length inputs take their length from CaptureOptions")
             fmap([](const SPull<EWord32>& c) { return push<Block>(c); }, splitUp(1000, in)));
       },
       o);
-  CHECK(has(k, "staticIn(const uint32_t* in0, uint32_t* out0)"));
+  CHECK(has(k, "staticIn(const uint32_t* __restrict__ in0, uint32_t* __restrict__ out0)"));
   // 1000 virtual threads on 256 real ones: a strided loop.
   CHECK(has(k, "for (uint32_t i0 = threadIdx.x; i0 < 1000u; i0 += 256u)"));
   CHECK(toJson(k.report())["params"][0]["length"] == "1000u");
@@ -66,7 +67,7 @@ TEST_CASE("capture: two outputs, one per Push<Grid> of a hana::tuple") {
     return hana::make_tuple(push<Grid>(fmap([](const EWord32& x) { return x * 2u; }, in)),
                             push<Grid>(fmap([](const EWord32& x) { return x + 7u; }, in)));
   });
-  CHECK(has(k, "uint32_t* out0, uint32_t* out1)"));
+  CHECK(has(k, "uint32_t* __restrict__ out0, uint32_t* __restrict__ out1)"));
   CHECK(has(k, "out0[i0] = in0[i0] * 2u;"));
   CHECK(has(k, "out1[i1] = in0[i1] + 7u;"));
   CHECK(k.ir().outputs.size() == 2);
@@ -100,7 +101,7 @@ TEST_CASE("capture: tuple outputs are stored struct-of-arrays") {
   const Kernel k = capture("soa", 128, [](DPull<EWord32> in) {
     return push<Grid>(fmap([](const EWord32& x) { return hana::make_tuple(x, w32ToF(x)); }, in));
   });
-  CHECK(has(k, "uint32_t* out0_0, float* out0_1)"));
+  CHECK(has(k, "uint32_t* __restrict__ out0_0, float* __restrict__ out0_1)"));
   compiles(k);
 }
 
@@ -128,14 +129,15 @@ TEST_CASE("capture: seqUntil iterates a tuple state while the condition holds (M
   CHECK(has(k, "while ("));
   // The three components are updated from temporaries, so y sees the old x.
   CHECK(count(k.cuda(), "float v") >= 4);
-  CHECK(has(k, "uint8_t* out0"));
+  CHECK(has(k, "uint8_t* __restrict__ out0"));
   compiles(k);
 }
 
 TEST_CASE("capture: global and shared atomics") {
   const Kernel k = obsidian::testing::histogramKernel("histogram", 256, 256);
-  CHECK(has(
-      k, "histogram(const uint32_t* in0, uint32_t n0, uint32_t* m1, uint32_t n1, uint32_t* out0)"));
+  CHECK(has(k,
+            "histogram(const uint32_t* __restrict__ in0, uint32_t n0, uint32_t* __restrict__ m1, "
+            "uint32_t n1, uint32_t* __restrict__ out0)"));
   CHECK(count(k.cuda(), "atomicAdd(&") == 2);
   compiles(k);
 }

@@ -28,8 +28,9 @@ TEST_CASE("export: a header with a typed launcher that checks the launch") {
   const std::string h = exportHeader({k}, ExportOptions{"app::kernels", ""});
   CHECK(has(h, "namespace app::kernels {"));
   CHECK(has(h,
-            "static __global__ void __launch_bounds__(256) red3(const uint32_t* in0, uint32_t n0, "
-            "uint32_t* out0)"));
+            "static __global__ void __launch_bounds__(256) red3(const uint32_t* __restrict__ in0, "
+            "uint32_t n0, "
+            "uint32_t* __restrict__ out0)"));
   CHECK_FALSE(has(h, "extern \"C\""));
   CHECK(has(h,
             "inline cudaError_t red3_launch(const uint32_t* in0, size_t in0Count, uint32_t* out0, "
@@ -313,4 +314,31 @@ TEST_CASE("export: files that cannot be written throw Error with the path and th
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK(text == exportHeader({k}, options));
   }
+}
+
+TEST_CASE(
+    "export: half precision kernels use CUDA's types; launch-time half arithmetic is refused") {
+  // A Half parameter and arrays: under nvcc the header's obsidian_half is CUDA's __half.
+  const Kernel scaled = capture("scaled", 64, [](DPull<EHalf> in, EHalf s) {
+    return push<Grid>(fmap([s](const EHalf& x) { return x * s; }, in));
+  });
+  const std::string h = exportHeader({scaled}, ExportOptions{"halves", ""});
+  CHECK(has(h, "typedef __half obsidian_half;"));
+  CHECK(has(h, "#include <cuda_fp16.h>"));
+  CHECK(has(h, "scaled_launch(const obsidian_half* in0, size_t in0Count, obsidian_half s1"));
+  // An output whose length is a Half parameter: the launcher would compute it on the host.
+  const Kernel sized = capture("sized", 64, [](DPull<EWord32> in, EHalf n) {
+    const EWord32 m = min(cast<uint32_t>(n), len(in));
+    return push<Grid>(mkPull(m, [in](const EWord32& i) { return in[i]; }));
+  });
+  CHECK(::testing::errorOf([&] {
+          exportHeader({sized}, ExportOptions{"halves", ""});
+        }) ==
+        "export: a launch-time expression converts obsidian_half to float: half precision and "
+        "fp8 values are computed on the GPU only");
+  // The library launches it (the simulator here): its lengths are evaluated as the GPU would.
+  const std::vector<uint32_t> in = {1, 2, 3, 4, 5};
+  std::vector<uint32_t> out(3);
+  simulate(sized, {in, Half(3.75f), out});
+  CHECK(out == std::vector<uint32_t>{1, 2, 3});
 }

@@ -9,6 +9,7 @@
 
 #include "../../examples/reduce/reduce.hpp"
 #include "../../examples/scan/scan.hpp"
+#include "../half_kernels.hpp"
 #include "../kernels.hpp"
 #include "../narrow_kernels.hpp"
 #include "../support.hpp"
@@ -206,7 +207,12 @@ TEST_CASE("capture: no kernel may be named like an identifier of the code genera
       obsidian::testing::u16Kernel(),                                // u16 arithmetic
       obsidian::testing::vectorHashes<uint8_t, 16>("narrowHashes"),  // u8 lanes of uint4 words
       obsidian::testing::vectorHashes<uint8_t, 8>("octetHashes"),    // u8 lanes of uint2 words
-      obsidian::testing::vectorHashes<uint8_t, 2>("pairHashes")};    // u8 lanes of a uint16_t
+      obsidian::testing::vectorHashes<uint8_t, 2>("pairHashes"),     // u8 lanes of a uint16_t
+      obsidian::testing::smallBinaryKernel<Half>(),                  // the small floats' prelude
+      obsidian::testing::smallAtomicKernel<BFloat16>(),
+      obsidian::testing::smallShuffleKernel<Half>(),
+      obsidian::testing::smallVectorKernel<Fp8E4M3, 16>(),
+      obsidian::testing::convertKernel<Half, uint64_t>("u64ToHalf")};
 
   std::string code;
   for (const Kernel& k : kernels) code += k.cuda();
