@@ -19,6 +19,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -484,13 +485,24 @@ auto pConcat2(const Pull2<RA, CA, Inner>& arr) {
 
 // ------------------------------------------------------------------ stencils
 /// The neighbourhood of one element in a stencil: nb(dr, dc) is the element dr rows below and
-/// dc columns right of it (negative: above, left), |dr| and |dc| at most the stencil's radius.
-/// It reads a halo tile: element (r, c) of the tile's output is the halo's (r + radius, c +
-/// radius).
+/// dc columns right of it (negative: above, left), |dr| and |dc| at most the stencil's radius;
+/// nb.row() and nb.col() are the element's position in the matrix. It reads a halo tile:
+/// element (r, c) of the tile's output is the halo's (r + radius, c + radius).
 template <class X>
 class Neighbourhood {
  public:
-  /// The neighbourhood of output (r, c) in `tile`, the halo tile of a stencil of `radius`.
+  /// The neighbourhood of output (r, c) in `tile`, the halo tile of a stencil of `radius`, the
+  /// element at (row, col) of the matrix.
+  Neighbourhood(SPull2<Exp<X>> tile, EWord32 r, EWord32 c, uint32_t radius, EWord32 row,
+                EWord32 col)
+      : tile_(std::move(tile)),
+        r_(std::move(r)),
+        c_(std::move(c)),
+        radius_(radius),
+        row_(std::move(row)),
+        col_(std::move(col)) {}
+  /// The same for a stencil written out by hand (blocks over haloTiles), which knows no position:
+  /// row() and col() are then an Error.
   Neighbourhood(SPull2<Exp<X>> tile, EWord32 r, EWord32 c, uint32_t radius)
       : tile_(std::move(tile)), r_(std::move(r)), c_(std::move(c)), radius_(radius) {}
   /// The element dr rows below and dc columns right (an Error beyond the radius).
@@ -505,11 +517,24 @@ class Neighbourhood {
     return tile_(r_ + static_cast<uint32_t>(dr + k), c_ + static_cast<uint32_t>(dc + k));
   }
   uint32_t radius() const { return radius_; }  ///< the stencil's radius
+  /// The element's row in the matrix.
+  const EWord32& row() const { return position(row_); }
+  /// The element's column in the matrix.
+  const EWord32& col() const { return position(col_); }
 
  private:
+  const EWord32& position(const std::optional<EWord32>& p) const {
+    if (!p) {
+      throw Error("stencil: this Neighbourhood was made without its position (the 4-argument "
+                  "constructor); row() and col() need the one that takes them");
+    }
+    return *p;
+  }
+
   SPull2<Exp<X>> tile_;
   EWord32 r_, c_;
   uint32_t radius_;
+  std::optional<EWord32> row_, col_;
 };
 
 /// How stencil tiles its output and reads past the matrix's edges.
@@ -520,31 +545,71 @@ struct StencilOptions {
   uint32_t tileCols = 32;
   /// @}
   Boundary boundary = Boundary::Clamp;  ///< what a neighbour outside the matrix reads
+  /// Steps of the stencil in one kernel (temporal blocking): the result is the stencil applied
+  /// `steps` times, each intermediate matrix read past its edges as `boundary` says, as if each
+  /// step were a kernel of its own. A block loads its tile with a halo of steps * radius and
+  /// keeps the intermediate tiles in shared memory, computing steps - 1 rings of halo twice
+  /// where neighbouring blocks overlap, in exchange for one read and one write of the matrix.
+  uint32_t steps = 1;
 };
 
 /// stencil(m, radius, f, options): the rows x cols matrix whose element (r, c) is f(nb), nb the
-/// neighbourhood of m's element (r, c) (nb(0, 0) is that element). Each block computes one tile:
-/// it loads the tile with its halo (haloTiles) into a padded shared tile once (force2), then
-/// every thread computes its elements from it, so each input element is read from global
-/// memory about once however many neighbours use it.
+/// neighbourhood of m's element (r, c) (nb(0, 0) is that element), applied options.steps times.
+/// Each block computes one tile: it loads the tile with its halo (haloTiles) into a padded
+/// shared tile once (force2), then every thread computes its elements from it, so each input
+/// element is read from global memory about once however many neighbours use it. With several
+/// steps, each intermediate tile (smaller by the radius on each side) goes to shared memory in
+/// turn; an intermediate element outside the matrix is what `boundary` reads there: zero, or
+/// (Clamp) the intermediate element at the nearest position inside, which lies in the same tile
+/// and is computed again where it is needed.
 template <class R, class C, class X, class F>
 auto stencil(const Pull2<R, C, Exp<X>>& m, uint32_t radius, F f,
              const StencilOptions& options = {}) {
   using U = std::invoke_result_t<F, const Neighbourhood<X>&>;
   static_assert(isExp<U>, "stencil(m, radius, f): f takes a Neighbourhood and returns an Exp");
-  const uint32_t th = options.tileRows, tw = options.tileCols;
+  static_assert(std::is_same_v<U, Exp<X>>,
+                "stencil(m, radius, f): f returns an element of m's type (each step reads the "
+                "last one's result)");
+  const uint32_t th = options.tileRows, tw = options.tileCols, steps = options.steps;
   detail::checkTile("stencil", th, tw);
+  if (steps == 0) throw Error("stencil: steps must be at least 1 (got 0)");
+  const uint32_t reach = detail::lenMul("stencil", radius, steps);  // the first tile's halo
+  const Boundary boundary = options.boundary;
+  const auto halos = haloTiles(th, tw, reach, m, boundary);
   return pConcat2(
-      fmap(
-          [f, th, tw, radius](const SPull2<Exp<X>>& halo) {
+      mkPull2(
+          halos.rows(), halos.cols(),
+          [=](const EWord32& i, const EWord32& j) {
+            const SPull2<Exp<X>> halo = halos(i, j);
             return exec<Block>([=](const Program<Block>& p) {
-              const SPull2<Exp<X>> s = force2(p, halo);
+              const EWord32 rows = sizeConv(m.rows()), cols = sizeConv(m.cols());
+              const EWord32 top = i * th, left = j * tw;  // the tile's first output
+              SPull2<Exp<X>> s = force2(p, halo);
+              // Step k's tile reaches h = (steps - k) * radius past the output tile; its element
+              // (r, c) is the intermediate matrix's (top + r - h, left + c - h).
+              for (uint32_t k = 1; k < steps; ++k) {
+                const uint32_t h = (steps - k) * radius;
+                const SPull2<Exp<X>> last = s;
+                s = force2(p, push2<Block>(mkPull2(th + 2 * h, tw + 2 * h,
+                                                   [=](const EWord32& r, const EWord32& c) {
+                  const EWord32 row = top + r, col = left + c;  // plus h
+                  if (boundary == Boundary::Zero) {
+                    const EBool inside = row >= h && row - h < rows && col >= h && col - h < cols;
+                    return ifThenElse(inside,
+                                      f(Neighbourhood<X>(last, r, c, radius, row - h, col - h)),
+                                      Exp<X>(X{}));
+                  }
+                  // The nearest position inside, and where it is in this tile.
+                  const EWord32 cr = ifThenElse(row < h, EWord32(0u), min(row - h, rows - 1u));
+                  const EWord32 cc = ifThenElse(col < h, EWord32(0u), min(col - h, cols - 1u));
+                  return f(Neighbourhood<X>(last, cr + h - top, cc + h - left, radius, cr, cc));
+                })));
+              }
               return push2<Block>(mkPull2(th, tw, [=](const EWord32& r, const EWord32& c) {
-                return f(Neighbourhood<X>(s, r, c, radius));
+                return f(Neighbourhood<X>(s, r, c, radius, top + r, left + c));
               }));
             });
-          },
-          haloTiles(th, tw, radius, m, options.boundary)),
+          }),
       m.rows(), m.cols());
 }
 

@@ -213,3 +213,91 @@ TEST_CASE("matrix: misuse is an Error naming the rule") {
           simulate(wide, {m, 16u, 16u, 16u, w});
         }).starts_with("launch of kernel wide: pConcat2: the tiles cover the result's cols"));
 }
+
+namespace {
+// The 9-point stencil x * 0.5 + (sum of the 8 neighbours) * 0.0625 applied `steps` times in C++,
+// each step's matrix read past its edges as `boundary` says.
+std::vector<float> blur9Steps(std::vector<float> m, uint32_t rows, uint32_t cols, uint32_t steps,
+                              Boundary boundary) {
+  for (uint32_t s = 0; s < steps; ++s) {
+    auto at = [&](int64_t r, int64_t c) {
+      if (boundary == Boundary::Zero && (r < 0 || c < 0 || r >= rows || c >= cols)) return 0.0f;
+      return m[std::clamp<int64_t>(r, 0, rows - 1) * cols + std::clamp<int64_t>(c, 0, cols - 1)];
+    };
+    std::vector<float> next(m.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        const float ring = at(r - 1, c - 1) + at(r - 1, c) + at(r - 1, c + 1) + at(r, c - 1) +
+                           at(r, c + 1) + at(r + 1, c - 1) + at(r + 1, c) + at(r + 1, c + 1);
+        next[r * cols + c] = at(r, c) * 0.5f + ring * 0.0625f;
+      }
+    }
+    m = std::move(next);
+  }
+  return m;
+}
+
+Kernel blur9(const StencilOptions& options) {
+  return capture("blur9", 128, [options](DPull2<EFloat> in) {
+    return stencil(
+        in, 1,
+        [](const Neighbourhood<float>& nb) {
+          const EFloat ring = nb(-1, -1) + nb(-1, 0) + nb(-1, 1) + nb(0, -1) + nb(0, 1) +
+                              nb(1, -1) + nb(1, 0) + nb(1, 1);
+          return nb(0, 0) * 0.5f + ring * 0.0625f;
+        },
+        options);
+  });
+}
+}  // namespace
+
+TEST_CASE("stencil: several steps in one kernel equal as many kernels, at every edge") {
+  for (const Boundary boundary : {Boundary::Clamp, Boundary::Zero}) {
+    for (const uint32_t steps : {1u, 2u, 3u, 5u}) {
+      for (const auto& [rows, cols] :
+           {std::pair{1u, 1u}, std::pair{7u, 3u}, std::pair{37u, 70u}, std::pair{16u, 32u}}) {
+        CAPTURE(steps);
+        CAPTURE(rows);
+        CAPTURE(cols);
+        StencilOptions options{.tileRows = 8, .tileCols = 16, .boundary = boundary};
+        options.steps = steps;
+        std::vector<float> in(size_t{rows} * cols);
+        for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>((i * 37) % 101) - 50;
+        std::vector<float> out(in.size());
+        simulate(blur9(options), {in, rows, cols, cols, out});
+        const std::vector<float> want = blur9Steps(in, rows, cols, steps, boundary);
+        // f32 sums in one order on both sides, but the CUDA compiler may contract x * a + b:
+        // compared to a rounding bound.
+        for (size_t i = 0; i < in.size(); ++i) REQUIRE(std::fabs(out[i] - want[i]) < 1e-3f);
+      }
+    }
+  }
+  CHECK(errorOf([] {
+          StencilOptions o;
+          o.steps = 0;
+          blur9(o);
+        }) == "stencil: steps must be at least 1 (got 0)");
+}
+
+TEST_CASE("stencil: the neighbourhood knows its element's position") {
+  const Kernel k = capture("positions", 64, [](DPull2<EWord32> in) {
+    return stencil(
+        in, 1,
+        [](const Neighbourhood<uint32_t>& nb) { return nb(0, 0) + nb.row() * 1000u + nb.col(); },
+        StencilOptions{.tileRows = 4, .tileCols = 8});
+  });
+  const uint32_t rows = 9, cols = 13;
+  std::vector<uint32_t> in(rows * cols, 7), out(in.size());
+  simulate(k, {in, rows, cols, cols, out});
+  for (uint32_t r = 0; r < rows; ++r) {
+    for (uint32_t c = 0; c < cols; ++c) CHECK(out[r * cols + c] == 7 + r * 1000 + c);
+  }
+  // A neighbourhood made by hand (blocks over haloTiles) has no position to give.
+  CHECK(errorOf([] {
+          const SPull2<EWord32> t(3u, 3u,
+                                  [](const EWord32&, const EWord32&) { return EWord32(0u); });
+          Neighbourhood<uint32_t>(t, EWord32(0u), EWord32(0u), 1).row();
+        }) ==
+        "stencil: this Neighbourhood was made without its position (the 4-argument "
+        "constructor); row() and col() need the one that takes them");
+}
