@@ -130,6 +130,24 @@ struct BinaryResults {
   bool operator==(const BinaryResults&) const = default;
 };
 
+// The names of the results that differ between a and b ("" when none does).
+template <class X>
+std::string differingResults(const BinaryResults<X>& a, const BinaryResults<X>& b) {
+  std::string names;
+  auto note = [&names](bool same, const char* name) {
+    if (!same) names += std::string(names.empty() ? "" : ", ") + name;
+  };
+  note(a.sum == b.sum, "sum");
+  note(a.difference == b.difference, "difference");
+  note(a.product == b.product, "product");
+  note(a.quotient == b.quotient, "quotient");
+  note(a.minimum == b.minimum, "minimum");
+  note(a.maximum == b.maximum, "maximum");
+  note(a.power == b.power, "power");
+  note(a.comparisons == b.comparisons, "comparisons");
+  return names;
+}
+
 template <class X>
 BinaryResults<X> binaryReference(const std::vector<X>& a, const std::vector<X>& b) {
   BinaryResults<X> r(a.size());
