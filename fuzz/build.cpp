@@ -50,6 +50,12 @@ SPull<EWord32> pullStep(const Node& n, const SPull<EWord32>& x) {
       const uint32_t fn = n.fn, constant = n.constant;
       return fmap([fn, constant](const EWord32& w) { return bitsOp(fn, constant, w); }, x);
     }
+    case Op::SmallFloatMap: {
+      const uint32_t fn = n.fn, format = n.format, constant = n.constant;
+      return fmap([fn, format,
+                   constant](const EWord32& w) { return smallFloatMap(fn, format, constant, w); },
+                  x);
+    }
     case Op::SplitFold: {
       const uint32_t a = n.fn;
       return fmap([a](const SPull<EWord32>& c) { return foldPull1(binaryFn(a), c); },

@@ -162,6 +162,28 @@ SPull<EWord32> narrowForce(const Program<L>& p, bool zipped, const SPull<EWord32
   return zipWith([](const Exp<X>& v, const EWord32& w) { return widen(v) + w; }, lo, hi);
 }
 
+// SmallFloatForce with the format S (see Op::SmallFloatForce): the values forced as S, e4m3,
+// e5m2, or S beside the words (a tuple of a 2-byte and a 4-byte array).
+template <class S, class L>
+SPull<EWord32> smallFloatForce(const Program<L>& p, uint32_t form, const SPull<EWord32>& x) {
+  using namespace obsidian;
+  const auto values = fmap([](const EWord32& w) { return smallIn<S>(w); }, x);
+  const auto bitsOf = [](const auto& v) { return bits32(v); };
+  switch (form % kSmallFloatForces) {
+    case 1:
+      return fmap(bitsOf,
+                  forcePull(p, fmap([](const Exp<S>& v) { return cast<Fp8E4M3>(v); }, values)));
+    case 2:
+      return fmap(bitsOf,
+                  forcePull(p, fmap([](const Exp<S>& v) { return cast<Fp8E5M2>(v); }, values)));
+    case 3: {
+      auto [lo, hi] = unzip(forcePull(p, zip(values, x)));
+      return zipWith([](const Exp<S>& v, const EWord32& w) { return bits32(v) + w; }, lo, hi);
+    }
+    default: return fmap(bitsOf, forcePull(p, values));
+  }
+}
+
 template <class L>
 SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x) {
   using namespace obsidian;
@@ -243,6 +265,9 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
     case Op::NarrowForce:
       return n.width == 8 ? narrowForce<uint8_t>(p, n.zipped, x)
                           : narrowForce<uint16_t>(p, n.zipped, x);
+    case Op::SmallFloatForce:
+      return n.format == 0 ? smallFloatForce<obsidian::Half>(p, n.fn, x)
+                           : smallFloatForce<obsidian::BFloat16>(p, n.fn, x);
     case Op::ForceZip: {
       auto [lo, hi] = halve(x);
       auto [lo2, hi2] = unzip(forcePull(p, zip(lo, hi)));

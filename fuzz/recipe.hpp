@@ -100,8 +100,20 @@ enum class Op : uint8_t {
                 // y[t * I + k] = out(items[k], the value of thread (t + 1 +
                 // constant % T) % T); fn / 4: 0 a newShared of y written, sync,
                 // its pull; 1 force(mkPush<L> of the same loop)                 force
+  // Half precision and bfloat16 (and the fp8 formats, converted to and from): each word read
+  // as a value v of the format (smallIn in scalar_ops.hpp: its high half's bits, or an f32, or
+  // a u32 converted), computed with or converted, and back to a word bit for bit. Drawn from a
+  // stream of their own too, each appended after a step and keeping its length.
+  SmallFloatMap,    // fmap(smallFloatOp(fn, format, constant)): v against the
+                    // literal of constant's low half (its high half: a second
+                    // parameter) through + - * / min max, comparisons, sqrt, -,
+                    // rsqrt, fabs, floor, ceil, conversions to and from f32, f64,
+                    // integers, fp8 and the other format                        pull
+  SmallFloatForce,  // forcePull of the values v (fn % 4: 0 v, 1 e4m3 of v, 2 e5m2
+                    // of v, 3 zip(v, x) unzipped: bits(v) + x), back to their
+                    // bits                                                      force
 };
-constexpr uint32_t kOps = static_cast<uint32_t>(Op::ThreadItems) + 1;
+constexpr uint32_t kOps = static_cast<uint32_t>(Op::SmallFloatForce) + 1;
 // The steps before the collectives: what the main stream draws from.
 constexpr uint32_t kBasicOps = static_cast<uint32_t>(Op::ForceZip) + 1;
 // Whether op is one of the algorithm layer's collectives.
@@ -112,6 +124,8 @@ bool isNarrow(Op op);
 bool isFloatBits(Op op);
 // Whether op is one of the bit intrinsics' and warp votes' steps (BitsMap, WarpVote).
 bool isBits(Op op);
+// Whether op is one of the small floats' steps (SmallFloatMap, SmallFloatForce).
+bool isSmallFloatStep(Op op);
 // Steps that need no program (the only ones allowed inside binSplit).
 bool isPullStep(Op op);
 
@@ -122,8 +136,8 @@ struct Node {
   // The scalar operator: an index into the table that op names (unaryOp: Map; binaryOp: the
   // zips, folds and scans of words; floatOp: FloatMap; narrowOp: NarrowMap; floatBitsOp:
   // FloatBits; floatScanOp: FloatScan; bitsOp: BitsMap; the vote (kWarpVotes): WarpVote;
-  // the value, result and form (kThreadItemsFns): ThreadItems; collectiveWord: the reductions
-  // and scans).
+  // the value, result and form (kThreadItemsFns): ThreadItems; smallFloatOp: SmallFloatMap;
+  // the form: SmallFloatForce; collectiveWord: the reductions and scans).
   uint32_t fn = 0;
   uint32_t constant = 0;      // the operator's constant (AddIndex: the factor of i)
   uint32_t constantHigh = 0;  // FloatBits: the high word of the f64 literal
@@ -144,6 +158,7 @@ struct Node {
   uint32_t width = 0;             // NarrowMap, NarrowForce: the narrow type's bits
   bool zipped = false;            // NarrowForce: beside the words (else the narrow array alone)
   uint32_t specials = 0;          // FloatBits, FloatScan: floatIn's threshold
+  uint32_t format = 0;            // SmallFloatMap, SmallFloatForce: 0 Half, 1 BFloat16
   std::vector<Node> kids;         // the nested body of BinSplit, Nest, ThreadNest, SeqNest
 };
 
@@ -349,6 +364,9 @@ constexpr uint32_t kWarpVotes = 4;
 constexpr uint32_t kThreadItemsFns = 8;
 // ThreadItems' most items per thread.
 constexpr uint32_t kMostThreadItems = 8;
+// SmallFloatMap's functions (smallFloatOp in scalar_ops.hpp) and SmallFloatForce's forms.
+constexpr uint32_t kSmallFloatOps = 11;
+constexpr uint32_t kSmallFloatForces = 4;
 
 // The input's elements (below 2^elem), as words.
 std::vector<uint32_t> inputFor(const Recipe& r);

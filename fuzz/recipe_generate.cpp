@@ -1,7 +1,7 @@
 // Generation: a random well-typed, well-sized 1-D recipe from a seed. The main stream draws
 // what the first generator drew; each later kind of step or recipe (collectives, narrow types,
-// float bit patterns, bit intrinsics and warp votes, thread arrays, fused outputs, divisors,
-// matrix kernels)
+// float bit patterns, bit intrinsics and warp votes, thread arrays, half precision and fp8,
+// fused outputs, divisors, matrix kernels)
 // draws from a stream of its own seeded by the data seed, so the recipes that draw none of
 // them stay as they were. Matrix recipes: recipe_matrix_generate.cpp.
 #include <algorithm>
@@ -67,6 +67,7 @@ class Generator {
           floatStep(pullOnly, n, ops);
           bitsStep(level, pullOnly, n, ops);
           itemsStep(level, pullOnly, n, ops);
+          smallStep(pullOnly, ops);
           continue;
         }
       }
@@ -83,6 +84,7 @@ class Generator {
       floatStep(pullOnly, n, ops);
       bitsStep(level, pullOnly, n, ops);
       itemsStep(level, pullOnly, n, ops);
+      smallStep(pullOnly, ops);
     }
     return ops;
   }
@@ -110,6 +112,12 @@ class Generator {
   void enableItems(uint64_t seed) {
     items_.seed(seed ^ 0x8ebc6af09c88c6e3ull);
     itemsOn_ = true;
+  }
+  // From now on, a small float step (SmallFloatMap, SmallFloatForce) follows a step now and
+  // then, drawn from a stream of its own (they keep the length too).
+  void enableSmallFloats(uint64_t seed) {
+    small_.seed(seed ^ 0x2127599bf4325c37ull);
+    smallOn_ = true;
   }
 
  private:
@@ -489,6 +497,44 @@ class Generator {
     ops.push_back(node);
   }
 
+  // Percent of the steps that a small float step follows (a SmallFloatForce in a third of
+  // those outside binSplit).
+  static constexpr uint64_t kSmallPercent = 3;
+  uint32_t sBelow(uint32_t k) { return static_cast<uint32_t>(small_() % k); }
+  // A literal's bits in the 16-bit format (0 Half, 1 BFloat16): quiet and signalling NaNs with
+  // payloads, the canonical NaN 0x7fff, infinities, zeros, the smallest subnormal, the largest
+  // finite value, values about 1, any pattern; both signs.
+  uint32_t smallLiteral(uint32_t format) {
+    const uint32_t m = format == 0 ? 10 : 7, top = format == 0 ? 0x1fu : 0xffu;
+    const uint32_t payload = static_cast<uint32_t>(small_()), sign = sBelow(2) << 15;
+    const uint32_t inf = top << m, quiet = 1u << (m - 1);
+    switch (sBelow(12)) {
+      case 0:
+      case 1: return sign | inf | quiet | (payload & (quiet - 1));
+      case 2: return sign | inf | (1 + payload % (quiet - 1));
+      case 3: return 0x7fffu;
+      case 4: return sign | inf;
+      case 5: return sign;
+      case 6: return sign | 1u;
+      case 7: return sign | (inf - 1);
+      case 8: return payload & 0xffffu;
+      default: return sign | ((((top >> 1) - 1) << m) + payload % (2u << m));
+    }
+  }
+  void smallStep(bool pullOnly, std::vector<Node>& ops) {
+    if (!smallOn_ || small_() % 100 >= kSmallPercent) return;
+    Node node;
+    node.op = pullOnly || sBelow(3) != 0 ? Op::SmallFloatMap : Op::SmallFloatForce;
+    node.format = sBelow(2);
+    if (node.op == Op::SmallFloatMap) {
+      node.fn = sBelow(kSmallFloatOps);
+      node.constant = smallLiteral(node.format) | (sBelow(0x10000) << 16);
+    } else {
+      node.fn = sBelow(kSmallFloatForces);
+    }
+    ops.push_back(node);
+  }
+
   std::mt19937_64& rng_;
   std::mt19937_64 collectives_;
   bool collectivesOn_ = false;
@@ -500,6 +546,8 @@ class Generator {
   bool bitsOn_ = false;
   std::mt19937_64 items_;
   bool itemsOn_ = false;
+  std::mt19937_64 small_;
+  bool smallOn_ = false;
   Where block_;
 };
 
@@ -666,6 +714,7 @@ Recipe generateSteps(std::mt19937_64& rng) {
   gen.enableFloats(r.dataSeed);
   gen.enableBits(r.dataSeed);
   gen.enableItems(r.dataSeed);
+  gen.enableSmallFloats(r.dataSeed);
   const uint32_t result = static_cast<uint32_t>(extra() % 100);
   if (result < 20) {
     r.result = result < 10 ? Result::EffectWrite : Result::EffectAtomic;

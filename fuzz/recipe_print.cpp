@@ -275,6 +275,40 @@ std::string Printer::step(int ind, Level level, const std::string& p, const Node
     case Op::BitsMap:
       line(ind, def + "fmap(" + bitsText(n.fn, n.constant) + ", " + x + ");");
       break;
+    case Op::SmallFloatMap:
+      line(ind, def + "fmap(" + smallFloatText(n.fn, n.format, n.constant) + ", " + x + ");");
+      break;
+    case Op::SmallFloatForce: {
+      const std::string s = smallName(n.format), e = "Exp<" + s + ">";
+      const std::string values =
+          "fmap([](const EWord32& x) { return " + smallInText(n.format) + "; }, " + x + ")";
+      const auto bitsOf = [](const std::string& type) {
+        return "[](const " + type + "& v) { return bits32(v); }";
+      };
+      switch (n.fn % kSmallFloatForces) {
+        case 1:
+        case 2: {
+          const std::string fp8 = n.fn % kSmallFloatForces == 1 ? "Fp8E4M3" : "Fp8E5M2";
+          line(ind, def + "fmap(" + bitsOf("Exp<" + fp8 + ">") + ", forcePull(" + p +
+                        ", fmap([](const " + e + "& v) { return cast<" + fp8 + ">(v); }, " +
+                        values + ")));");
+          break;
+        }
+        case 3: {
+          const std::string lo = fresh("lo"), hi = fresh("hi");
+          line(ind, "const auto [" + lo + ", " + hi + "] = unzip(forcePull(" + p + ", zip(" +
+                        values + ", " + x + ")));");
+          line(ind, def + "zipWith([](const " + e +
+                        "& v, const EWord32& w) { return bits32(v) + w; }, " + lo + ", " + hi +
+                        ");");
+          break;
+        }
+        default:
+          line(ind, def + "fmap(" + bitsOf(e) + ", forcePull(" + p + ", " + values + "));");
+          break;
+      }
+      break;
+    }
     case Op::WarpVote: warpVote(ind, p, n, x, def); break;
     case Op::ThreadItems: threadItems(ind, L, p, n, x, def); break;
     case Op::FloatBits:

@@ -285,6 +285,17 @@ Words refStep(const Where& w, const Node& n, const Words& x) {
       for (size_t i = 0; i < len; ++i) y[i] = bitsOp(n.fn, n.constant, x[i]);
       return y;
     }
+    case Op::SmallFloatMap:
+    case Op::SmallFloatForce: {
+      require(n.format < 2, "a small float step of another format");
+      Words y(len);
+      for (size_t i = 0; i < len; ++i) {
+        y[i] = n.op == Op::SmallFloatMap ? smallFloatMap(n.fn, n.format, n.constant, x[i])
+               : n.format == 0           ? smallForceWord<obsidian::Half>(n.fn, x[i])
+                                         : smallForceWord<obsidian::BFloat16>(n.fn, x[i]);
+      }
+      return y;
+    }
     case Op::WarpVote:
       require(collectiveFits(w, n, len), "a warp vote's shape rules do not hold");
       return refWarpVote(n, x);

@@ -14,6 +14,7 @@ bool isCollective(Op op) {
 bool isNarrow(Op op) { return op == Op::NarrowMap || op == Op::NarrowForce; }
 bool isFloatBits(Op op) { return op == Op::FloatBits || op == Op::FloatScan; }
 bool isBits(Op op) { return op == Op::BitsMap || op == Op::WarpVote; }
+bool isSmallFloatStep(Op op) { return op == Op::SmallFloatMap || op == Op::SmallFloatForce; }
 
 bool isPullStep(Op op) {
   switch (op) {
@@ -30,7 +31,8 @@ bool isPullStep(Op op) {
     case Op::FloatMap:
     case Op::NarrowMap:
     case Op::FloatBits:
-    case Op::BitsMap: return true;
+    case Op::BitsMap:
+    case Op::SmallFloatMap: return true;
     default: return false;
   }
 }

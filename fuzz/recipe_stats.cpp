@@ -77,7 +77,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   static const char* const scanAlgs[] = {"sklansky", "sklansky2", "sklansky3", "koggeStone",
                                          "threadSequential"};
   static const char* const loadAlgs[] = {"direct", "striped", "warpStriped", "vectorized"};
-  bool collective = false, floats = false, bits = false, items = false;
+  bool collective = false, floats = false, bits = false, items = false, small = false;
   Level level = Level::Block;  // where the steps walked now run
   std::function<void(const std::vector<Node>&)> walk = [&](const std::vector<Node>& ops) {
     for (const Node& n : ops) {
@@ -175,6 +175,40 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
           }
           break;
         }
+        case Op::SmallFloatMap: {
+          static const char* const kinds[] = {"moves",
+                                              "arithmetic",
+                                              "min/max",
+                                              "comparisons",
+                                              "sqrt/neg/rsqrt/fabs/floor/ceil",
+                                              "through f32",
+                                              "to integers",
+                                              "from integers and f64",
+                                              "to fp8 and back",
+                                              "fp8 of f32 and u32, to f32",
+                                              "the other format, from f64"};
+          static_assert(std::size(kinds) == kSmallFloatOps);
+          small = true;
+          const std::string format = smallName(n.format);
+          ++counts["SmallFloatMap"];
+          ++counts["SmallFloatMap " + format + " at " + levelName(level)];
+          ++counts["SmallFloatMap " + std::string(kinds[n.fn % kSmallFloatOps])];
+          const uint32_t k = n.constant & 0xffffu, m = n.format == 0 ? 10 : 7;
+          const uint32_t inf = (n.format == 0 ? 0x1fu : 0xffu) << m;
+          if ((k & inf) == inf && (k & ((1u << m) - 1)) != 0) {
+            ++counts[std::string("SmallFloatMap literal: ") +
+                     ((k & (1u << (m - 1))) != 0 ? "quiet NaN" : "signalling NaN")];
+          }
+          break;
+        }
+        case Op::SmallFloatForce: {
+          static const char* const forms[] = {"values", "e4m3", "e5m2", "zipped with u32"};
+          static_assert(std::size(forms) == kSmallFloatForces);
+          small = true;
+          ++counts["SmallFloatForce " + std::string(smallName(n.format)) + " " +
+                   forms[n.fn % kSmallFloatForces] + " at " + levelName(level)];
+          break;
+        }
         case Op::Nest:
         case Op::SeqNest:
           // The bit steps' nests of one WarpVote over pieces of 32 (recipe_generate.cpp's
@@ -200,6 +234,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   if (floats) ++counts["programs with float-bits steps"];
   if (bits) ++counts["programs with bit intrinsics or warp votes"];
   if (items) ++counts["programs with thread arrays"];
+  if (small) ++counts["programs with half precision and fp8"];
   static const char* const divisors[] = {"none", "require (d = 0 refused)", "guarded by ||",
                                          "guarded by a select", "length (d = 0 refused)"};
   if (r.divisor != Divisor::None) {

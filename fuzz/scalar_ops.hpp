@@ -701,6 +701,621 @@ inline std::string bitsText(uint32_t which, uint32_t c) {
   return "[](const EWord32& x) { " + e + " }";
 }
 
+// ------------------------------------------------------------------ half precision and fp8
+// Half and BFloat16 values (and the fp8 formats that they convert to and from) read from words,
+// computed with or converted, and back to words bit for bit. SmallWorld<uint32_t> (the
+// reference) computes every result with its own code, not half.hpp's: a table of each format's
+// fields, values decoded to host floats, f32 arithmetic, and a rounding routine of its own over
+// integer significands (smallRound). It follows the semantics of src/ir/scalar_ops.cpp (what the
+// printed CUDA computes on sm_90):
+// - + - * / and sqrt of the operands' exact values in f32, rounded once to the format; rsqrt in
+//   f64 (1 / sqrt), rounded once; -, fabs, floor and ceil exact; min and max give the other
+//   operand for a NaN and order -0 below +0. (The transcendental functions and pow are not
+//   drawn: the GPU computes them in f64 to within an ulp or two, not correctly rounded, so no
+//   reference can know every result's bits.)
+// - Every NaN result of an operation is the format's canonical NaN (0x7fff; fp8: 0x7f); moves,
+//   selects, bitcasts and literals keep a NaN's bits (the NaN-literal folds of f32 and f64 do not
+//   apply to these formats).
+// - To f32 exactly; a NaN gives 0x7fffffff, but a bf16 NaN widens with its bits (a shift). To
+//   f64 and the integers through f32 (integers: truncated and saturated, a NaN gives 0; u8: the
+//   u32's low byte).
+// - To a format: rounded once to nearest even from the exact value (of an f32, f64, u32, i32 or
+//   u64; from another small format through f32), past the largest finite value to infinity (fp8:
+//   saturated to the largest finite value, infinities too), a NaN to the canonical NaN.
+
+// A format's fields, as the reference knows them.
+struct SmallFormat {
+  int exponentBits, mantissaBits;
+  bool infinity;   // else (e4m3) the top exponent is a number but for the one NaN mantissa
+  bool saturates;  // conversions to it saturate (fp8's satfinite)
+  uint32_t nan;    // the canonical NaN
+  uint32_t sign() const { return 1u << (exponentBits + mantissaBits); }
+  uint32_t top() const { return (1u << exponentBits) - 1; }
+  uint32_t mantissaMask() const { return (1u << mantissaBits) - 1; }
+  int bias() const { return (1 << (exponentBits - 1)) - 1; }
+  uint32_t largest() const {  // the largest finite value's bits
+    return infinity ? (top() << mantissaBits) - 1 : (top() << mantissaBits) | (mantissaMask() - 1);
+  }
+};
+template <class S>
+constexpr SmallFormat smallFormat() {
+  if constexpr (std::is_same_v<S, obsidian::Half>) {
+    return {5, 10, true, false, 0x7fffu};
+  } else if constexpr (std::is_same_v<S, obsidian::BFloat16>) {
+    return {8, 7, true, false, 0x7fffu};
+  } else if constexpr (std::is_same_v<S, obsidian::Fp8E4M3>) {
+    return {4, 3, false, true, 0x7fu};
+  } else {
+    static_assert(std::is_same_v<S, obsidian::Fp8E5M2>);
+    return {5, 2, true, true, 0x7fu};
+  }
+}
+inline bool smallNaN(const SmallFormat& f, uint32_t b) {
+  const uint32_t e = (b >> f.mantissaBits) & f.top(), m = b & f.mantissaMask();
+  return e == f.top() && (f.infinity ? m != 0 : m == f.mantissaMask());
+}
+// The value of bits b (not a NaN), exactly (every value of these formats is a float).
+inline float smallValue(const SmallFormat& f, uint32_t b) {
+  const uint32_t e = (b >> f.mantissaBits) & f.top(), m = b & f.mantissaMask();
+  float v = 0;
+  if (e == f.top() && f.infinity) {
+    v = std::numeric_limits<float>::infinity();
+  } else if (e == 0) {
+    v = std::ldexp(static_cast<float>(m), 1 - f.bias() - f.mantissaBits);
+  } else {
+    v = std::ldexp(static_cast<float>(m | (1u << f.mantissaBits)),
+                   static_cast<int>(e) - f.bias() - f.mantissaBits);
+  }
+  return (b & f.sign()) != 0 ? -v : v;
+}
+// An infinity of the sign, or the largest finite value where f saturates.
+inline uint32_t smallOverflow(const SmallFormat& f, bool negative) {
+  return (negative ? f.sign() : 0u) |
+         (f.saturates ? f.largest() : f.top() << static_cast<uint32_t>(f.mantissaBits));
+}
+// The bits of f nearest to (-1)^negative * sig * 2^exp (exact: sig has up to 64 bits), ties to
+// even.
+inline uint32_t smallRound(const SmallFormat& f, bool negative, uint64_t sig, int exp) {
+  const uint32_t sign = negative ? f.sign() : 0u;
+  if (sig == 0) return sign;
+  const int m = f.mantissaBits, emin = 1 - f.bias();
+  const int e = static_cast<int>(std::bit_width(sig)) - 1 + exp;  // the value's exponent
+  int quantum = std::max(e, emin) - m;                            // the last kept bit's
+  const int shift = quantum - exp;
+  uint64_t q = 0;  // the value in quanta
+  if (shift <= 0) {
+    q = sig << -shift;  // exact: below 2^(m + 1)
+  } else if (shift > 64) {
+    q = 0;  // below half a quantum
+  } else {
+    q = shift == 64 ? 0 : sig >> shift;
+    const uint64_t rest = shift == 64 ? sig : sig & ((uint64_t{1} << shift) - 1);
+    const uint64_t half = uint64_t{1} << (shift - 1);
+    if (rest > half || (rest == half && (q & 1) != 0)) ++q;
+  }
+  if (q >> (m + 1) != 0) {  // rounded up into the next binade
+    q >>= 1;
+    ++quantum;
+  }
+  if (q < (uint64_t{1} << m)) return sign | static_cast<uint32_t>(q);  // subnormal, or zero
+  const int field = quantum + m + f.bias();
+  const uint32_t mantissa = static_cast<uint32_t>(q) & f.mantissaMask();
+  const int most = static_cast<int>(f.infinity ? f.top() - 1 : f.top());
+  if (field > most || (!f.infinity && field == most && mantissa == f.mantissaMask())) {
+    return smallOverflow(f, negative);
+  }
+  return sign | static_cast<uint32_t>(field) << m | mantissa;
+}
+inline uint32_t smallFromF32Bits(const SmallFormat& f, uint32_t b) {
+  const bool negative = (b >> 31) != 0;
+  const uint32_t e = (b >> 23) & 0xffu, m = b & 0x7fffffu;
+  if (e == 0xffu) return m != 0 ? f.nan : smallOverflow(f, negative);
+  if (e == 0) return smallRound(f, negative, m, -149);
+  return smallRound(f, negative, m | 0x800000u, static_cast<int>(e) - 150);
+}
+inline uint32_t smallFromF64Bits(const SmallFormat& f, uint64_t b) {
+  const bool negative = (b >> 63) != 0;
+  const uint64_t e = (b >> 52) & 0x7ffu, m = b & 0xfffffffffffffull;
+  if (e == 0x7ffu) return m != 0 ? f.nan : smallOverflow(f, negative);
+  if (e == 0) return smallRound(f, negative, m, -1074);
+  return smallRound(f, negative, m | (uint64_t{1} << 52), static_cast<int>(e) - 1075);
+}
+inline uint32_t smallToF32Bits(const SmallFormat& f, uint32_t b) {
+  if (smallNaN(f, b)) return f.exponentBits == 8 ? b << 16 : 0x7fffffffu;  // bf16: a shift
+  return std::bit_cast<uint32_t>(smallValue(f, b));
+}
+
+// The reference's value of format S: its bits.
+template <class S>
+struct RefSmall {
+  uint32_t b;
+};
+// The value as a host float (a NaN: a NaN).
+template <class S>
+float hostSmall(RefSmall<S> v) {
+  constexpr SmallFormat f = smallFormat<S>();
+  return smallNaN(f, v.b) ? std::numeric_limits<float>::quiet_NaN() : smallValue(f, v.b);
+}
+// An operation's f32 result r rounded to S (a NaN: the canonical NaN).
+template <class S>
+RefSmall<S> smallResult(float r) {
+  return RefSmall<S>{smallFromF32Bits(smallFormat<S>(), std::bit_cast<uint32_t>(r))};
+}
+template <class S>
+RefSmall<S> operator+(RefSmall<S> a, RefSmall<S> b) {
+  return smallResult<S>(hostSmall(a) + hostSmall(b));
+}
+template <class S>
+RefSmall<S> operator-(RefSmall<S> a, RefSmall<S> b) {
+  return smallResult<S>(hostSmall(a) - hostSmall(b));
+}
+template <class S>
+RefSmall<S> operator*(RefSmall<S> a, RefSmall<S> b) {
+  return smallResult<S>(hostSmall(a) * hostSmall(b));
+}
+template <class S>
+RefSmall<S> operator/(RefSmall<S> a, RefSmall<S> b) {
+  return smallResult<S>(hostSmall(a) / hostSmall(b));
+}
+template <class S>
+RefSmall<S> operator-(RefSmall<S> a) {
+  constexpr SmallFormat f = smallFormat<S>();
+  return RefSmall<S>{smallNaN(f, a.b) ? f.nan : a.b ^ f.sign()};
+}
+template <class S>
+RefSmall<S> fabs(RefSmall<S> a) {
+  constexpr SmallFormat f = smallFormat<S>();
+  return RefSmall<S>{smallNaN(f, a.b) ? f.nan : a.b & ~f.sign()};
+}
+template <class S>
+RefSmall<S> sqrt(RefSmall<S> a) {
+  return smallResult<S>(std::sqrt(hostSmall(a)));
+}
+// 1 / sqrt in f64, rounded once to S (as printed: IEEE f64 operations, so the GPU's result is
+// this one too).
+template <class S>
+RefSmall<S> rsqrt(RefSmall<S> a) {
+  const double r = 1.0 / std::sqrt(static_cast<double>(hostSmall(a)));
+  return RefSmall<S>{smallFromF64Bits(smallFormat<S>(), std::bit_cast<uint64_t>(r))};
+}
+template <class S>
+RefSmall<S> floor(RefSmall<S> a) {
+  return smallResult<S>(std::floor(hostSmall(a)));
+}
+template <class S>
+RefSmall<S> ceil(RefSmall<S> a) {
+  return smallResult<S>(std::ceil(hostSmall(a)));
+}
+// fminf/fmaxf of the exact values: the other operand for a NaN (both: the canonical NaN), -0
+// below +0.
+template <class S>
+RefSmall<S> smallMinMax(RefSmall<S> a, RefSmall<S> b, bool isMax) {
+  constexpr SmallFormat f = smallFormat<S>();
+  const bool na = smallNaN(f, a.b), nb = smallNaN(f, b.b);
+  if (na && nb) return RefSmall<S>{f.nan};
+  if (na) return b;
+  if (nb) return a;
+  const float x = hostSmall(a), y = hostSmall(b);
+  if (x == y) return std::signbit(x) != isMax ? a : b;
+  return (x < y) != isMax ? a : b;
+}
+template <class S>
+RefSmall<S> min(RefSmall<S> a, RefSmall<S> b) {
+  return smallMinMax(a, b, false);
+}
+template <class S>
+RefSmall<S> max(RefSmall<S> a, RefSmall<S> b) {
+  return smallMinMax(a, b, true);
+}
+template <class S>
+bool operator<(RefSmall<S> a, RefSmall<S> b) {
+  return hostSmall(a) < hostSmall(b);
+}
+template <class S>
+bool operator>(RefSmall<S> a, RefSmall<S> b) {
+  return hostSmall(a) > hostSmall(b);
+}
+template <class S>
+bool operator<=(RefSmall<S> a, RefSmall<S> b) {
+  return hostSmall(a) <= hostSmall(b);
+}
+template <class S>
+bool operator>=(RefSmall<S> a, RefSmall<S> b) {
+  return hostSmall(a) >= hostSmall(b);
+}
+template <class S>
+bool operator==(RefSmall<S> a, RefSmall<S> b) {
+  return hostSmall(a) == hostSmall(b);
+}
+template <class S>
+bool operator!=(RefSmall<S> a, RefSmall<S> b) {
+  return hostSmall(a) != hostSmall(b);
+}
+
+// The two interpretations' small float values and conversions: SmallWorld<uint32_t> (the
+// reference) and SmallWorld<EWord32> (obsidian). Small<T> is a value of format T.
+template <class W>
+struct SmallWorld;
+template <>
+struct SmallWorld<uint32_t> {
+  template <class T>
+  using Small = RefSmall<T>;
+  using FW = FloatWorld<uint32_t>;
+  template <class T>
+  static RefSmall<T> lit(uint32_t b) {
+    return RefSmall<T>{b & 0xffffu};
+  }
+  template <class T>
+  static RefSmall<T> fromBits(uint32_t w) {  // w's low 16 bits
+    return RefSmall<T>{w & 0xffffu};
+  }
+  template <class T>
+  static uint32_t bits(RefSmall<T> v) {
+    return v.b;
+  }
+  static uint32_t f32Bits(RefF32 f) { return f.b; }  // (not counted as FloatWorld's bits are)
+  template <class T>
+  static RefF32 toF32(RefSmall<T> v) {
+    return RefF32{smallToF32Bits(smallFormat<T>(), v.b)};
+  }
+  template <class T>
+  static RefF64 toF64(RefSmall<T> v) {
+    return FW::toF64(toF32(v));
+  }
+  template <class To>
+  static RefSmall<To> fromF32(RefF32 f) {
+    return RefSmall<To>{smallFromF32Bits(smallFormat<To>(), f.b)};
+  }
+  template <class To>
+  static RefSmall<To> fromF64(RefF64 d) {
+    return RefSmall<To>{smallFromF64Bits(smallFormat<To>(), d.b)};
+  }
+  template <class To, class From>
+  static RefSmall<To> convert(RefSmall<From> v) {
+    return fromF32<To>(toF32(v));
+  }
+  template <class To>
+  static RefSmall<To> fromU32(uint32_t x) {
+    return RefSmall<To>{smallRound(smallFormat<To>(), false, x, 0)};
+  }
+  template <class To>
+  static RefSmall<To> fromI32(uint32_t x) {  // x's bits read as an i32
+    const bool negative = (x >> 31) != 0;
+    return RefSmall<To>{smallRound(smallFormat<To>(), negative, negative ? 0u - x : x, 0)};
+  }
+  template <class To>
+  static RefSmall<To> fromU64(uint64_t x) {
+    return RefSmall<To>{smallRound(smallFormat<To>(), false, x, 0)};
+  }
+  static RefF64 f64(uint32_t x) { return RefF64{std::bit_cast<uint64_t>(static_cast<double>(x))}; }
+  template <class T>
+  static uint32_t toU32(RefSmall<T> v) {
+    return FW::toU32(toF32(v));
+  }
+  // Truncated and saturated to [-2^31, 2^31), a NaN to 0: the i32's bits.
+  template <class T>
+  static uint32_t toI32(RefSmall<T> v) {
+    const float x = hostF(toF32(v));
+    if (std::isnan(x)) return 0;
+    if (x <= -2147483648.0f) return 0x80000000u;
+    if (x >= 2147483648.0f) return 0x7fffffffu;
+    return static_cast<uint32_t>(static_cast<int32_t>(x));
+  }
+  template <class T>
+  static uint32_t toU8(RefSmall<T> v) {
+    return toU32(v) & 0xffu;
+  }
+  template <class T>
+  static T select(bool c, const T& a, const T& b) {
+    return FW::select(c, a, b);
+  }
+};
+template <>
+struct SmallWorld<obsidian::EWord32> {
+  template <class T>
+  using Small = obsidian::Exp<T>;
+  using W = obsidian::EWord32;
+  template <class T>
+  static obsidian::Exp<T> lit(uint32_t b) {
+    return obsidian::Exp<T>(T::fromBits(static_cast<uint16_t>(b)));
+  }
+  template <class T>
+  static obsidian::Exp<T> fromBits(const W& w) {
+    return obsidian::fromBits32<T>(w);
+  }
+  template <class T>
+  static W bits(const obsidian::Exp<T>& v) {
+    return obsidian::bits32(v);
+  }
+  static W f32Bits(const obsidian::EFloat& f) { return obsidian::bitcast<uint32_t>(f); }
+  template <class T>
+  static obsidian::EFloat toF32(const obsidian::Exp<T>& v) {
+    return obsidian::cast<float>(v);
+  }
+  template <class T>
+  static obsidian::EDouble toF64(const obsidian::Exp<T>& v) {
+    return obsidian::cast<double>(v);
+  }
+  template <class To>
+  static obsidian::Exp<To> fromF32(const obsidian::EFloat& f) {
+    return obsidian::cast<To>(f);
+  }
+  template <class To>
+  static obsidian::Exp<To> fromF64(const obsidian::EDouble& d) {
+    return obsidian::cast<To>(d);
+  }
+  template <class To, class From>
+  static obsidian::Exp<To> convert(const obsidian::Exp<From>& v) {
+    return obsidian::cast<To>(v);
+  }
+  template <class To>
+  static obsidian::Exp<To> fromU32(const W& x) {
+    return obsidian::cast<To>(x);
+  }
+  template <class To>
+  static obsidian::Exp<To> fromI32(const W& x) {
+    return obsidian::cast<To>(obsidian::cast<int32_t>(x));
+  }
+  template <class To>
+  static obsidian::Exp<To> fromU64(const obsidian::EWord64& x) {
+    return obsidian::cast<To>(x);
+  }
+  static obsidian::EDouble f64(const W& x) { return obsidian::cast<double>(x); }
+  template <class T>
+  static W toU32(const obsidian::Exp<T>& v) {
+    return obsidian::cast<uint32_t>(v);
+  }
+  template <class T>
+  static W toI32(const obsidian::Exp<T>& v) {
+    return obsidian::cast<uint32_t>(obsidian::cast<int32_t>(v));
+  }
+  template <class T>
+  static W toU8(const obsidian::Exp<T>& v) {
+    return obsidian::cast<uint32_t>(obsidian::cast<uint8_t>(v));
+  }
+  template <class T>
+  static T select(const obsidian::EBool& c, const T& a, const T& b) {
+    return obsidian::ifThenElse(c, a, b);
+  }
+};
+
+// The f32 that the steps read from word x where they want values about a small format's range:
+// x's sign and mantissa, an exponent from -31 to 32 (x's bits 23 to 28).
+template <class W>
+typename FloatWorld<W>::F smallNear(const W& x) {
+  return FloatWorld<W>::asF32((x & W(0x807fffffu)) |
+                              ((W(96u) + ((x >> W(23u)) & W(63u))) << W(23u)));
+}
+// The exponent field of the 16-bit format S.
+template <class S>
+constexpr uint32_t smallExponentMask() {
+  return std::is_same_v<S, obsidian::Half> ? 0x7c00u : 0x7f80u;
+}
+// The bits of S that a step reads from word x's high half: its exponent cleared where x & 8 (a
+// subnormal or zero), then set where x & 4 (a NaN of x's payload, quiet or signalling, or an
+// infinity), so that NaNs and subnormals are common.
+template <class S, class W>
+W smallPattern(const W& x) {
+  constexpr uint32_t e = smallExponentMask<S>();
+  return ((x >> W(16u)) & ~((x & W(8u)) * W(e / 8))) | ((x & W(4u)) * W(e / 4));
+}
+// The value of format S that a step reads from word x, by x & 3: 0 smallPattern(x) (any
+// pattern, half of them NaNs and infinities); 1 smallNear(x) converted (rounding, overflow,
+// underflow); 2 x's bits as an f32 converted (f32 NaNs, infinities and subnormals); 3 the u32
+// x >> (x >> 27) converted (integers, rounded).
+template <class S, class W>
+typename SmallWorld<W>::template Small<S> smallIn(const W& x) {
+  using SW = SmallWorld<W>;
+  using FW = FloatWorld<W>;
+  const W k = x & W(3u);
+  return SW::select(k == W(0u), SW::template fromBits<S>(smallPattern<S>(x)),
+                    SW::select(k == W(1u), SW::template fromF32<S>(smallNear(x)),
+                               SW::select(k == W(2u), SW::template fromF32<S>(FW::asF32(x)),
+                                          SW::template fromU32<S>(x >> (x >> W(27u))))));
+}
+// The other 16-bit format.
+template <class S>
+using OtherSmall =
+    std::conditional_t<std::is_same_v<S, obsidian::Half>, obsidian::BFloat16, obsidian::Half>;
+// A word whose value lies just above a tie of S's rounding (x's top bits as S's kept bits, then
+// the half bit, zeros, and x's low byte, which an f32 drops): an f32 in between would round it
+// to the tie, and then to even, where S rounds it up.
+template <class S, class W>
+W smallTie(const W& x) {
+  constexpr uint32_t kept = std::is_same_v<S, obsidian::Half> ? 11 : 8;
+  constexpr uint32_t between = ((1u << (32 - kept)) - 1) & ~0xffu;
+  return ((x | W(0x80000000u)) & W(~between)) | W(1u << (31 - kept));
+}
+// The second parameter p's values: an f32 factor, an f64 scale, an f64 nudge.
+inline uint32_t smallFactorBits(uint32_t p) {
+  return std::bit_cast<uint32_t>(static_cast<float>(p % 1024u) / 64.0f);
+}
+inline uint64_t smallScaleBits(uint32_t p) { return uint64_t{1023u - 16u - p % 40u} << 52; }
+inline uint64_t smallNudgeBits(uint32_t p) { return uint64_t{1023u - 20u - p % 40u} << 52; }
+constexpr uint64_t kThreeBits = 0x4008000000000000ull;  // 3.0
+// A SmallFloatMap step's function of word x over the value v = smallIn(x) of format S and the
+// literal k of its bits c & 0xffff; p = c >> 16 is the second parameter. smallFloatText prints
+// the same.
+template <class S, class W>
+W smallFloatOp(uint32_t which, uint32_t c, const W& x) {
+  using SW = SmallWorld<W>;
+  using FW = FloatWorld<W>;
+  using V = typename SW::template Small<S>;
+  using O = OtherSmall<S>;
+  using E4 = obsidian::Fp8E4M3;
+  using E5 = obsidian::Fp8E5M2;
+  const V v = smallIn<S>(x);
+  const V k = SW::template lit<S>(c);
+  const uint32_t p = c >> 16;
+  const auto bit = [&x](uint32_t m) { return (x & W(m)) == W(0u); };
+  switch (which % kSmallFloatOps) {
+    case 0: return SW::bits(SW::select(bit(0x100), v, k));  // moves and selects
+    case 1: return SW::bits(SW::select(bit(0x100), (v + k) * v, v / k - v));
+    case 2:  // min and max: NaN operands, and +0 against -0
+      return SW::bits(SW::select(bit(0x100), SW::select(bit(0x200), min(v, k), max(k, v)),
+                                 SW::select(bit(0x200), min(v, -v), max(v, -v))));
+    case 3: {  // comparisons, as bits of a word
+      const W one(1u), zero(0u);
+      return (x << W(6u)) | SW::select(v < k, one, zero) | SW::select(v == v, W(2u), zero) |
+             SW::select(v != k, W(4u), zero) | SW::select(v >= k, W(8u), zero) |
+             SW::select(k > v, W(16u), zero) | SW::select(v <= v, W(32u), zero);
+    }
+    case 4:
+      return SW::bits(SW::select(
+          bit(0x100), SW::select(bit(0x200), sqrt(v), SW::select(bit(0x400), -v, rsqrt(v))),
+          SW::select(bit(0x200), fabs(v), SW::select(bit(0x400), floor(v), ceil(v)))));
+    case 5: {  // to f32 (its bits), f32 arithmetic, back
+      const auto f = SW::toF32(v);
+      return SW::f32Bits(f) ^
+             (SW::bits(SW::template fromF32<S>(f * FW::lit(smallFactorBits(p)) + SW::toF32(k)))
+              << W(16u));
+    }
+    case 6:  // to integers
+      return SW::toU32(v) ^ (SW::toI32(v) * W(3u)) ^ (SW::toU8(v) << W(24u));
+    case 7: {  // from integers (u32, i32, u64) and f64, each rounded once: values past an
+               // f32's precision, just above ties (smallTie) or not
+      const W t = SW::select(bit(0x400), smallTie<S>(x), x);
+      const auto y = FW::wide(x) | (FW::wide(t) << typename FW::W64(32u));
+      return SW::bits(SW::select(
+          bit(0x100),
+          SW::select(bit(0x200), SW::template fromU32<S>(t), SW::template fromI32<S>(x)),
+          SW::select(bit(0x200), SW::template fromU64<S>(y >> FW::wide(x & W(63u))),
+                     SW::template fromF64<S>(SW::f64(t) * FW::lit64(smallScaleBits(p))))));
+    }
+    case 8: {  // to fp8 and back
+      const auto a = SW::template convert<E4>(v);
+      const auto b = SW::template convert<E5>(v);
+      return SW::bits(a) | (SW::bits(b) << W(8u)) |
+             (SW::bits(
+                  SW::select(bit(0x100), SW::template convert<S>(a), SW::template convert<S>(b)))
+              << W(16u));
+    }
+    case 9: {  // fp8 of f32 values and of integers, and fp8 to f32
+      const auto f = FW::select(bit(0x200), smallNear(x), FW::asF32(x));
+      const auto a = SW::template fromF32<E4>(f);
+      const auto b = SW::template fromF32<E5>(f);
+      const auto n = SW::template fromU32<E5>(x >> (x >> W(27u)));
+      return (SW::bits(a) | (SW::bits(b) << W(8u)) | (SW::bits(n) << W(16u))) ^
+             SW::f32Bits(FW::select(bit(0x100), SW::toF32(a), SW::toF32(b)));
+    }
+    default: {  // the other format, and f64 arithmetic rounded once to S
+      const auto o = SW::template convert<O>(v);
+      const auto d = SW::toF64(v) * FW::lit64(kThreeBits) + FW::lit64(smallNudgeBits(p));
+      return SW::bits(o) | (SW::bits(SW::select(bit(0x100), SW::template convert<S>(o),
+                                                SW::template fromF64<S>(d)))
+                            << W(16u));
+    }
+  }
+}
+template <class W>
+W smallFloatMap(uint32_t which, uint32_t format, uint32_t c, const W& x) {
+  return format == 0 ? smallFloatOp<obsidian::Half>(which, c, x)
+                     : smallFloatOp<obsidian::BFloat16>(which, c, x);
+}
+// The word that a SmallFloatForce step of form `form` makes of word x, as the reference computes
+// it: the bits of x's S value, of its e4m3 or e5m2, or the S value's bits plus x.
+template <class S>
+uint32_t smallForceWord(uint32_t form, uint32_t x) {
+  using SW = SmallWorld<uint32_t>;
+  const RefSmall<S> v = smallIn<S>(x);
+  switch (form % kSmallFloatForces) {
+    case 1: return SW::bits(SW::convert<obsidian::Fp8E4M3>(v));
+    case 2: return SW::bits(SW::convert<obsidian::Fp8E5M2>(v));
+    case 3: return SW::bits(v) + x;
+    default: return SW::bits(v);
+  }
+}
+
+// The same as C++ source.
+inline const char* smallName(uint32_t format) { return format == 0 ? "Half" : "BFloat16"; }
+constexpr const char* kSmallNearText =
+    "bitcast<float>((x & 0x807fffffu) | ((96u + ((x >> 23u) & 63u)) << 23u))";
+inline std::string smallPatternText(uint32_t format) {
+  const uint32_t e =
+      format == 0 ? smallExponentMask<obsidian::Half>() : smallExponentMask<obsidian::BFloat16>();
+  return "((x >> 16u) & ~((x & 8u) * " + hex(e / 8, "u") + ")) | ((x & 4u) * " + hex(e / 4, "u") +
+         ")";
+}
+inline std::string smallTieText(uint32_t format) {
+  const uint32_t kept = format == 0 ? 11 : 8;
+  const uint32_t between = ((1u << (32 - kept)) - 1) & ~0xffu;
+  return "((x | 0x80000000u) & " + hex(~between, "u") + ") | " + hex(1u << (31 - kept), "u");
+}
+inline std::string smallInText(uint32_t format) {
+  const std::string s = smallName(format);
+  return "ifThenElse((x & 3u) == 0u, fromBits32<" + s + ">(" + smallPatternText(format) +
+         "), ifThenElse((x & 3u) == 1u, cast<" + s + ">(" + kSmallNearText +
+         "), ifThenElse((x & 3u) == 2u, cast<" + s + ">(bitcast<float>(x)), cast<" + s +
+         ">(x >> (x >> 27u)))))";
+}
+// A SmallFloatMap step as a lambda over the word x.
+inline std::string smallFloatText(uint32_t which, uint32_t format, uint32_t c) {
+  const std::string s = smallName(format), e = "Exp<" + s + ">";
+  const std::string other = format == 0 ? "BFloat16" : "Half";
+  const uint32_t p = c >> 16;
+  std::string t = "[](const EWord32& x) { const " + e + " v = " + smallInText(format) + "; const " +
+                  e + " k(" + s + "::fromBits(" + hex(c & 0xffffu, "u") + ")); ";
+  auto bit = [](uint32_t m) { return "(x & " + std::to_string(m) + "u) == 0u"; };
+  switch (which % kSmallFloatOps) {
+    case 0: t += "return bits32(ifThenElse(" + bit(0x100) + ", v, k));"; break;
+    case 1: t += "return bits32(ifThenElse(" + bit(0x100) + ", (v + k) * v, v / k - v));"; break;
+    case 2:
+      t += "return bits32(ifThenElse(" + bit(0x100) + ", ifThenElse(" + bit(0x200) +
+           ", min(v, k), max(k, v)), ifThenElse(" + bit(0x200) + ", min(v, -v), max(v, -v))));";
+      break;
+    case 3:
+      t += "return (x << 6u) | ifThenElse(v < k, EWord32(1u), EWord32(0u)) | ifThenElse(v == v, "
+           "EWord32(2u), EWord32(0u)) | ifThenElse(v != k, EWord32(4u), EWord32(0u)) | "
+           "ifThenElse(v >= k, EWord32(8u), EWord32(0u)) | ifThenElse(k > v, EWord32(16u), "
+           "EWord32(0u)) | ifThenElse(v <= v, EWord32(32u), EWord32(0u));";
+      break;
+    case 4:
+      t += "return bits32(ifThenElse(" + bit(0x100) + ", ifThenElse(" + bit(0x200) +
+           ", sqrt(v), ifThenElse(" + bit(0x400) + ", -v, rsqrt(v))), ifThenElse(" + bit(0x200) +
+           ", fabs(v), ifThenElse(" + bit(0x400) + ", floor(v), ceil(v)))));";
+      break;
+    case 5:
+      t += "const EFloat f = cast<float>(v); return bitcast<uint32_t>(f) ^ (bits32(cast<" + s +
+           ">(f * EFloat(std::bit_cast<float>(" + hex(smallFactorBits(p), "u") +
+           ")) + cast<float>(k))) << 16u);";
+      break;
+    case 6:
+      t += "return cast<uint32_t>(v) ^ (cast<uint32_t>(cast<int32_t>(v)) * 3u) ^ "
+           "(cast<uint32_t>(cast<uint8_t>(v)) << 24u);";
+      break;
+    case 7:
+      t += "const EWord32 t = ifThenElse(" + bit(0x400) + ", " + smallTieText(format) +
+           ", x); const EWord64 y = w32ToW64(x) | (w32ToW64(t) << EWord64(32u)); return "
+           "bits32(ifThenElse(" +
+           bit(0x100) + ", ifThenElse(" + bit(0x200) + ", cast<" + s + ">(t), cast<" + s +
+           ">(cast<int32_t>(x))), ifThenElse(" + bit(0x200) + ", cast<" + s +
+           ">(y >> w32ToW64(x & 63u)), cast<" + s +
+           ">(cast<double>(t) * EDouble(std::bit_cast<double>(" + hex(smallScaleBits(p), "ull") +
+           "))))));";
+      break;
+    case 8:
+      t += "const Exp<Fp8E4M3> a = cast<Fp8E4M3>(v); const Exp<Fp8E5M2> b = cast<Fp8E5M2>(v); "
+           "return bits32(a) | (bits32(b) << 8u) | (bits32(ifThenElse(" +
+           bit(0x100) + ", cast<" + s + ">(a), cast<" + s + ">(b))) << 16u);";
+      break;
+    case 9:
+      t += "const EFloat f = ifThenElse(" + bit(0x200) + ", " + kSmallNearText +
+           ", bitcast<float>(x)); const Exp<Fp8E4M3> a = cast<Fp8E4M3>(f); const Exp<Fp8E5M2> b "
+           "= cast<Fp8E5M2>(f); const Exp<Fp8E5M2> n = cast<Fp8E5M2>(x >> (x >> 27u)); return "
+           "(bits32(a) | (bits32(b) << 8u) | (bits32(n) << 16u)) ^ bitcast<uint32_t>(ifThenElse(" +
+           bit(0x100) + ", cast<float>(a), cast<float>(b)));";
+      break;
+    default:
+      t += "const Exp<" + other + "> o = cast<" + other +
+           ">(v); const EDouble d = cast<double>(v) * EDouble(std::bit_cast<double>(" +
+           hex(kThreeBits, "ull") + ")) + EDouble(std::bit_cast<double>(" +
+           hex(smallNudgeBits(p), "ull") + ")); return bits32(o) | (bits32(ifThenElse(" +
+           bit(0x100) + ", cast<" + s + ">(o), cast<" + s + ">(d))) << 16u);";
+      break;
+  }
+  return t + " }";
+}
+
 // ------------------------------------------------------------------ thread arrays
 // ThreadItems (recipe.hpp): thread t's value is its items folded from the first (v = item 0,
 // then v = threadItemsFold(v, item k) for k = 1 .. I - 1, where threadItemsFolds: the first item

@@ -525,8 +525,9 @@ class Neighbourhood {
  private:
   const EWord32& position(const std::optional<EWord32>& p) const {
     if (!p) {
-      throw Error("stencil: this Neighbourhood was made without its position (the 4-argument "
-                  "constructor); row() and col() need the one that takes them");
+      throw Error(
+          "stencil: this Neighbourhood was made without its position (the 4-argument "
+          "constructor); row() and col() need the one that takes them");
     }
     return *p;
   }
@@ -567,49 +568,58 @@ auto stencil(const Pull2<R, C, Exp<X>>& m, uint32_t radius, F f,
              const StencilOptions& options = {}) {
   using U = std::invoke_result_t<F, const Neighbourhood<X>&>;
   static_assert(isExp<U>, "stencil(m, radius, f): f takes a Neighbourhood and returns an Exp");
-  static_assert(std::is_same_v<U, Exp<X>>,
-                "stencil(m, radius, f): f returns an element of m's type (each step reads the "
-                "last one's result)");
   const uint32_t th = options.tileRows, tw = options.tileCols, steps = options.steps;
   detail::checkTile("stencil", th, tw);
   if (steps == 0) throw Error("stencil: steps must be at least 1 (got 0)");
+  if (!std::is_same_v<U, Exp<X>> && steps > 1) {
+    throw Error("stencil: " + std::to_string(steps) +
+                " steps need f to return an element of m's type (each step reads the last "
+                "one's result)");
+  }
   const uint32_t reach = detail::lenMul("stencil", radius, steps);  // the first tile's halo
   const Boundary boundary = options.boundary;
   const auto halos = haloTiles(th, tw, reach, m, boundary);
   return pConcat2(
-      mkPull2(
-          halos.rows(), halos.cols(),
-          [=](const EWord32& i, const EWord32& j) {
-            const SPull2<Exp<X>> halo = halos(i, j);
-            return exec<Block>([=](const Program<Block>& p) {
-              const EWord32 rows = sizeConv(m.rows()), cols = sizeConv(m.cols());
-              const EWord32 top = i * th, left = j * tw;  // the tile's first output
-              SPull2<Exp<X>> s = force2(p, halo);
-              // Step k's tile reaches h = (steps - k) * radius past the output tile; its element
-              // (r, c) is the intermediate matrix's (top + r - h, left + c - h).
-              for (uint32_t k = 1; k < steps; ++k) {
-                const uint32_t h = (steps - k) * radius;
-                const SPull2<Exp<X>> last = s;
-                s = force2(p, push2<Block>(mkPull2(th + 2 * h, tw + 2 * h,
-                                                   [=](const EWord32& r, const EWord32& c) {
-                  const EWord32 row = top + r, col = left + c;  // plus h
-                  if (boundary == Boundary::Zero) {
-                    const EBool inside = row >= h && row - h < rows && col >= h && col - h < cols;
-                    return ifThenElse(inside,
-                                      f(Neighbourhood<X>(last, r, c, radius, row - h, col - h)),
-                                      Exp<X>(X{}));
+      mkPull2(halos.rows(), halos.cols(),
+              [=](const EWord32& i, const EWord32& j) {
+                const SPull2<Exp<X>> halo = halos(i, j);
+                return exec<Block>([=](const Program<Block>& p) {
+                  const EWord32 rows = sizeConv(m.rows()), cols = sizeConv(m.cols());
+                  const EWord32 top = i * th, left = j * tw;  // the tile's first output
+                  SPull2<Exp<X>> s = force2(p, halo);
+                  // Step k's tile reaches h = (steps - k) * radius past the output tile; its
+                  // element (r, c) is the intermediate matrix's (top + r - h, left + c - h).
+                  for (uint32_t k = 1; k < steps; ++k) {
+                    if constexpr (std::is_same_v<U, Exp<X>>) {
+                      const uint32_t h = (steps - k) * radius;
+                      const SPull2<Exp<X>> last = s;
+                      s = force2(
+                          p, push2<Block>(mkPull2(
+                                 th + 2 * h, tw + 2 * h, [=](const EWord32& r, const EWord32& c) {
+                                   const EWord32 row = top + r, col = left + c;  // plus h
+                                   if (boundary == Boundary::Zero) {
+                                     const EBool inside =
+                                         row >= h && row - h < rows && col >= h && col - h < cols;
+                                     return ifThenElse(
+                                         inside,
+                                         f(Neighbourhood<X>(last, r, c, radius, row - h, col - h)),
+                                         Exp<X>(X{}));
+                                   }
+                                   // The nearest position inside, and where it is in this tile.
+                                   const EWord32 cr =
+                                       ifThenElse(row < h, EWord32(0u), min(row - h, rows - 1u));
+                                   const EWord32 cc =
+                                       ifThenElse(col < h, EWord32(0u), min(col - h, cols - 1u));
+                                   return f(Neighbourhood<X>(last, cr + h - top, cc + h - left,
+                                                             radius, cr, cc));
+                                 })));
+                    }
                   }
-                  // The nearest position inside, and where it is in this tile.
-                  const EWord32 cr = ifThenElse(row < h, EWord32(0u), min(row - h, rows - 1u));
-                  const EWord32 cc = ifThenElse(col < h, EWord32(0u), min(col - h, cols - 1u));
-                  return f(Neighbourhood<X>(last, cr + h - top, cc + h - left, radius, cr, cc));
-                })));
-              }
-              return push2<Block>(mkPull2(th, tw, [=](const EWord32& r, const EWord32& c) {
-                return f(Neighbourhood<X>(s, r, c, radius, top + r, left + c));
-              }));
-            });
-          }),
+                  return push2<Block>(mkPull2(th, tw, [=](const EWord32& r, const EWord32& c) {
+                    return f(Neighbourhood<X>(s, r, c, radius, top + r, left + c));
+                  }));
+                });
+              }),
       m.rows(), m.cols());
 }
 
