@@ -277,6 +277,16 @@ TEST_CASE("stencil: several steps in one kernel equal as many kernels, at every 
           o.steps = 0;
           blur9(o);
         }) == "stencil: steps must be at least 1 (got 0)");
+  // Each step reads the last one's result: several steps need f to keep m's element type.
+  CHECK(errorOf([] {
+          capture("wider", 64, [](DPull2<EWord8> in) {
+            return stencil(
+                in, 1, [](const Neighbourhood<uint8_t>& nb) { return w8ToW32(nb(0, 0)); },
+                StencilOptions{.steps = 2});
+          });
+        }) ==
+        "stencil: 2 steps need f to return an element of m's type (each step reads the last "
+        "one's result)");
 }
 
 TEST_CASE("stencil: the neighbourhood knows its element's position") {
