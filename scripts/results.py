@@ -67,6 +67,13 @@ MEASUREMENTS = {
     "transpose": Measurement(
         "transpose-h100.json", "2026-11-26", "c2bc93cf66892fb4",
         "build-gpu/bench/obsidian-bench-transpose --json bench/results/transpose-h100.json"),
+    "rowwise": Measurement(
+        "rowwise-h100.json", "2026-11-26", "189eee78877393dd",
+        "build-gpu/bench/obsidian-bench-rowwise --runs 30 --json bench/results/rowwise-h100.json"),
+    "rowwise-torch": Measurement(
+        "rowwise-torch-h100.json", "2026-11-26", "d2ec8d09034c758f",
+        "python3 bench/rowwise/torch_rowwise.py --json bench/results/rowwise-torch-h100.json",
+        "run right after rowwise-h100.json on the same machine"),
     "accelerate": Measurement(
         "accelerate-h100.json", "2026-11-24", "5ef257f692cf7d6c",
         "build-gpu/bench/obsidian-bench-accelerate --runs 30 --json "
@@ -296,6 +303,34 @@ def render_transpose(d: dict) -> list[str]:
     out += table(["shape", "type", "ours us", "CUDA us", "ours/CUDA", "ours GB/s", "copy GB/s",
                   "% of copy", "policy"], body, {2, 3, 4, 5, 6, 7})
     out += ["", checked(rows, ["ours_ok", "cub_ok"], "ours and the CUDA transpose's")]
+    return out
+
+
+def render_rowwise(d: dict) -> list[str]:
+    data = d["rowwise"]
+    rows = data["rows"]
+    torch = {(r["kind"], r["type"]): r["torch_us"] for r in d["rowwise-torch"]["rows"]}
+    out = meta("rowwise", data) + meta("rowwise-torch", d["rowwise-torch"])
+    out += ["`device::softmax`, `layerNorm` and `rmsNorm` (a block per row, the row in registers) "
+            "against hand-written CUDA (a block per row, the row in registers, warp shuffles), "
+            f"torch {d['rowwise-torch']['torch']} (`torch.softmax`, `F.layer_norm`, "
+            "`F.rms_norm`, timed by bench/rowwise/torch_rowwise.py in the same session) and the "
+            "16-byte copy kernel over the same bytes (read and written), random normal data:", ""]
+    body = []
+    for r in rows:
+        ratio = r["ours_over_cub"]
+        copy = baseline_gbps(r, "copy")
+        t = torch[(r["kind"], r["type"])]
+        body.append([r["kind"], r["type"], fixed(us(r["ours"]), 1), fixed(us(r["cub"]), 1),
+                     slower(fixed(ratio, 3), ratio > 1), fixed(t, 1),
+                     slower(fixed(us(r["ours"]) / t, 3), us(r["ours"]) > 0.8 * t),
+                     fixed(r["ours_gbps"], 0), fixed(copy, 0),
+                     fixed(100 * r["ours_gbps"] / copy, 1), r["config"]])
+    out += table(["rows", "type", "ours us", "hand us", "ours/hand", "torch us", "ours/torch",
+                  "ours GB/s", "copy GB/s", "% of copy", "plan"], body,
+                 {2, 3, 4, 5, 6, 7, 8, 9})
+    out += ["", "Bold: slower than the hand kernel, or above 0.8 of torch's time (the target). " +
+            checked(rows, ["ours_ok", "cub_ok"], "ours and the hand kernels'")]
     return out
 
 
@@ -555,6 +590,12 @@ def render_summary(d: dict) -> list[str]:
         [r["ours_over_cub"] for r in hist if r["type"] != "u8"], "Histogram")
     add("`device::transpose`", "hand-written tiled CUDA",
         [r["ours_over_cub"] for r in d["transpose"]["rows"]], "Transpose")
+    rowwise = d["rowwise"]["rows"]
+    torch = {(r["kind"], r["type"]): r["torch_us"] for r in d["rowwise-torch"]["rows"]}
+    add("`device::softmax`, `layerNorm`, `rmsNorm` (f32, f16, bf16)", "hand-written CUDA",
+        [r["ours_over_cub"] for r in rowwise], "Row-wise")
+    add("the same", "torch (softmax, layer_norm, rms_norm)",
+        [us(r["ours"]) / torch[(r["kind"], r["type"])] for r in rowwise], "Row-wise")
     acc = d["accelerate"]["rows"]
     for program, against in (("dotp", "`cublasSdot`"), ("saxpy", "`cublasSaxpy`"),
                              ("blackScholes", "the CUDA samples' kernel")):
@@ -593,6 +634,7 @@ BLOCKS = {
         "scan": render_scan,
         "histogram": render_histogram,
         "transpose": render_transpose,
+        "rowwise": render_rowwise,
         "accelerate": render_accelerate,
         "spmv": render_spmv,
         "stencils": render_stencils,

@@ -1,7 +1,9 @@
 // Kernels that several test files exercise from different sides (generated code, simulation).
 #pragma once
 
+#include <algorithm>
 #include <obsidian/obsidian.hpp>
+#include <vector>
 
 namespace obsidian::testing {
 
@@ -108,6 +110,48 @@ inline Kernel bitonicKernel(const std::string& name, uint32_t n,
             splitUp(n, in)));
       },
       options);
+}
+
+// Any length in chunks of 64 (splitUpRagged), one block each: each block stages its chunk in
+// shared memory and adds each element's pair partner (j ^ 1); past the end the last chunk
+// repeats the last element, and takeP drops its writes there. out[i] = in[i] +
+// in[min(i ^ 1, n - 1)].
+inline Kernel raggedPairs() {
+  return capture("raggedPairs", 64, [](DPull<EWord32> in) {
+    return takeP(len(in), pConcat(fmap(
+                              [](const SPull<EWord32>& c) {
+                                return exec<Block>([c](const Program<Block>& p) {
+                                  const SPull<EWord32> s = forcePull(p, c);
+                                  return push<Block>(SPull<EWord32>(64, [s](const EWord32& j) {
+                                    return s[j] + s[j ^ 1u];
+                                  }));
+                                });
+                              },
+                              splitUpRagged(64, in))));
+  });
+}
+
+inline std::vector<uint32_t> raggedPairsReference(const std::vector<uint32_t>& in) {
+  std::vector<uint32_t> want(in.size());
+  for (size_t i = 0; i < in.size(); ++i) want[i] = in[i] + in[std::min(i ^ 1, in.size() - 1)];
+  return want;
+}
+
+// permute with an index array: out[idx[i]] = in[i] (idx a permutation of 0 .. n - 1).
+inline Kernel permuteByIndex() {
+  return capture("permuteByIndex", 64, [](DPull<EWord32> in, DPull<EWord32> idx) {
+    return permute(len(in), push<Grid>(in), idx);
+  });
+}
+
+// permuteInto with Sum: bins[in[i] % 16] += 1 for every element (a scatter-add: a histogram).
+inline Kernel scatterAddCounts() {
+  return capture("scatterAdd", 64, [](DPull<EWord32> in, DMutable<uint32_t> bins) {
+    return effect([=](const Program<Grid>& g) {
+      permuteInto(g, bins, Sum{}, push<Grid>(fmap([](const EWord32&) { return EWord32(1u); }, in)),
+                  [in](const EWord32& i) { return in[i] % 16u; });
+    });
+  });
 }
 
 }  // namespace obsidian::testing

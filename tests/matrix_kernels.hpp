@@ -39,6 +39,47 @@ inline Kernel transpose2d(uint32_t threads = 256, uint32_t tile = 32,
   });
 }
 
+// out[r * vc + j] = the lanes' sum of vector j of row r of a RowAligned<4> matrix (vc = cols / 4
+// whole vectors a row), each row read with vectors<4>.
+inline Kernel rowVectorSums() {
+  return capture("rowVectors", 64, [](RowAligned<4, EFloat> m) {
+    const EWord32 vc = m.cols() / 4u;
+    const auto rows = rowsOf(m);
+    return push<Grid>(mkPull(m.rows() * vc, [rows, vc](const EWord32& i) {
+      const Vector<4, float> v = vectors<4>(rows[i / vc])[i % vc];
+      return hana::at_c<0>(v) + hana::at_c<1>(v) + hana::at_c<2>(v) + hana::at_c<3>(v);
+    }));
+  });
+}
+
+inline std::vector<float> rowVectorSumsReference(const std::vector<float>& in, uint32_t rows,
+                                                 uint32_t cols, uint32_t pitch) {
+  const uint32_t vc = cols / 4;
+  std::vector<float> want(size_t{rows} * vc);
+  for (uint32_t r = 0; r < rows; ++r) {
+    for (uint32_t j = 0; j < vc; ++j) {
+      const float* v = &in[size_t{r} * pitch + 4 * j];
+      want[size_t{r} * vc + j] = v[0] + v[1] + v[2] + v[3];
+    }
+  }
+  return want;
+}
+
+// The tiled transpose with the transposed tile written by a 2-D thread layout (push2 with a
+// ThreadLayout2) instead of one element per thread, row after row.
+inline Kernel transposeLayout(ThreadLayout2 layout) {
+  return capture("transposeLayout", 256, [layout](DPull2<EFloat> in) {
+    return pConcat2(fmap(
+                        [layout](const SPull2<EFloat>& t) {
+                          return exec<Block>([t, layout](const Program<Block>& p) {
+                            return push2<Block>(transpose(force2(p, t)), layout);
+                          });
+                        },
+                        transpose(tiles(32, 32, in))),
+                    in.cols(), in.rows());
+  });
+}
+
 // The 5-point average, (up + down + left + right + centre) * 0.2, of every element.
 inline Kernel blur5(const StencilOptions& options = {}, uint32_t threads = 128) {
   return capture("blur5", threads, [options](DPull2<EFloat> in) {

@@ -1,4 +1,5 @@
-// What several test files share: random inputs, a host scan, counting in generated text, the
+// What several test files share: random inputs, a host scan, finding and counting in generated
+// text, the
 // message of an expected Error, and what a simulated run moved.
 #pragma once
 
@@ -24,6 +25,11 @@ std::vector<X> hostScan(const std::vector<X>& in, F f, bool inclusive, X identit
     if (inclusive) out[i] = acc;
   }
   return out;
+}
+
+// Whether `text` (generated code, a report) contains `what`.
+inline bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
 }
 
 // n random words below `below` (0: over the whole range), reproducible from `seed`.

@@ -51,33 +51,51 @@ template <class P>
 struct KernelParam {
   static_assert(alwaysFalse<P>,
                 "capture: a kernel parameter must be DPull<T>, SPull<T> (with its length in "
-                "CaptureOptions::staticLengths), DPull2<T> (a matrix), DMutable<X> or a scalar "
-                "Exp<X>");
+                "CaptureOptions::staticLengths), DPull2<T> or RowAligned<W, T> (a matrix), "
+                "DMutable<X> or a scalar Exp<X>");
 };
 
 // A matrix: `name` (its elements, row-major), then the scalars nameRows, nameCols and
 // namePitch (elements from one row's start to the next's, at least nameCols); element (r, c)
-// is name[r * pitch + c], and the array must hold rows * pitch elements.
+// is name[r * pitch + c], and the array must hold rows * pitch elements. With `align` > 1 the
+// pitch must be a multiple of align (RowAligned), and the reads say so: r * (pitch / align *
+// align) + c.
+template <class T>
+DPull2<T> matrixParam(CaptureState& s, size_t k, uint32_t align) {
+  const std::string name = paramName(s, k, "in");
+  const auto h = MemoryOps<T>::global(s.ctx, name, false);
+  std::vector<ArrayId> ids;
+  MemoryOps<T>::ids(h, ids);
+  const EWord32 rows = variable<uint32_t>(name + "Rows");
+  const EWord32 cols = variable<uint32_t>(name + "Cols");
+  const EWord32 pitch = variable<uint32_t>(name + "Pitch");
+  addArrayParam(s.ctx, ids, (rows * pitch).node(), false);
+  for (const EWord32& v : {rows, cols, pitch}) {
+    addScalarParam(s.ctx, v.node()->name, ScalarType::U32);
+  }
+  s.ctx.require(cast<uint64_t>(rows) * cast<uint64_t>(pitch) <= EWord64(0xffffffffull),
+                "matrix " + name + ": rows x pitch is at most 4294967295 (indices are 32-bit)");
+  s.ctx.require(pitch >= cols, "matrix " + name + ": the pitch is at least the cols");
+  EWord32 rowStep = pitch;
+  if (align > 1) {
+    s.ctx.require(pitch % align == 0u, "matrix " + name + ": the pitch is a multiple of " +
+                                           std::to_string(align) + " (RowAligned<" +
+                                           std::to_string(align) + ">)");
+    rowStep = pitch / align * align;
+  }
+  return DPull2<T>(rows, cols, [h, rowStep](const EWord32& r, const EWord32& c) {
+    return MemoryOps<T>::read(h, r * rowStep + c);
+  });
+}
 template <class T>
 struct KernelParam<Pull2<EWord32, EWord32, T>> {
-  static DPull2<T> make(CaptureState& s, size_t k) {
-    const std::string name = paramName(s, k, "in");
-    const auto h = MemoryOps<T>::global(s.ctx, name, false);
-    std::vector<ArrayId> ids;
-    MemoryOps<T>::ids(h, ids);
-    const EWord32 rows = variable<uint32_t>(name + "Rows");
-    const EWord32 cols = variable<uint32_t>(name + "Cols");
-    const EWord32 pitch = variable<uint32_t>(name + "Pitch");
-    addArrayParam(s.ctx, ids, (rows * pitch).node(), false);
-    for (const EWord32& v : {rows, cols, pitch}) {
-      addScalarParam(s.ctx, v.node()->name, ScalarType::U32);
-    }
-    s.ctx.require(cast<uint64_t>(rows) * cast<uint64_t>(pitch) <= EWord64(0xffffffffull),
-                  "matrix " + name + ": rows x pitch is at most 4294967295 (indices are 32-bit)");
-    s.ctx.require(pitch >= cols, "matrix " + name + ": the pitch is at least the cols");
-    return DPull2<T>(rows, cols, [h, pitch](const EWord32& r, const EWord32& c) {
-      return MemoryOps<T>::read(h, r * pitch + c);
-    });
+  static DPull2<T> make(CaptureState& s, size_t k) { return matrixParam<T>(s, k, 1); }
+};
+// A matrix whose pitch is a multiple of W (matrix.hpp).
+template <uint32_t W, class T>
+struct KernelParam<RowAligned<W, T>> {
+  static RowAligned<W, T> make(CaptureState& s, size_t k) {
+    return RowAligned<W, T>(matrixParam<T>(s, k, W));
   }
 };
 template <class R, class C, class T>

@@ -101,8 +101,13 @@ inline uint32_t smallFloatRound(const SmallFloatFormat& f, double x) {
 
 /// The bits of a value of format f held as a double (the inverse of smallFloatValue): a NaN's
 /// sign and payload kept (a payload of zero gets the top mantissa bit, so it stays a NaN; in
-/// e4m3 every NaN is the one pattern), any other value rounded as smallFloatRound.
+/// e4m3 every NaN is the one pattern), an infinity kept where f has one (e5m2's ±inf, which a
+/// load gives and a store keeps, though a conversion saturates), any other value rounded as
+/// smallFloatRound.
 inline uint32_t smallFloatBits(const SmallFloatFormat& f, double v) {
+  if (std::isinf(v) && f.hasInfinity) {
+    return (uint32_t{v < 0} << (f.bits() - 1)) | (((1u << f.exponentBits) - 1) << f.mantissaBits);
+  }
   if (!std::isnan(v)) return smallFloatRound(f, v);
   const uint64_t b = std::bit_cast<uint64_t>(v);
   const uint32_t sign = static_cast<uint32_t>(b >> 63) << (f.bits() - 1);

@@ -78,6 +78,16 @@ struct Assign {
   ExpPtr index;       ///< the element written
   ExpPtr value;       ///< the value stored there
 };
+/// array[index + k] = values[k] for k < W = values.size(): one W * size-byte store of W
+/// consecutive elements (st.global.v4.f32 for four floats), made by unvectors<W>. `array` is
+/// global, `index` a multiple of W, `vector` is index / W, and the launch checks that the array
+/// is aligned to W * size bytes (ArrayDecl::alignment).
+struct StoreVector {
+  ArrayId array = 0;           ///< the array written (a global one)
+  ExpPtr index;                ///< the element written by lane 0
+  ExpPtr vector;               ///< index / W: the vector written
+  std::vector<ExpPtr> values;  ///< the W lanes' values, of the array's element type
+};
 /// A scalar variable of the executing thread, optionally initialised.
 struct Declare {
   std::string var;                    ///< its name
@@ -165,7 +175,7 @@ struct Sleep {
 /// std::visit.
 struct Stmt {
   /// The statement itself.
-  std::variant<Assign, Declare, AssignVar, ForAll, DistrPar, SeqFor, SeqWhile, Cond, Allocate, Sync,
+  std::variant<Assign, StoreVector, Declare, AssignVar, ForAll, DistrPar, SeqFor, SeqWhile, Cond, Allocate, Sync,
                Atomic, Fence, Sleep>
       node;
   /// The statement of node `n` (implicit, so that a node converts to a Stmt where one is due).

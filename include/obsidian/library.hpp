@@ -136,6 +136,28 @@ Pull<Len, SPull<T>> splitUp(uint32_t n, const Pull<Len, T>& arr) {
   });
 }
 
+/// splitUpRagged(n, arr): consecutive chunks of n elements, for any length: ceil(len / n)
+/// chunks, element j of chunk i being arr[min(i * n + j, len - 1)]. Past the array's end the
+/// last chunk repeats its last element, so a chunk's program (a block's, a warp's) may read all
+/// n elements as static code wants; what it writes there is dropped by takeP(len(arr), ...) over
+/// the concatenated results, and its folds must skip those elements (element j of chunk i is
+/// the array's when i * n + j < len).
+template <class Len, class T>
+Pull<Len, SPull<T>> splitUpRagged(uint32_t n, const Pull<Len, T>& arr) {
+  if (n == 0) throw Error("splitUpRagged: chunks of 0 elements");
+  const Len len = arr.len();
+  Len chunks = len / n;  // and one more for a ragged end (no overflow near 2^32 - 1)
+  if constexpr (std::is_same_v<Len, uint32_t>) {
+    chunks += len % n != 0 ? 1 : 0;
+  } else {
+    chunks = chunks + cast<uint32_t>(len % n != 0u);
+  }
+  const EWord32 last = sizeConv(len) - 1u;           // not read when there are no chunks
+  return Pull<Len, SPull<T>>(chunks, [arr, n, last](const EWord32& i) {
+    return SPull<T>(n, [arr, n, i, last](const EWord32& j) { return arr[min(i * n + j, last)]; });
+  });
+}
+
 /// coalesce(n, arr): len/n chunks of n elements each, chunk i holding arr[i + s*j] for
 /// s = len/n: consecutive chunks start at consecutive elements, so the threads that reduce
 /// chunks read memory together (the paper's Figure 5, right).

@@ -61,6 +61,21 @@ using SPull2 = Pull2<uint32_t, uint32_t, T>;  ///< a matrix of static shape (a t
 template <class T>
 using DPull2 = Pull2<EWord32, EWord32, T>;  ///< a matrix of dynamic shape (a kernel parameter)
 
+/// RowAligned<W, T>: a matrix kernel parameter, as DPull2<T>, whose pitch is a multiple of W
+/// elements (a power of two of at least 2): the launch checks it (an Error naming the matrix),
+/// and its elements are read at r * pitch + c with the pitch known to be such a multiple, so
+/// each row (rowsOf) starts at a multiple of W and may be read with vectors<W> (whose launch
+/// check of the pointer's alignment then covers every row).
+template <uint32_t W, class T>
+class RowAligned : public DPull2<T> {
+  static_assert(W >= 2 && (W & (W - 1)) == 0,
+                "RowAligned<W, T>: W is a power of two of at least 2 elements");
+
+ public:
+  /// The matrix m, whose pitch the caller has made a multiple of W (capture does).
+  explicit RowAligned(DPull2<T> m) : DPull2<T>(std::move(m)) {}
+};
+
 /// Whether T is a Pull2 (value), for generic code.
 template <class T>
 struct IsPull2 : std::false_type {};
@@ -92,6 +107,16 @@ auto mkPull2(NR rows, NC cols, F f) {
   using T = std::invoke_result_t<F, EWord32, EWord32>;
   return Pull2<detail::SizeOf<NR>, detail::SizeOf<NC>, T>(detail::asSize(rows),
                                                           detail::asSize(cols), std::move(f));
+}
+
+/// rowsOf(m): m as the pull array of its rows, row r being the pull array of its cols elements
+/// (row r of a kernel's matrix parameter reads in[r * pitch + c]: a RowAligned<W> row may be
+/// read with vectors<W>).
+template <class R, class C, class T>
+Pull<R, Pull<C, T>> rowsOf(const Pull2<R, C, T>& m) {
+  return Pull<R, Pull<C, T>>(m.rows(), [m](const EWord32& r) {
+    return Pull<C, T>(m.cols(), [m, r](const EWord32& c) { return m(r, c); });
+  });
 }
 
 /// fmap(f, m): the matrix whose element (r, c) is f(m(r, c)).
@@ -198,6 +223,50 @@ Push2<L, R, C, T> push2(const Pull2<R, C, T>& m) {
                                p.forAll(count, body);
                              }
                            });
+}
+
+/// A 2-D arrangement of a Warp's or Block's threads for push2: `rows` x `cols` threads, thread
+/// t at (t / cols, t % cols) of it.
+struct ThreadLayout2 {
+  uint32_t rows = 1;  ///< threads down a column
+  uint32_t cols = 32;  ///< threads along a row (consecutive threads: consecutive columns)
+};
+
+/// push2<L>(m, layout): m's elements written by a 2-D arrangement of layout.rows x
+/// layout.cols instances of level L (Warp or Block) over a static tile: instance (ty, tx)
+/// writes elements (ty + a * layout.rows, tx + b * layout.cols) for every a, b inside the tile,
+/// so no instance divides by the tile's (padded) width, and consecutive instances still take
+/// consecutive columns. Elements past a side that the layout does not divide are skipped by a
+/// guard. Error when a side of the layout is 0.
+template <class L, class T>
+Push2<L, uint32_t, uint32_t, T> push2(const SPull2<T>& m, ThreadLayout2 layout) {
+  static_assert(std::is_same_v<L, Warp> || std::is_same_v<L, Block>,
+                "push2<L>(m, layout): a thread layout arranges a Warp's or a Block's threads");
+  if (layout.rows == 0 || layout.cols == 0) {
+    throw Error("push2: a thread layout of " + std::to_string(layout.rows) + " x " +
+                std::to_string(layout.cols) + " threads (each side is at least 1)");
+  }
+  const uint32_t instances = detail::lenMul("push2", layout.rows, layout.cols);
+  return Push2<L, uint32_t, uint32_t, T>(
+      m.rows(), m.cols(), [m, layout, instances](const Program<L>& p, const Writer2<T>& w) {
+        p.forAll(instances, [&](const Program<Thread>& t, const EWord32& i) {
+          const EWord32 ty = i / layout.cols, tx = i % layout.cols;
+          for (uint32_t a = 0; a < m.rows(); a += layout.rows) {
+            for (uint32_t b = 0; b < m.cols(); b += layout.cols) {
+              const EWord32 r = ty + a, c = tx + b;
+              const bool rowsCovered = a + layout.rows <= m.rows();
+              const bool colsCovered = b + layout.cols <= m.cols();
+              if (rowsCovered && colsCovered) {
+                w(t, m(r, c), r, c);
+              } else {
+                const EBool inside = (rowsCovered ? EBool(true) : r < m.rows()) &&
+                                     (colsCovered ? EBool(true) : c < m.cols());
+                t.cond(inside, [&](const Program<Thread>& u) { w(u, m(r, c), r, c); });
+              }
+            }
+          }
+        });
+      });
 }
 
 /// fmap(f, m) of a 2-D push array: f applied to each element as the program writes it.

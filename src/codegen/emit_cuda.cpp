@@ -169,6 +169,35 @@ class Emitter {
     return call + ")";
   }
 
+  // One store of a vector's lanes (unvectors<W>): through CUDA's aligned vector type (float4)
+  // where it has one; else (u8, u16 and the small floats) as 32-bit words whose bits are the
+  // lanes, little-endian as in memory (how vectors<W> reads them, see narrowLaneOf).
+  std::string vectorStore(const StoreVector& v) const {
+    const ScalarType t = k_.arrays.at(v.array).type;
+    const uint32_t w = static_cast<uint32_t>(v.values.size()), size = sizeOf(t);
+    std::string type = vectorTypeName(t, w), lanes;
+    if (!type.empty()) {
+      for (uint32_t l = 0; l < w; ++l) lanes += (l ? ", " : "") + e(v.values[l]);
+    } else {
+      const uint32_t bytes = w * size, wordBytes = std::min(bytes, 4u);
+      type = bytes >= 8 ? "uint" + std::to_string(bytes / 4)
+                        : (bytes == 4 ? "uint32_t" : "uint16_t");
+      for (uint32_t word = 0; word < bytes / wordBytes; ++word) {
+        std::string bits;
+        for (uint32_t l = word * wordBytes / size; l < (word + 1) * wordBytes / size; ++l) {
+          const std::string lane = isSmallFloat(t) ? "obsidian_bits(" + e(v.values[l]) + ")"
+                                                   : "(" + e(v.values[l]) + ")";
+          const uint32_t shift = 8 * ((l * size) % wordBytes);
+          bits += std::string(bits.empty() ? "" : " | ") + "(uint32_t)" + lane +
+                  (shift ? " << " + std::to_string(shift) + "u" : "");
+        }
+        lanes += (word ? ", " : "") + (bytes == 2 ? "(uint16_t)(" + bits + ")" : bits);
+      }
+    }
+    return "((" + type + "*)" + name(v.array) + ")[" + e(v.vector) + "] = " + type + "{" +
+           lanes + "}";
+  }
+
   void stmt(const Stmt& s, int d) {
     offsets_.push_back(static_cast<size_t>(out_.tellp()));
     std::visit(
@@ -184,6 +213,11 @@ class Emitter {
             } else {
               out_ << pad(d) << name(n.array) << "[" << e(n.index) << "] = " << e(n.value) << ";\n";
             }
+          } else if constexpr (std::is_same_v<T, StoreVector>) {
+            // The guard checks the last lane: the lanes are consecutive from n.index.
+            const auto w = static_cast<uint32_t>(n.values.size());
+            guard(n.array, ir::binary(BinOp::Add, n.index, ir::u32(w - 1)), d);
+            out_ << pad(d) << vectorStore(n) << ";\n";
           } else if constexpr (std::is_same_v<T, Declare>) {
             out_ << pad(d) << (n.constant ? "const " : "") << cudaTypeName(n.type) << " " << n.var;
             if (n.init) out_ << " = " << e(n.init);

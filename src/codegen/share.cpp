@@ -96,7 +96,7 @@ void collectEffects(const Stmt& s, Effects& e) {
   std::visit(
       [&](const auto& n) {
         using T = std::remove_cvref_t<decltype(n)>;
-        if constexpr (std::is_same_v<T, Assign>) {
+        if constexpr (std::is_same_v<T, Assign> || std::is_same_v<T, StoreVector>) {
           e.written.insert(n.array);
         } else if constexpr (std::is_same_v<T, AssignVar>) {
           e.assigned.insert(n.var);
@@ -148,6 +148,10 @@ std::vector<ExpPtr*> evaluated(Stmt& s) {
         using T = std::remove_cvref_t<decltype(n)>;
         if constexpr (std::is_same_v<T, Assign>) {
           return {&n.index, &n.value};
+        } else if constexpr (std::is_same_v<T, StoreVector>) {
+          std::vector<ExpPtr*> v{&n.index, &n.vector};
+          for (ExpPtr& x : n.values) v.push_back(&x);
+          return v;
         } else if constexpr (std::is_same_v<T, Declare>) {
           if (n.init) return {&n.init};
           return {};

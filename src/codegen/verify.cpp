@@ -209,6 +209,18 @@ class Verifier {
             checkArray(n.array);
             checkExp(n.index);
             checkExp(n.value);
+          } else if constexpr (std::is_same_v<T, StoreVector>) {
+            OBSIDIAN_ASSERT(level == Level::Thread, "stores are Thread-level statements");
+            const ArrayDecl& a = k_.arrays.at(n.array);
+            OBSIDIAN_ASSERT(a.space == MemorySpace::Global &&
+                                hasVectorLoad(a.type, static_cast<uint32_t>(n.values.size())) &&
+                                a.alignment >= n.values.size() * sizeOf(a.type),
+                            "unvectors<W> stores vectors of a global array whose alignment the "
+                            "launch checks");
+            checkArray(n.array);
+            checkExp(n.index);
+            checkExp(n.vector);
+            for (const ExpPtr& v : n.values) checkExp(v);
           } else if constexpr (std::is_same_v<T, Declare>) {
             checkExp(n.init);
             scope_.push_back({n.var, true});

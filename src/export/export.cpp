@@ -133,8 +133,9 @@ std::string launcher(const Kernel& captured, const std::string& ns) {
              << "Count > 0) return cudaErrorInvalidValue;  // null array\n";
         if (const uint32_t align = k.arrays[p.array].alignment; align > 1) {
           body << "  if ((unsigned long long)" << p.name << " % " << align
-               << " != 0) return cudaErrorInvalidValue;  // read with " << align
-               << "-byte vector loads\n";
+               << " != 0) return cudaErrorInvalidValue;  // "
+             << (p.output ? "written with " : "read with ") << align
+             << (p.output ? "-byte vector stores\n" : "-byte vector loads\n");
         }
         if (p.length && p.length->kind == ExpKind::Var) {
           const std::string& n = p.length->name;

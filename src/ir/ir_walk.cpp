@@ -102,6 +102,10 @@ void eachExpRef(S& s, F&& f) {
         if constexpr (std::is_same_v<T, Assign>) {
           f(n.index);
           f(n.value);
+        } else if constexpr (std::is_same_v<T, StoreVector>) {
+          f(n.index);
+          f(n.vector);
+          for (auto& v : n.values) f(v);
         } else if constexpr (std::is_same_v<T, Declare>) {
           if (n.init) f(n.init);
         } else if constexpr (std::is_same_v<T, AssignVar>) {
@@ -160,7 +164,8 @@ std::vector<Body*> childBodies(Stmt& s) {
         } else {
           // Every statement kind is listed: a new one fails to compile here until it says
           // whether it has bodies (seven passes recurse through this function).
-          static_assert(std::is_same_v<T, Assign> || std::is_same_v<T, Declare> ||
+          static_assert(std::is_same_v<T, Assign> || std::is_same_v<T, StoreVector> ||
+                            std::is_same_v<T, Declare> ||
                             std::is_same_v<T, AssignVar> || std::is_same_v<T, Allocate> ||
                             std::is_same_v<T, Sync> || std::is_same_v<T, Atomic> ||
                             std::is_same_v<T, Fence> || std::is_same_v<T, Sleep>,
@@ -201,6 +206,7 @@ void arraysIn(const ExpPtr& e, std::set<ArrayId>& out) {
 
 void arraysUsed(const Stmt& s, std::set<ArrayId>& out) {
   if (const auto* a = std::get_if<Assign>(&s.node)) out.insert(a->array);
+  if (const auto* a = std::get_if<StoreVector>(&s.node)) out.insert(a->array);
   if (const auto* a = std::get_if<Atomic>(&s.node)) out.insert(a->array);
   forEachExp(s, [&](const ExpPtr& e) { arraysIn(e, out); });
   for (const Body* b : childBodies(s)) {

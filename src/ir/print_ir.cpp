@@ -26,6 +26,11 @@ class IrPrinter {
           using T = std::remove_cvref_t<decltype(n)>;
           if constexpr (std::is_same_v<T, Assign>) {
             out_ << pad(d) << name(n.array) << "[" << e(n.index) << "] = " << e(n.value) << "\n";
+          } else if constexpr (std::is_same_v<T, StoreVector>) {
+            out_ << pad(d) << name(n.array) << "[" << e(n.index) << " ..+" << n.values.size()
+                 << "] = {";
+            for (size_t l = 0; l < n.values.size(); ++l) out_ << (l ? ", " : "") << e(n.values[l]);
+            out_ << "}\n";
           } else if constexpr (std::is_same_v<T, Declare>) {
             out_ << pad(d) << "declare " << cudaTypeName(n.type) << " " << n.var;
             if (n.init) out_ << " = " << e(n.init);

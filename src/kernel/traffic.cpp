@@ -23,6 +23,7 @@ void countSites(const Body& body, const std::vector<ArrayDecl>& arrays,
     if (const auto* a = std::get_if<Assign>(&s.node); a && isGlobal(arrays[a->array])) {
       ++out[a->array].stores;
     }
+    if (const auto* a = std::get_if<StoreVector>(&s.node)) ++out[a->array].stores;  // global
     if (const auto* a = std::get_if<Atomic>(&s.node); a && isGlobal(arrays[a->array])) {
       ++out[a->array].atomics;
     }

@@ -215,8 +215,12 @@ BoundArguments bindOn(const KernelIR& k, const std::vector<KernelArg>& args) {
     const uint32_t align = k.arrays[p.array].alignment;
     if (align > 1 && reinterpret_cast<uintptr_t>(arg.data()) % align != 0) {
       throw Error(where() + which() + "must be " + std::to_string(align) +
-                  "-byte aligned: the kernel reads it with " + std::to_string(align) +
-                  "-byte vector loads (vectors<W>); got an address " +
+                  "-byte aligned: the kernel " +
+                  (p.output ? "writes it with " + std::to_string(align) +
+                                  "-byte vector stores (unvectors<W>)"
+                            : "reads it with " + std::to_string(align) +
+                                  "-byte vector loads (vectors<W>)") +
+                  "; got an address " +
                   std::to_string(reinterpret_cast<uintptr_t>(arg.data()) % align) +
                   " bytes past a multiple of " + std::to_string(align));
     }

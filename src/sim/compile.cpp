@@ -86,6 +86,16 @@ CStmt Compiler::stmt(const Stmt& s) {
           c.e0 = exp(n.index);
           c.e1 = exp(n.value);
           c.text = k_.arrays[n.array].name + "[" + show(n.index) + "] = " + show(n.value);
+        } else if constexpr (std::is_same_v<T, StoreVector>) {
+          c.op = Op::StoreVector;
+          c.array = n.array;
+          c.e0 = exp(n.index);
+          c.text = k_.arrays[n.array].name + "[" + show(n.index) + " + k] = {";
+          for (size_t l = 0; l < n.values.size(); ++l) {
+            c.lanes.push_back(exp(n.values[l]));
+            c.text += (l ? ", " : "") + show(n.values[l]);
+          }
+          c.text += "}[k] for k < " + std::to_string(n.values.size());
         } else if constexpr (std::is_same_v<T, Declare>) {
           c.op = Op::Declare;
           c.slot = slot(n.var);

@@ -469,7 +469,8 @@ void Machine::exec(const CStmt& s, const Lanes& lanes) {
   countSteps(lanes.size());
   // Loops count each test of their condition (below). Straight-line code ends at anything but
   // an assignment or declaration (Counters::boundary).
-  const bool straight = s.op == Op::Assign || s.op == Op::Declare || s.op == Op::AssignVar;
+  const bool straight = s.op == Op::Assign || s.op == Op::StoreVector || s.op == Op::Declare ||
+                        s.op == Op::AssignVar;
   if (counters_ && !straight) counters_->boundary();
   if (counters_ && s.op != Op::SeqFor && s.op != Op::SeqWhile) counters_->statement(s.id, lanes);
   switch (s.op) {
@@ -484,6 +485,27 @@ void Machine::exec(const CStmt& s, const Lanes& lanes) {
       if (counters_) counted(s.array, AccessKind::Store, lanes, sizeOf(t));
       release();
       release();
+      return;
+    }
+    case Op::StoreVector: {
+      // W element writes, each checked as a write; counted as one W * size-byte access of
+      // every lane's vector (at its first element), as a wide load is.
+      const ScalarType t = k_.arrays[s.array].type;
+      const auto w = static_cast<uint32_t>(s.lanes.size());
+      ir::Value* ix = acquire();
+      eval(*s.e0, lanes, ix);
+      std::vector<ir::Value*> v;
+      for (const auto& lane : s.lanes) {
+        v.push_back(acquire());
+        eval(*lane, lanes, v.back());
+      }
+      at_.stmt = &s;
+      for (uint32_t k = 0; k < w; ++k) {
+        for (uint32_t l : lanes) store(address(s.array, ix[l].u + k, l, true, false), t, v[k][l]);
+        if (counters_ && k == 0) counted(s.array, AccessKind::Store, lanes, w * sizeOf(t));
+        addresses_.clear();
+      }
+      for (uint32_t k = 0; k <= w; ++k) release();
       return;
     }
     case Op::Declare:

@@ -32,6 +32,7 @@ struct CExp {
 
 enum class Op : uint8_t {
   Assign,
+  StoreVector,
   Declare,
   AssignVar,
   SeqFor,
@@ -54,6 +55,7 @@ struct CStmt {
   ScalarType type = ScalarType::U32;
   Virtual made = Virtual::None;  // SeqFor: what virtualize made it for
   std::unique_ptr<CExp> e0, e1, e2, e3;
+  std::vector<std::unique_ptr<CExp>> lanes;  // StoreVector: the vector's values
   std::vector<CStmt> body, otherwise;
   std::string text;  // the statement, for messages
 };

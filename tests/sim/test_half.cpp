@@ -11,12 +11,9 @@
 
 using namespace obsidian;
 using namespace obsidian::testing;
+using ::testing::has;
 
 namespace {
-
-bool has(const std::string& text, const std::string& what) {
-  return text.find(what) != std::string::npos;
-}
 
 template <class X>
 void checkUnaryOnSimulator(const char* type) {

@@ -311,3 +311,50 @@ TEST_CASE("stencil: the neighbourhood knows its element's position") {
         "stencil: this Neighbourhood was made without its position (the 4-argument "
         "constructor); row() and col() need the one that takes them");
 }
+
+TEST_CASE("matrix: RowAligned<W> rows are read with vectors<W>; the pitch is checked at launch") {
+  const Kernel k = rowVectorSums();
+  CHECK(k.cuda().find("((const float4*)in0)[") != std::string::npos);
+  CHECK(k.ir().arrays[k.ir().params[0].array].alignment == 16);
+  for (const Shape s : {Shape{5, 10, 12}, Shape{3, 8, 8}, Shape{7, 13, 16}, Shape{1, 3, 4}}) {
+    const std::vector<float> in = randomMatrix(s.rows, s.pitch, s.cols);
+    std::vector<float> out(s.rows * (s.cols / 4), -1.0f);
+    simulate(k, {in, s.rows, s.cols, s.pitch, out});
+    CHECK_MESSAGE(out == rowVectorSumsReference(in, s.rows, s.cols, s.pitch),
+                  s.rows << " x " << s.cols << ", pitch " << s.pitch);
+  }
+  const std::vector<float> in = randomMatrix(5, 11, 1);
+  std::vector<float> out(10);
+  CHECK(errorOf([&] {
+          simulate(k, {in, 5u, 10u, 11u, out});
+        }) ==
+        "launch of kernel rowVectors: matrix in0: the pitch is a multiple of 4 (RowAligned<4>) "
+        "(in0Pitch % 4u == 0u fails with in0Pitch = 11)");
+  // A plain DPull2's rows start anywhere: vectors<4> of one is refused when generated.
+  CHECK(errorOf([] {
+          capture("plain", 64, [](DPull2<EFloat> m) {
+            const auto rows = rowsOf(m);
+            return push<Grid>(mkPull(m.rows(), [rows](const EWord32& r) {
+              return hana::at_c<0>(vectors<4>(rows[r])[0u]);
+            }));
+          });
+        }).starts_with("vectors<4> needs the array to start at a multiple of 4 elements of in0"));
+}
+
+TEST_CASE("matrix: push2 with a 2-D thread layout writes every element of a tile once") {
+  // The tiled transpose with the transposed tile written by 8 x 32 threads (4 rows each) or by
+  // a 3 x 10 layout that divides neither side of the 32 x 32 tile (guards at the edges).
+  for (const ThreadLayout2 layout : {ThreadLayout2{8, 32}, ThreadLayout2{3, 10}}) {
+    const Kernel k = transposeLayout(layout);
+    for (const Shape s : {Shape{70, 45, 48}, Shape{64, 64, 64}, Shape{1, 1, 1}, Shape{97, 31, 31}}) {
+      INFO(layout.rows << " x " << layout.cols << " threads; " << s.rows << " x " << s.cols);
+      const std::vector<float> in = randomMatrix(s.rows, s.pitch, s.rows + s.cols);
+      std::vector<float> out(size_t{s.rows} * s.cols);
+      simulate(k, {in, s.rows, s.cols, s.pitch, out}, {.blocks = 3});
+      CHECK(out == transposeReference(in, s.rows, s.cols, s.pitch));
+    }
+  }
+  CHECK_THROWS_WITH(push2<Block>(mkPull2(4u, 4u, [](const EWord32& r, const EWord32&) { return r; }),
+                                 ThreadLayout2{0, 4}),
+                    "push2: a thread layout of 0 x 4 threads (each side is at least 1)");
+}

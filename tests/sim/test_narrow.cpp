@@ -14,12 +14,9 @@
 using namespace obsidian;
 using namespace obsidian::testing;
 using ::testing::errorOf;
+using ::testing::has;
 
 namespace {
-
-bool has(const std::string& text, const std::string& what) {
-  return text.find(what) != std::string::npos;
-}
 
 // The PTX lines that load from global memory.
 std::vector<std::string> globalLoads(const std::string& ptx) {

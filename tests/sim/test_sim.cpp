@@ -334,3 +334,18 @@ TEST_CASE("sim: takeP keeps the first n elements of a push array") {
   const SPull<EWord32> small = mkPull(8u, [](const EWord32& i) { return i; });
   CHECK(takeP(5u, push<Block>(small)).len() == 5u);
 }
+
+TEST_CASE("sim: splitUpRagged gives any length's chunks to blocks; takeP drops the rest") {
+  // tests/kernels.hpp: chunks of 64, a block each, pair partners added through shared memory.
+  const Kernel k = obsidian::testing::raggedPairs();
+  for (size_t n : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{1000}, size_t{1001}}) {
+    const auto in = randomWords(n, static_cast<uint32_t>(n) + 3);
+    std::vector<uint32_t> out(n, 7);
+    simulate(k, {in, out});  // a write past n would be an out-of-bounds hazard
+    CHECK_MESSAGE(out == obsidian::testing::raggedPairsReference(in), "n = " << n);
+  }
+  // A static length, and chunks of 0.
+  const SPull<EWord32> five = mkPull(5u, [](const EWord32& i) { return i; });
+  CHECK(splitUpRagged(2, five).len() == 3u);
+  CHECK_THROWS_WITH(splitUpRagged(0, five), "splitUpRagged: chunks of 0 elements");
+}

@@ -16,12 +16,7 @@
 #include "../support.hpp"
 
 using namespace obsidian;
-
-namespace {
-bool has(const std::string& text, const std::string& what) {
-  return text.find(what) != std::string::npos;
-}
-}  // namespace
+using ::testing::has;
 
 TEST_CASE("export: a header with a typed launcher that checks the launch") {
   const Kernel k = paper::red3Kernel(512, 256);

@@ -11,6 +11,7 @@
 #include "obsidian/device/algorithm.hpp"
 #include "obsidian/device/histogram.hpp"
 #include "obsidian/device/reduce.hpp"
+#include "obsidian/device/rowwise.hpp"
 #include "obsidian/device/scan.hpp"
 #include "obsidian/device/transpose.hpp"
 
@@ -19,7 +20,8 @@ namespace obsidian::device {
 /// Every device algorithm's descriptor.
 inline constexpr auto kAlgorithms =
     hana::make_tuple(hana::type_c<Reduce>, hana::type_c<SegmentedReduce>, hana::type_c<Scan>,
-                     hana::type_c<HistogramEven>, hana::type_c<Transpose>);
+                     hana::type_c<HistogramEven>, hana::type_c<Transpose>,
+                     hana::type_c<Rowwise>);
 
 /// Every device algorithm as data, in kAlgorithms' order.
 inline std::vector<AlgorithmInfo> catalogue() {
