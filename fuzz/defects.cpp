@@ -6,6 +6,9 @@
 #include <optional>
 #include <span>
 
+#include "scalar_ops.hpp"
+#include "typed_arrays.hpp"
+
 namespace fuzz {
 namespace {
 
@@ -87,6 +90,28 @@ KernelArg typedArray(uint32_t elem, const uint32_t* start, size_t count) {
   return std::span<const uint32_t>(start, count);
 }
 
+// A writable array of `count` elements of type t at `start` (inside a buffer of words).
+KernelArg writableArray(ScalarType t, void* start, size_t count) {
+  auto as = [&]<class T>(std::type_identity<T>) {
+    return KernelArg(std::span<T>(reinterpret_cast<T*>(start), count));
+  };
+  switch (t) {
+    case ScalarType::U32: return as(std::type_identity<uint32_t>{});
+    case ScalarType::U8: return as(std::type_identity<uint8_t>{});
+    case ScalarType::U16: return as(std::type_identity<uint16_t>{});
+    case ScalarType::F32: return as(std::type_identity<float>{});
+    case ScalarType::F16: return as(std::type_identity<Half>{});
+    case ScalarType::BF16: return as(std::type_identity<BFloat16>{});
+    case ScalarType::E4M3: return as(std::type_identity<Fp8E4M3>{});
+    case ScalarType::E5M2: return as(std::type_identity<Fp8E5M2>{});
+    case ScalarType::I32:
+    case ScalarType::U64:
+    case ScalarType::F64:
+    case ScalarType::Bool: break;
+  }
+  throw std::logic_error("fuzz: no output of element type " + std::string(cudaTypeName(t)));
+}
+
 std::string checkAliasing(const Recipe& r, const Kernel& k, const std::vector<uint32_t>& in,
                           const std::vector<std::vector<uint32_t>>& expected,
                           std::mt19937_64& rng) {
@@ -97,12 +122,26 @@ std::string checkAliasing(const Recipe& r, const Kernel& k, const std::vector<ui
   const uint32_t elem = r.matrix ? r.matrix->inputs[0].elem : r.elem;
   const size_t count =
       r.matrix ? size_t{r.matrix->inputs[0].rows} * r.matrix->inputs[0].pitch : in.size();
+  // The arrays after the inputs as their types; the last one, of `outType`, must be aligned
+  // to `outAlign` bytes (a vector store's output: Recipe::store).
+  const std::vector<ScalarType> types =
+      argumentTypes(k.ir(), r.matrix ? r.matrix->inputs.size() : 1);
+  const ScalarType outType = types.back();
+  uint32_t outAlign = 0;  // the last array parameter's (the last argument's)
+  for (const Param& p : k.ir().params) {
+    if (p.kind == ParamKind::Array) outAlign = k.ir().arrays.at(p.array).alignment;
+  }
   // One buffer of words; the first input (of u8, u16 or u32 elements) at its start, the
-  // output starting somewhere inside its bytes.
+  // output starting somewhere inside its bytes (a multiple of its alignment: a misaligned
+  // one is refused for that, not for the overlap).
   const size_t inBytes = count * (elem / 8), inWords = (inBytes + 3) / 4;
-  const size_t shift = rng() % inWords;
-  std::vector<uint32_t> buffer(std::max(inWords, shift + out.size()));
-  std::vector<std::vector<uint32_t>> others(expected.begin(), expected.end() - 1);
+  const size_t alignWords = std::max<size_t>(1, outAlign / 4);
+  const size_t shift = rng() % inWords / alignWords * alignWords;
+  const size_t outWords = (out.size() * sizeOf(outType) + 3) / 4;
+  std::vector<uint32_t> buffer(std::max(inWords, shift + outWords));
+  std::vector<TypedArray> others =
+      typedArrays(std::vector<ScalarType>(types.begin(), types.end() - 1),
+                  std::vector<std::vector<uint32_t>>(expected.begin(), expected.end() - 1));
   std::vector<KernelArg> args{typedArray(elem, buffer.data(), count)};
   // A matrix recipe's scalars, and its second matrix as words of its type (zeros).
   std::vector<uint32_t> second;
@@ -117,8 +156,8 @@ std::string checkAliasing(const Recipe& r, const Kernel& k, const std::vector<ui
     }
   }
   if (r.divisor != Divisor::None) args.emplace_back(r.divisorValue);
-  for (auto& o : others) args.emplace_back(o);
-  args.emplace_back(std::span<uint32_t>(buffer.data() + shift, out.size()));
+  for (auto& o : others) args.push_back(argumentOf(o));
+  args.push_back(writableArray(outType, buffer.data() + shift, out.size()));
   const std::string m = messageOf([&] { simulate(k, args); });
   if (m.find("overlaps argument 0") == std::string::npos) {
     return "an output overlapping the input (at word " + std::to_string(shift) +
@@ -326,7 +365,8 @@ std::string checkZeroDivisor(const Recipe& r, const Kernel& k, const std::vector
   if (d.empty()) return "the kernel has no scalar parameter for its divisor";
   const std::vector<uint8_t> u8(in.begin(), in.end());
   const std::vector<uint16_t> u16(in.begin(), in.end());
-  std::vector<std::vector<uint32_t>> outs = argumentsBefore(r, expected);
+  std::vector<TypedArray> outs =
+      typedArrays(argumentTypes(k.ir(), 1), argumentsBefore(r, expected));
   std::vector<KernelArg> args;
   if (r.elem == 8) {
     args.emplace_back(u8);
@@ -336,14 +376,14 @@ std::string checkZeroDivisor(const Recipe& r, const Kernel& k, const std::vector
     args.emplace_back(in);
   }
   args.emplace_back(uint32_t{0});
-  for (auto& o : outs) args.emplace_back(o);
+  for (auto& o : outs) args.push_back(argumentOf(o));
   const std::string simulated = messageOf([&] { simulate(k, args); });
   if (!zeroRefused(r.divisor)) {
     if (!simulated.empty()) {
       return "a launch with d = 0, whose division a guard skips, was refused: " + simulated;
     }
     for (size_t j = 0; j < outs.size(); ++j) {
-      if (outs[j] != expected[j]) {
+      if (wordsOf(outs[j]) != expected[j]) {
         return "a launch with d = 0 (guarded) differs from the reference in array argument " +
                std::to_string(j + 1);
       }
@@ -373,6 +413,46 @@ std::string checkZeroDivisor(const Recipe& r, const Kernel& k, const std::vector
   return "";
 }
 
+// A launch of k whose vector-store output (the last argument) starts one element past an
+// address aligned to the vector's size: refused before it runs, with the message that names
+// that size.
+std::string checkMisaligned(const Recipe& r, const Kernel& k, const std::vector<uint32_t>& in,
+                            const std::vector<std::vector<uint32_t>>& expected) {
+  if (!storesVectors(r.store)) return "";
+  const uint32_t bytes = r.storeWidth * storeTypeBytes(r.storeType);
+  const std::vector<uint8_t> u8(in.begin(), in.end());
+  const std::vector<uint16_t> u16(in.begin(), in.end());
+  std::vector<KernelArg> args;
+  if (r.elem == 8) {
+    args.emplace_back(u8);
+  } else if (r.elem == 16) {
+    args.emplace_back(u16);
+  } else {
+    args.emplace_back(in);
+  }
+  if (r.divisor != Divisor::None) args.emplace_back(r.divisorValue);
+  const std::vector<ScalarType> types = argumentTypes(k.ir(), 1);
+  std::vector<TypedArray> others =
+      typedArrays(std::vector<ScalarType>(types.begin(), types.end() - 1),
+                  std::vector<std::vector<uint32_t>>(expected.begin(), expected.end() - 1));
+  for (auto& o : others) args.push_back(argumentOf(o));
+  // A buffer of words (16-byte aligned, as operator new aligns), the output one element in.
+  std::vector<uint32_t> buffer((expected.back().size() * sizeOf(types.back()) + 3) / 4 + 4);
+  if (reinterpret_cast<uintptr_t>(buffer.data()) % 16 != 0) return "";  // nothing to shift from
+  auto* start = reinterpret_cast<uint8_t*>(buffer.data()) + sizeOf(types.back());
+  args.push_back(writableArray(types.back(), start, expected.back().size()));
+  const std::string m = messageOf([&] { simulate(k, args); });
+  const std::string want = "must be " + std::to_string(bytes) + "-byte aligned";
+  if (m.find(want) == std::string::npos || !m.starts_with("launch of kernel fuzz: ")) {
+    return "an output of " + std::to_string(bytes) +
+           "-byte vector stores one element past an aligned address was not refused as "
+           "misaligned" +
+           (m.empty() ? "" : ": " + m);
+  }
+  ++stats.misaligned;
+  return "";
+}
+
 }  // namespace
 
 const DefectStats& defectStats() { return stats; }
@@ -386,6 +466,7 @@ std::string checkDefectClasses(const Recipe& r, const Kernel& k, const std::vect
   }
   if (failure.empty()) failure = checkLeaks(rng);
   if (failure.empty() && !r.matrix) failure = checkZeroDivisor(r, k, in, expected);
+  if (failure.empty()) failure = checkMisaligned(r, k, in, expected);
   return failure;
 }
 

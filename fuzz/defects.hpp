@@ -26,7 +26,10 @@ namespace fuzz {
 //   checks (bindArguments, what a GPU launch runs) give, naming the kernel and saying that it
 //   divides by zero (a precondition's own form: "<message> (<condition> fails with ...; it
 //   divides by zero: s1 is 0)"); where a guard (||, a select) keeps the division from running,
-//   the launch must run and give the reference's results.
+//   the launch must run and give the reference's results;
+// - a misaligned vector-store output (Recipe::store, forms that store vectors): the output
+//   passed one element past an aligned address must be refused, the message naming the
+//   vector's size in bytes.
 // What the checks above have tried so far in this process (printed by the fuzzer).
 struct DefectStats {
   uint64_t aliased = 0;      // aliased launches refused
@@ -34,6 +37,7 @@ struct DefectStats {
   uint64_t leaks = 0;        // leaked values refused
   uint64_t zeroRefused = 0;  // launches with a divisor parameter of 0 refused
   uint64_t zeroRan = 0;      // launches with a divisor of 0 that a guard let run
+  uint64_t misaligned = 0;   // launches with a misaligned vector-store output refused
 };
 const DefectStats& defectStats();
 

@@ -3,8 +3,9 @@
 // and subexpression sharing on and off, two thread counts, fewer real blocks than virtual ones)
 // and, with --gpu, on the device; every result must equal the plain C++ reference and the simulator
 // must find no hazard (the recipes use only safe combinators), store each output element once,
-// and the report must count the recipe's grid loops. A failure is shrunk to a small recipe and
-// printed as C++ source; the exit status is then 1.
+// the report must count the recipe's grid loops, and the kernel must write vector stores exactly
+// where the recipe's unvectors<W> goes straight to the output. A failure is shrunk to a small
+// recipe and printed as C++ source; the exit status is then 1.
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <functional>
@@ -18,14 +19,26 @@
 
 #include "build.hpp"
 #include "defects.hpp"
+#include "ir/ir_walk.hpp"
 #include "recipe.hpp"
 #include "scalar_ops.hpp"
+#include "typed_arrays.hpp"
 
 namespace {
 
 using fuzz::Recipe;
 
-enum class Verdict { Ok, Mismatch, Hazard, Error, Crash, OverSharedLimit, DefectClass, Traffic };
+enum class Verdict {
+  Ok,
+  Mismatch,
+  Hazard,
+  Error,
+  Crash,
+  OverSharedLimit,
+  DefectClass,
+  Traffic,
+  VectorStores
+};
 
 const char* verdictName(Verdict v) {
   switch (v) {
@@ -38,6 +51,7 @@ const char* verdictName(Verdict v) {
     case Verdict::DefectClass: return "a defect class slipped through (defects.hpp)";
     case Verdict::Traffic:
       return "grid passes (report) or output stores (simulator) differ from the recipe's";
+    case Verdict::VectorStores: return "vector stores (IR) differ from the recipe's";
   }
   return "?";
 }
@@ -83,6 +97,50 @@ std::string outputStores(const obsidian::Kernel& k, const obsidian::SimStats& s,
       return "output " + p.name + " (array argument " + std::to_string(j + 1) + ") of " +
              std::to_string(outs[j].size()) + " elements had " + std::to_string(stores) + " stores";
     }
+  }
+  return "";
+}
+
+// Empty when kernel k writes recipe r's vector-store output as its form says (Recipe::store):
+// one StoreVector or more, each of W lanes to the output, aligned to the vector's bytes, where
+// the writes go straight to the output; none, and no alignment, where they fall back to one
+// write per lane (forced into shared memory) or the recipe has no vector store.
+std::string vectorStores(const Recipe& r, const obsidian::Kernel& k) {
+  using namespace obsidian;
+  const KernelIR& ir = k.ir();
+  size_t stores = 0;
+  std::string wrong;
+  std::function<void(const Body&)> walk = [&](const Body& body) {
+    for (const Stmt& s : body) {
+      if (const auto* v = std::get_if<StoreVector>(&s.node)) {
+        ++stores;
+        if (v->values.size() != r.storeWidth || !ir.arrays.at(v->array).writable) {
+          wrong = "a StoreVector of " + std::to_string(v->values.size()) + " lanes to " +
+                  ir.arrays.at(v->array).name;
+        }
+      }
+      for (const Body* b : ir::childBodies(s)) walk(*b);
+    }
+  };
+  walk(ir.body);
+  uint32_t alignment = 0;  // the outputs' largest
+  for (const Param& p : ir.params) {
+    if (p.kind == ParamKind::Array && p.output) {
+      alignment = std::max(alignment, ir.arrays.at(p.array).alignment);
+    }
+  }
+  const uint32_t bytes = r.storeWidth * fuzz::storeTypeBytes(r.storeType);
+  const std::string found = std::to_string(stores) +
+                            " StoreVector statements, outputs aligned to " +
+                            std::to_string(alignment) + " bytes";
+  if (!wrong.empty()) return wrong;
+  if (fuzz::storesVectors(r.store) && (stores == 0 || alignment != bytes)) {
+    return found + "; the recipe's unvectors<" + std::to_string(r.storeWidth) + "> of " +
+           fuzz::storeTypeName(r.storeType) + " stores " + std::to_string(bytes) +
+           "-byte vectors to the output";
+  }
+  if (!fuzz::storesVectors(r.store) && (stores != 0 || alignment != 0)) {
+    return found + "; the recipe writes no vector to global memory";
   }
   return "";
 }
@@ -148,27 +206,37 @@ Outcome check(const Recipe& r, bool gpu) {
     try {
       const Kernel k = fuzz::buildKernel(r, c.threads, c.plain, dropBarrier);
       if (!first) first = k;
-      std::vector<std::vector<uint32_t>> outs = before;
+      // The arrays after the inputs as their parameters' types (a vector store's output may be
+      // of u8, ..., fp8 elements), read back as words.
+      const std::vector<fuzz::TypedArray> typed =
+          fuzz::typedArrays(fuzz::argumentTypes(k.ir(), parts.size()), before);
+      std::vector<fuzz::TypedArray> outs = typed;
       std::vector<KernelArg> args;
       for (const InputPart& p : parts) p.with([&](const auto& v) { p.append(v, args); });
       if (r.divisor != fuzz::Divisor::None) args.emplace_back(r.divisorValue);
-      for (auto& out : outs) args.emplace_back(out);
+      for (auto& out : outs) args.push_back(fuzz::argumentOf(out));
       const SimStats stats = simulate(k, args, SimOptions{.blocks = c.blocks});
-      for (size_t j = 0; j < outs.size(); ++j) {
-        if (outs[j] != expected[j]) {
+      std::vector<std::vector<uint32_t>> words;
+      for (const fuzz::TypedArray& out : outs) words.push_back(fuzz::wordsOf(out));
+      for (size_t j = 0; j < words.size(); ++j) {
+        if (words[j] != expected[j]) {
           o.verdict = Verdict::Mismatch;
           o.detail = "simulator, array argument " + std::to_string(j + 1) + ": " +
-                     firstDifference(outs[j], expected[j]);
+                     firstDifference(words[j], expected[j]);
           return o;
         }
       }
       // Each element of each output (of each part of a fused one) stored once: a part that a
       // second loop writes again shows here, where the values alone look right.
-      const std::string stores = outputStores(k, stats, outs, parts.size());
+      const std::string stores = outputStores(k, stats, words, parts.size());
       if (!stores.empty()) return {Verdict::Traffic, c.name, c.threads, stores};
+      if (dropBarrier < 0) {
+        const std::string vectors = vectorStores(r, k);
+        if (!vectors.empty()) return {Verdict::VectorStores, c.name, c.threads, vectors};
+      }
       if (gpu && !fuzz::isDeepFold(r)) {
-        std::vector<gpu::DeviceBuffer<uint32_t>> douts;
-        for (const auto& b : before) douts.emplace_back(b);
+        std::vector<fuzz::DeviceArray> douts;
+        for (const fuzz::TypedArray& b : typed) douts.push_back(fuzz::deviceCopy(b));
         std::vector<std::shared_ptr<void>> dins;  // the inputs' buffers, kept to the launch
         std::vector<KernelArg> dargs;
         for (const InputPart& p : parts) {
@@ -181,14 +249,14 @@ Outcome check(const Recipe& r, bool gpu) {
         }
         const size_t scalarAt = dargs.size();  // the divisor's argument, if any
         if (r.divisor != fuzz::Divisor::None) dargs.emplace_back(r.divisorValue);
-        for (auto& d : douts) dargs.emplace_back(d);
+        for (auto& d : douts) dargs.push_back(fuzz::argumentOf(d));
         gpu::launch(k, dargs);
-        for (size_t j = 0; j < outs.size(); ++j) {
-          const std::vector<uint32_t> got = douts[j].download();
-          if (got != outs[j]) {
+        for (size_t j = 0; j < words.size(); ++j) {
+          const std::vector<uint32_t> got = fuzz::wordsOf(douts[j]);
+          if (got != words[j]) {
             o.verdict = Verdict::Mismatch;
             o.detail = "GPU vs simulator, array argument " + std::to_string(j + 1) + ": " +
-                       firstDifference(got, outs[j]);
+                       firstDifference(got, words[j]);
             return o;
           }
         }
@@ -206,11 +274,15 @@ Outcome check(const Recipe& r, bool gpu) {
             }
             return "";
           };
-          std::vector<gpu::DeviceBuffer<uint32_t>> zouts;
-          for (const auto& b : before) zouts.emplace_back(b);
-          for (size_t j = 0; j < zouts.size(); ++j) dargs[scalarAt + 1 + j] = KernelArg(zouts[j]);
-          std::vector<std::vector<uint32_t>> souts = before;
-          for (size_t j = 0; j < souts.size(); ++j) sargs[scalarAt + 1 + j] = KernelArg(souts[j]);
+          std::vector<fuzz::DeviceArray> zouts;
+          for (const fuzz::TypedArray& b : typed) zouts.push_back(fuzz::deviceCopy(b));
+          for (size_t j = 0; j < zouts.size(); ++j) {
+            dargs[scalarAt + 1 + j] = fuzz::argumentOf(zouts[j]);
+          }
+          std::vector<fuzz::TypedArray> souts = typed;
+          for (size_t j = 0; j < souts.size(); ++j) {
+            sargs[scalarAt + 1 + j] = fuzz::argumentOf(souts[j]);
+          }
           const std::string onGpu = refusal([&] { gpu::launch(k, dargs); });
           const std::string onSim = refusal([&] { simulate(k, sargs); });
           if (onGpu != onSim) {
@@ -220,7 +292,7 @@ Outcome check(const Recipe& r, bool gpu) {
             return o;
           }
           for (size_t j = 0; onGpu.empty() && j < zouts.size(); ++j) {
-            const std::vector<uint32_t> got = zouts[j].download();
+            const std::vector<uint32_t> got = fuzz::wordsOf(zouts[j]);
             if (got != expected[j]) {
               o.verdict = Verdict::Mismatch;
               o.detail = "GPU with d = 0, array argument " + std::to_string(j + 1) + ": " +
@@ -423,7 +495,8 @@ int main(int argc, char** argv) {
   std::cout << "defect classes: " << d.aliased << " aliased launches and " << d.leaks
             << " leaked values refused, " << d.hugeLengths << " launch checks near 2^32, "
             << steps["deep fold"] << " deep expressions; d = 0: " << d.zeroRefused
-            << " launches refused (divides by zero), " << d.zeroRan << " guarded ones ran\n";
+            << " launches refused (divides by zero), " << d.zeroRan << " guarded ones ran; "
+            << d.misaligned << " misaligned vector-store outputs refused\n";
   std::cout << "float bits: " << steps["programs with float-bits steps"]
             << " programs with float-bits steps, " << fuzz::referenceNaNs()
             << " NaN words computed by the reference\n";

@@ -294,6 +294,35 @@ constexpr uint32_t kDivisors = 5;
 // Whether a launch with d = 0 must be refused.
 inline bool zeroRefused(Divisor d) { return d == Divisor::Require || d == Divisor::Length; }
 
+// How the output is written through unvectors<W> (Recipe::store): as vectors of W values of
+// element type kStoreTypes[storeType], vector j's lane k the value of word j * W + (k +
+// storeRotate) % W of the words written (storeValue in scalar_ops.hpp), the last len % W words'
+// values after them in order. Each form but Shared writes straight to the output: one
+// W * size-byte StoreVector per vector, the output aligned to that size.
+enum class StoreForm : uint8_t {
+  None,
+  Grid,     // Flat: concP(unvectors<W>(push<Grid>(the vectors of g)), push<Grid>(the
+            // tail)): the tail a loop of its own (none where a static length has none)
+  Blocks,   // each block: unvectors<W>(push<Block>(the vectors of y)), written at
+            // bid * len(y) (len(y) a multiple of W)
+  Whole,    // unvectors<W>(pConcat(each block: push<Block>(the vectors of y))): the
+            // blocks' vectors concatenated, written at 0
+  Threads,  // each block: tConcat<Block> over splitUp(storePiece, y) of unvectors<W>(
+            // push<Thread>(the piece's vectors)), written at bid * len(y) + t * piece
+  Warps,    // each block: pConcat over splitUp(storePiece, y) of Warp programs returning
+            // unvectors<W>(push<Warp>(the piece's vectors)) (blocks of whole warps)
+  Shared,   // each block: push<Block>(force(p, concP(unvectors<W>(push<Block>(the
+            // vectors of y)), push<Block>(y's tail)))): forced into shared memory, where
+            // unvectors writes the lanes one by one (no vector store anywhere)
+};
+constexpr uint32_t kStoreForms = static_cast<uint32_t>(StoreForm::Shared) + 1;
+// The element types of Recipe::storeType: 0 u8, 1 u16, 2 u32, 3 f32, 4 Half, 5 BFloat16,
+// 6 Fp8E4M3, 7 Fp8E5M2 (their names and sizes: storeTypeName, storeTypeBytes in
+// scalar_ops.hpp).
+constexpr uint32_t kStoreTypes = 8;
+// Whether form writes vector stores straight to the output (every form but Shared).
+inline bool storesVectors(StoreForm f) { return f != StoreForm::None && f != StoreForm::Shared; }
+
 struct Recipe {
   uint32_t threads = 128;       // real threads per block of the main configuration
   uint32_t altThreads = 64;     // another thread count, for the differential run
@@ -337,6 +366,13 @@ struct Recipe {
   Divisor divisor = Divisor::None;
   uint32_t divisorValue = 1;  // d at the launches (a divisor of the input's length); the
                               // defect-class checks launch with d = 0 too (defects.hpp)
+  // The output written through unvectors<W> (see StoreForm), drawn from a stream of its own
+  // too, where the recipe has an output alone (no effect, fused parts or second output).
+  StoreForm store = StoreForm::None;
+  uint32_t storeType = 2;    // its element type (kStoreTypes): u32 where none is drawn
+  uint32_t storeWidth = 0;   // W: a power of two, W * the type's size at most 16 bytes
+  uint32_t storeRotate = 0;  // below W: the lanes' rotation
+  uint32_t storePiece = 0;   // Threads, Warps: the pieces' length (a multiple of W)
   // A matrix kernel instead of all the above but the thread and block counts and the data seed
   // (drawn from a stream of its own too).
   std::optional<MatrixRecipe> matrix;
@@ -374,13 +410,13 @@ size_t inputLength(const Recipe& r);
 
 // The oracle: every array argument after the input, in argument order, as it is after the
 // kernel: the global bins (with globalBins), acc (with an effect), the output (without an
-// effect), the grid-level output (with gridOutput; gridFirst puts it before the output), the
-// parts of a fused output each in turn, computed directly over the arrays. Throws
-// InvalidRecipe.
+// effect; with a vector store each element's bits as a word), the grid-level output (with
+// gridOutput; gridFirst puts it before the output), the parts of a fused output each in turn,
+// computed directly over the arrays. Throws InvalidRecipe.
 std::vector<std::vector<uint32_t>> reference(const Recipe& r, const std::vector<uint32_t>& in);
 // The same arguments as they are before the kernel runs (`after` is reference's result): the
 // bins zero, acc random words (the kernel must keep what it does not change), the outputs
-// 0xdeadbeef (the kernel must overwrite them).
+// 0xdeadbeef (the kernel must overwrite them; a narrower type's output its low bits).
 std::vector<std::vector<uint32_t>> argumentsBefore(const Recipe& r,
                                                    const std::vector<std::vector<uint32_t>>& after);
 

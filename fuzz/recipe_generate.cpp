@@ -1,7 +1,7 @@
 // Generation: a random well-typed, well-sized 1-D recipe from a seed. The main stream draws
 // what the first generator drew; each later kind of step or recipe (collectives, narrow types,
 // float bit patterns, bit intrinsics and warp votes, thread arrays, half precision and fp8,
-// fused outputs, divisors, matrix kernels)
+// fused outputs, divisors, vector stores, matrix kernels)
 // draws from a stream of its own seeded by the data seed, so the recipes that draw none of
 // them stay as they were. Matrix recipes: recipe_matrix_generate.cpp.
 #include <algorithm>
@@ -641,8 +641,59 @@ void drawDivisor(Recipe& r) {
   r.divisorValue = ds[g() % ds.size()];
 }
 
-// The recipe but for its divisor parameter.
-Recipe generateSteps(std::mt19937_64& rng) {
+// Percent of the recipes with an output alone (no effect, fused parts or second output) whose
+// output is written through unvectors<W>.
+constexpr uint64_t kStorePercent = 10;
+
+// The vector-store output (Recipe::store) of a recipe whose blocks' results (Flat: grid-level
+// array) have m words, from a stream of its own seeded by the data seed and drawn after
+// everything else, so the other streams draw what they drew before: an element type, a form
+// that fits (uniformly among those with a width that does), a width, the pieces of Threads and
+// Warps (up to 8 vectors), and the lanes' rotation.
+void drawStore(Recipe& r, uint32_t m) {
+  std::mt19937_64 g(r.dataSeed ^ 0x6a09e667f3bcc909ull);
+  if (g() % 100 >= kStorePercent) return;
+  if (r.result != Result::Output || !r.fused.empty() || r.gridOutput) return;
+  auto below = [&g](size_t k) { return static_cast<uint32_t>(g() % k); };
+  Recipe c = r;
+  c.storeType = below(kStoreTypes);
+  // The widths of each form that fit, with their pieces (Threads, Warps; else just 0).
+  struct Fit {
+    StoreForm form;
+    uint32_t width;
+    std::vector<uint32_t> pieces;
+  };
+  std::vector<std::vector<Fit>> forms;
+  for (uint32_t f = 1; f < kStoreForms; ++f) {
+    c.store = static_cast<StoreForm>(f);
+    std::vector<Fit> fits;
+    for (uint32_t w = 2; w <= 16; w *= 2) {
+      c.storeWidth = w;
+      std::vector<uint32_t> pieces;
+      const bool pieced = c.store == StoreForm::Threads || c.store == StoreForm::Warps;
+      for (uint32_t k = pieced ? 1 : 0; k <= (pieced ? 8u : 0u); ++k) {
+        c.storePiece = w * k;
+        if (storeFits(c, m)) pieces.push_back(c.storePiece);
+      }
+      if (!pieces.empty()) fits.push_back(Fit{c.store, w, pieces});
+    }
+    if (!fits.empty()) forms.push_back(fits);
+  }
+  if (forms.empty()) return;
+  const std::vector<Fit>& fits = forms[below(forms.size())];
+  const Fit& fit = fits[below(fits.size())];
+  r.store = fit.form;
+  r.storeType = c.storeType;
+  r.storeWidth = fit.width;
+  r.storePiece = fit.pieces[below(fit.pieces.size())];
+  r.storeRotate = below(fit.width);
+}
+
+// The recipe but for its divisor parameter and vector store; resultLength: the length of the
+// blocks' results (Flat: of the grid-level array), 0 where a vector store has no place (deep
+// folds and matrix kernels).
+Recipe generateSteps(std::mt19937_64& rng, uint32_t& resultLength) {
+  resultLength = 0;
   Generator gen(rng);
   Recipe r;
   const std::vector<uint32_t> threadCounts{32, 64, 96, 128, 192, 256, 512, 1024};
@@ -681,6 +732,7 @@ Recipe generateSteps(std::mt19937_64& rng) {
     r.chunk = 1 + gen.below(5000);
     r.blocks = 1;
     if (gen.chance(50)) r.threads = 1 + gen.below(1024);
+    resultLength = r.chunk;
     return r;
   }
   // Deep expressions (issue 14): now and then one thread folds a whole chunk of 4096 or 8192
@@ -738,14 +790,17 @@ Recipe generateSteps(std::mt19937_64& rng) {
   // counts), so that the other streams draw what they drew before.
   std::mt19937_64 fused(r.dataSeed ^ 0x2545f4914f6cdd1dull);
   if (fused() % 100 < kFusedPercent) drawFused(r, n, fused);
+  resultLength = n;
   return r;
 }
 
 }  // namespace
 
 Recipe generate(std::mt19937_64& rng) {
-  Recipe r = generateSteps(rng);
+  uint32_t m = 0;
+  Recipe r = generateSteps(rng, m);
   if (!r.matrix) drawDivisor(r);
+  if (m > 0) drawStore(r, m);
   return r;
 }
 

@@ -44,6 +44,9 @@ Node partNode(const FusedPart& f);
 bool directLoads(const Recipe& r);
 // Whether the blocks' chunks are pieces of the input itself (splitUp, no grid-level step).
 bool untouchedInput(const Recipe& r);
+// Whether r's vector-store output (Recipe::store) fits the words it writes: m per block (Flat:
+// the grid-level array's length). True without one.
+bool storeFits(const Recipe& r, size_t m);
 
 // ------------------------------------------------------------------ walks over the trees
 // Calls f on every list of steps in the tree (ops, then each node's kids), in preorder.
@@ -107,6 +110,9 @@ class Printer {
   // Prints the end of block program p: its result y fused with r's parts, returned. Each part
   // is a local of its own, made in order (as build.cpp makes them).
   void fusedReturn(int ind, const Recipe& r, const std::string& p, std::string y);
+  // Prints the end of a block program whose result y r's vector store writes (the forms of
+  // its blocks: StoreForm::Blocks, Whole, Threads, Warps, Shared).
+  void storeReturn(int ind, const Recipe& r, const std::string& y);
 
  private:
   std::vector<std::string> fusedParts(int ind, const Recipe& r, const std::string& L,

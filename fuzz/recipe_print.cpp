@@ -11,7 +11,67 @@ constexpr const char* kReduceAlgs[] = {"Red1", "Red2", "Red3", "Red4",
                                        "Red5", "Red6", "Red7", "WarpShuffle"};
 constexpr const char* kScanAlgs[] = {"Sklansky", "Sklansky2", "Sklansky3", "KoggeStone",
                                      "ThreadSequential"};
+
+// The vector store's value of a word x (storeValue), as a local lambda `sv`.
+std::string storeValueLambda(const Recipe& r) {
+  return "const auto sv = [](const EWord32& x) { return " + storeValueText(r.storeType) + "; };";
+}
+// The vectors of r's vector store over the words y (build_store.cpp's storeVectors), in order.
+std::string storeVectorsText(const Recipe& r, const std::string& y) {
+  const uint32_t w = r.storeWidth;
+  std::string lanes;
+  for (uint32_t k = 0; k < w; ++k) {
+    lanes += std::string(k ? ", " : "") + "sv(" + y + "[j * " + Printer::u(w) + " + " +
+             Printer::u((k + r.storeRotate) % w) + "])";
+  }
+  return "mkPull(" + y + ".len() / " + Printer::u(w) + ", [" + y + "](const EWord32& j) { " +
+         storeValueLambda(r) + " return Vector<" + std::to_string(w) + ", " +
+         storeTypeName(r.storeType) + ">{" + lanes + "}; })";
+}
+// The values of y's words from `whole` (a local of that name) on (build_store.cpp's storeTail).
+std::string storeTailText(const Recipe& r, const std::string& y, const std::string& whole) {
+  return "mkPull(" + y + ".len() - " + whole + ", [" + y + ", " + whole + "](const EWord32& i) { " +
+         storeValueLambda(r) + " return sv(" + y + "[" + whole + " + i]); })";
+}
+// unvectors<W>(push<L>(the vectors of y)).
+std::string unvectorsText(const Recipe& r, const std::string& L, const std::string& y) {
+  return "unvectors<" + std::to_string(r.storeWidth) + ">(push<" + L + ">(" +
+         storeVectorsText(r, y) + "))";
+}
 }  // namespace
+
+// What block program p returns for its result y in the block forms of r's vector store (as
+// build_store.cpp's blockStore makes it; Whole: push<Block> of the vectors).
+void Printer::storeReturn(int ind, const Recipe& r, const std::string& y) {
+  const std::string w = u(r.storeWidth), piece = u(r.storePiece), c = fresh("c");
+  switch (r.store) {
+    case StoreForm::Blocks: line(ind, "return " + unvectorsText(r, "Block", y) + ";"); break;
+    case StoreForm::Whole: line(ind, "return push<Block>(" + storeVectorsText(r, y) + ");"); break;
+    case StoreForm::Threads:
+      line(ind, "return tConcat<Block>(fmap([](const SPull<EWord32>& " + c + ") { return " +
+                    unvectorsText(r, "Thread", c) + "; }, splitUp(" + piece + ", " + y + ")));");
+      break;
+    case StoreForm::Warps:
+      line(ind, "return pConcat(fmap([](const SPull<EWord32>& " + c + ") {");
+      line(ind + 1, "return exec<Warp>([" + c + "](const Program<Warp>&) { return " +
+                        unvectorsText(r, "Warp", c) + "; });");
+      line(ind, "}, splitUp(" + piece + ", " + y + ")));");
+      break;
+    case StoreForm::Shared: {
+      const std::string e = "Exp<" + std::string(storeTypeName(r.storeType)) + ">";
+      const std::string vecs = fresh("stored"), whole = fresh("whole"), s = fresh("s");
+      line(ind, "const auto " + vecs + " = " + unvectorsText(r, "Block", y) + ";");
+      line(ind, "const uint32_t " + whole + " = " + y + ".len() / " + w + " * " + w + ";");
+      line(ind, "const SPull<" + e + "> " + s + " = " + whole + " == " + y + ".len() ? force(p, " +
+                    vecs + ") : force(p, concP(" + vecs + ", push<Block>(" +
+                    storeTailText(r, y, whole) + ")));");
+      line(ind, "return push<Block>(" + s + ");");
+      break;
+    }
+    case StoreForm::None:
+    case StoreForm::Grid: throw std::logic_error("fuzz: not a block form of vector store");
+  }
+}
 
 std::string Printer::unaryLambda(uint32_t fn, uint32_t constant) {
   return "[](const EWord32& x) { return " + unaryText(fn, constant) + "; }";
@@ -500,9 +560,20 @@ std::string cppSource(const Recipe& r, uint32_t threads, const std::string& func
     pr.line(2, "const auto [glo, ghi] = halve(g);");
     pr.line(2, "g = zipWith(" + Printer::binaryLambda(r.gridA) + ", glo, ghi);");
   }
-  if (r.grid == Shape::Flat) {
+  if (r.grid == Shape::Flat && r.store == StoreForm::Grid) {
+    // build_store.cpp's gridStore: the tail, if a static length has one, a loop of its own.
+    const std::string w = Printer::u(r.storeWidth);
+    pr.line(2, "const auto stored = " + unvectorsText(r, "Grid", "g") + ";");
+    pr.line(2, (r.staticInput ? "const uint32_t" : "const EWord32") +
+                   std::string(" whole = g.len() / ") + w + " * " + w + ";");
+    const std::string tail = "concP(stored, push<Grid>(" + storeTailText(r, "g", "whole") + "))";
+    pr.line(2, r.staticInput ? "return whole == g.len() ? stored : " + tail + ";"
+                             : "return " + tail + ";");
+  } else if (r.grid == Shape::Flat) {
     pr.line(2, r.gridOutput ? "return hana::make_tuple(push<Grid>(g), push<Grid>(g));"
                             : "return push<Grid>(g);");
+  }
+  if (r.grid == Shape::Flat) {
     const std::string lengths =
         r.staticInput ? ".staticLengths = {" + std::to_string(inputLength(r)) + "}, " : "";
     pr.line(1, "}, CaptureOptions{" + lengths + ".nvrtcOptions = {\"--fmad=false\"}});");
@@ -561,19 +632,23 @@ std::string cppSource(const Recipe& r, uint32_t threads, const std::string& func
   const std::string close = !r.gridOutput ? ";" : before ? ");" : ", " + gridOut + ");";
   switch (r.result) {
     case Result::Output: {
-      pr.line(2, open + "pConcat(fmap(");
+      const bool whole = r.store == StoreForm::Whole;
+      pr.line(2, open + (whole ? "unvectors<" + std::to_string(r.storeWidth) + ">(" : "") +
+                     "pConcat(fmap(");
       pr.line(3, "[" + (caps.empty() ? "" : caps.substr(2)) + "](const " + chunkType + "& " +
                      chunkName + ") {");
       pr.line(4, "return exec<Block>([" + chunkName + caps + "](const Program<Block>& p) {");
       const std::string res = block(5);
-      if (r.fused.empty()) {
+      if (r.store != StoreForm::None) {
+        pr.storeReturn(5, r, res);
+      } else if (r.fused.empty()) {
         pr.line(5, "return push<Block>(" + res + ");");
       } else {
         pr.fusedReturn(5, r, "p", res);
       }
       pr.line(4, "});");
       pr.line(3, "},");
-      pr.line(3, chunks + "))" + close);
+      pr.line(3, chunks + "))" + (whole ? ")" : "") + close);
       break;
     }
     case Result::EffectWrite: {

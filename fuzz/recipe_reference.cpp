@@ -372,6 +372,19 @@ Words concatenated(const std::vector<Words>& ys) {
   return out;
 }
 
+// What the vector-store output holds for the words y of one block (Flat: the grid-level
+// array): vector j's lane k the value of y[j * W + (k + rotation) % W], the tail's values in
+// order, each as its bits (see StoreForm; pieces of Threads and Warps are whole vectors).
+Words storedWords(const Recipe& r, const Words& y) {
+  const size_t w = r.storeWidth, whole = y.size() / w * w;
+  Words out(y.size());
+  for (size_t i = 0; i < y.size(); ++i) {
+    const size_t from = i < whole ? i - i % w + (i % w + r.storeRotate) % w : i;
+    out[i] = storeBits(r.storeType, y[from]);
+  }
+  return out;
+}
+
 // Fused part f of one block's result y (see PartKind).
 Words refPart(const Recipe& r, const FusedPart& f, const Words& y) {
   if (f.kind == PartKind::Map) {
@@ -479,6 +492,7 @@ std::vector<Words> reference(const Recipe& r, const Words& in) {
           "an effect's fused parts need the grid-level output they stand in for");
   const std::vector<Words> ys = blockResults(r, g);
   const Words out = concatenated(ys);
+  require(storeFits(r, ys.empty() ? 0 : ys.front().size()), "a vector store that does not fit");
   std::vector<Words> args;
   if (r.globalBins > 0) {
     require(r.grid != Shape::Flat, "global bins need block programs");
@@ -501,7 +515,14 @@ std::vector<Words> reference(const Recipe& r, const Words& in) {
   }
   switch (r.result) {
     case Result::Output:
-      if (r.fused.empty()) {
+      if (r.store != StoreForm::None) {
+        Words stored;
+        for (const Words& y : ys) {
+          const Words z = storedWords(r, y);
+          stored.insert(stored.end(), z.begin(), z.end());
+        }
+        args.push_back(std::move(stored));
+      } else if (r.fused.empty()) {
         args.push_back(out);
       } else {
         for (Words& part : refFused(r, ys)) args.push_back(std::move(part));

@@ -1,10 +1,12 @@
 // The rules that every interpretation of a recipe shares: which class a step belongs to, the
 // shapes that the collectives accept (the generator draws within them; the reference rejects a
 // shrunk recipe that breaks one), and facts about a recipe that several interpretations ask
-// (direct loads of the input, grid passes, deep folds).
+// (direct loads of the input, whether a vector store fits, grid passes, deep folds).
+#include <algorithm>
 #include <string>
 
 #include "recipe_internal.hpp"
+#include "scalar_ops.hpp"
 
 namespace fuzz {
 
@@ -155,7 +157,40 @@ bool untouchedInput(const Recipe& r) {
   return r.grid == Shape::SplitUp && !r.gridMap && !r.gridZip;
 }
 
-uint32_t gridPasses(const Recipe& r) { return 1 + (r.gridOutput ? 1 : 0); }
+bool storeFits(const Recipe& r, size_t m) {
+  if (r.store == StoreForm::None) return true;
+  const uint32_t w = r.storeWidth;
+  if (r.storeType >= kStoreTypes || !storeWidthFits(r.storeType, w) || r.storeRotate >= w ||
+      m == 0 || m > 0xffffffffu) {
+    return false;
+  }
+  // The output alone: an effect, fused parts and a second output keep their words.
+  if (r.matrix || r.result != Result::Output || !r.fused.empty() || r.gridOutput) return false;
+  const bool pieces = r.storePiece > 0 && r.storePiece % w == 0 && m % r.storePiece == 0;
+  if ((r.store == StoreForm::Grid) != (r.grid == Shape::Flat)) return false;
+  switch (r.store) {
+    case StoreForm::None: return true;
+    // A static length makes at least one vector (the dynamic one may make none at run time).
+    case StoreForm::Grid: return !r.staticInput || m >= w;
+    // Every block's vectors start at a multiple of W elements of the output.
+    case StoreForm::Blocks:
+    case StoreForm::Whole: return m % w == 0;
+    case StoreForm::Threads: return pieces;
+    // Warp programs need blocks of whole warps (the library refuses the others).
+    case StoreForm::Warps: return pieces && r.threads % 32 == 0 && r.altThreads % 32 == 0;
+    case StoreForm::Shared: return m >= w;
+  }
+  return false;
+}
+
+// The Flat vector store's tail is a loop of its own (concP), but for a static length that has
+// no tail (the grid-level array has blocks * chunk elements there).
+uint32_t gridPasses(const Recipe& r) {
+  const bool tail =
+      r.store == StoreForm::Grid &&
+      (!r.staticInput || (uint64_t{r.chunk} * r.blocks) % std::max(r.storeWidth, 1u) != 0);
+  return 1 + (r.gridOutput ? 1 : 0) + (tail ? 1 : 0);
+}
 
 bool isDeepFold(const Recipe& r) {
   return r.body.size() == 1 && r.body[0].op == Op::SplitFold && r.body[0].size >= 4096;

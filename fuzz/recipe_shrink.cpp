@@ -59,6 +59,16 @@ size_t variants(const Node& n) {
   }
 }
 
+// The vector store's share of recipeSize: its variants one each (its simplest: u32 vectors of
+// two lanes in order, each block's own stores; pieces of one vector), the store itself more
+// than all of them.
+size_t storeSize(const Recipe& r) {
+  if (r.store == StoreForm::None) return 0;
+  return 10 + (r.storeType != 2) + (r.storeWidth != 2) + (r.storeRotate != 0) +
+         (r.store != StoreForm::Blocks && r.store != StoreForm::Grid) +
+         (r.storePiece > r.storeWidth);
+}
+
 // The fused parts' share of recipeSize: a part weighs as a step; its variants one each.
 size_t fusedSize(const Recipe& r) {
   size_t size =
@@ -82,7 +92,7 @@ size_t recipeSize(const Recipe& r) {
   return countNodes(r.body) * 100000 + inputLength(r) + r.threads + r.altThreads + r.realBlocks +
          (r.gridMap ? 1 : 0) + (r.gridZip ? 1 : 0) + stepVariants + (r.elem != 32) +
          (r.vector != 0) + (r.result != Result::Output) + r.accSlots + r.accSpare + fusedSize(r) +
-         (r.divisor != Divisor::None) + (r.divisorValue != 1);
+         (r.divisor != Divisor::None) + (r.divisorValue != 1) + storeSize(r);
 }
 
 std::vector<Recipe> shrinkCandidates(const Recipe& r) {
@@ -189,6 +199,31 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
         });
       }
     }
+  }
+  // The vector store: none (the output of words), or its simplest variants (the reference
+  // rejects those that do not fit: another type's widths, lengths that W does not divide).
+  if (r.store != StoreForm::None) {
+    with([](Recipe& c) {
+      c.store = StoreForm::None;
+      c.storeType = 2;
+      c.storeWidth = c.storeRotate = c.storePiece = 0;
+    });
+    if (r.storeType != 2) with([](Recipe& c) { c.storeType = 2; });
+    if (r.storeWidth != 2) {
+      with([](Recipe& c) {
+        c.storeWidth = 2;
+        c.storeRotate %= 2;
+        if (c.storePiece > 0) c.storePiece = 2;
+      });
+    }
+    if (r.storeRotate != 0) with([](Recipe& c) { c.storeRotate = 0; });
+    if (r.store != StoreForm::Blocks && r.store != StoreForm::Grid) {
+      with([](Recipe& c) {
+        c.store = StoreForm::Blocks;
+        c.storePiece = 0;
+      });
+    }
+    if (r.storePiece > r.storeWidth) with([](Recipe& c) { c.storePiece = c.storeWidth; });
   }
   // The divisor: none, or 1 (which divides every length the shrinking below tries).
   if (r.divisor != Divisor::None) with([](Recipe& c) { c.divisor = Divisor::None; });

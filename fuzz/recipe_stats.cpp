@@ -257,6 +257,22 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
     ++counts["effect-only: forEachBlock " + std::string(accName(r.accOp))];
   }
   if (r.result != Result::Output && r.gridOutput) ++counts["effect beside an output"];
+  if (r.store != StoreForm::None) {
+    static const char* const forms[] = {"none",
+                                        "grid (concP, tail)",
+                                        "blocks",
+                                        "whole (unvectors of pConcat)",
+                                        "threads (tConcat)",
+                                        "warps (pConcat)",
+                                        "shared (fallback)"};
+    static_assert(std::size(forms) == kStoreForms);
+    const std::string type = storeTypeName(r.storeType), w = std::to_string(r.storeWidth);
+    ++counts["programs with vector stores"];
+    ++counts["vector store: " + std::string(forms[static_cast<size_t>(r.store)])];
+    ++counts["vector store: unvectors<" + w + "> of " + type];
+    if (r.storeRotate != 0) ++counts["vector store: lanes rotated"];
+    if (r.staticInput) ++counts["vector store: static input length"];
+  }
   if (!r.fused.empty()) {
     const std::string level = r.fusedThread > 0 ? "Thread" : "Block";
     ++counts["fused: " + std::to_string(1 + r.fused.size()) + " parts at " + level + " level"];

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <obsidian/exp.hpp>
 #include <obsidian/memory_ops.hpp>
@@ -1359,6 +1360,86 @@ inline std::string threadItemsOutText(uint32_t which, const std::string& k, cons
 // The neighbour whose value thread t reads: thread (t + offset) % T, offset in 1 .. T.
 inline uint32_t threadItemsOffset(uint32_t constant, uint32_t threads) {
   return 1u + constant % threads;
+}
+
+// ------------------------------------------------------------------ vector stores
+// The values that unvectors<W> writes (Recipe::store), one per word x, of element type
+// kStoreTypes[type]: u8 and u16 x's low bits; u32 x; f32 floatIn(kStoreSpecials, x) (NaN
+// patterns, infinities and zeros among them); Half and BFloat16 smallIn(x) (NaN patterns,
+// subnormals, computed conversions); e4m3 and e5m2 smallIn<Half>(x) converted. A value is
+// stored as it is, so the output holds its bits: the reference's word is those bits.
+constexpr uint32_t kStoreSpecials = 2;
+inline const char* storeTypeName(uint32_t type) {
+  static const char* const names[] = {"uint8_t", "uint16_t", "uint32_t", "float",
+                                      "Half",    "BFloat16", "Fp8E4M3",  "Fp8E5M2"};
+  static_assert(std::size(names) == kStoreTypes);
+  return names[type % kStoreTypes];
+}
+inline uint32_t storeTypeBytes(uint32_t type) {
+  static const uint32_t bytes[] = {1, 2, 4, 4, 2, 2, 1, 1};
+  static_assert(std::size(bytes) == kStoreTypes);
+  return bytes[type % kStoreTypes];
+}
+// Whether unvectors<W> of the type exists: W a power of two from 2, W * size at most 16 bytes.
+inline bool storeWidthFits(uint32_t type, uint32_t width) {
+  return width >= 2 && (width & (width - 1)) == 0 && width * storeTypeBytes(type) <= 16;
+}
+// Calls f(std::type_identity<S>{}) with the C++ type S of `type`.
+template <class F>
+auto withStoreType(uint32_t type, F f) {
+  switch (type % kStoreTypes) {
+    case 0: return f(std::type_identity<uint8_t>{});
+    case 1: return f(std::type_identity<uint16_t>{});
+    case 2: return f(std::type_identity<uint32_t>{});
+    case 3: return f(std::type_identity<float>{});
+    case 4: return f(std::type_identity<obsidian::Half>{});
+    case 5: return f(std::type_identity<obsidian::BFloat16>{});
+    case 6: return f(std::type_identity<obsidian::Fp8E4M3>{});
+    default: return f(std::type_identity<obsidian::Fp8E5M2>{});
+  }
+}
+// The value of type S for word x, in the kernel.
+template <class S>
+obsidian::Exp<S> storeValue(const obsidian::EWord32& x) {
+  if constexpr (std::is_same_v<S, uint8_t> || std::is_same_v<S, uint16_t>) {
+    return toNarrow<S>(x);
+  } else if constexpr (std::is_same_v<S, uint32_t>) {
+    return x;
+  } else if constexpr (std::is_same_v<S, float>) {
+    return floatIn(kStoreSpecials, x);
+  } else if constexpr (std::is_same_v<S, obsidian::Half> || std::is_same_v<S, obsidian::BFloat16>) {
+    return smallIn<S>(x);
+  } else {
+    static_assert(std::is_same_v<S, obsidian::Fp8E4M3> || std::is_same_v<S, obsidian::Fp8E5M2>);
+    return obsidian::cast<S>(smallIn<obsidian::Half>(x));
+  }
+}
+// The bits of the value of type `type` for word x, as the reference computes them (its own
+// floatIn, smallIn and conversions: SmallWorld<uint32_t>).
+inline uint32_t storeBits(uint32_t type, uint32_t x) {
+  using SW = SmallWorld<uint32_t>;
+  switch (type % kStoreTypes) {
+    case 0: return x & 0xffu;
+    case 1: return x & 0xffffu;
+    case 2: return x;
+    case 3: return floatIn(kStoreSpecials, x).b;  // (not counted as the float steps' NaNs)
+    case 4: return SW::bits(smallIn<obsidian::Half>(x));
+    case 5: return SW::bits(smallIn<obsidian::BFloat16>(x));
+    case 6: return SW::bits(SW::convert<obsidian::Fp8E4M3>(smallIn<obsidian::Half>(x)));
+    default: return SW::bits(SW::convert<obsidian::Fp8E5M2>(smallIn<obsidian::Half>(x)));
+  }
+}
+// storeValue as C++ source: an expression over the word x.
+inline std::string storeValueText(uint32_t type) {
+  switch (type % kStoreTypes) {
+    case 0: return "w32ToW8(x)";
+    case 1: return "w32ToW16(x)";
+    case 2: return "x";
+    case 3: return floatInText(kStoreSpecials);
+    case 4: return smallInText(0);
+    case 5: return smallInText(1);
+    default: return std::string("cast<") + storeTypeName(type) + ">(" + smallInText(0) + ")";
+  }
 }
 
 // The same operators as the body of a C++ lambda over EWord32 (x, or a and b).
