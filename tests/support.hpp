@@ -9,6 +9,7 @@
 #include <obsidian/error.hpp>
 #include <obsidian/sim.hpp>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,16 @@ std::vector<X> hostScan(const std::vector<X>& in, F f, bool inclusive, X identit
 // Whether `text` (generated code, a report) contains `what`.
 inline bool has(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;
+}
+
+// The lines of `text` (PTX, say) that contain `what` ("ld.global", "st.global").
+inline std::vector<std::string> linesWith(const std::string& text, const std::string& what) {
+  std::vector<std::string> found;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (has(line, what)) found.push_back(line);
+  }
+  return found;
 }
 
 // n random words below `below` (0: over the whole range), reproducible from `seed`.

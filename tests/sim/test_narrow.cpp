@@ -6,7 +6,6 @@
 
 #include <obsidian/obsidian.hpp>
 #include <obsidian/report_json.hpp>
-#include <sstream>
 
 #include "../narrow_kernels.hpp"
 #include "../support.hpp"
@@ -17,16 +16,6 @@ using ::testing::errorOf;
 using ::testing::has;
 
 namespace {
-
-// The PTX lines that load from global memory.
-std::vector<std::string> globalLoads(const std::string& ptx) {
-  std::vector<std::string> loads;
-  std::istringstream lines(ptx);
-  for (std::string line; std::getline(lines, line);) {
-    if (has(line, "ld.global")) loads.push_back(line);
-  }
-  return loads;
-}
 
 template <class X, uint32_t W>
 void checkVectorHashes(uint32_t threads) {
@@ -140,7 +129,7 @@ TEST_CASE("vectors<W> of u8 and u16: NVRTC makes one load of the vector's full w
       {vectorHashesOnly<uint8_t, 2>("u8x2"), ".u16"}};
   for (const auto& [k, width] : kernels) {
     INFO(k.name() << "\n" << k.cuda());
-    const std::vector<std::string> loads = globalLoads(k.compile().ptx);
+    const std::vector<std::string> loads = ::testing::linesWith(k.compile().ptx, "ld.global");
     CHECK(!loads.empty());
     for (const std::string& load : loads) {
       const bool full = has(load, "ld.global" + width) || has(load, "ld.global.nc" + width);

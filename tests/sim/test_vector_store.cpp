@@ -6,7 +6,6 @@
 #include <doctest/doctest.h>
 
 #include <obsidian/obsidian.hpp>
-#include <sstream>
 
 #include "../support.hpp"
 #include "../vector_store_kernels.hpp"
@@ -29,16 +28,6 @@ void checkReverseLanes(uint32_t threads) {
     CHECK_MESSAGE(sameBits(out, reverseLanesReference<X, W>(in)),
                   cudaTypeName(scalarTypeOf<X>) << " unvectors<" << W << ">, n = " << n);
   }
-}
-
-// The PTX lines that store to global memory.
-std::vector<std::string> globalStores(const std::string& ptx) {
-  std::vector<std::string> stores;
-  std::istringstream lines(ptx);
-  for (std::string line; std::getline(lines, line);) {
-    if (has(line, "st.global")) stores.push_back(line);
-  }
-  return stores;
 }
 
 }  // namespace
@@ -98,7 +87,7 @@ TEST_CASE("unvectors<W>: NVRTC makes one store of the vector's full width") {
       {reverseLanes<double, 2>("d2"), ".v2.f64"},    {reverseLanes<BFloat16, 2>("bf2"), ".u32"}};
   for (const auto& [k, width] : kernels) {
     INFO(k.name() << "\n" << k.cuda());
-    const std::vector<std::string> stores = globalStores(k.compile().ptx);
+    const std::vector<std::string> stores = ::testing::linesWith(k.compile().ptx, "st.global");
     size_t wide = 0;
     for (const std::string& store : stores) wide += has(store, "st.global" + width) ? 1 : 0;
     CHECK(wide == 1);  // the vectors' store; the tail's are scalar
