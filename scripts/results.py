@@ -57,10 +57,10 @@ MEASUREMENTS = {
         "build-gpu/bench/obsidian-bench-reduce --json bench/results/reduce-h100.json",
         "the sm_90 row's 1024 x 2 tiles (512 x 4 before 2026-11-26)"),
     "scan": Measurement(
-        "scan-h100.json", "2026-11-26", "961389806f3c25e9",
-        "build-gpu/bench/obsidian-bench-scan --json bench/results/scan-h100.json",
-        "64-bit elements with their own sm_90 row and the look-back's status in two packed "
-        "words (before 2026-11-26: the 4-byte row, a flag and a value behind fences)"),
+        "scan-h100.json", "2026-11-27", "79e006105fab0d9b",
+        "build-gpu/bench/obsidian-bench-scan --staged --json bench/results/scan-h100.json",
+        "a thread's items in registers from load to store (before 2026-11-27: the tile staged "
+        "in shared memory, the `incl. staged` rows), the small row by size, and selectIf"),
     "histogram": Measurement(
         "histogram-h100.json", "2026-11-26", "88de51ec45517e04",
         "build-gpu/bench/obsidian-bench-histogram --json bench/results/histogram-h100.json"),
@@ -245,7 +245,9 @@ def render_scan(d: dict) -> list[str]:
     single = [r for r in rows if r["kind"] in ("inclusive", "exclusive")]
     narrow = [r for r in single if r["type"] not in ("u64", "f64")]
     wide = [r for r in single if r["type"] in ("u64", "f64")]
-    others = [r for r in rows if r not in single]
+    staged = [r for r in rows if r["kind"] == "incl. staged"]
+    select = [r for r in rows if r["kind"] == "select-if"]
+    others = [r for r in rows if r not in single and r not in staged and r not in select]
     out = meta("scan", data)
     out += [f"Configurations: {configs(rows, lambda r: r['kind'])}. Copy roofline (the 16-byte "
             f"copy kernel over 1 GiB each way, in the same run): "
@@ -257,6 +259,16 @@ def render_scan(d: dict) -> list[str]:
     if wide:
         out += ["64-bit elements (GB/s counts 16 bytes per element):", ""]
         out += scan_table(data, wide) + [""]
+    if staged:
+        out += ["The same tiles staged in shared memory as before thread arrays (`scanGrid` over "
+                "`seqScanBlock`, `--staged`; `ours` is it here): what keeping a thread's items "
+                "in registers buys:", ""]
+        out += scan_table(data, staged) + [""]
+    if select:
+        out += ["`selectIf` (`ours`: the kept elements and their count from one pass) against "
+                "`cub::DeviceSelect::If`, u32 values below 2^31 (half of them kept; GB/s counts "
+                "6 bytes an element):", ""]
+        out += scan_table(data, select) + [""]
     if others:
         out += ["The case studies' three-kernel scan (`ours` is it here), against the same CUB "
                 "call:", ""]
@@ -583,6 +595,8 @@ def render_summary(d: dict) -> list[str]:
         [r["ours_over_cub"] for r in single if r["type"] not in ("u64", "f64")], "Scans")
     add("the same, 64-bit", "`cub::DeviceScan`",
         [r["ours_over_cub"] for r in single if r["type"] in ("u64", "f64")], "Scans")
+    add("`selectIf` (u32, half kept), 2^20..2^28 and odd sizes", "`cub::DeviceSelect::If`",
+        [r["ours_over_cub"] for r in scan if r["kind"] == "select-if"], "Scans")
     hist = d["histogram"]["rows"]
     add("`device::histogramEven`, u8 samples", "`cub::DeviceHistogram::HistogramEven`",
         [r["ours_over_cub"] for r in hist if r["type"] == "u8"], "Histogram")

@@ -14,4 +14,10 @@ size_t cubScanTempBytes(size_t n, ScanElement type, bool exclusive);
 void cubScanSum(const void* in, void* out, size_t n, ScanElement type, bool exclusive, void* temp,
                 size_t tempBytes);
 
+// Enqueue cub::DeviceSelect::If of the u32 elements of in[0, n) below `below` into out, their
+// count into *count (a u32 on the device); `temp` must hold cubSelectBelowTempBytes(n) bytes.
+size_t cubSelectBelowTempBytes(size_t n);
+void cubSelectBelow(const void* in, void* out, void* count, size_t n, unsigned below, void* temp,
+                    size_t tempBytes);
+
 }  // namespace bench

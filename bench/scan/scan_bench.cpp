@@ -4,10 +4,15 @@
 // against cub::DeviceScan::InclusiveSum / ExclusiveSum, the three-kernel large scan of the case
 // studies, and a 16-byte copy kernel as the roofline (bytes read + written). Small inputs are
 // rotated over disjoint slices of 1 GiB buffers; every slice's output is checked first.
+// Select-if (selectIf: the selected elements and their count from one pass) races
+// cub::DeviceSelect::If on u32 values below 2^31 (half of them). --staged adds rows of the same
+// tiles scanned as before the thread arrays: scanGrid over seqScanBlock, the tile staged in
+// shared memory between the block scan and the look-back (what the registers buy).
 //
 // Tile shapes are swept by obsidian-tune (tuning/spaces/device_scan.json).
 //
 // Usage: obsidian-bench-scan [--quick] [--runs N] [--json FILE] [--threads T --seq S --load NAME]
+//        [--staged] [--types u32,f32,u64,f64,select]
 #include <array>
 #include <iostream>
 #include <map>
@@ -36,10 +41,12 @@ struct Config {
   // Changes to the table's policy (--threads, ..., --set field=value), for every element type.
   std::vector<device::PolicySetting> settings;
   int runs = 30;
-  // scanAll's policy for elements of type T: the table's row for them, with the settings.
+  // scanAll's policy for n elements of type T: the table's row for them on this device (Large
+  // or Small, as the ready calls choose), with the settings.
   template <class T>
-  ScanPolicy policy() const {
-    return device::withSettings<device::Scan>(scanPolicyFor<T>(), settings);
+  ScanPolicy policy(size_t n) const {
+    const device::Target t = device::Target::onGpu();
+    return device::withSettings<device::Scan>(device::scanPolicyFor<T>(t, n), settings);
   }
 };
 
@@ -67,6 +74,25 @@ bool checkScan(const std::vector<T>& host, size_t from, size_t n, const std::vec
   return true;
 }
 
+// The scanAll kernel's tiles scanned as before thread arrays: scanGrid over seqScanBlock (each
+// thread's elements read twice from the load's arrangement, the scanned tile staged in shared
+// memory, the tile's prefix added as it is stored).
+template <class T>
+Kernel stagedScanKernel(const ScanPolicy& policy) {
+  ScanShape shape;
+  shape.tile = policy.threads * policy.itemsPerThread;
+  shape.delayNs = policy.delayNs;
+  shape.splitWide = policy.splitWide;
+  CaptureOptions options;
+  options.minBlocksPerSm = policy.blocksPerSm;
+  const auto scan = [policy](const Program<Block>& p, const SPull<Exp<T>>& tile) {
+    return seqScanBlock(p, policy.itemsPerThread, Sum{}, tile, policy.load);
+  };
+  return capture(
+      "scanStaged", policy.threads,
+      [=](DPull<Exp<T>> in) { return scanGrid<T>(Sum{}, scan, in, shape); }, options);
+}
+
 template <class T>
 bench::ScanElement scanElement() {
   if constexpr (std::is_same_v<T, float>) return bench::ScanElement::F32;
@@ -86,7 +112,7 @@ Row runScan(const Data<T>& d, gpu::DeviceBuffer<T>& out, size_t n, bool exclusiv
           {},
           true,
           true,
-          device::describePolicy<device::Scan>(c.policy<T>())};
+          device::describePolicy<device::Scan>(c.policy<T>(n))};
   const std::vector<size_t> from = slices(n, d.host.size());
   const bench::ScanElement type = scanElement<T>();
   const size_t tempBytes = bench::cubScanTempBytes(n, type, exclusive);
@@ -154,6 +180,55 @@ Row runLargeScan(const Data<uint32_t>& d, size_t n, int runs) {
   return row;
 }
 
+// The selection of u32 values below 2^31 against cub::DeviceSelect::If: the selected elements
+// in order and their count, both checked.
+Row runSelect(const Data<uint32_t>& d, gpu::DeviceBuffer<uint32_t>& out, size_t n, const Config& c,
+              const Kernel& k, const std::string& config) {
+  constexpr uint32_t kBelow = 1u << 31;
+  Row row{"select-if", "u32", n, {}, {}, {}, true, true, config};
+  const std::vector<size_t> from = slices(n, d.host.size());
+  gpu::DeviceBuffer<uint32_t> count(1);
+  const size_t tempBytes = bench::cubSelectBelowTempBytes(n);
+  void* temp = bench::deviceAlloc(std::max<size_t>(tempBytes, 1));
+  auto outAt = [&](size_t f) { return mutablePtr(out.address() + f * sizeof(uint32_t)); };
+  const auto check = [&](size_t f) {
+    const uint32_t got = count.download()[0];
+    std::vector<uint32_t> values(got);
+    if (got > n) return false;
+    bench::download(values.data(), outAt(f), got * sizeof(uint32_t));
+    size_t at = 0;
+    for (size_t i = f; i < f + n; ++i) {
+      if (d.host[i] < kBelow && (at >= got || values[at++] != d.host[i])) return false;
+    }
+    return at == got;
+  };
+  gpu::LaunchOptions async;
+  async.synchronize = false;
+  const auto ours = [&](size_t f, const gpu::LaunchOptions& o) {
+    gpu::launch(k, {slice(d.device, f, n), slice(out, f, n, true), slice(count, 0, 1, true)}, o);
+  };
+  const auto cub = [&](size_t f) {
+    bench::cubSelectBelow(ptr(d.device.address() + f * sizeof(uint32_t)), outAt(f),
+                          mutablePtr(count.address()), n, kBelow, temp, tempBytes);
+  };
+  for (size_t f : from) {
+    ours(f, {});
+    row.oursOk = row.oursOk && check(f);
+    cub(f);
+    row.cubOk = row.cubOk && check(f);
+  }
+  row.ours = bench::timeGpu([&](int r) { ours(from[r % from.size()], async); }, c.runs);
+  row.cub = bench::timeGpu([&](int r) { cub(from[r % from.size()]); }, c.runs);
+  row.roof = bench::timeGpu(
+      [&](int r) {
+        const size_t f = from[r % from.size()];
+        bench::copyKernel(ptr(d.device.address() + f * sizeof(uint32_t)), outAt(f), n * 4);
+      },
+      c.runs);
+  bench::deviceFree(temp);
+  return row;
+}
+
 // Bytes read and written per element; the roofline is the copy kernel.
 const bench::Table kTable{
     "kind           type           n   ours us    CUB us ours/CUB ours GB/s copy GB/s %copy  "
@@ -162,6 +237,9 @@ const bench::Table kTable{
 
 // The same for 8-byte elements (u64, f64): 16 bytes per element.
 const bench::Table kTable64{kTable.header, 14, 16, "copy"};
+
+// A selection of half the elements: 4 bytes read and 2 written per element.
+const bench::Table kTableSelect{kTable.header, 14, 6, "copy"};
 
 }  // namespace
 
@@ -181,10 +259,13 @@ int main(int argc, char** argv) {
            {"--split-wide", "split_wide", "64-bit status in two packed words (true/false)"}}) {
     app.add_option(option, fields[field], "scanAll: " + help + " (default: the policy table's)");
   }
-  std::string types = "u32,f32,u64,f64";
+  bool staged = false;
+  app.add_flag("--staged", staged,
+               "also time the same tiles staged in shared memory (scanGrid over seqScanBlock)");
+  std::string types = "u32,f32,u64,f64,select";
   app.add_option("--types", types,
                  "element types to measure, comma-separated (u32,f32 and u64,f64 are measured "
-                 "together)");
+                 "together; select: select-if of u32)");
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
   const auto wanted = [&](const char* t) { return types.find(t) != std::string::npos; };
@@ -208,17 +289,22 @@ int main(int argc, char** argv) {
             << " GB/s\n";
   json rows = json::array();
 
-  std::cout << "\nscanAll, 32-bit elements: "
-            << device::describePolicy<device::Scan>(c.policy<uint32_t>()) << "\n"
+  std::cout << "\nscanAll, 32-bit elements (the policy of each size at the end of its row)\n"
             << kTable.header;
   if (wanted("u32") || wanted("f32")) {
-    const Kernel ku = scanKernel<uint32_t>(Sum{}, c.policy<uint32_t>());
-    const Kernel kf = scanKernel<float>(Sum{}, c.policy<float>());
-    const Kernel ke = scanKernel<uint32_t>(Sum{}, c.policy<uint32_t>(), ScanKind::Exclusive, 0u);
     for (size_t n : bench::tableSizes(common)) {
-      for (const Row& r :
-           {runScan(words, outWords, n, false, c, ku), runScan(floats, outFloats, n, false, c, kf),
-            runScan(words, outWords, n, true, c, ke)}) {
+      const Kernel ku = scanKernel<uint32_t>(Sum{}, c.policy<uint32_t>(n));
+      const Kernel kf = scanKernel<float>(Sum{}, c.policy<float>(n));
+      const Kernel ke = scanKernel<uint32_t>(Sum{}, c.policy<uint32_t>(n), ScanKind::Exclusive, 0u);
+      const Kernel ks = stagedScanKernel<uint32_t>(c.policy<uint32_t>(n));
+      std::vector<Row> results = {runScan(words, outWords, n, false, c, ku),
+                                  runScan(floats, outFloats, n, false, c, kf),
+                                  runScan(words, outWords, n, true, c, ke)};
+      if (staged) {
+        results.push_back(runScan(words, outWords, n, false, c, ks));
+        results.back().kind = "incl. staged";
+      }
+      for (const Row& r : results) {
         bench::print(kTable, r, roofline);
         rows.push_back(bench::toJson(kTable, r));
       }
@@ -236,17 +322,36 @@ int main(int argc, char** argv) {
     Data<double> doubles(total, 4);
     gpu::DeviceBuffer<uint64_t> outLongs(total);
     gpu::DeviceBuffer<double> outDoubles(total);
-    const Kernel kl = scanKernel<uint64_t>(Sum{}, c.policy<uint64_t>());
-    const Kernel kd = scanKernel<double>(Sum{}, c.policy<double>());
-    std::cout << "\n64-bit elements (GB/s and %copy count 16 bytes per element): "
-              << device::describePolicy<device::Scan>(c.policy<uint64_t>()) << "\n"
-              << kTable.header;
+    std::cout << "\n64-bit elements (GB/s and %copy count 16 bytes per element)\n" << kTable.header;
     for (size_t n : bench::tableSizes(common)) {
+      const Kernel kl = scanKernel<uint64_t>(Sum{}, c.policy<uint64_t>(n));
+      const Kernel kd = scanKernel<double>(Sum{}, c.policy<double>(n));
       for (const Row& r : {runScan(longs, outLongs, n, false, c, kl),
                            runScan(doubles, outDoubles, n, false, c, kd)}) {
         bench::print(kTable64, r, roofline);
         rows.push_back(bench::toJson(kTable64, r));
       }
+    }
+  }
+  if (wanted("select")) {
+    const ScanPolicy policy = device::withSettings<device::Scan>(kSelectPolicy, c.settings);
+    CaptureOptions options;
+    options.minBlocksPerSm = policy.blocksPerSm;
+    const Kernel k = capture(
+        "selectBelow", policy.threads,
+        [policy](DPull<EWord32> in) {
+          return selectIf<uint32_t>(
+              in, [](const EWord32& v) { return v < (1u << 31); }, policy);
+        },
+        options);
+    std::cout << "\nselectIf, u32 values below 2^31 (half of them; GB/s counts 6 bytes an "
+                 "element)\n"
+              << kTable.header;
+    for (size_t n : bench::tableSizes(common)) {
+      const Row r =
+          runSelect(words, outWords, n, c, k, device::describePolicy<device::Scan>(policy));
+      bench::print(kTableSelect, r, roofline);
+      rows.push_back(bench::toJson(kTableSelect, r));
     }
   }
   return bench::finish(common, roofline, rows);

@@ -147,3 +147,43 @@ TEST_CASE("gpu: bitcasts are CUDA's reinterpretations") {
   simulate(k, {in, sim});
   CHECK(sim == want);
 }
+
+TEST_CASE("gpu: selectIf and selectFlagged write the selection and its count in one launch") {
+  const ScanPolicy policy{256, 15, BlockLoadAlgorithm::WarpStriped};
+  const Kernel k = capture("selectOdd", 256, [policy](DPull<EWord32> in) {
+    return selectIf<uint32_t>(
+        in, [](const EWord32& v) { return (v & 1u) != 0u; }, policy);
+  });
+  const Kernel kf = capture("selectFlags", 256, [policy](DPull<EWord32> in, DPull<EWord32> f) {
+    return selectFlagged<uint32_t>(in, f, policy);
+  });
+  for (size_t n : {size_t{0}, size_t{1}, size_t{3839}, size_t{3841}, (size_t{1} << 22) + 5}) {
+    std::mt19937 rng(static_cast<uint32_t>(n) + 1);
+    std::vector<uint32_t> in(n), flags(n), odd, flagged;
+    for (size_t i = 0; i < n; ++i) {
+      in[i] = rng();
+      flags[i] = rng() % 5 == 0 ? rng() | 1u : 0u;
+      if (in[i] & 1u) odd.push_back(in[i]);
+      if (flags[i] != 0) flagged.push_back(in[i]);
+    }
+    gpu::DeviceBuffer<uint32_t> din(in), dflags(flags), out(n), count(1);
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      gpu::LaunchOptions o;
+      o.fillDevice = repeat == 2;  // blocks drawing several tickets
+      for (bool byFlags : {false, true}) {
+        const std::vector<uint32_t>& want = byFlags ? flagged : odd;
+        count.zero();
+        if (byFlags) {
+          gpu::launch(kf, {din, dflags, out, count}, o);
+        } else {
+          gpu::launch(k, {din, out, count}, o);
+        }
+        const uint32_t got = count.download()[0];
+        REQUIRE_MESSAGE(got == want.size(), "n " << n << ", launch " << repeat);
+        const std::vector<uint32_t> values = out.download();
+        CHECK_MESSAGE(std::equal(want.begin(), want.end(), values.begin()),
+                      "n " << n << ", launch " << repeat << ", flags " << byFlags);
+      }
+    }
+  }
+}

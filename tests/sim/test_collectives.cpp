@@ -380,8 +380,14 @@ TEST_CASE("collectives: policy tables are keyed by architecture and problem clas
   CHECK(tunedFor(device::Scan::table, 90, narrow).problem.elementBytes == 0);
   CHECK(tunedFor(device::Scan::table, 80, wide).sm == 0);  // no sm 80 row: the fallback
   CHECK(scanPolicyFor<double>(90).splitWide);
-  // Transpose: small matrices take the small tile.
+  // Scans that give the large tiles fewer than a few waves take the small 32-bit row; 64-bit
+  // scans keep theirs at every size.
   const device::Target h100 = device::Target::simulator();
+  CHECK(device::scanPolicyFor<uint32_t>(h100, size_t{1} << 22).threads == 128);
+  CHECK(device::scanPolicyFor<float>(h100, size_t{1} << 23).threads == 128);
+  CHECK(device::scanPolicyFor<uint32_t>(h100, size_t{1} << 24) == device::Scan::table[1].policy);
+  CHECK(device::scanPolicyFor<double>(h100, size_t{1} << 20) == device::Scan::table[3].policy);
+  // Transpose: small matrices take the small tile.
   CHECK(device::transposePolicyFor<uint32_t>(h100, 8192, 8192) == TransposePolicy{512, 64});
   CHECK(device::transposePolicyFor<uint32_t>(h100, 1000, 777) == TransposePolicy{256, 32});
   // A table without a fallback row is refused.

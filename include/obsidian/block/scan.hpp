@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "obsidian/atomic.hpp"
 #include "obsidian/block/load_store.hpp"
+#include "obsidian/thread_array.hpp"
 #include "obsidian/warp/scan.hpp"
 
 namespace obsidian {
@@ -183,6 +185,72 @@ SPull<T> seqScanBlock(const Program<Block>& p, uint32_t seq, Op f, const SPull<T
                });
              },
              warpIndices)));
+}
+
+// ---------------------------------------------------------------- over thread arrays
+/// What blockScanItems gives: each thread's exclusive prefix and the block's total.
+template <KernelScalar X>
+struct ItemsPrefix {
+  /// One element per thread: the f-fold of the items of every thread before it in the block
+  /// (thread 0 has none: its element is a stand-in that must not be used).
+  ThreadArray<X> before;
+  /// The f-fold of every item of the block (read from shared memory by whoever evaluates it).
+  Exp<X> aggregate;
+};
+
+/// blockScanItems(p, f, items): the block-wide exclusive f-scan of the threads' thread arrays
+/// (threadArray), item order within a thread and then thread order (CUB's BlockScan over
+/// items per thread): each thread folds its items in registers, each warp scans the folds with
+/// warpScan, the warps' totals meet in shared memory (one barrier), and each thread adds the
+/// totals of the warps before it. A thread then scans its own items from `before` in registers
+/// (see device/scan.hpp's scanAll), so no item is staged through shared memory. f must be
+/// associative; the order of the items is kept. The block's threads must be a multiple of 32, at
+/// most 1024. Cost: one barrier, one element of shared memory per warp, 6 shuffles a lane (11
+/// with more than one warp).
+template <KernelScalar X, class Op>
+ItemsPrefix<X> blockScanItems(const Program<Block>& p, Op f, const ThreadArray<X>& items) {
+  const uint32_t threads = p.context().threadsPerBlock();
+  if (threads % 32 != 0 || threads > 1024) {
+    throw Error(
+        "blockScanItems needs a block of whole warps (a multiple of 32 threads, at most "
+        "1024); got " +
+        detail::str(threads) + " threads");
+  }
+  const uint32_t warps = threads / 32;
+  const ThreadArray<X> before = threadArray<X>(p, 1);
+  const SMutable<X> totals = newShared<X>(p, warps);
+  // Per warp: the inclusive scan of the lanes' folds; each lane keeps the one of the lane
+  // before it (lane 0 its own, a stand-in), and lane 31 publishes the warp's total.
+  p.distrPar(warps, [&](const Program<Warp>& q, const EWord32& w) {
+    const SPull<Exp<X>> scanned =
+        warpScan(q, f, mkPull(32u, [f, items](const EWord32&) { return items.fold(f); }));
+    q.forAll(32u, [&](const Program<Thread>& t, const EWord32& lane) {
+      before.write(t, 0, scanned[ifThenElse(lane == 0u, lane, lane - 1u)]);
+      const Exp<X> mine = t.declare(scanned[lane]);
+      t.cond(lane == 31u, [&](const Program<Thread>& u) { write(u, totals, w, mine); });
+    });
+  });
+  p.sync();
+  if (warps > 1) {
+    // Per warp: the warps' totals scanned (lanes past the last warp repeat its total), and each
+    // lane's prefix moved past the warps before its own.
+    const SPull<Exp<X>> all = totals.pull();
+    p.distrPar(warps, [&](const Program<Warp>& q, const EWord32& w) {
+      const SPull<Exp<X>> across = warpScan(q, f, mkPull(32u, [all, warps](const EWord32& i) {
+                                              return all[min(i, EWord32(warps - 1))];
+                                            }));
+      q.forAll(32u, [&](const Program<Thread>& t, const EWord32& lane) {
+        const Exp<X> beforeWarp = t.declare(across[ifThenElse(w == 0u, w, w - 1u)]);
+        const Exp<X> inWarp = before[0];
+        before.write(
+            t, 0,
+            ifThenElse(w == 0u, inWarp, ifThenElse(lane == 0u, beforeWarp, f(beforeWarp, inWarp))));
+      });
+    });
+  }
+  Exp<X> aggregate = totals[0u];
+  for (uint32_t k = 1; k < warps; ++k) aggregate = f(aggregate, totals[k]);
+  return {before, aggregate};
 }
 
 // ---------------------------------------------------------------- the variants by name

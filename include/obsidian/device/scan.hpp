@@ -193,13 +193,99 @@ void lookBack(const Program<Warp>& r, Op f, Later later, const Exp<X>& result, c
 }
 }  // namespace detail
 
+namespace detail {
+// A tile program's ticket: which tile it scans, and the launch's epoch (see scanGrid).
+struct TileTicket {
+  EWord32 tile, epoch;
+  SMutable<uint32_t> epochs;
+};
+// Thread 0 draws the tile (after reading the epoch); the block learns both through shared
+// memory (one barrier).
+inline TileTicket drawTile(const Program<Block>& p, const EWord32& tiles) {
+  const SMutable<uint32_t> ticket = newGlobal<uint32_t>(p, 1);
+  const SMutable<uint32_t> epochs = newGlobal<uint32_t>(p, 1);
+  auto drawn =
+      force(p, mkPush<Block, EWord32>(2u, [=](const Program<Block>& q, const Writer<EWord32>& w) {
+              q.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
+                const EWord32 epoch = t.declare(epochs[0u]);
+                threadFence(t);
+                w(t, atomicInc(t, ticket, 0u, tiles - 1u), 0u);  // wraps to 0 for the next launch
+                w(t, epoch, 1u);
+              });
+            }));
+  return {drawn[0u], drawn[1u], epochs};
+}
+// The block of the last ticket has seen every ticket drawn: the next launch may begin a new
+// epoch.
+inline void endEpoch(const Program<Block>& p, const TileTicket& ticket, const EWord32& tiles) {
+  p.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
+    t.cond(ticket.tile == tiles - 1u,
+           [&](const Program<Thread>& u) { write(u, ticket.epochs, 0u, ticket.epoch + 1u); });
+  });
+}
+// Nothing to do with a tile's inclusive prefix.
+struct IgnorePrefix {
+  template <class X>
+  void operator()(const Program<Thread>&, const Exp<X>&) const {}
+};
+// The look-back of the tile with this aggregate: thread 0 publishes the aggregate (tile 0: its
+// inclusive prefix); the first warp looks back over windows of the 32 tiles before `end`: each
+// lane waits for its tile's flag and takes its value, and an order-keeping warp scan with "an
+// inclusive prefix ends it" folds the window; a window with no inclusive prefix moves 32 tiles
+// back. Then the tile's inclusive prefix is published, and handed to inclusive(t, value) in the
+// thread that publishes it. Returns the exclusive prefix of the tile (identity for tile 0),
+// forced (one barrier).
+template <class X, class Op, class OnInclusive = IgnorePrefix>
+Exp<X> tilePrefix(const Program<Block>& p, Op f, X identity, const TileTicket& ticket,
+                  const Exp<X>& aggregate, const TileStatus<X>& status,
+                  OnInclusive inclusive = {}) {
+  const EWord32 tile = ticket.tile, epoch = ticket.epoch;
+  p.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
+    t.cond(
+        tile == 0u,
+        [&](const Program<Thread>& u) {
+          status.publish(u, 0u, epoch, aggregate, true);
+          inclusive(u, aggregate);
+        },
+        [&](const Program<Thread>& u) { status.publish(u, tile, epoch, aggregate, false); });
+  });
+  using Status = hana::tuple<EWord32, Exp<X>>;                // (1 for an inclusive prefix, value)
+  const auto later = [f](const Status& a, const Status& b) {  // a comes before b
+    return ifThenElse(hana::at_c<0>(b) != 0u, b,
+                      Status(hana::at_c<0>(a), f(hana::at_c<1>(a), hana::at_c<1>(b))));
+  };
+  auto prefix = force(p, pConcat(fmap(
+                             [=](const EWord32&) {
+                               return singletonPush<Warp>([=](const Program<Warp>& q) {
+                                 const Exp<X> result = q.declare(Exp<X>(identity));
+                                 q.cond(tile != 0u, [&](const Program<Warp>& r) {
+                                   lookBack<X>(r, f, later, result, tile, epoch, status);
+                                   r.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
+                                     const Exp<X> mine = t.declare(f(result, aggregate));
+                                     status.publish(t, tile, epoch, mine, true);
+                                     inclusive(t, mine);
+                                   });
+                                 });
+                                 return result;
+                               });
+                             },
+                             mkPull(1u, [](const EWord32& w) { return w; }))));
+  return prefix[0u];
+}
+// ceil(n / tile) without overflow near 2^32.
+inline EWord32 tilesOf(const EWord32& n, uint32_t tile) {
+  return n / tile + cast<uint32_t>(n % tile != 0u);
+}
+}  // namespace detail
+
 /// scanGrid<X>(f, blockScan, in, shape, kind, identity): the inclusive (or exclusive, identity
 /// first) f-scan of `in` as a Push<Grid>, in one launch, for any length. f must be associative.
 /// blockScan(p, tile) is a block-level inclusive scan of a tile: an SPush<Block> (e.g. the
 /// paper's sklansky3 or koggeStone), which is forced, or an SPull that reads a manifest result
 /// (it is read twice: for the tile's aggregate and for the output); elements past the end of the
 /// input read as the last one (they change no prefix that is written). The look-back is a warp
-/// program: threadsPerBlock must be a multiple of 32.
+/// program: threadsPerBlock must be a multiple of 32. (scanAll is the tuned scan: its tiles are
+/// held in registers, see there.)
 ///
 /// Status: per tile, a flag and a value in grid state (detail::TileStatus: one 64-bit word for
 /// values of at most 32 bits, which needs no fences). The epoch, kept in
@@ -212,28 +298,15 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
   if (shape.tile == 0) throw Error("scanGrid needs a tile of at least one element; got 0");
   const EWord32 n = len(in);
   const uint32_t tileLen = shape.tile;
-  // ceil(n / tile) without overflow near 2^32
-  const EWord32 tiles = n / tileLen + cast<uint32_t>(n % tileLen != 0u);
+  const EWord32 tiles = detail::tilesOf(n, tileLen);
   detail::requireLength(tiles <= shape.maxTiles, "scanGrid has status for " +
                                                      std::to_string(shape.maxTiles) + " tiles of " +
                                                      std::to_string(tileLen) + " elements");
   return DPush<Grid, Exp<X>>(n, [=](const Program<Grid>& g, const Writer<Exp<X>>& out) {
     g.distrPar(tiles, [&](const Program<Block>& p, const EWord32&) {
-      const SMutable<uint32_t> ticket = newGlobal<uint32_t>(p, 1);
-      const SMutable<uint32_t> epochs = newGlobal<uint32_t>(p, 1);
+      const detail::TileTicket ticket = detail::drawTile(p, tiles);
       const detail::TileStatus<X> status(p, shape.maxTiles, shape.delayNs, shape.splitWide);
-
-      // The tile: a ticket, and the epoch read before it (see above).
-      auto drawn = force(
-          p, mkPush<Block, EWord32>(2u, [=](const Program<Block>& q, const Writer<EWord32>& w) {
-            q.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
-              const EWord32 epoch = t.declare(epochs[0u]);
-              threadFence(t);
-              w(t, atomicInc(t, ticket, 0u, tiles - 1u), 0u);  // wraps to 0 for the next launch
-              w(t, epoch, 1u);
-            });
-          }));
-      const EWord32 tile = drawn[0u], epoch = drawn[1u];
+      const EWord32 tile = ticket.tile;
       const EWord32 start = tile * tileLen;
       const SPull<Exp<X>> elems =
           mkPull(tileLen, [in, n, start](const EWord32& j) { return in[min(start + j, n - 1u)]; });
@@ -245,48 +318,9 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
           return SPull<Exp<X>>(scanned);  // already manifest (read where it is)
         }
       }();
-      const Exp<X> aggregate = local[tileLen - 1];
-
-      // Thread 0 publishes the tile's aggregate (tile 0: its inclusive prefix).
-      p.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
-        t.cond(
-            tile == 0u,
-            [&](const Program<Thread>& u) { status.publish(u, 0u, epoch, aggregate, true); },
-            [&](const Program<Thread>& u) { status.publish(u, tile, epoch, aggregate, false); });
-      });
-
-      // The first warp looks back over windows of the 32 tiles before `end`: each lane waits
-      // for its tile's flag and takes its value, and an order-keeping warp scan with "an
-      // inclusive prefix ends it" folds the window; a window with no inclusive prefix moves 32
-      // tiles back. Then the tile's inclusive prefix is published. Out comes the exclusive
-      // prefix of the tile (identity for tile 0).
-      using Status = hana::tuple<EWord32, Exp<X>>;  // (1 for an inclusive prefix, value)
-      const auto later = [f](const Status& a, const Status& b) {  // a comes before b
-        return ifThenElse(hana::at_c<0>(b) != 0u, b,
-                          Status(hana::at_c<0>(a), f(hana::at_c<1>(a), hana::at_c<1>(b))));
-      };
-      auto prefix =
-          force(p, pConcat(fmap(
-                       [=](const EWord32&) {
-                         return singletonPush<Warp>([=](const Program<Warp>& q) {
-                           const Exp<X> result = q.declare(Exp<X>(identity));
-                           q.cond(tile != 0u, [&](const Program<Warp>& r) {
-                             detail::lookBack<X>(r, f, later, result, tile, epoch, status);
-                             r.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
-                               status.publish(t, tile, epoch, f(result, aggregate), true);
-                             });
-                           });
-                           return result;
-                         });
-                       },
-                       mkPull(1u, [](const EWord32& w) { return w; }))));
-      // The block of the last ticket has seen every ticket drawn: the next launch may begin a
-      // new epoch.
-      p.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
-        t.cond(tile == tiles - 1u,
-               [&](const Program<Thread>& u) { write(u, epochs, 0u, epoch + 1u); });
-      });
-      const Exp<X> before = prefix[0u];  // identity for tile 0 (unused by inclusive scans)
+      const Exp<X> before =
+          detail::tilePrefix<X>(p, f, identity, ticket, local[tileLen - 1], status);
+      detail::endEpoch(p, ticket, tiles);
 
       const auto store = [&](const Program<Thread>& u, const EWord32& j) {
         if (kind == ScanKind::Inclusive) {
@@ -311,10 +345,11 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
 }
 
 // ---------------------------------------------------------------- the tuned scan
-/// The device scan's tiles: threads x itemsPerThread elements scanned by seqScanBlock (each
-/// thread scans consecutive elements; an odd count keeps shared memory free of bank conflicts),
-/// which get them by `load` (block/load_store.hpp; not Vectorized: a tile's last elements are
-/// clamped reads, not a direct read of the input).
+/// The device scan's tiles: threads x itemsPerThread elements, each thread's consecutive
+/// elements held in its registers (a thread array) from the load to the store (scanAll); `load`
+/// says how they get there (block/load_store.hpp; not Vectorized: a tile's last elements are
+/// clamped reads, not a direct read of the input). An odd itemsPerThread keeps the shared-memory
+/// arrangements free of bank conflicts.
 struct ScanPolicy {
   uint32_t threads = 256;                                ///< threads per block
   uint32_t itemsPerThread = 15;                          ///< consecutive elements each thread scans
@@ -328,21 +363,236 @@ struct ScanPolicy {
   /// 64-bit values: the look-back's status in two packed words without fences, or a flag and a
   /// value behind fences (ScanShape::splitWide).
   bool splitWide = false;
+  /// Field by field.
+  friend bool operator==(const ScanPolicy&, const ScanPolicy&) = default;
 };
 
-/// scanAll<X>(f, in, policy, kind, identity): the f-scan of the whole of `in` with the policy's
-/// tiles (scanGrid over seqScanBlock), as a Push<Grid>.
-template <class X, class Op>
-DPush<Grid, Exp<X>> scanAll(Op f, const DPull<Exp<X>>& in, const ScanPolicy& policy,
-                            ScanKind kind = ScanKind::Inclusive, X identity = X{}) {
-  const auto scan = [policy, f](const Program<Block>& p, const SPull<Exp<X>>& tile) {
-    return seqScanBlock(p, policy.itemsPerThread, f, tile, policy.load);
-  };
+namespace detail {
+// The policy's tile and look-back as a ScanShape; `what` names the caller for its errors.
+inline ScanShape shapeOf(const char* what, const Program<Block>* p, const ScanPolicy& policy) {
+  if (policy.itemsPerThread == 0 || policy.threads == 0 || policy.threads % 32 != 0) {
+    throw Error(std::string(what) +
+                " needs whole warps of threads and at least one item per thread; got " +
+                str(policy.threads) + " threads and " + str(policy.itemsPerThread) + " items");
+  }
+  if (p != nullptr && p->context().threadsPerBlock() != policy.threads) {
+    throw Error(std::string(what) + ": the policy's tiles are for " + str(policy.threads) +
+                " threads; the kernel's blocks have " + str(p->context().threadsPerBlock()));
+  }
   ScanShape shape;
   shape.tile = policy.threads * policy.itemsPerThread;
   shape.delayNs = policy.delayNs;
   shape.splitWide = policy.splitWide;
-  return scanGrid<X>(f, scan, in, shape, kind, identity);
+  return shape;
+}
+// Thread tid's items of a tile in its registers: element tid * seq + k of `source` (the tile,
+// as blockLoad arranged it) is item k.
+template <class X>
+ThreadArray<X> loadItems(const Program<Block>& p, uint32_t seq, const SPull<Exp<X>>& source) {
+  const ThreadArray<X> items = threadArray<X>(p, seq);
+  p.forAll(p.context().threadsPerBlock(), [&](const Program<Thread>& t, const EWord32& tid) {
+    for (uint32_t k = 0; k < seq; ++k) items.write(t, k, source[tid * seq + k]);
+  });
+  return items;
+}
+// Each thread scans its own items again, in registers, from the fold of everything before
+// them: each(t, tid, k, exclusive, inclusive) for item k of thread tid, where exclusive is the
+// f-fold of every element before the item (identity for the array's first element) and
+// inclusive that folded with the item. tileBefore is the tile's exclusive prefix (not used by
+// tile 0).
+template <class X, class Op, class Each>
+void scanOwnItems(const Program<Block>& p, Op f, X identity, const ThreadArray<X>& items,
+                  const ItemsPrefix<X>& block, const EWord32& tile, const Exp<X>& tileBefore,
+                  Each each) {
+  p.forAll(p.context().threadsPerBlock(), [&](const Program<Thread>& t, const EWord32& tid) {
+    const Exp<bool> first = t.declare(tile == 0u && tid == 0u);
+    const Exp<X> mine = block.before[0];  // thread 0's is a stand-in
+    const Exp<X> base = t.declare(
+        ifThenElse(tile == 0u, mine, ifThenElse(tid == 0u, tileBefore, f(tileBefore, mine))));
+    Exp<X> acc = t.declare(ifThenElse(first, items[0], f(base, items[0])));
+    each(t, tid, 0u, ifThenElse(first, Exp<X>(identity), base), acc);
+    for (uint32_t k = 1; k < items.len(); ++k) {
+      const Exp<X> next = t.declare(f(acc, items[k]));
+      each(t, tid, k, acc, next);
+      acc = next;
+    }
+  });
+}
+}  // namespace detail
+
+/// scanAll<X>(f, in, policy, kind, identity): the inclusive (or exclusive, identity first)
+/// f-scan of the whole of `in` in one launch, as a Push<Grid> (scanGrid's look-back; f must be
+/// associative). Each tile is threads x itemsPerThread elements, and a thread's items stay in
+/// its registers from load to store (CUB's items per thread): loaded (policy.load), folded and
+/// scanned across the block (blockScanItems: one barrier), the tile's prefix found by the
+/// look-back, each thread's items scanned again from their prefix, and the results staged in
+/// shared memory for coalesced stores. Elements past the input's end read as its last one.
+/// Cost: five barriers a tile, the tile's elements of shared memory twice (load and store; one
+/// array where the load is Direct).
+template <class X, class Op>
+DPush<Grid, Exp<X>> scanAll(Op f, const DPull<Exp<X>>& in, const ScanPolicy& policy,
+                            ScanKind kind = ScanKind::Inclusive, X identity = X{}) {
+  const ScanShape shape = detail::shapeOf("scanAll", nullptr, policy);
+  const uint32_t seq = policy.itemsPerThread, tileLen = shape.tile;
+  const EWord32 n = len(in);
+  const EWord32 tiles = detail::tilesOf(n, tileLen);
+  detail::requireLength(tiles <= shape.maxTiles, "scanAll has status for " +
+                                                     std::to_string(shape.maxTiles) + " tiles of " +
+                                                     std::to_string(tileLen) + " elements");
+  return DPush<Grid, Exp<X>>(n, [=](const Program<Grid>& g, const Writer<Exp<X>>& out) {
+    g.distrPar(tiles, [&](const Program<Block>& p, const EWord32&) {
+      detail::shapeOf("scanAll", &p, policy);
+      const detail::TileTicket ticket = detail::drawTile(p, tiles);
+      const detail::TileStatus<X> status(p, shape.maxTiles, shape.delayNs, shape.splitWide);
+      const EWord32 tile = ticket.tile;
+      const EWord32 start = tile * tileLen;
+      const SPull<Exp<X>> elems =
+          mkPull(tileLen, [in, n, start](const EWord32& j) { return in[min(start + j, n - 1u)]; });
+      const ThreadArray<X> items =
+          detail::loadItems<X>(p, seq, blockLoad(policy.load, p, seq, elems));
+      const ItemsPrefix<X> block = blockScanItems(p, f, items);
+      const Exp<X> before = detail::tilePrefix<X>(p, f, identity, ticket, block.aggregate, status);
+      detail::endEpoch(p, ticket, tiles);
+      const SPull<Exp<X>> local = force(
+          p, mkPush<Block, Exp<X>>(tileLen, [=](const Program<Block>& q, const Writer<Exp<X>>& w) {
+            detail::scanOwnItems<X>(q, f, identity, items, block, tile, before,
+                                    [&](const Program<Thread>& t, const EWord32& tid, uint32_t k,
+                                        const Exp<X>& exclusive, const Exp<X>& inclusive) {
+                                      w(t, kind == ScanKind::Inclusive ? inclusive : exclusive,
+                                        tid * seq + k);
+                                    });
+          }));
+      // Every tile but the last is whole: its stores need no bound (start < n, so n - start
+      // does not wrap).
+      const auto store = [&](const Program<Thread>& u, const EWord32& j) {
+        out(u, local[j], start + j);
+      };
+      p.cond(
+          n - start >= tileLen, [&](const Program<Block>& q) { q.forAll(tileLen, store); },
+          [&](const Program<Block>& q) {
+            q.forAll(tileLen, [&](const Program<Thread>& t, const EWord32& j) {
+              t.cond(start + j < n, [&](const Program<Thread>& u) { store(u, j); });
+            });
+          });
+    });
+  });
+}
+
+// ---------------------------------------------------------------- output plus a count
+/// A selection's result: the selected elements, in order, at 0 .. count - 1 of an array as
+/// long as the input (the places from count on are not written), and the count (one element),
+/// both written by one grid loop (a Fused<Grid>: capture makes each part an output).
+template <class X>
+using Selection = Fused<Grid, DPush<Grid, Exp<X>>, Push<Grid, uint32_t, EWord32>>;
+
+/// The selections' tiles until they have a tuned table of their own: 256 x 15, warp-striped,
+/// for 6 blocks per SM (its blocksPerSm, which a kernel applies through
+/// CaptureOptions::minBlocksPerSm). H100, 2026-11-27, selectIf of u32 below 2^31 (half kept)
+/// against cub::DeviceSelect::If (obsidian-bench-scan --types select --seq S --blocks B):
+/// 1.17-1.21x CUB's time from 2^22 to 2^28, 0.94 at 2^20; the scan's 256 x 13 x 8 1.37x (two
+/// thread arrays, values and flags, need the registers).
+inline constexpr ScanPolicy kSelectPolicy{256, 15, BlockLoadAlgorithm::WarpStriped, 400, 6, false};
+
+namespace detail {
+// The elements of `in` whose flag holds, in order, and their count: keep(v, i) is the flag of
+// element i (value v); it is only evaluated for i < len(in). One pass with scanAll's tiles: a
+// thread's values and flags stay in its registers, the flags are scanned (u32 sums) for each
+// kept element's place in its tile, the tile's prefix comes from the look-back, the kept
+// elements are compacted in shared memory and stored coalesced (CUB's two-phase scatter), and
+// the last tile's inclusive prefix (the whole count) is written where the look-back publishes
+// it. An empty input still runs one tile, which writes the count 0.
+template <class X, class Keep>
+Selection<X> selectGrid(const char* what, const DPull<Exp<X>>& in, Keep keep,
+                        const ScanPolicy& policy) {
+  const ScanShape shape = shapeOf(what, nullptr, policy);
+  const uint32_t seq = policy.itemsPerThread, tileLen = shape.tile;
+  const EWord32 n = len(in);
+  const EWord32 tiles = tilesOf(n, tileLen) + cast<uint32_t>(n == 0u);
+  requireLength(tiles <= shape.maxTiles, std::string(what) + " has status for " +
+                                             std::to_string(shape.maxTiles) + " tiles of " +
+                                             std::to_string(tileLen) + " elements");
+  const auto plus = [](const EWord32& a, const EWord32& b) { return a + b; };
+  return Selection<X>(
+      std::tuple<EWord32, uint32_t>(n, 1u),
+      [=](const Program<Grid>& g, const std::tuple<Writer<Exp<X>>, Writer<EWord32>>& writers) {
+        const Writer<Exp<X>>& out = std::get<0>(writers);
+        const Writer<EWord32>& count = std::get<1>(writers);
+        g.distrPar(tiles, [&](const Program<Block>& p, const EWord32&) {
+          shapeOf(what, &p, policy);
+          const TileTicket ticket = drawTile(p, tiles);
+          const TileStatus<uint32_t> status(p, shape.maxTiles, shape.delayNs, false);
+          const EWord32 tile = ticket.tile;
+          const EWord32 start = tile * tileLen;
+          // Elements past the end are not read (a select evaluates only its chosen side).
+          const SPull<Exp<X>> elems = mkPull(tileLen, [in, n, start](const EWord32& j) {
+            return ifThenElse(start + j < n, in[start + j], Exp<X>(X{}));
+          });
+          const ThreadArray<X> values = loadItems<X>(p, seq, blockLoad(policy.load, p, seq, elems));
+          const ThreadArray<uint32_t> flags = threadArray<uint32_t>(p, seq);
+          p.forAll(policy.threads, [&](const Program<Thread>& t, const EWord32& tid) {
+            for (uint32_t k = 0; k < seq; ++k) {
+              const EWord32 i = start + tid * seq + k;
+              flags.write(t, k, ifThenElse(i < n, cast<uint32_t>(keep(values[k], i)), EWord32(0u)));
+            }
+          });
+          const ItemsPrefix<uint32_t> block = blockScanItems(p, plus, flags);
+          const EWord32 before = tilePrefix<uint32_t>(
+              p, plus, 0u, ticket, block.aggregate, status,
+              [&](const Program<Thread>& t, const EWord32& inclusive) {
+                t.cond(tile == tiles - 1u,
+                       [&](const Program<Thread>& u) { count(u, inclusive, 0u); });
+              });
+          endEpoch(p, ticket, tiles);
+          // The kept elements meet in shared memory at their place in the tile (the flags'
+          // block scan alone: scanned as tile 0), so that the stores to the output are
+          // coalesced: thread tid stores places tid, tid + threads, ... below the tile's count.
+          const SPull<Exp<X>> kept = force(
+              p,
+              mkPush<Block, Exp<X>>(tileLen, [=](const Program<Block>& q, const Writer<Exp<X>>& w) {
+                scanOwnItems<uint32_t>(q, plus, 0u, flags, block, EWord32(0u), EWord32(0u),
+                                       [&](const Program<Thread>& t, const EWord32&, uint32_t k,
+                                           const EWord32& place, const EWord32&) {
+                                         t.cond(flags[k] != 0u, [&](const Program<Thread>& u) {
+                                           w(u, values[k], place);
+                                         });
+                                       });
+              }));
+          p.forAll(policy.threads, [&](const Program<Thread>& t, const EWord32& tid) {
+            const EWord32 keptHere = t.declare(block.aggregate);
+            for (uint32_t k = 0; k < seq; ++k) {
+              const EWord32 j = tid + k * policy.threads;
+              t.cond(j < keptHere, [&](const Program<Thread>& u) { out(u, kept[j], before + j); });
+            }
+          });
+        });
+      });
+}
+}  // namespace detail
+
+/// selectIf<X>(in, pred, policy): the elements v of `in` with pred(v) (an Exp<bool>), in their
+/// order, and how many there are, from one pass over the input (CUB's DeviceSelect::If, built
+/// on scanAll's tiles and look-back): a Selection whose first part holds them at 0 .. count - 1
+/// (its places from count on are not written) and whose second is the count.
+template <KernelScalar X, class Pred>
+Selection<X> selectIf(const DPull<Exp<X>>& in, Pred pred,
+                      const ScanPolicy& policy = kSelectPolicy) {
+  static_assert(std::is_invocable_r_v<Exp<bool>, Pred, const Exp<X>&>,
+                "selectIf: pred is a function of an element (Exp<X>) to Exp<bool>");
+  return detail::selectGrid<X>(
+      "selectIf", in, [pred](const Exp<X>& v, const EWord32&) { return pred(v); }, policy);
+}
+
+/// selectFlagged<X>(in, flags, policy): the elements in[i] whose flags[i] is not zero (flags
+/// as long as in: checked at launch), in order, and their count, as selectIf.
+template <KernelScalar X, KernelScalar F>
+Selection<X> selectFlagged(const DPull<Exp<X>>& in, const DPull<Exp<F>>& flags,
+                           const ScanPolicy& policy = kSelectPolicy) {
+  detail::requireLength(len(flags) == len(in),
+                        "selectFlagged: the flags are as many as the "
+                        "elements");
+  return detail::selectGrid<X>(
+      "selectFlagged", in,
+      [flags](const Exp<X>&, const EWord32& i) { return flags[i] != Exp<F>(F{}); }, policy);
 }
 
 /// A kernel of scanGrid with any block scan (see scanGrid) over tiles of `tile` elements.
@@ -369,7 +619,9 @@ Kernel scanKernel(Op f, const ScanPolicy& policy, ScanKind kind = ScanKind::Incl
 namespace device {
 
 /// The scans' descriptor (device/algorithm.hpp): scanAll with the tuned policy, inclusive or
-/// exclusive.
+/// exclusive. Inputs that fill the device take the Large rows; those whose large tiles would
+/// give fewer than fillTilesPerSm per SM (a few waves of tiles, where the last wave's idle SMs
+/// cost most) take the Small rows.
 struct Scan {
   using Policy = ScanPolicy;  ///< the policy type
   /// The arrangements a tile can be loaded in (not Vectorized: a tile's last elements are clamped
@@ -396,23 +648,38 @@ struct Scan {
         field("split_wide", &Policy::splitWide, 0, 1,
               "64-bit values: the look-back's status in two packed words, no fences"));
   }
-  /// The policy table: the fallback, then rows per measured architecture and element size.
+  /// Large tiles per SM below which an input is Small: 2^23 u32 (2521 tiles of 256 x 13 on
+  /// 132 SMs, 19 a SM) takes the Small row, 2^24 (38 a SM) the Large one, where they tie (the
+  /// sm 90 rows' measurements).
+  static constexpr uint32_t fillTilesPerSm = 32;
+  /// The policy table: the fallback, then rows per measured architecture, element size and
+  /// scale.
   static constexpr Tuned<Policy> table[] = {
       {0,
        {},
-       {256, 15, BlockLoadAlgorithm::WarpStriped, 400, 0, false},
+       {256, 13, BlockLoadAlgorithm::WarpStriped, 400, 0, false},
        "(fallback)",
-       "not measured: sm_90's tile (31 KB of shared memory, within 48 KB) without its register "
+       "not measured: sm_90's tile (27 KB of shared memory, within 48 KB) without its register "
        "cap (the blocks an SM holds differ between architectures)"},
       {90,
        {},
-       {256, 15, BlockLoadAlgorithm::WarpStriped, 400, 8, false},
-       "obsidian-tune tuning/spaces/device_scan.json",
-       "H100, 2026-11-24: the best geometric mean of u32/f32 x inclusive/exclusive at 2^24 and "
-       "2^28 of 144 policies (225.8 us; 2^28 u32 inclusive 799.3 us, exclusive 782.4; 2^24 65.6 "
-       "and 63.7). Runner-up 256 x 11 225.9 us; 128 x 19 (16 blocks per SM) 227.9; the "
-       "compiler's own register choice (32 to 64 registers) 1.2x slower at worst; direct loads "
-       "from 248.9 (tuning/RESULTS.md, 'The scan after issue 16')"},
+       {256, 13, BlockLoadAlgorithm::WarpStriped, 400, 8, false},
+       "obsidian-bench-scan --types u32,f32 --seq S --blocks B (bench/RESULTS.md, 'Scans')",
+       "H100, 2026-11-27, items in registers (scanAll over blockScanItems): 256 x 13 with 8 "
+       "blocks per SM no spills, 2^24 0.94-0.95 of CUB, 2^28 0.86-0.89, 3e7 0.95; 256 x 15 "
+       "(the table's row before the registers) spills 20 bytes at 8 blocks: 2^28 823 us "
+       "against 784; at 6 blocks 0.90 at 2^28 and 0.95-0.97 at 2^24; 256 x 11 x 8 and 256 x "
+       "17 x 4 0.91-0.92 at 2^28. Before: obsidian-tune tuning/spaces/device_scan.json, "
+       "2026-11-24, 144 policies of the staged scan (tuning/RESULTS.md)"},
+      {90,
+       {4, OperatorClass::Any, Values::Any, Scale::Small},
+       {128, 15, BlockLoadAlgorithm::WarpStriped, 400, 12, false},
+       "obsidian-bench-scan --types u32 --runs 50 --only N --threads T --seq S --blocks B",
+       "H100, 2026-11-27, u32/f32 inclusive and exclusive at 2^20, 2^22, 2^23 and 2^24: 128 x "
+       "15 with 12 blocks per SM 0.94-0.96 of CUB at every size (2^22 21.8-22.0 us, CUB "
+       "22.96-23.28); 256 x 15 x 8 0.94-0.98 at 2^22 and up to 1.007 at 2^23 (a tail wave: "
+       "1092 tiles for 1056 blocks at 2^22); 128 x 15 x 16 0.91-0.93 at 2^22 but 0.97-0.99 at "
+       "2^20; 256 x 7, 256 x 9, 128 x 7 and 128 x 11 up to 1.16"},
       {90,
        {8},
        {256, 15, BlockLoadAlgorithm::WarpStriped, 0, 4, true},
@@ -436,6 +703,19 @@ struct Scan {
   }
 };
 
+/// The policy of an f-scan of n elements of X on target t: the Large row unless its tiles would
+/// give fewer than Scan::fillTilesPerSm per SM, then the Small row; with the options' policy
+/// settings.
+template <class X, class Op = Sum>
+ScanPolicy scanPolicyFor(const Target& t, size_t n, const Options& options = {}) {
+  ProblemClass p = problemOf<X, Op>();
+  p.scale = Scale::Large;
+  const ScanPolicy large = tunedFor(Scan::table, t.sm, p).policy;
+  const uint64_t tile = uint64_t{large.threads} * large.itemsPerThread;
+  if ((n + tile - 1) / tile < uint64_t{Scan::fillTilesPerSm} * t.smCount) p.scale = Scale::Small;
+  return policyFor<Scan>(t, p, options);
+}
+
 namespace detail {
 template <class In, class Out, class Op>
 void scan(const In& in, Out& out, Op f, ScanKind kind, ElementOf<In> identity,
@@ -446,7 +726,7 @@ void scan(const In& in, Out& out, Op f, ScanKind kind, ElementOf<In> identity,
                 " elements; the input " + std::to_string(in.size()));
   }
   const Target t = targetOf<In>();
-  const ScanPolicy policy = policyFor<Scan>(t, problemOf<X, Op>(), options);
+  const ScanPolicy policy = scanPolicyFor<X, Op>(t, in.size(), options);
   launchOn(t, Scan::kernel<X>(t, policy, f, kind, identity), {in, out}, options);
 }
 }  // namespace detail
