@@ -114,11 +114,60 @@ SPull<EWord32> steps(const Program<L>& p, const std::vector<Node>& ops, SPull<EW
 SPull<EWord32> warpVoteStep(const Program<obsidian::Warp>& q, const Node& n,
                             const SPull<EWord32>& x);
 
+// ThreadItems' scan form (n.scan > 0, see Op::ThreadItems) in Block program p: blockScanItems
+// folds every thread of the block, so all of them keep items (those from n.size on zeros, the
+// operator's identity: their index clamped, so no read falls outside x); the first n.size
+// threads then scan their own items from their exclusive prefix, thread 0 from its first item
+// (its prefix is a stand-in).
+inline SPull<EWord32> threadItemsScanStep(const Program<obsidian::Block>& p, const Node& n,
+                                          const SPull<EWord32>& x) {
+  using namespace obsidian;
+  const uint32_t threads = n.size, count = x.len() / threads, which = n.scan - 1;
+  const bool aggregate = n.aggregate;
+  const ThreadArray<uint32_t> items = threadArray<uint32_t>(p, count);
+  p.forAll(p.context().threadsPerBlock(), [&](const Program<Thread>& t, const EWord32& tid) {
+    for (uint32_t k = 0; k < count; ++k) {
+      items.write(
+          t, k,
+          ifThenElse(tid < threads, x[min(tid, EWord32(threads - 1)) * count + k], EWord32(0u)));
+    }
+  });
+  const auto f = [which](const EWord32& a, const EWord32& b) { return itemsScanOp(which, a, b); };
+  const ItemsPrefix<uint32_t> s = blockScanItems(p, f, items);
+  // Thread tid's prefixes, each a variable of its own, handed to put(k, prefix).
+  const auto prefixes = [=](const Program<Thread>& t, const EWord32& tid, const auto& put) {
+    const EWord32 total = aggregate ? t.declare(s.aggregate) : EWord32(0u);
+    EWord32 acc = t.declare(ifThenElse(tid == 0u, items[0], f(s.before[0], items[0])));
+    for (uint32_t k = 0; k < count; ++k) {
+      if (k > 0) acc = t.declare(f(acc, items[k]));
+      put(k, aggregate ? acc + total : acc);
+    }
+  };
+  if (n.fn / 4 == 0) {
+    const SMutable<uint32_t> y = newShared<uint32_t>(p, x.len());
+    p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+      prefixes(t, tid, [&](uint32_t k, const EWord32& v) { write(t, y, tid * count + k, v); });
+    });
+    p.sync();
+    return y.pull();
+  }
+  return force(
+      p, mkPush<Block, EWord32>(x.len(), [prefixes, threads, count](const Program<Block>& q,
+                                                                    const Writer<EWord32>& w) {
+        q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+          prefixes(t, tid, [&](uint32_t k, const EWord32& v) { w(t, v, tid * count + k); });
+        });
+      }));
+}
+
 // A ThreadItems step (see Op::ThreadItems) in Block or Warp program p: n.size threads keep
 // their items of x in a thread array across the barrier.
 template <class L>
 SPull<EWord32> threadItemsStep(const Program<L>& p, const Node& n, const SPull<EWord32>& x) {
   using namespace obsidian;
+  if constexpr (std::is_same_v<L, Block>) {
+    if (n.scan != 0) return threadItemsScanStep(p, n, x);
+  }
   const uint32_t threads = n.size, count = x.len() / threads, which = n.fn;
   const uint32_t offset = threadItemsOffset(n.constant, threads);
   const ThreadArray<uint32_t> items = threadArray<uint32_t>(p, count);

@@ -99,7 +99,12 @@ enum class Op : uint8_t {
                 // (fn % 4: xor, sum, the first, a hash) to a newShared of T; sync;
                 // y[t * I + k] = out(items[k], the value of thread (t + 1 +
                 // constant % T) % T); fn / 4: 0 a newShared of y written, sync,
-                // its pull; 1 force(mkPush<L> of the same loop)                 force
+                // its pull; 1 force(mkPush<L> of the same loop). With scan (Block,
+                // whole warps; drawn from a stream of its own): every thread of the
+                // block keeps its items (from T on: zeros), blockScanItems with
+                // kItemsScanOps[scan - 1], y[t * I + k] = the inclusive prefix
+                // through item k of thread t (+ the block's aggregate with
+                // aggregate), written by fn / 4's form                           force
   // Half precision and bfloat16 (and the fp8 formats, converted to and from): each word read
   // as a value v of the format (smallIn in scalar_ops.hpp: its high half's bits, or an f32, or
   // a u32 converted), computed with or converted, and back to a word bit for bit. Drawn from a
@@ -159,6 +164,8 @@ struct Node {
   bool zipped = false;            // NarrowForce: beside the words (else the narrow array alone)
   uint32_t specials = 0;          // FloatBits, FloatScan: floatIn's threshold
   uint32_t format = 0;            // SmallFloatMap, SmallFloatForce: 0 Half, 1 BFloat16
+  uint32_t scan = 0;              // ThreadItems: 0 none, else 1 + blockScanItems' operator
+  bool aggregate = false;         // ThreadItems with scan: the block's aggregate added
   std::vector<Node> kids;         // the nested body of BinSplit, Nest, ThreadNest, SeqNest
 };
 
@@ -400,6 +407,9 @@ constexpr uint32_t kWarpVotes = 4;
 constexpr uint32_t kThreadItemsFns = 8;
 // ThreadItems' most items per thread.
 constexpr uint32_t kMostThreadItems = 8;
+// ThreadItems' scan operators (itemsScanOp in scalar_ops.hpp: +, max, ^, the last value that is
+// not a multiple of 4).
+constexpr uint32_t kItemsScanOps = 4;
 // SmallFloatMap's functions (smallFloatOp in scalar_ops.hpp) and SmallFloatForce's forms.
 constexpr uint32_t kSmallFloatOps = 11;
 constexpr uint32_t kSmallFloatForces = 4;

@@ -1,7 +1,7 @@
 // Generation: a random well-typed, well-sized 1-D recipe from a seed. The main stream draws
 // what the first generator drew; each later kind of step or recipe (collectives, narrow types,
-// float bit patterns, bit intrinsics and warp votes, thread arrays, half precision and fp8,
-// fused outputs, divisors, vector stores, matrix kernels)
+// float bit patterns, bit intrinsics and warp votes, thread arrays, their block scans, half
+// precision and fp8, fused outputs, divisors, vector stores, matrix kernels)
 // draws from a stream of its own seeded by the data seed, so the recipes that draw none of
 // them stay as they were. Matrix recipes: recipe_matrix_generate.cpp.
 #include <algorithm>
@@ -118,6 +118,13 @@ class Generator {
   void enableSmallFloats(uint64_t seed) {
     small_.seed(seed ^ 0x2127599bf4325c37ull);
     smallOn_ = true;
+  }
+  // From now on, a ThreadItems of a Block body in blocks of whole warps takes the scan form
+  // (blockScanItems) now and then, drawn from a stream of its own: the items stream draws what
+  // it drew, and a ThreadItems that takes no scan form is the one drawn before.
+  void enableItemsScans(uint64_t seed) {
+    itemsScans_.seed(seed ^ 0xe7037ed1a0b428dbull);
+    itemsScansOn_ = true;
   }
 
  private:
@@ -494,7 +501,19 @@ class Generator {
                                               : fit[static_cast<uint32_t>(items_() % fit.size())];
     node.fn = static_cast<uint32_t>(items_() % kThreadItemsFns);
     node.constant = static_cast<uint32_t>(items_());
+    if (level == Level::Block) itemsScanForm(node);
     ops.push_back(node);
+  }
+
+  // Percent of the ThreadItems of Block bodies in blocks of whole warps that take the scan
+  // form: its operator and whether the aggregate is added. Later thread counts of part of a
+  // warp undo it (plainItems).
+  static constexpr uint64_t kItemsScanPercent = 50;
+  void itemsScanForm(Node& node) {
+    if (!itemsScansOn_ || block_.threads % 32 != 0 || block_.altThreads % 32 != 0) return;
+    if (itemsScans_() % 100 >= kItemsScanPercent) return;
+    node.scan = 1 + static_cast<uint32_t>(itemsScans_() % kItemsScanOps);
+    node.aggregate = itemsScans_() % 2 == 1;
   }
 
   // Percent of the steps that a small float step follows (a SmallFloatForce in a third of
@@ -548,6 +567,8 @@ class Generator {
   bool itemsOn_ = false;
   std::mt19937_64 small_;
   bool smallOn_ = false;
+  std::mt19937_64 itemsScans_;
+  bool itemsScansOn_ = false;
   Where block_;
 };
 
@@ -557,6 +578,19 @@ void dropUnfitItems(std::vector<Node>& ops, uint32_t threads) {
   std::erase_if(ops,
                 [threads](const Node& n) { return n.op == Op::ThreadItems && n.size > threads; });
   for (Node& n : ops) dropUnfitItems(n.kids, threads);
+}
+
+// Makes the ThreadItems steps of the scan form plain again (blockScanItems needs blocks of whole
+// warps, which the last draw of the thread counts may not give): each is then the step that
+// the items stream drew, so nothing else changes.
+void plainItems(std::vector<Node>& ops) {
+  for (Node& n : ops) {
+    if (n.op == Op::ThreadItems) {
+      n.scan = 0;
+      n.aggregate = false;
+    }
+    plainItems(n.kids);
+  }
 }
 
 // Percent of the recipes that are matrix kernels.
@@ -767,6 +801,7 @@ Recipe generateSteps(std::mt19937_64& rng, uint32_t& resultLength) {
   gen.enableBits(r.dataSeed);
   gen.enableItems(r.dataSeed);
   gen.enableSmallFloats(r.dataSeed);
+  gen.enableItemsScans(r.dataSeed);
   const uint32_t result = static_cast<uint32_t>(extra() % 100);
   if (result < 20) {
     r.result = result < 10 ? Result::EffectWrite : Result::EffectAtomic;
@@ -786,6 +821,8 @@ Recipe generateSteps(std::mt19937_64& rng, uint32_t& resultLength) {
   if (anyThreads && gen.chance(30)) r.altThreads = 1 + gen.below(300);
   // A ThreadItems drawn before the thread counts became fewer: dropped.
   dropUnfitItems(r.body, std::min(r.threads, r.altThreads));
+  // A scan form drawn before the thread counts became part of a warp: the plain step again.
+  if (r.threads % 32 != 0 || r.altThreads % 32 != 0) plainItems(r.body);
   // Fused outputs: from a stream of their own, drawn last (the parts fit the final thread
   // counts), so that the other streams draw what they drew before.
   std::mt19937_64 fused(r.dataSeed ^ 0x2545f4914f6cdd1dull);

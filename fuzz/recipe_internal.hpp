@@ -124,6 +124,8 @@ class Printer {
                 const std::string& def);
   void threadItems(int ind, const std::string& L, const std::string& p, const Node& n,
                    const std::string& x, const std::string& def);
+  void threadItemsScan(int ind, const std::string& p, const Node& n, const std::string& x,
+                       const std::string& def);
 
   int counter_ = 0;
 };

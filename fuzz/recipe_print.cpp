@@ -469,6 +469,10 @@ void Printer::warpVote(int ind, const std::string& p, const Node& n, const std::
 // starts the result's definition.
 void Printer::threadItems(int ind, const std::string& L, const std::string& p, const Node& n,
                           const std::string& x, const std::string& def) {
+  if (n.scan != 0) {
+    threadItemsScan(ind, p, n, x, def);
+    return;
+  }
   const std::string T = u(n.size), count = fresh("count"), items = fresh("items"),
                     s = fresh("s"), v = fresh("v");
   line(ind, "const uint32_t " + count + " = " + x + ".len() / " + T + ";");
@@ -509,6 +513,58 @@ void Printer::threadItems(int ind, const std::string& L, const std::string& p, c
   line(ind + 2, "for (uint32_t k = 0; k < " + count + "; ++k) out(t, " + out + ", tid * " + count +
                     " + k);");
   line(ind + 1, "});");
+  line(ind, "}));");
+}
+
+// ThreadItems' scan form (as build.hpp's threadItemsScanStep) over x in Block program p.
+void Printer::threadItemsScan(int ind, const std::string& p, const Node& n, const std::string& x,
+                              const std::string& def) {
+  const std::string T = u(n.size), count = fresh("count"), items = fresh("items"), f = fresh("f"),
+                    s = fresh("s");
+  line(ind, "const uint32_t " + count + " = " + x + ".len() / " + T + ";");
+  line(ind, "const ThreadArray<uint32_t> " + items + " = threadArray<uint32_t>(" + p + ", " +
+                count + ");");
+  line(ind, p + ".forAll(" + u(threads) + ", [&](const Program<Thread>& t, const EWord32& tid) {");
+  line(ind + 1, "for (uint32_t k = 0; k < " + count + "; ++k) {");
+  line(ind + 2, items + ".write(t, k, ifThenElse(tid < " + T + ", " + x + "[min(tid, EWord32(" +
+                    u(n.size - 1) + ")) * " + count + " + k], EWord32(0u)));");
+  line(ind + 1, "}");
+  line(ind, "});");
+  line(ind, "const auto " + f + " = [](const EWord32& a, const EWord32& b) { return " +
+                itemsScanText(n.scan - 1, "a", "b") + "; };");
+  line(ind, "const ItemsPrefix<uint32_t> " + s + " = blockScanItems(" + p + ", " + f + ", " +
+                items + ");");
+  // The loop over the first T threads, each putting its prefixes with put(prefix) (k, tid and
+  // t in scope).
+  const auto loop = [&](int at, const std::string& q,
+                        const std::function<std::string(const std::string&)>& put) {
+    line(at, q + ".forAll(" + T + ", [&](const Program<Thread>& t, const EWord32& tid) {");
+    if (n.aggregate) line(at + 1, "const EWord32 total = t.declare(" + s + ".aggregate);");
+    line(at + 1, "EWord32 acc = t.declare(ifThenElse(tid == 0u, " + items + "[0], " + f + "(" + s +
+                     ".before[0], " + items + "[0])));");
+    line(at + 1, "for (uint32_t k = 0; k < " + count + "; ++k) {");
+    line(at + 2, "if (k > 0) acc = t.declare(" + f + "(acc, " + items + "[k]));");
+    line(at + 2, put(n.aggregate ? "acc + total" : "acc") + ";");
+    line(at + 1, "}");
+    line(at, "});");
+  };
+  if (n.fn / 4 == 0) {
+    const std::string y = fresh("y");
+    line(ind,
+         "const SMutable<uint32_t> " + y + " = newShared<uint32_t>(" + p + ", " + x + ".len());");
+    loop(ind, p, [&](const std::string& v) {
+      return "write(t, " + y + ", tid * " + count + " + k, " + v + ")";
+    });
+    line(ind, p + ".sync();");
+    line(ind, def + y + ".pull();");
+    return;
+  }
+  const std::string q = fresh("q");
+  line(ind, def + "force(" + p + ", mkPush<Block, EWord32>(" + x + ".len(), [" + items + ", " + f +
+                ", " + s + ", " + count + "](const Program<Block>& " + q +
+                ", const Writer<EWord32>& out) {");
+  loop(ind + 1, q,
+       [&](const std::string& v) { return "out(t, " + v + ", tid * " + count + " + k)"; });
   line(ind, "}));");
 }
 

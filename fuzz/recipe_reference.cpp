@@ -119,8 +119,25 @@ Words refWarpVote(const Node& n, const Words& x) {
   return y;
 }
 
+// ThreadItems' scan form: the items in order (thread t's t * I + k) are the block's, so each
+// word of the result is the inclusive prefix of x through it, the first word x[0] itself (the
+// threads past T add only zeros, the identity); plus the fold of all of x with n.aggregate.
+Words refThreadItemsScan(const Node& n, const Words& x) {
+  Words y(x.size());
+  uint32_t acc = x[0];
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (i > 0) acc = itemsScanWord(n.scan - 1, acc, x[i]);
+    y[i] = acc;
+  }
+  if (n.aggregate) {
+    for (uint32_t& v : y) v += acc;
+  }
+  return y;
+}
+
 // A ThreadItems step over x: n.size threads of x.size() / n.size items each (blocked).
 Words refThreadItems(const Node& n, const Words& x) {
+  if (n.scan != 0) return refThreadItemsScan(n, x);
   const uint32_t threads = n.size, count = static_cast<uint32_t>(x.size()) / threads;
   const uint32_t offset = threadItemsOffset(n.constant, threads);
   Words value(threads);

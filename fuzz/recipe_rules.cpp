@@ -122,12 +122,18 @@ bool collectiveFits(const Where& w, const Node& n, size_t len) {
       return warp && m == 32 && n.fn < kWarpVotes && w.threads % 32 == 0 && w.altThreads % 32 == 0;
     // Nor is a thread array's step: each thread of its loops keeps m / size items (1 to 8), so
     // the loops have at most one instance per thread at both thread counts (a warp's: lanes of
-    // a whole warp).
+    // a whole warp). Its scan form is a Block's, and blockScanItems takes blocks of whole
+    // warps (at most 1024 threads).
     case Op::ThreadItems: {
       const uint32_t t = n.size;
       const bool fits = block ? t <= w.threads && t <= w.altThreads
                               : warp && t <= 32 && w.threads % 32 == 0 && w.altThreads % 32 == 0;
-      return fits && t > 0 && m % t == 0 && m / t <= kMostThreadItems && n.fn < kThreadItemsFns;
+      const bool scan = n.scan == 0 ? !n.aggregate
+                                    : block && n.scan <= kItemsScanOps && w.threads % 32 == 0 &&
+                                          w.altThreads % 32 == 0 && w.threads <= 1024 &&
+                                          w.altThreads <= 1024;
+      return fits && scan && t > 0 && m % t == 0 && m / t <= kMostThreadItems &&
+             n.fn < kThreadItemsFns;
     }
     default: return false;
   }

@@ -51,10 +51,11 @@ size_t variants(const Node& n) {
     case Op::WarpVote: return (n.fn != 0) + (n.constant != 0);
     case Op::SmallFloatMap: return (n.fn != 0) + (n.constant != 0) + (n.format != 0);
     case Op::SmallFloatForce: return (n.fn != 0) + (n.format != 0);
-    // The halvings of its threads too (each step below halves them).
+    // The halvings of its threads too (each step below halves them); the scan form, its
+    // operator and its aggregate one each.
     case Op::ThreadItems:
       return (n.fn != 0) + (n.constant != 0) + static_cast<size_t>(std::bit_width(n.size)) -
-             (n.size > 0);
+             (n.size > 0) + (n.scan != 0) + (n.scan > 1) + n.aggregate;
     default: return 0;
   }
 }
@@ -188,6 +189,19 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
       }
       if (step.op == Op::ThreadItems && step.size % 2 == 0) {
         edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].size /= 2; });
+      }
+      // Its scan form: none (the plain step), the sum, no aggregate.
+      if (step.op == Op::ThreadItems && step.scan != 0) {
+        edit(li, [at](std::vector<Node>& v) {
+          v[static_cast<size_t>(at)].scan = 0;
+          v[static_cast<size_t>(at)].aggregate = false;
+        });
+      }
+      if (step.op == Op::ThreadItems && step.scan > 1) {
+        edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].scan = 1; });
+      }
+      if (step.op == Op::ThreadItems && step.aggregate) {
+        edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].aggregate = false; });
       }
       // Replace a nested step by its kids, spliced in (every step of a lower level is also
       // legal at the level above; the reference decides whether the lengths still fit).

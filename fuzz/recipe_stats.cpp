@@ -164,7 +164,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
           ++counts["ThreadItems"];
           ++counts["ThreadItems at " + levelName(level) +
                    (n.fn / 4 == 0 ? ", newShared + sync + pull" : ", force(mkPush)")];
-          ++counts[std::string("ThreadItems value, result: ") + kinds[n.fn % 4]];
+          if (n.scan == 0) ++counts[std::string("ThreadItems value, result: ") + kinds[n.fn % 4]];
           // Loops of a whole block (at the smaller thread count) or warp, or of fewer threads.
           const uint32_t most = level == Level::Warp ? 32 : std::min(r.threads, r.altThreads);
           ++counts[std::string("ThreadItems loops of ") +
@@ -172,6 +172,16 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
                                    : "fewer threads")];
           if (level == Level::Block && r.threads == r.altThreads && n.size == r.threads) {
             ++counts["ThreadItems at Block, one thread count, all its threads"];
+          }
+          if (n.scan != 0) {
+            static const char* const ops[] = {"+", "max", "^", "last not a multiple of 4"};
+            static_assert(std::size(ops) == kItemsScanOps);
+            ++counts["ThreadItems blockScanItems"];
+            ++counts[std::string("ThreadItems blockScanItems ") +
+                     ops[(n.scan - 1) % kItemsScanOps] + (n.aggregate ? ", + aggregate" : "")];
+            if (n.size < std::min(r.threads, r.altThreads)) {
+              ++counts["ThreadItems blockScanItems, threads past the loop's (zeros)"];
+            }
           }
           break;
         }

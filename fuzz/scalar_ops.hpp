@@ -1361,6 +1361,38 @@ inline std::string threadItemsOutText(uint32_t which, const std::string& k, cons
 inline uint32_t threadItemsOffset(uint32_t constant, uint32_t threads) {
   return 1u + constant % threads;
 }
+// ThreadItems' scan form (Node::scan = 1 + which): blockScanItems' operators, each associative
+// with the identity 0, so the threads past the loop's T, which keep zeros, change no prefix:
+// 0 a + b, 1 max, 2 a ^ b, 3 the last value that is not a multiple of 4 (b unless b & 3 is 0),
+// which is not commutative, so that a scan that reorders items or threads shows: the last
+// non-zero value of the test's, keyed on the low bits so that random words (few of them zero)
+// keep an earlier item in one case of four. itemsScanWord is the reference's, itemsScanOp the
+// builder's, itemsScanText the printer's.
+inline uint32_t itemsScanWord(uint32_t which, uint32_t a, uint32_t b) {
+  switch (which % kItemsScanOps) {
+    case 0: return a + b;
+    case 1: return std::max(a, b);
+    case 2: return a ^ b;
+    default: return (b & 3u) != 0u ? b : a;
+  }
+}
+inline obsidian::EWord32 itemsScanOp(uint32_t which, const obsidian::EWord32& a,
+                                     const obsidian::EWord32& b) {
+  switch (which % kItemsScanOps) {
+    case 0: return a + b;
+    case 1: return max(a, b);
+    case 2: return a ^ b;
+    default: return obsidian::ifThenElse((b & 3u) != 0u, b, a);
+  }
+}
+inline std::string itemsScanText(uint32_t which, const std::string& a, const std::string& b) {
+  switch (which % kItemsScanOps) {
+    case 0: return a + " + " + b;
+    case 1: return "max(" + a + ", " + b + ")";
+    case 2: return a + " ^ " + b;
+    default: return "ifThenElse((" + b + " & 3u) != 0u, " + b + ", " + a + ")";
+  }
+}
 
 // ------------------------------------------------------------------ vector stores
 // The values that unvectors<W> writes (Recipe::store), one per word x, of element type
