@@ -149,8 +149,8 @@ inline constexpr bool isAtomicInt =
 template <class Len, KernelScalar X, class I>
 Exp<X> atomicAdd(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,
                  const std::type_identity_t<Exp<X>>& v) {
-  static_assert(detail::isAtomicInt<X> || std::is_floating_point_v<X> ||
-                    std::is_same_v<X, Half> || std::is_same_v<X, BFloat16> || PairScalar<X>,
+  static_assert(detail::isAtomicInt<X> || std::is_floating_point_v<X> || std::is_same_v<X, Half> ||
+                    std::is_same_v<X, BFloat16> || PairScalar<X>,
                 "atomicAdd works on uint32, int32, uint64, float, double, Half, BFloat16, "
                 "Half2 and BFloat162 arrays");
   return detail::atomic<X>(t, AtomicOp::Add, m.ref(), detail::asIndex(i), v.node(), nullptr);

@@ -469,7 +469,7 @@ using EDouble = Exp<double>;    ///< a double expression
 using EBool = Exp<bool>;        ///< a condition
 using EHalf = Exp<Half>;          ///< a half (binary16) expression, computed in f32
 using EBFloat16 = Exp<BFloat16>;  ///< a bfloat16 expression, computed in f32
-using EHalf2 = Exp<Half2>;          ///< two half lanes, computed per lane (__half2)
+using EHalf2 = Exp<Half2>;        ///< two half lanes, computed per lane (__half2)
 using EBFloat162 = Exp<BFloat162>;  ///< two bfloat16 lanes, computed per lane (__nv_bfloat162)
 
 /// Whether T is an Exp (value): true for Exp<X>, false for anything else.
@@ -492,8 +492,8 @@ Exp<To> cast(const Exp<From>& e) {
 }
 /// bitcast<To>(e): e's bits read as a To of the same size, with no conversion (CUDA's
 /// __float_as_uint and kin): u32, i32 and f32 among themselves, u64 and f64, Half or BFloat16
-/// and u16, Fp8E4M3 or Fp8E5M2 and u8, Half2 or BFloat162 and u32. What packs a 32-bit value of any type into half of a
-/// 64-bit word (see bits32/fromBits32 below).
+/// and u16, Fp8E4M3 or Fp8E5M2 and u8, Half2 or BFloat162 and u32. What packs a 32-bit value of any
+/// type into half of a 64-bit word (see bits32/fromBits32 below).
 template <KernelScalar To, KernelScalar From>
 Exp<To> bitcast(const Exp<From>& e) {
   constexpr bool small = (SmallFloatScalar<To> && std::is_unsigned_v<From>) ||
@@ -634,11 +634,12 @@ requires PairScalar<T> Exp<LaneOf<T>> highLane(const Exp<T>& x) {
 /// pack2(lo, hi): the pair of two Half (BFloat16) values, lo in the low 16 bits
 /// (__halves2half2, __halves2bfloat162).
 template <class L>
-requires(std::is_same_v<L, Half> || std::is_same_v<L, BFloat16>) auto pack2(
-    const Exp<L>& lo, const std::type_identity_t<Exp<L>>& hi) {
+requires(std::is_same_v<L, Half> ||
+         std::is_same_v<L, BFloat16>) auto pack2(const Exp<L>& lo,
+                                                 const std::type_identity_t<Exp<L>>& hi) {
   using P = std::conditional_t<std::is_same_v<L, Half>, Half2, BFloat162>;
-  const EWord32 word = cast<uint32_t>(bitcast<uint16_t>(lo)) |
-                       (cast<uint32_t>(bitcast<uint16_t>(hi)) << 16u);
+  const EWord32 word =
+      cast<uint32_t>(bitcast<uint16_t>(lo)) | (cast<uint32_t>(bitcast<uint16_t>(hi)) << 16u);
   return bitcast<P>(word);
 }
 /// floats2Pair<P>(lo, hi): two floats each rounded to nearest even into pair type P

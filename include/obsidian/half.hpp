@@ -186,7 +186,8 @@ struct SmallFloatPair {
   constexpr SmallFloatPair(Lane l, Lane h) : lo(l), hi(h) {}
   /// The pair whose word is w (lo in its low 16 bits).
   static constexpr SmallFloatPair fromBits(uint32_t w) {
-    return {Lane::fromBits(static_cast<uint16_t>(w)), Lane::fromBits(static_cast<uint16_t>(w >> 16))};
+    return {Lane::fromBits(static_cast<uint16_t>(w)),
+            Lane::fromBits(static_cast<uint16_t>(w >> 16))};
   }
   /// The word, as in memory (lo in its low 16 bits).
   constexpr uint32_t bits() const { return uint32_t{lo.bits} | (uint32_t{hi.bits} << 16); }

@@ -14,18 +14,18 @@ namespace obsidian {
 
 /// The scalar types of kernels, as values (the IR's types); ScalarTraits maps C++ types to them.
 enum class ScalarType : uint8_t {
-  U8,   ///< uint8_t
-  U16,  ///< uint16_t
-  U32,  ///< uint32_t (EWord32: indices and lengths)
-  I32,  ///< int32_t
-  U64,  ///< uint64_t
-  F32,  ///< float
-  F64,  ///< double
-  Bool,  ///< bool (conditions)
-  F16,   ///< Half (IEEE binary16, CUDA's __half): computed in f32, rounded after each operation
-  BF16,  ///< BFloat16 (CUDA's __nv_bfloat16): computed in f32, rounded after each operation
-  E4M3,  ///< Fp8E4M3 (CUDA's __nv_fp8_e4m3): converted, not computed with
-  E5M2,  ///< Fp8E5M2 (CUDA's __nv_fp8_e5m2): converted, not computed with
+  U8,     ///< uint8_t
+  U16,    ///< uint16_t
+  U32,    ///< uint32_t (EWord32: indices and lengths)
+  I32,    ///< int32_t
+  U64,    ///< uint64_t
+  F32,    ///< float
+  F64,    ///< double
+  Bool,   ///< bool (conditions)
+  F16,    ///< Half (IEEE binary16, CUDA's __half): computed in f32, rounded after each operation
+  BF16,   ///< BFloat16 (CUDA's __nv_bfloat16): computed in f32, rounded after each operation
+  E4M3,   ///< Fp8E4M3 (CUDA's __nv_fp8_e4m3): converted, not computed with
+  E5M2,   ///< Fp8E5M2 (CUDA's __nv_fp8_e5m2): converted, not computed with
   F16x2,  ///< Half2 (CUDA's __half2): two f16 lanes in one word, each computed as CUDA's packed
           ///< instructions do; held by the IR and the simulator as its 32-bit word
   BF16x2  ///< BFloat162 (CUDA's __nv_bfloat162): two bf16 lanes in one word, as F16x2
@@ -158,21 +158,28 @@ constexpr ScalarInfo scalarInfo(ScalarType t) {
   switch (t) {
     case ScalarType::U8: return {"uint8_t", 1, false, false, "", nullptr, true, ScalarType::U8};
     case ScalarType::U16: return {"uint16_t", 2, false, false, "", nullptr, true, ScalarType::U16};
-    case ScalarType::U32: return {"uint32_t", 4, false, false, "uint", nullptr, true, ScalarType::U32};
+    case ScalarType::U32:
+      return {"uint32_t", 4, false, false, "uint", nullptr, true, ScalarType::U32};
     case ScalarType::I32: return {"int32_t", 4, false, true, "int", nullptr, true, ScalarType::I32};
-    case ScalarType::U64: return {"uint64_t", 8, false, false, "ulonglong", nullptr, true, ScalarType::U64};
+    case ScalarType::U64:
+      return {"uint64_t", 8, false, false, "ulonglong", nullptr, true, ScalarType::U64};
     case ScalarType::F32: return {"float", 4, true, true, "float", nullptr, true, ScalarType::F32};
-    case ScalarType::F64: return {"double", 8, true, true, "double", nullptr, true, ScalarType::F64};
+    case ScalarType::F64:
+      return {"double", 8, true, true, "double", nullptr, true, ScalarType::F64};
     case ScalarType::Bool: return {"bool", 1, false, false, "", nullptr, true, ScalarType::Bool};
     // The generated CUDA's own names (obsidian_half is __half where cuda_fp16.h is included:
     // ir::printSmallFloatPrelude).
-    case ScalarType::F16: return {"obsidian_half", 2, true, true, "", &detail::kHalfFormat, true, ScalarType::F16};
+    case ScalarType::F16:
+      return {"obsidian_half", 2, true, true, "", &detail::kHalfFormat, true, ScalarType::F16};
     case ScalarType::BF16:
-      return {"obsidian_bfloat16", 2, true, true, "", &detail::kBFloat16Format, true, ScalarType::BF16};
+      return {"obsidian_bfloat16", 2, true, true, "", &detail::kBFloat16Format, true,
+              ScalarType::BF16};
     case ScalarType::E4M3:
-      return {"obsidian_fp8_e4m3", 1, true, true, "", &detail::kE4M3Format, false, ScalarType::E4M3};
+      return {"obsidian_fp8_e4m3", 1, true, true, "", &detail::kE4M3Format, false,
+              ScalarType::E4M3};
     case ScalarType::E5M2:
-      return {"obsidian_fp8_e5m2", 1, true, true, "", &detail::kE5M2Format, false, ScalarType::E5M2};
+      return {"obsidian_fp8_e5m2", 1, true, true, "", &detail::kE5M2Format, false,
+              ScalarType::E5M2};
     // Pairs: moved as words (no CUDA vector type of them), computed per lane.
     case ScalarType::F16x2:
       return {"obsidian_half2", 4, false, false, "", nullptr, true, ScalarType::F16};

@@ -186,7 +186,7 @@ class Emitter {
         std::string bits;
         for (uint32_t l = word * wordBytes / size; l < (word + 1) * wordBytes / size; ++l) {
           const std::string lane = hasPreludeType(t) ? "obsidian_bits(" + e(v.values[l]) + ")"
-                                                   : "(" + e(v.values[l]) + ")";
+                                                     : "(" + e(v.values[l]) + ")";
           const uint32_t shift = 8 * ((l * size) % wordBytes);
           bits += std::string(bits.empty() ? "" : " | ") + "(uint32_t)" + lane +
                   (shift ? " << " + std::to_string(shift) + "u" : "");

@@ -574,8 +574,8 @@ ExpPtr fma(ExpPtr a, ExpPtr b, ExpPtr c) {
   OBSIDIAN_ASSERT(isPair(a->type) && a->type == b->type && a->type == c->type,
                   "fma of three operands of one pair type");
   if (a->isLiteral() && b->isLiteral() && c->isLiteral()) {
-    return literalOf(a->type, evalFma(a->type, literalValue(*a), literalValue(*b),
-                                      literalValue(*c)));
+    return literalOf(a->type,
+                     evalFma(a->type, literalValue(*a), literalValue(*b), literalValue(*c)));
   }
   auto n = node(ExpKind::Fma, a->type);
   n->args = {std::move(a), std::move(b), std::move(c)};

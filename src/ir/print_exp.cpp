@@ -450,8 +450,7 @@ class Printer {
   void pairOperation(const ExpNode& n) {
     const ScalarType t = n.type;
     if (host()) {
-      throw Error("export: a launch-time expression computes with " +
-                  std::string(cudaTypeName(t)) +
+      throw Error("export: a launch-time expression computes with " + std::string(cudaTypeName(t)) +
                   ": half precision pairs are computed on the GPU only");
     }
     std::string fn;

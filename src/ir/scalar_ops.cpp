@@ -110,7 +110,9 @@ double maxOf(double x, double y) {
 // max); the printer's prelude prints exactly these instructions (print_exp.cpp).
 
 // Lane `lane` (0: the low 16 bits) of pair word w, and the word with that lane set to b.
-uint32_t laneBits(uint64_t w, int lane) { return static_cast<uint32_t>(w >> (16 * lane)) & 0xffffu; }
+uint32_t laneBits(uint64_t w, int lane) {
+  return static_cast<uint32_t>(w >> (16 * lane)) & 0xffffu;
+}
 
 // x rounded once to the lane format of pair t (to nearest even; a NaN to the canonical NaN, as
 // the packed instructions give).
