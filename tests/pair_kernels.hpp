@@ -311,4 +311,21 @@ std::vector<P> pairAtomicReference(const std::vector<P>& values, std::vector<P> 
   return bins;
 }
 
+// smallShuffleKernel's first output (tests/half_kernels.hpp) for pairs: in each warp's 32
+// values, lane l's max(in[l ^ 1], in[l ^ 16]) + in[l], lane by lane.
+template <class P>
+std::vector<P> pairShuffleReference(const std::vector<P>& in) {
+  std::vector<P> out(in.size());
+  for (size_t w = 0; w + 32 <= in.size(); w += 32) {
+    for (size_t l = 0; l < 32; ++l) {
+      const uint32_t m =
+          refPerLane<P>(in[w + (l ^ 1)].bits(), in[w + (l ^ 16)].bits(),
+                        [](uint32_t p, uint32_t q) { return refMinMax<P>(p, q, false); });
+      out[w + l] = P::fromBits(refPerLane<P>(
+          m, in[w + l].bits(), [](uint32_t p, uint32_t q) { return refAdd<P>(p, q, false); }));
+    }
+  }
+  return out;
+}
+
 }  // namespace obsidian::testing

@@ -482,6 +482,11 @@ class Printer {
     const ScalarType from = n.args[0]->type, to = n.type;
     if (hasPreludeType(to) || hasPreludeType(from)) {
       OBSIDIAN_ASSERT(!(hasPreludeType(to) && hasPreludeType(from)), "bitcast to or from a word");
+      if (host()) {  // obsidian_bits and obsidian_make_* are device functions
+        throw Error("export: a launch-time expression reads " +
+                    std::string(cudaTypeName(hasPreludeType(to) ? to : from)) +
+                    " as bits: half precision, pair and fp8 values are computed on the GPU only");
+      }
       if (hasPreludeType(to)) {
         call("obsidian_make_" + smallName(to), n.args[0]);
       } else {

@@ -1,13 +1,14 @@
 // GPU tests of packed pairs of 16-bit floats (label gpu): every operation of Half2 and
 // BFloat162 on 2^20 random words (NaNs, infinities, zeros, subnormals, ties) bit for bit against
 // the simulator and the independent reference (tests/pair_kernels.hpp); pairs through shared
-// memory and vector loads and stores; atomicAdd of pairs. What the device confirms here: the
-// NaN rules of min.f16x2/bf16x2 (one NaN gives the other lane, two the canonical 0x7fff), -0
+// memory, vector loads and stores and shuffles; atomicAdd of pairs. What the device confirms here:
+// the NaN rules of min.f16x2/bf16x2 (one NaN gives the other lane, two the canonical 0x7fff), -0
 // below +0, the canonical NaN of add/sub/mul/fma.rn .f16x2/.bf16x2, subnormals kept (no flush).
 #include <doctest/doctest.h>
 
 #include <obsidian/obsidian.hpp>
 
+#include "../half_kernels.hpp"
 #include "../pair_kernels.hpp"
 
 using namespace obsidian;
@@ -76,6 +77,20 @@ TEST_CASE("gpu: pairs through shared memory, vectors<W> and unvectors<W>") {
   memoryOnGpu<Half2, 2>();
   memoryOnGpu<Half2, 4>();
   memoryOnGpu<BFloat162, 4>();
+}
+
+TEST_CASE("gpu: register arrays of pairs moved by shuffles, matchAny by their bits") {
+  const std::vector<BFloat162> in = randomPairs<BFloat162>(64 * 512, 8);
+  const Kernel k = smallShuffleKernel<BFloat162>();
+  gpu::DeviceBuffer<BFloat162> din(in), dout(in.size());
+  gpu::DeviceBuffer<uint32_t> dmatch(in.size());
+  gpu::launch(k, {din, dout, dmatch});
+  std::vector<BFloat162> out(in.size());
+  std::vector<uint32_t> match(in.size());
+  simulate(k, {in, out, match});
+  CHECK(dout.download() == out);
+  CHECK(dmatch.download() == match);
+  CHECK(out == pairShuffleReference(in));
 }
 
 TEST_CASE("gpu: atomicAdd of Half2 and BFloat162, lane by lane") {

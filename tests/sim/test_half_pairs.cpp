@@ -7,6 +7,7 @@
 
 #include <obsidian/obsidian.hpp>
 
+#include "../half_kernels.hpp"
 #include "../pair_kernels.hpp"
 #include "../support.hpp"
 #include "ir/print.hpp"
@@ -160,6 +161,24 @@ TEST_CASE("pairs: shared memory, vectors<W> and unvectors<W> move pairs bit for 
   CHECK(has(cuda, "obsidian_make_half2((unsigned int)((const uint4*)"));
 }
 
+TEST_CASE("pairs: register arrays move pairs between lanes (shuffles, matchAny)") {
+  // smallShuffleKernel: out0 = max(r[l ^ 1], r[l ^ 16]) + r[l], out1 = matchAny's lanes.
+  const std::vector<Half2> in = randomPairs<Half2>(64 * 9, 4);
+  std::vector<Half2> out(in.size());
+  std::vector<uint32_t> match(in.size());
+  const Kernel k = smallShuffleKernel<Half2>();
+  simulate(k, {in, out, match});
+  const std::vector<Half2> want = pairShuffleReference(in);
+  for (size_t i = 0; i < in.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(out[i] == want[i]);
+    uint32_t m = 0;
+    for (size_t l = 0; l < 32; ++l) m |= (in[i / 32 * 32 + l] == in[i] ? 1u : 0u) << l;
+    REQUIRE(match[i] == m);
+  }
+  CHECK(has(k.cuda(), "obsidian_make_half2((unsigned int)__shfl_sync(0xffffffffu, "));
+}
+
 TEST_CASE("pairs: atomicAdd adds each lane, with many threads on few words") {
   auto check = [](auto tag) {
     using P = decltype(tag);
@@ -185,12 +204,48 @@ TEST_CASE("pairs: the generated CUDA compiles with NVRTC for sm_90") {
   }
 }
 
-TEST_CASE("pairs: a launch-time expression on pairs is an Error naming the rule") {
-  // Exported launchers evaluate length expressions on the host; pairs compute only on the GPU.
+TEST_CASE("pairs: exported launchers take CUDA's pair types; launch-time pair values are refused") {
+  const Kernel scaled = capture("scaled2", 64, [](DPull<EHalf2> in, EHalf2 s) {
+    return push<Grid>(fmap([s](const EHalf2& x) { return fma(x, s, x); }, in));
+  });
+  const std::string h = exportHeader({scaled}, ExportOptions{"pairs", ""});
+  CHECK(has(h, "typedef __half2 obsidian_half2;"));
+  CHECK(has(h, "scaled2_launch(const obsidian_half2* in0, size_t in0Count, obsidian_half2 s1"));
+  // A pair parameter on the simulator: passed as its word.
+  const std::vector<Half2> in = randomPairs<Half2>(100, 3);
+  std::vector<Half2> out(in.size());
+  const Half2 s(Half(1.5f), Half(-0.25f));
+  simulate(scaled, {in, s, out});
+  for (size_t i = 0; i < in.size(); ++i) {
+    const uint32_t x = in[i].bits(), k = s.bits();
+    const uint32_t want = refFma<Half2>(x & 0xffffu, k & 0xffffu, x & 0xffffu) |
+                          (refFma<Half2>(x >> 16, k >> 16, x >> 16) << 16);
+    REQUIRE(out[i].bits() == want);
+  }
+  // An output whose length is read from a pair's bits: the launcher would compute it on the
+  // host, where pairs are not computed.
+  const Kernel sized = capture("sized2", 64, [](DPull<EWord32> in, EHalf2 n) {
+    const EWord32 m = min(bitcast<uint32_t>(n) & 7u, len(in));
+    return push<Grid>(mkPull(m, [in](const EWord32& i) { return in[i]; }));
+  });
+  CHECK(::testing::errorOf([&] {
+          exportHeader({sized}, ExportOptions{"pairs", ""});
+        }) ==
+        "export: a launch-time expression reads obsidian_half2 as bits: half precision, pair and "
+        "fp8 values are computed on the GPU only");
+  // The library launches it (the simulator here): its length evaluated from the word.
+  const std::vector<uint32_t> words = {1, 2, 3, 4, 5};
+  std::vector<uint32_t> got(3);
+  simulate(sized, {words, Half2::fromBits(0x00010003u), got});
+  CHECK(got == std::vector<uint32_t>{1, 2, 3});
+}
+
+TEST_CASE("pairs: a launch-time expression computing on pairs is an Error naming the rule") {
+  // The host printer of exported launchers: pairs compute only on the GPU.
   const ExpPtr e =
       ir::binary(BinOp::Add, ir::var(ScalarType::F16x2, "p"), ir::var(ScalarType::F16x2, "q"));
   bool divides = false;
-  CHECK_THROWS_WITH_AS(ir::printHostExp(e, {}, "zero", &divides),
-                       doctest::Contains("half precision pairs are computed on the GPU only"),
-                       Error);
+  CHECK(::testing::errorOf([&] { ir::printHostExp(e, {}, "zero", &divides); }) ==
+        "export: a launch-time expression computes with obsidian_half2: half precision pairs are "
+        "computed on the GPU only");
 }
