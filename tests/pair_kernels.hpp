@@ -287,6 +287,16 @@ Kernel pairAtomicKernel() {
   });
 }
 
+// permuteInto with Sum of pairs: value i is added into bins[i % 16] by atomicAdd (generic).
+template <class P>
+Kernel pairScatterAddKernel() {
+  return capture("pair_scatter_add", 64, [](DPull<Exp<P>> in, DMutable<P> bins) {
+    return effect([=](const Program<Grid>& g) {
+      permuteInto(g, bins, Sum{}, push<Grid>(in), [](const EWord32& i) { return i % 16u; });
+    });
+  });
+}
+
 // Pairs whose lanes are small integers (-8 .. 8).
 template <class P>
 std::vector<P> integerPairs(size_t n, uint32_t seed) {
@@ -301,9 +311,10 @@ std::vector<P> integerPairs(size_t n, uint32_t seed) {
   return v;
 }
 
+// bins[i % 16] += values[i] for the first n values, lane by lane.
 template <class P>
-std::vector<P> pairAtomicReference(const std::vector<P>& values, std::vector<P> bins) {
-  for (size_t i = 0; i < values.size() / 64 * 64; ++i) {
+std::vector<P> pairSumReference(const std::vector<P>& values, std::vector<P> bins, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
     P& b = bins[i % 16];
     b = P::fromBits(refPerLane<P>(b.bits(), values[i].bits(),
                                   [](uint32_t p, uint32_t q) { return refAdd<P>(p, q, false); }));
@@ -311,6 +322,10 @@ std::vector<P> pairAtomicReference(const std::vector<P>& values, std::vector<P> 
   return bins;
 }
 
+template <class P>
+std::vector<P> pairAtomicReference(const std::vector<P>& values, std::vector<P> bins) {
+  return pairSumReference(values, bins, values.size() / 64 * 64);
+}
 // smallShuffleKernel's first output (tests/half_kernels.hpp) for pairs: in each warp's 32
 // values, lane l's max(in[l ^ 1], in[l ^ 16]) + in[l], lane by lane.
 template <class P>

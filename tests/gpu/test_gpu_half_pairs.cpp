@@ -63,6 +63,10 @@ void atomicsOnGpu() {
   std::vector<P> simBins = bins, copy(values.size());
   simulate(k, {values, simBins, copy});
   CHECK(db.download() == simBins);
+  // permuteInto with Sum (many threads on each of 16 words).
+  gpu::DeviceBuffer<P> scattered(bins);
+  gpu::launch(pairScatterAddKernel<P>(), {dv, scattered});
+  CHECK(scattered.download() == pairSumReference(values, bins, values.size()));
 }
 
 }  // namespace

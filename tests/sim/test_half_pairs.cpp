@@ -191,6 +191,12 @@ TEST_CASE("pairs: atomicAdd adds each lane, with many threads on few words") {
   };
   check(Half2{});
   check(BFloat162{});
+  // permuteInto with Sum: the generic scatter, through the same atomicAdd.
+  const std::vector<BFloat162> values = integerPairs<BFloat162>(1000, 7);
+  std::vector<BFloat162> bins = integerPairs<BFloat162>(16, 8);
+  const std::vector<BFloat162> want = pairSumReference(values, bins, values.size());
+  simulate(pairScatterAddKernel<BFloat162>(), {values, bins});
+  CHECK(bins == want);
 }
 
 TEST_CASE("pairs: the generated CUDA compiles with NVRTC for sm_90") {
