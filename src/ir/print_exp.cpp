@@ -812,8 +812,8 @@ obsidian_small_bits(obsidian_bfloat162, obsidian_make_bfloat162, unsigned int)
 // under nvcc runs the same instructions): the _rn forms of + - * (no contraction into an fma);
 // neg and abs as the sign bits (neg.f16x2 leaves a NaN's bits unspecified).
 #define obsidian_pair_op2(obsidian_type, obsidian_make, obsidian_name, obsidian_ptx) \
-  static __device__ __forceinline__ obsidian_type obsidian_name(obsidian_type a, obsidian_type b) { \
-    unsigned int r; asm(obsidian_ptx " %0, %1, %2;" : "=r"(r) : "r"(obsidian_bits(a)), "r"(obsidian_bits(b))); \
+  static __device__ __forceinline__ obsidian_type obsidian_name(obsidian_type x, obsidian_type y) { \
+    unsigned int r; asm(obsidian_ptx " %0, %1, %2;" : "=r"(r) : "r"(obsidian_bits(x)), "r"(obsidian_bits(y))); \
     return obsidian_make(r); }
 #define obsidian_pair_ops(obsidian_type, obsidian_make, obsidian_f) \
   obsidian_pair_op2(obsidian_type, obsidian_make, obsidian_hadd2, "add.rn." obsidian_f "x2") \
@@ -821,12 +821,12 @@ obsidian_small_bits(obsidian_bfloat162, obsidian_make_bfloat162, unsigned int)
   obsidian_pair_op2(obsidian_type, obsidian_make, obsidian_hmul2, "mul.rn." obsidian_f "x2") \
   obsidian_pair_op2(obsidian_type, obsidian_make, obsidian_hmin2, "min." obsidian_f "x2") \
   obsidian_pair_op2(obsidian_type, obsidian_make, obsidian_hmax2, "max." obsidian_f "x2") \
-  static __device__ __forceinline__ obsidian_type obsidian_hfma2(obsidian_type a, obsidian_type b, obsidian_type c) { \
+  static __device__ __forceinline__ obsidian_type obsidian_hfma2(obsidian_type x, obsidian_type y, obsidian_type v) { \
     unsigned int r; \
-    asm("fma.rn." obsidian_f "x2 %0, %1, %2, %3;" : "=r"(r) : "r"(obsidian_bits(a)), "r"(obsidian_bits(b)), "r"(obsidian_bits(c))); \
+    asm("fma.rn." obsidian_f "x2 %0, %1, %2, %3;" : "=r"(r) : "r"(obsidian_bits(x)), "r"(obsidian_bits(y)), "r"(obsidian_bits(v))); \
     return obsidian_make(r); } \
-  static __device__ __forceinline__ obsidian_type obsidian_hneg2(obsidian_type a) { return obsidian_make(obsidian_bits(a) ^ 0x80008000u); } \
-  static __device__ __forceinline__ obsidian_type obsidian_habs2(obsidian_type a) { return obsidian_make(obsidian_bits(a) & 0x7fff7fffu); }
+  static __device__ __forceinline__ obsidian_type obsidian_hneg2(obsidian_type x) { return obsidian_make(obsidian_bits(x) ^ 0x80008000u); } \
+  static __device__ __forceinline__ obsidian_type obsidian_habs2(obsidian_type x) { return obsidian_make(obsidian_bits(x) & 0x7fff7fffu); }
 obsidian_pair_ops(obsidian_half2, obsidian_make_half2, "f16")
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 obsidian_pair_ops(obsidian_bfloat162, obsidian_make_bfloat162, "bf16")
