@@ -114,7 +114,7 @@ enum class Op : uint8_t {
                     // bits                                                      force
   // Packed pairs (Half2, BFloat162): each word read as a pair, computed with per lane and
   // back to a word bit for bit. Drawn from a stream of their own, appended after a step.
-  PairMap,  // fmap(pairMapExp(fn, format, constant)): the pair v of x's bits
+  PairMap,  // fmap(pairMapExp(fn, format, constant)): the pair v of x's bits (+-0s)
             // against the literal pair of constant's bits and x * 0x9e3779b1:
             // + - * fma min max neg abs pack2 lowLane highLane           pull
 };

@@ -1470,9 +1470,10 @@ inline std::string binaryText(uint32_t which) {
 }
 
 // ------------------------------------------------------------------ packed pairs
-// Half2 and BFloat162 (PairMap): the word x read as a pair (lo in its low 16 bits), with the
-// literal pair k (the step's constant) and u (x * 0x9e3779b1: other lanes, NaNs and
-// infinities among them), computed with the packed operations and back to a word bit for bit.
+// Half2 and BFloat162 (PairMap): the word x read as a pair v (lo in its low 16 bits; where
+// x & 0x18 is 0x18, its lanes' signs alone: +-0), with the literal pair k (the step's constant)
+// and u (x * 0x9e3779b1: other lanes, NaNs and infinities among them), selected by x's bits 0
+// and 1, computed with the packed operations and back to a word bit for bit.
 // The reference computes each lane with its own code, not half.hpp's nor scalar_ops.cpp's:
 // exact sums and products of integer significands (a far smaller operand kept as a sticky bit),
 // rounded once by smallRound. It follows the semantics of src/ir/scalar_ops.cpp's pairs (the
@@ -1566,7 +1567,7 @@ uint32_t pairLanes(F f) {
 inline uint32_t pairMapRef(uint32_t which, uint32_t format, uint32_t c, uint32_t x) {
   const SmallFormat f =
       format == 0 ? smallFormat<obsidian::Half>() : smallFormat<obsidian::BFloat16>();
-  const uint32_t v = x, k = c, u = x * 0x9e3779b1u;
+  const uint32_t v = (x & 0x18u) == 0x18u ? x & 0x80008000u : x, k = c, u = x * 0x9e3779b1u;
   const auto lane = [](uint32_t w, int at) { return (w >> at) & 0xffffu; };
   const auto op2 = [&](PairLaneOp op, uint32_t a, uint32_t b) {
     return pairLanes([&](int at) { return pairLane(f, op, lane(a, at), lane(b, at), 0); });
@@ -1579,14 +1580,14 @@ inline uint32_t pairMapRef(uint32_t which, uint32_t format, uint32_t c, uint32_t
   const auto mm = [&](bool isMin, uint32_t a, uint32_t b) {
     return pairLanes([&](int at) { return pairMinMax(f, isMin, lane(a, at), lane(b, at)); });
   };
-  const bool b1 = (x & 0x100u) == 0, b2 = (x & 0x200u) == 0;
+  const bool b1 = (x & 1u) == 0, b2 = (x & 2u) == 0;
   switch (which % kPairOps) {
     case 0: return b1 ? op2(PairLaneOp::Add, v, k) : op2(PairLaneOp::Sub, v, u);
     case 1: return b1 ? op2(PairLaneOp::Mul, v, k) : op2(PairLaneOp::Mul, u, v);
     case 2: return b1 ? fma(v, k, u) : fma(u, v, k);
     case 3:
-      return b1 ? (b2 ? mm(true, v, k) : mm(false, k, v))
-                : (b2 ? mm(true, v, v ^ 0x80008000u) : mm(false, u, v));
+      return b1 ? (b2 ? mm(true, v, k) : mm(false, k, u))
+                : (b2 ? mm(true, v, v ^ 0x80008000u) : mm(false, v, v ^ 0x80008000u));
     case 4: return b1 ? v ^ 0x80008000u : u & 0x7fff7fffu;
     default: return op2(PairLaneOp::Add, (v >> 16) | (k << 16), u);
   }
@@ -1594,15 +1595,16 @@ inline uint32_t pairMapRef(uint32_t which, uint32_t format, uint32_t c, uint32_t
 template <class P>
 obsidian::EWord32 pairOpExp(uint32_t which, uint32_t c, const obsidian::EWord32& x) {
   using namespace obsidian;
-  const Exp<P> v = bitcast<P>(x), k(P::fromBits(c)), u = bitcast<P>(x * 0x9e3779b1u);
-  const EBool b1 = (x & 0x100u) == 0u, b2 = (x & 0x200u) == 0u;
+  const Exp<P> v = bitcast<P>(ifThenElse((x & 0x18u) == 0x18u, x & 0x80008000u, x)),
+               k(P::fromBits(c)), u = bitcast<P>(x * 0x9e3779b1u);
+  const EBool b1 = (x & 1u) == 0u, b2 = (x & 2u) == 0u;
   switch (which % kPairOps) {
     case 0: return bitcast<uint32_t>(ifThenElse(b1, v + k, v - u));
     case 1: return bitcast<uint32_t>(ifThenElse(b1, v * k, u * v));
     case 2: return bitcast<uint32_t>(ifThenElse(b1, fma(v, k, u), fma(u, v, k)));
     case 3:
-      return bitcast<uint32_t>(ifThenElse(b1, ifThenElse(b2, min(v, k), max(k, v)),
-                                          ifThenElse(b2, min(v, -v), max(u, v))));
+      return bitcast<uint32_t>(ifThenElse(b1, ifThenElse(b2, min(v, k), max(k, u)),
+                                          ifThenElse(b2, min(v, -v), max(v, -v))));
     case 4: return bitcast<uint32_t>(ifThenElse(b1, -v, abs(u)));
     default: return bitcast<uint32_t>(pack2(highLane(v), lowLane(k)) + u);
   }
@@ -1614,17 +1616,18 @@ inline obsidian::EWord32 pairMapExp(uint32_t which, uint32_t format, uint32_t c,
 }
 inline std::string pairText(uint32_t which, uint32_t format, uint32_t c) {
   const std::string p = format == 0 ? "Half2" : "BFloat162", e = "Exp<" + p + ">";
-  std::string t = "[](const EWord32& x) { const " + e + " v = bitcast<" + p + ">(x), k(" + p +
+  std::string t = "[](const EWord32& x) { const " + e + " v = bitcast<" + p +
+                  ">(ifThenElse((x & 0x18u) == 0x18u, x & 0x80008000u, x)), k(" + p +
                   "::fromBits(" + hex(c, "u") + ")), u = bitcast<" + p +
-                  ">(x * 0x9e3779b1u); const EBool b1 = (x & 0x100u) == 0u, b2 = (x & 0x200u) == "
-                  "0u; return bitcast<uint32_t>(";
+                  ">(x * 0x9e3779b1u); const EBool b1 = (x & 1u) == 0u, b2 = (x & 2u) == 0u; "
+                  "return bitcast<uint32_t>(";
   switch (which % kPairOps) {
     case 0: t += "ifThenElse(b1, v + k, v - u)"; break;
     case 1: t += "ifThenElse(b1, v * k, u * v)"; break;
     case 2: t += "ifThenElse(b1, fma(v, k, u), fma(u, v, k))"; break;
     case 3:
-      t += "ifThenElse(b1, ifThenElse(b2, min(v, k), max(k, v)), ifThenElse(b2, min(v, -v), "
-           "max(u, v)))";
+      t += "ifThenElse(b1, ifThenElse(b2, min(v, k), max(k, u)), ifThenElse(b2, min(v, -v), "
+           "max(v, -v)))";
       break;
     case 4: t += "ifThenElse(b1, -v, abs(u))"; break;
     default: t += "pack2(highLane(v), lowLane(k)) + u"; break;
