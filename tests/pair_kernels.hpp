@@ -297,6 +297,24 @@ Kernel pairScatterAddKernel() {
   });
 }
 
+// A block's pairs through grid state (newGlobal: read through L2 with __ldcg, written with
+// __stcg, which have no overloads of obsidian_half2: the printer moves its word).
+inline Kernel pairGridStateKernel() {
+  return capture("pair_grid_state", 64, [](DPull<EHalf2> in) {
+    return pConcat(fmap(
+        [](const SPull<EHalf2>& c) {
+          return exec<Block>([c](const Program<Block>& p) {
+            const SMutable<Half2> g = newGlobal<Half2>(p, 64);
+            p.forAll(64u,
+                     [&](const Program<Thread>& t, const EWord32& i) { write(t, g, i, c[i]); });
+            p.sync();
+            return push<Block>(mkPull(64u, [g](const EWord32& i) { return g[63u - i]; }));
+          });
+        },
+        splitUp(64, in)));
+  });
+}
+
 // Pairs whose lanes are small integers (-8 .. 8).
 template <class P>
 std::vector<P> integerPairs(size_t n, uint32_t seed) {

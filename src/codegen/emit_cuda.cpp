@@ -208,8 +208,15 @@ class Emitter {
             if (k_.arrays.at(n.array).space == MemorySpace::Register) {
               out_ << pad(d) << name(n.array) << " = " << e(n.value) << ";\n";  // its own lane
             } else if (k_.arrays.at(n.array).space == MemorySpace::GridState) {
-              out_ << pad(d) << "__stcg(&" << name(n.array) << "[" << e(n.index) << "], "
-                   << e(n.value) << ");\n";
+              const ScalarType t = k_.arrays.at(n.array).type;
+              if (hasPreludeType(t)) {  // a pair (grid state is 4 or 8 bytes): __stcg of its word
+                OBSIDIAN_ASSERT(sizeOf(t) == 4, "grid state of 4 or 8 bytes");
+                out_ << pad(d) << "__stcg((unsigned int*)&" << name(n.array) << "["
+                     << e(n.index) << "], obsidian_bits(" << e(n.value) << "));\n";
+              } else {
+                out_ << pad(d) << "__stcg(&" << name(n.array) << "[" << e(n.index) << "], "
+                     << e(n.value) << ");\n";
+              }
             } else {
               out_ << pad(d) << name(n.array) << "[" << e(n.index) << "] = " << e(n.value) << ";\n";
             }

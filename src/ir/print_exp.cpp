@@ -254,6 +254,13 @@ class Printer {
         }
         // Grid state is read through L2: another block may have written it in this launch.
         const bool l2 = a.space == MemorySpace::GridState;
+        if (l2 && hasPreludeType(a.type)) {  // __ldcg has no overload of obsidian_half2: its word
+          out_ += "obsidian_make_" + smallName(a.type) + "(__ldcg((const " + storageName(a.type) +
+                  "*)&" + a.name + "[";
+          print(n.args[0]);
+          out_ += "]))";
+          return;
+        }
         out_ += l2 ? "__ldcg(&" + a.name + "[" : a.name + "[";
         print(n.args[0]);
         out_ += l2 ? "])" : "]";

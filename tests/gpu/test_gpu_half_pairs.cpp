@@ -97,6 +97,18 @@ TEST_CASE("gpu: register arrays of pairs moved by shuffles, matchAny by their bi
   CHECK(out == pairShuffleReference(in));
 }
 
+TEST_CASE("gpu: pairs in grid state; device::inclusiveScan of BFloat162 with Max") {
+  const std::vector<Half2> in = randomPairs<Half2>(64, 12);
+  gpu::DeviceBuffer<Half2> din(in), dout(64);
+  gpu::launch(pairGridStateKernel(), {din, dout});
+  const std::vector<Half2> out = dout.download();
+  for (size_t i = 0; i < 64; ++i) CHECK(out[i] == in[63 - i]);
+  const std::vector<BFloat162> values = randomPairs<BFloat162>(1 << 20, 3);
+  gpu::DeviceBuffer<BFloat162> dv(values), ds(values.size());
+  device::inclusiveScan(dv, ds, Max{});
+  CHECK(ds.download() == device::inclusiveScan(values, Max{}));
+}
+
 TEST_CASE("gpu: atomicAdd of Half2 and BFloat162, lane by lane") {
   atomicsOnGpu<Half2>();
   atomicsOnGpu<BFloat162>();

@@ -199,6 +199,30 @@ TEST_CASE("pairs: atomicAdd adds each lane, with many threads on few words") {
   CHECK(bins == want);
 }
 
+TEST_CASE("pairs: grid state and device scans hold pairs") {
+  const std::vector<Half2> in = randomPairs<Half2>(64, 12);
+  std::vector<Half2> out(64);
+  const Kernel k = pairGridStateKernel();
+  simulate(k, {in, out});
+  for (size_t i = 0; i < 64; ++i) REQUIRE(out[i] == in[63 - i]);
+  CHECK(has(k.cuda(), "obsidian_make_half2(__ldcg((const unsigned int*)&"));
+  CHECK(has(k.cuda(), "__stcg((unsigned int*)&"));
+  // device::inclusiveScan with Max: the look-back's tile values are pairs in grid state.
+  std::vector<BFloat162> values = randomPairs<BFloat162>(30001, 3);
+  const std::vector<BFloat162> got = device::inclusiveScan(values, Max{});
+  uint32_t acc = values[0].bits();
+  size_t wrong = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) {
+      acc = refPerLane<BFloat162>(acc, values[i].bits(), [](uint32_t p, uint32_t q) {
+        return refMinMax<BFloat162>(p, q, false);
+      });
+    }
+    wrong += got[i].bits() != acc;
+  }
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("pairs: the generated CUDA compiles with NVRTC for sm_90") {
   const std::vector<Kernel> kernels = {
       pairOpsKernel<Half2>(),           pairOpsKernel<BFloat162>(), pairMemoryKernel<Half2, 4>(),
