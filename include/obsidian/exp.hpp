@@ -156,7 +156,8 @@ struct ExpNode {
   /// Marked by share(): the value is bound to a variable of its own wherever a statement
   /// evaluates it on every path, even when it is used only once (codegen/share.hpp).
   bool share = false;
-  /// The operands (Unary: 1, Binary: 2, Select: c, a, b; Cast: 1; Index: the index).
+  /// The operands (Unary: 1, Binary: 2, Select: c, a, b; Fma: a, b, c; Cast: 1; Index: the
+  /// index).
   std::array<ExpPtr, 3> args{};
   /// Nodes on the longest path to a leaf (1 for a leaf), kept by the smart constructors.
   uint32_t depth = 1;
