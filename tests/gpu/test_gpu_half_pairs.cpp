@@ -97,7 +97,7 @@ TEST_CASE("gpu: register arrays of pairs moved by shuffles, matchAny by their bi
   CHECK(out == pairShuffleReference(in));
 }
 
-TEST_CASE("gpu: pairs in grid state; device::inclusiveScan of BFloat162 with Max") {
+TEST_CASE("gpu: pairs in grid state, and device::inclusiveScan of BFloat162 with Max") {
   const std::vector<Half2> in = randomPairs<Half2>(64, 12);
   gpu::DeviceBuffer<Half2> din(in), dout(64);
   gpu::launch(pairGridStateKernel(), {din, dout});

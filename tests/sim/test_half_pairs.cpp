@@ -234,7 +234,8 @@ TEST_CASE("pairs: the generated CUDA compiles with NVRTC for sm_90") {
   }
 }
 
-TEST_CASE("pairs: exported launchers take CUDA's pair types; launch-time pair values are refused") {
+TEST_CASE(
+    "pairs: exported launchers take CUDA's pair types, and launch-time pair values are refused") {
   const Kernel scaled = capture("scaled2", 64, [](DPull<EHalf2> in, EHalf2 s) {
     return push<Grid>(fmap([s](const EHalf2& x) { return fma(x, s, x); }, in));
   });
