@@ -57,6 +57,12 @@ SPull<EWord32> pullStep(const Node& n, const SPull<EWord32>& x) {
                    constant](const EWord32& w) { return smallFloatMap(fn, format, constant, w); },
                   x);
     }
+    case Op::PairMap: {
+      const uint32_t fn = n.fn, format = n.format, constant = n.constant;
+      return fmap(
+          [fn, format, constant](const EWord32& w) { return pairMapExp(fn, format, constant, w); },
+          x);
+    }
     case Op::SplitFold: {
       const uint32_t a = n.fn;
       return fmap([a](const SPull<EWord32>& c) { return foldPull1(binaryFn(a), c); },

@@ -107,7 +107,9 @@ KernelArg writableArray(ScalarType t, void* start, size_t count) {
     case ScalarType::I32:
     case ScalarType::U64:
     case ScalarType::F64:
-    case ScalarType::Bool: break;
+    case ScalarType::Bool:
+    case ScalarType::F16x2:  // pairs are drawn as words (PairMap)
+    case ScalarType::BF16x2: break;
   }
   throw std::logic_error("fuzz: no output of element type " + std::string(cudaTypeName(t)));
 }

@@ -117,8 +117,13 @@ enum class Op : uint8_t {
   SmallFloatForce,  // forcePull of the values v (fn % 4: 0 v, 1 e4m3 of v, 2 e5m2
                     // of v, 3 zip(v, x) unzipped: bits(v) + x), back to their
                     // bits                                                      force
+  // Packed pairs (Half2, BFloat162): each word read as a pair, computed with per lane and
+  // back to a word bit for bit. Drawn from a stream of their own, appended after a step.
+  PairMap,  // fmap(pairMapExp(fn, format, constant)): the pair v of x's bits (+-0s)
+            // against the literal pair of constant's bits and x * 0x9e3779b1:
+            // + - * fma min max neg abs pack2 lowLane highLane           pull
 };
-constexpr uint32_t kOps = static_cast<uint32_t>(Op::SmallFloatForce) + 1;
+constexpr uint32_t kOps = static_cast<uint32_t>(Op::PairMap) + 1;
 // The steps before the collectives: what the main stream draws from.
 constexpr uint32_t kBasicOps = static_cast<uint32_t>(Op::ForceZip) + 1;
 // Whether op is one of the algorithm layer's collectives.
@@ -131,6 +136,8 @@ bool isFloatBits(Op op);
 bool isBits(Op op);
 // Whether op is one of the small floats' steps (SmallFloatMap, SmallFloatForce).
 bool isSmallFloatStep(Op op);
+// Whether op is one of the packed pairs' steps (PairMap).
+bool isPairStep(Op op);
 // Steps that need no program (the only ones allowed inside binSplit).
 bool isPullStep(Op op);
 
@@ -163,7 +170,8 @@ struct Node {
   uint32_t width = 0;             // NarrowMap, NarrowForce: the narrow type's bits
   bool zipped = false;            // NarrowForce: beside the words (else the narrow array alone)
   uint32_t specials = 0;          // FloatBits, FloatScan: floatIn's threshold
-  uint32_t format = 0;            // SmallFloatMap, SmallFloatForce: 0 Half, 1 BFloat16
+  uint32_t format = 0;            // SmallFloatMap, SmallFloatForce: 0 Half, 1 BFloat16;
+                                  // PairMap: 0 Half2, 1 BFloat162
   uint32_t scan = 0;              // ThreadItems: 0 none, else 1 + blockScanItems' operator
   bool aggregate = false;         // ThreadItems with scan: the block's aggregate added
   std::vector<Node> kids;         // the nested body of BinSplit, Nest, ThreadNest, SeqNest
@@ -413,6 +421,8 @@ constexpr uint32_t kItemsScanOps = 4;
 // SmallFloatMap's functions (smallFloatOp in scalar_ops.hpp) and SmallFloatForce's forms.
 constexpr uint32_t kSmallFloatOps = 11;
 constexpr uint32_t kSmallFloatForces = 4;
+// PairMap's functions (pairMapRef in scalar_ops.hpp).
+constexpr uint32_t kPairOps = 6;
 
 // The input's elements (below 2^elem), as words.
 std::vector<uint32_t> inputFor(const Recipe& r);

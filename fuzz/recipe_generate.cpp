@@ -68,6 +68,7 @@ class Generator {
           bitsStep(level, pullOnly, n, ops);
           itemsStep(level, pullOnly, n, ops);
           smallStep(pullOnly, ops);
+          pairStep(ops);
           continue;
         }
       }
@@ -85,6 +86,7 @@ class Generator {
       bitsStep(level, pullOnly, n, ops);
       itemsStep(level, pullOnly, n, ops);
       smallStep(pullOnly, ops);
+      pairStep(ops);
     }
     return ops;
   }
@@ -125,6 +127,12 @@ class Generator {
   void enableItemsScans(uint64_t seed) {
     itemsScans_.seed(seed ^ 0xe7037ed1a0b428dbull);
     itemsScansOn_ = true;
+  }
+  // From now on, a packed pair step (PairMap) follows a step now and then, drawn from a stream
+  // of its own (it keeps the length too).
+  void enablePairs(uint64_t seed) {
+    pairs_.seed(seed ^ 0x7c3f1e5d2b9a4867ull);
+    pairsOn_ = true;
   }
 
  private:
@@ -553,6 +561,33 @@ class Generator {
     }
     ops.push_back(node);
   }
+  // Percent of the steps that a pair step follows.
+  static constexpr uint64_t kPairPercent = 3;
+  // A pair literal: each lane a quiet or signalling NaN, an infinity, a zero, a small integer
+  // or any pattern, of either sign.
+  uint32_t pairLiteralLane(uint32_t format) {
+    const uint32_t m = format == 0 ? 10 : 7, inf = (format == 0 ? 0x1fu : 0xffu) << m;
+    const uint32_t sign = static_cast<uint32_t>(pairs_() % 2) << 15;
+    const uint32_t payload = static_cast<uint32_t>(pairs_());
+    switch (pairs_() % 8) {
+      case 0: return sign | inf | (1 + payload % ((1u << m) - 1));
+      case 1: return sign | inf;
+      case 2: return sign;
+      case 3:  // 1 .. 8
+        return sign | ((((format == 0 ? 15u : 127u) + payload % 3) << m) | ((payload >> 8) % 4)
+                                                                               << (m - 2));
+      default: return payload & 0xffffu;
+    }
+  }
+  void pairStep(std::vector<Node>& ops) {
+    if (!pairsOn_ || pairs_() % 100 >= kPairPercent) return;
+    Node node;
+    node.op = Op::PairMap;
+    node.format = static_cast<uint32_t>(pairs_() % 2);
+    node.fn = static_cast<uint32_t>(pairs_() % kPairOps);
+    node.constant = pairLiteralLane(node.format) | (pairLiteralLane(node.format) << 16);
+    ops.push_back(node);
+  }
 
   std::mt19937_64& rng_;
   std::mt19937_64 collectives_;
@@ -566,6 +601,8 @@ class Generator {
   std::mt19937_64 items_;
   bool itemsOn_ = false;
   std::mt19937_64 small_;
+  std::mt19937_64 pairs_;
+  bool pairsOn_ = false;
   bool smallOn_ = false;
   std::mt19937_64 itemsScans_;
   bool itemsScansOn_ = false;
@@ -800,6 +837,7 @@ Recipe generateSteps(std::mt19937_64& rng, uint32_t& resultLength) {
   gen.enableFloats(r.dataSeed);
   gen.enableBits(r.dataSeed);
   gen.enableItems(r.dataSeed);
+  gen.enablePairs(r.dataSeed);
   gen.enableSmallFloats(r.dataSeed);
   gen.enableItemsScans(r.dataSeed);
   const uint32_t result = static_cast<uint32_t>(extra() % 100);

@@ -338,6 +338,9 @@ std::string Printer::step(int ind, Level level, const std::string& p, const Node
     case Op::SmallFloatMap:
       line(ind, def + "fmap(" + smallFloatText(n.fn, n.format, n.constant) + ", " + x + ");");
       break;
+    case Op::PairMap:
+      line(ind, def + "fmap(" + pairText(n.fn, n.format, n.constant) + ", " + x + ");");
+      break;
     case Op::SmallFloatForce: {
       const std::string s = smallName(n.format), e = "Exp<" + s + ">";
       const std::string values =

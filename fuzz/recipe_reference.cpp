@@ -313,6 +313,12 @@ Words refStep(const Where& w, const Node& n, const Words& x) {
       }
       return y;
     }
+    case Op::PairMap: {
+      require(n.format < 2, "a pair step of another format");
+      Words y(len);
+      for (size_t i = 0; i < len; ++i) y[i] = pairMapRef(n.fn, n.format, n.constant, x[i]);
+      return y;
+    }
     case Op::WarpVote:
       require(collectiveFits(w, n, len), "a warp vote's shape rules do not hold");
       return refWarpVote(n, x);

@@ -17,6 +17,7 @@ bool isNarrow(Op op) { return op == Op::NarrowMap || op == Op::NarrowForce; }
 bool isFloatBits(Op op) { return op == Op::FloatBits || op == Op::FloatScan; }
 bool isBits(Op op) { return op == Op::BitsMap || op == Op::WarpVote; }
 bool isSmallFloatStep(Op op) { return op == Op::SmallFloatMap || op == Op::SmallFloatForce; }
+bool isPairStep(Op op) { return op == Op::PairMap; }
 
 bool isPullStep(Op op) {
   switch (op) {
@@ -34,7 +35,8 @@ bool isPullStep(Op op) {
     case Op::NarrowMap:
     case Op::FloatBits:
     case Op::BitsMap:
-    case Op::SmallFloatMap: return true;
+    case Op::SmallFloatMap:
+    case Op::PairMap: return true;
     default: return false;
   }
 }

@@ -51,6 +51,7 @@ size_t variants(const Node& n) {
     case Op::WarpVote: return (n.fn != 0) + (n.constant != 0);
     case Op::SmallFloatMap: return (n.fn != 0) + (n.constant != 0) + (n.format != 0);
     case Op::SmallFloatForce: return (n.fn != 0) + (n.format != 0);
+    case Op::PairMap: return (n.fn != 0) + (n.constant != 0) + (n.format != 0);
     // The halvings of its threads too (each step below halves them); the scan form, its
     // operator and its aggregate one each.
     case Op::ThreadItems:
@@ -170,13 +171,13 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
       }
       // A small float step's first function (moves; SmallFloatForce: the values alone), the
       // literal +0 (and second parameter 0), Half.
-      if (isSmallFloatStep(step.op) && step.fn != 0) {
+      if ((isSmallFloatStep(step.op) || isPairStep(step.op)) && step.fn != 0) {
         edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].fn = 0; });
       }
-      if (step.op == Op::SmallFloatMap && step.constant != 0) {
+      if ((step.op == Op::SmallFloatMap || isPairStep(step.op)) && step.constant != 0) {
         edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].constant = 0; });
       }
-      if (isSmallFloatStep(step.op) && step.format != 0) {
+      if ((isSmallFloatStep(step.op) || isPairStep(step.op)) && step.format != 0) {
         edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].format = 0; });
       }
       // A thread array's first value and result (the xor, the sum), its nearest neighbour

@@ -77,7 +77,8 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   static const char* const scanAlgs[] = {"sklansky", "sklansky2", "sklansky3", "koggeStone",
                                          "threadSequential"};
   static const char* const loadAlgs[] = {"direct", "striped", "warpStriped", "vectorized"};
-  bool collective = false, floats = false, bits = false, items = false, small = false;
+  bool collective = false, floats = false, bits = false, items = false, small = false,
+       pairs = false;
   Level level = Level::Block;  // where the steps walked now run
   std::function<void(const std::vector<Node>&)> walk = [&](const std::vector<Node>& ops) {
     for (const Node& n : ops) {
@@ -219,6 +220,15 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
                    forms[n.fn % kSmallFloatForces] + " at " + levelName(level)];
           break;
         }
+        case Op::PairMap: {
+          static const char* const kinds[] = {"+ -",     "*",       "fma",
+                                              "min/max", "neg/abs", "pack2 lanes +"};
+          static_assert(std::size(kinds) == kPairOps);
+          pairs = true;
+          ++counts[std::string("PairMap ") + (n.format == 0 ? "Half2 " : "BFloat162 ") +
+                   kinds[n.fn % kPairOps] + " at " + levelName(level)];
+          break;
+        }
         case Op::Nest:
         case Op::SeqNest:
           // The bit steps' nests of one WarpVote over pieces of 32 (recipe_generate.cpp's
@@ -245,6 +255,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   if (bits) ++counts["programs with bit intrinsics or warp votes"];
   if (items) ++counts["programs with thread arrays"];
   if (small) ++counts["programs with half precision and fp8"];
+  if (pairs) ++counts["programs with packed pairs"];
   static const char* const divisors[] = {"none", "require (d = 0 refused)", "guarded by ||",
                                          "guarded by a select", "length (d = 0 refused)"};
   if (r.divisor != Divisor::None) {

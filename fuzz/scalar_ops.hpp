@@ -1501,4 +1501,170 @@ inline std::string binaryText(uint32_t which) {
   }
 }
 
+// ------------------------------------------------------------------ packed pairs
+// Half2 and BFloat162 (PairMap): the word x read as a pair v (lo in its low 16 bits; where
+// x & 0x18 is 0x18, its lanes' signs alone: +-0), with the literal pair k (the step's constant)
+// and u (x * 0x9e3779b1: other lanes, NaNs and infinities among them), selected by x's bits 0
+// and 1, computed with the packed operations and back to a word bit for bit.
+// The reference computes each lane with its own code, not half.hpp's nor scalar_ops.cpp's:
+// exact sums and products of integer significands (a far smaller operand kept as a sticky bit),
+// rounded once by smallRound. It follows the semantics of src/ir/scalar_ops.cpp's pairs (the
+// PTX of the prelude: add.rn, sub.rn, mul.rn, fma.rn, min, max .f16x2 / .bf16x2):
+// - + - * and fma: each lane the exact result rounded once to nearest even; any NaN result
+//   (a NaN operand, inf - inf, 0 * inf) the canonical 0x7fff; an exact zero sum +0 unless both
+//   addends are -0.
+// - Unary minus and abs: the sign bit flipped or cleared (NaNs keep their payload).
+// - min and max: a NaN lane gives the other operand's lane, two NaNs the canonical NaN, -0 is
+//   below +0.
+// - pack2, lowLane, highLane: the lanes' bits moved.
+
+// (-1)^negative * sig * 2^exp, exactly.
+struct PairTerm {
+  bool negative;
+  uint64_t sig;
+  int exp;
+};
+inline PairTerm pairTerm(const SmallFormat& f, uint32_t b) {
+  const uint32_t e = (b >> f.mantissaBits) & f.top(), m = b & f.mantissaMask();
+  const bool negative = (b & f.sign()) != 0;
+  if (e == 0) return {negative, m, 1 - f.bias() - f.mantissaBits};
+  return {negative, m | (1u << f.mantissaBits), static_cast<int>(e) - f.bias() - f.mantissaBits};
+}
+inline PairTerm pairProduct(const PairTerm& a, const PairTerm& b) {
+  return {a.negative != b.negative, a.sig * b.sig, a.exp + b.exp};  // at most 22 bits
+}
+// a + b, exact but for a b below 2^-30 of a, which becomes a sticky bit of its sign: it cannot
+// reach a rounding boundary of the result (rounded to at most 11 bits) that b would not.
+inline PairTerm pairSum(PairTerm a, PairTerm b) {
+  if (a.sig == 0 && b.sig == 0) return {a.negative && b.negative, 0, 0};
+  if (b.sig == 0) return a;
+  if (a.sig == 0) return b;
+  const auto top = [](const PairTerm& t) {
+    return static_cast<int>(std::bit_width(t.sig)) + t.exp;
+  };
+  if (top(a) < top(b)) std::swap(a, b);
+  if (top(a) - top(b) > 30) b = {b.negative, 1, top(a) - 31};
+  const int e = std::min(a.exp, b.exp);  // both aligned within 52 bits
+  const uint64_t x = a.sig << (a.exp - e), y = b.sig << (b.exp - e);
+  if (a.negative == b.negative) return {a.negative, x + y, e};
+  if (x == y) return {false, 0, 0};  // exact cancellation: +0 to nearest
+  return x > y ? PairTerm{a.negative, x - y, e} : PairTerm{b.negative, y - x, e};
+}
+inline bool pairInf(const SmallFormat& f, uint32_t b) {
+  return ((b >> f.mantissaBits) & f.top()) == f.top() && (b & f.mantissaMask()) == 0;
+}
+inline uint32_t pairInfinity(const SmallFormat& f, bool negative) {
+  return (negative ? f.sign() : 0u) | f.top() << static_cast<uint32_t>(f.mantissaBits);
+}
+// One lane of fma(a, b, c) (mul: c absent; add: b absent, a * 1).
+enum class PairLaneOp { Add, Sub, Mul, Fma };
+inline uint32_t pairLane(const SmallFormat& f, PairLaneOp op, uint32_t a, uint32_t b, uint32_t c) {
+  const bool negative = (a & f.sign()) != 0;
+  if (op == PairLaneOp::Add || op == PairLaneOp::Sub) {  // a + b as fma(a, 1, b)
+    c = op == PairLaneOp::Sub ? b ^ f.sign() : b;
+    b = static_cast<uint32_t>(f.bias()) << static_cast<uint32_t>(f.mantissaBits);  // 1.0
+  }
+  const bool addend = op != PairLaneOp::Mul;
+  if (smallNaN(f, a) || smallNaN(f, b) || (addend && smallNaN(f, c))) return f.nan;
+  const bool pNeg = negative != ((b & f.sign()) != 0);
+  const PairTerm ta = pairTerm(f, a), tb = pairTerm(f, b);
+  const bool aInf = pairInf(f, a), bInf = pairInf(f, b);
+  if ((aInf && !bInf && tb.sig == 0) || (bInf && !aInf && ta.sig == 0)) return f.nan;  // 0 * inf
+  const bool pInf = aInf || bInf;
+  if (addend && pairInf(f, c)) {
+    const bool cNeg = (c & f.sign()) != 0;
+    if (pInf && pNeg != cNeg) return f.nan;  // inf - inf
+    return pairInfinity(f, cNeg);
+  }
+  if (pInf) return pairInfinity(f, pNeg);
+  PairTerm t = pairProduct(ta, tb);
+  if (addend) t = pairSum(t, pairTerm(f, c));
+  return smallRound(f, t.negative, t.sig, t.exp);
+}
+inline uint32_t pairMinMax(const SmallFormat& f, bool isMin, uint32_t a, uint32_t b) {
+  const bool na = smallNaN(f, a), nb = smallNaN(f, b);
+  if (na && nb) return f.nan;
+  if (na) return b;
+  if (nb) return a;
+  const float x = smallValue(f, a), y = smallValue(f, b);
+  if (x == y) return ((a & f.sign()) != 0) == isMin ? a : b;
+  return (x < y) == isMin ? a : b;
+}
+template <class F>
+uint32_t pairLanes(F f) {
+  return f(0) | (f(16) << 16);
+}
+// A PairMap step's function of word x (format 0 Half2, 1 BFloat162; c: the literal pair k's
+// bits), as the reference computes it. pairMapExp builds the same, pairText prints it.
+inline uint32_t pairMapRef(uint32_t which, uint32_t format, uint32_t c, uint32_t x) {
+  const SmallFormat f =
+      format == 0 ? smallFormat<obsidian::Half>() : smallFormat<obsidian::BFloat16>();
+  const uint32_t v = (x & 0x18u) == 0x18u ? x & 0x80008000u : x, k = c, u = x * 0x9e3779b1u;
+  const auto lane = [](uint32_t w, int at) { return (w >> at) & 0xffffu; };
+  const auto op2 = [&](PairLaneOp op, uint32_t a, uint32_t b) {
+    return pairLanes([&](int at) { return pairLane(f, op, lane(a, at), lane(b, at), 0); });
+  };
+  const auto fma = [&](uint32_t a, uint32_t b, uint32_t d) {
+    return pairLanes([&](int at) {
+      return pairLane(f, PairLaneOp::Fma, lane(a, at), lane(b, at), lane(d, at));
+    });
+  };
+  const auto mm = [&](bool isMin, uint32_t a, uint32_t b) {
+    return pairLanes([&](int at) { return pairMinMax(f, isMin, lane(a, at), lane(b, at)); });
+  };
+  const bool b1 = (x & 1u) == 0, b2 = (x & 2u) == 0;
+  switch (which % kPairOps) {
+    case 0: return b1 ? op2(PairLaneOp::Add, v, k) : op2(PairLaneOp::Sub, v, u);
+    case 1: return b1 ? op2(PairLaneOp::Mul, v, k) : op2(PairLaneOp::Mul, u, v);
+    case 2: return b1 ? fma(v, k, u) : fma(u, v, k);
+    case 3:
+      return b1 ? (b2 ? mm(true, v, k) : mm(false, k, u))
+                : (b2 ? mm(true, v, v ^ 0x80008000u) : mm(false, v, v ^ 0x80008000u));
+    case 4: return b1 ? v ^ 0x80008000u : u & 0x7fff7fffu;
+    default: return op2(PairLaneOp::Add, (v >> 16) | (k << 16), u);
+  }
+}
+template <class P>
+obsidian::EWord32 pairOpExp(uint32_t which, uint32_t c, const obsidian::EWord32& x) {
+  using namespace obsidian;
+  const Exp<P> v = bitcast<P>(ifThenElse((x & 0x18u) == 0x18u, x & 0x80008000u, x)),
+               k(P::fromBits(c)), u = bitcast<P>(x * 0x9e3779b1u);
+  const EBool b1 = (x & 1u) == 0u, b2 = (x & 2u) == 0u;
+  switch (which % kPairOps) {
+    case 0: return bitcast<uint32_t>(ifThenElse(b1, v + k, v - u));
+    case 1: return bitcast<uint32_t>(ifThenElse(b1, v * k, u * v));
+    case 2: return bitcast<uint32_t>(ifThenElse(b1, fma(v, k, u), fma(u, v, k)));
+    case 3:
+      return bitcast<uint32_t>(ifThenElse(b1, ifThenElse(b2, min(v, k), max(k, u)),
+                                          ifThenElse(b2, min(v, -v), max(v, -v))));
+    case 4: return bitcast<uint32_t>(ifThenElse(b1, -v, abs(u)));
+    default: return bitcast<uint32_t>(pack2(highLane(v), lowLane(k)) + u);
+  }
+}
+inline obsidian::EWord32 pairMapExp(uint32_t which, uint32_t format, uint32_t c,
+                                    const obsidian::EWord32& x) {
+  return format == 0 ? pairOpExp<obsidian::Half2>(which, c, x)
+                     : pairOpExp<obsidian::BFloat162>(which, c, x);
+}
+inline std::string pairText(uint32_t which, uint32_t format, uint32_t c) {
+  const std::string p = format == 0 ? "Half2" : "BFloat162", e = "Exp<" + p + ">";
+  std::string t = "[](const EWord32& x) { const " + e + " v = bitcast<" + p +
+                  ">(ifThenElse((x & 0x18u) == 0x18u, x & 0x80008000u, x)), k(" + p +
+                  "::fromBits(" + hex(c, "u") + ")), u = bitcast<" + p +
+                  ">(x * 0x9e3779b1u); const EBool b1 = (x & 1u) == 0u, b2 = (x & 2u) == 0u; "
+                  "return bitcast<uint32_t>(";
+  switch (which % kPairOps) {
+    case 0: t += "ifThenElse(b1, v + k, v - u)"; break;
+    case 1: t += "ifThenElse(b1, v * k, u * v)"; break;
+    case 2: t += "ifThenElse(b1, fma(v, k, u), fma(u, v, k))"; break;
+    case 3:
+      t += "ifThenElse(b1, ifThenElse(b2, min(v, k), max(k, u)), ifThenElse(b2, min(v, -v), "
+           "max(v, -v)))";
+      break;
+    case 4: t += "ifThenElse(b1, -v, abs(u))"; break;
+    default: t += "pack2(highLane(v), lowLane(k)) + u"; break;
+  }
+  return t + "); }";
+}
+
 }  // namespace fuzz

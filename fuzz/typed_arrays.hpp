@@ -82,7 +82,9 @@ inline TypedArray typedArray(obsidian::ScalarType t, const std::vector<uint32_t>
     case obsidian::ScalarType::I32:
     case obsidian::ScalarType::U64:
     case obsidian::ScalarType::F64:
-    case obsidian::ScalarType::Bool: break;
+    case obsidian::ScalarType::Bool:
+    case obsidian::ScalarType::F16x2:  // pairs are drawn as words (PairMap)
+    case obsidian::ScalarType::BF16x2: break;
   }
   throw std::logic_error("fuzz: no array argument of element type " +
                          std::string(obsidian::cudaTypeName(t)));

@@ -48,6 +48,8 @@ class KernelArg {
       real_ = static_cast<double>(scalar);
     } else if constexpr (SmallFloatScalar<T>) {
       real_ = scalar.toDouble();  // a NaN's bits kept (half.hpp)
+    } else if constexpr (PairScalar<T>) {
+      bits_ = scalar.bits();  // a pair is held as its word (types.hpp)
     } else if constexpr (std::is_same_v<T, bool>) {
       bits_ = scalar ? 1 : 0;
     } else {

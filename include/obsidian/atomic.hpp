@@ -144,14 +144,15 @@ inline constexpr bool isAtomicInt =
 /// m[i] = m[i] op v as one indivisible update (atomicExch: m[i] = v). Each returns the element's
 /// previous value, as CUDA's atomics do. A Half or BFloat16 sum is rounded once per addition
 /// (atom.add.noftz.f16 / .bf16), so its result depends on the order of the additions unless
-/// every partial sum is exact.
+/// every partial sum is exact. A Half2 or BFloat162 sum adds each lane so, in one atomic
+/// update of the 32-bit word (atom.add.noftz.f16x2 / .bf16x2; bf16 pairs need sm_90).
 template <class Len, KernelScalar X, class I>
 Exp<X> atomicAdd(const Program<Thread>& t, const Mutable<Len, X>& m, const I& i,
                  const std::type_identity_t<Exp<X>>& v) {
-  static_assert(detail::isAtomicInt<X> || std::is_floating_point_v<X> ||
-                    std::is_same_v<X, Half> || std::is_same_v<X, BFloat16>,
-                "atomicAdd works on uint32, int32, uint64, float, double, Half and BFloat16 "
-                "arrays");
+  static_assert(detail::isAtomicInt<X> || std::is_floating_point_v<X> || std::is_same_v<X, Half> ||
+                    std::is_same_v<X, BFloat16> || PairScalar<X>,
+                "atomicAdd works on uint32, int32, uint64, float, double, Half, BFloat16, "
+                "Half2 and BFloat162 arrays");
   return detail::atomic<X>(t, AtomicOp::Add, m.ref(), detail::asIndex(i), v.node(), nullptr);
 }
 template <class Len, KernelScalar X, class I>

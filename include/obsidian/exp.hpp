@@ -31,6 +31,7 @@ enum class ExpKind : uint8_t {
   BitCast,    ///< the same bits read as another type of the same size (u32 <-> i32 <-> f32, u64 <->
               ///< f64)
   Index,      ///< array[index]; with vecWidth > 1, one lane of an aligned vector load
+  Fma,        ///< args[0] * args[1] + args[2] rounded once (per lane of a pair: __hfma2)
 };
 
 /// Unary operators of ExpKind::Unary nodes.
@@ -155,7 +156,8 @@ struct ExpNode {
   /// Marked by share(): the value is bound to a variable of its own wherever a statement
   /// evaluates it on every path, even when it is used only once (codegen/share.hpp).
   bool share = false;
-  /// The operands (Unary: 1, Binary: 2, Select: c, a, b; Cast: 1; Index: the index).
+  /// The operands (Unary: 1, Binary: 2, Select: c, a, b; Fma: a, b, c; Cast: 1; Index: the
+  /// index).
   std::array<ExpPtr, 3> args{};
   /// Nodes on the longest path to a leaf (1 for a leaf), kept by the smart constructors.
   uint32_t depth = 1;
@@ -214,6 +216,8 @@ ExpPtr select(ExpPtr c, ExpPtr a, ExpPtr b);
 ExpPtr cast(ScalarType to, ExpPtr a);
 /// a's bits as type `to` (the same size; not bool): no conversion.
 ExpPtr bitcast(ScalarType to, ExpPtr a);
+/// a * b + c rounded once, of a pair type (each lane as CUDA's __hfma2).
+ExpPtr fma(ExpPtr a, ExpPtr b, ExpPtr c);
 /// array[ix]; `origin` is the capture that made the array (0 for arrays of no capture).
 ExpPtr index(ScalarType elem, ArrayId array, ExpPtr ix, uint32_t origin = 0);
 /// Element `elementIx` (== vectorIx * width + lane) of a global array, read as lane `lane` of the
@@ -280,12 +284,14 @@ concept LiteralFor = (std::is_arithmetic_v<U> &&
                       ((std::is_same_v<T, bool> && std::is_same_v<U, bool>) ||
                        (!std::is_same_v<T, bool> && !std::is_same_v<U, bool> &&
                         (FloatScalar<T> || std::is_integral_v<U>)))) ||
-                     (SmallFloatScalar<T> && std::is_same_v<U, T>);
+                     ((SmallFloatScalar<T> || PairScalar<T>)&&std::is_same_v<U, T>);
 
 template <class T, class U>
 ExpPtr makeLiteral(U v) {
   constexpr ScalarType st = scalarTypeOf<T>;
-  if constexpr (SmallFloatScalar<T>) {
+  if constexpr (PairScalar<T>) {
+    return ir::literalInt(st, v.bits());  // a pair is held as its word (types.hpp)
+  } else if constexpr (SmallFloatScalar<T>) {
     // Rounded once, to nearest even (integers exactly: half.hpp's odd rounding first).
     const SmallFloatFormat& f = *scalarInfo(st).small;
     if constexpr (std::is_same_v<U, T>) {
@@ -322,6 +328,13 @@ constexpr void checkArithmetic() {
                 "fp8 values are converted, not computed with: cast<float>(x) (or Half, "
                 "BFloat16) first, and cast<Fp8E4M3>(y) to store");
 }
+// The one rule of what a pair (Half2, BFloat162) does: its operations are CUDA's packed ones.
+template <class T>
+constexpr void checkPairHas() {
+  static_assert(!PairScalar<T>,
+                "Half2 and BFloat162 have + - * fma min max neg abs (and pack2, bitcast to "
+                "uint32_t); compare, divide or convert their lanes: lowLane(x), highLane(x)");
+}
 }  // namespace detail
 
 /// A typed scalar expression. Operators build IR; nothing is computed until the kernel runs.
@@ -351,8 +364,12 @@ class Exp {
   friend Exp operator+(const Exp& a, const Exp& b) { return arith(BinOp::Add, a, b); }
   friend Exp operator-(const Exp& a, const Exp& b) { return arith(BinOp::Sub, a, b); }
   friend Exp operator*(const Exp& a, const Exp& b) { return arith(BinOp::Mul, a, b); }
-  friend Exp operator/(const Exp& a, const Exp& b) { return arith(BinOp::Div, a, b); }
+  friend Exp operator/(const Exp& a, const Exp& b) {
+    detail::checkPairHas<T>();
+    return arith(BinOp::Div, a, b);
+  }
   friend Exp operator%(const Exp& a, const Exp& b) {
+    detail::checkPairHas<T>();
     static_assert(!FloatScalar<T>,
                   "operator% needs an integer Exp (floats have no remainder operator)");
     return arith(BinOp::Mod, a, b);
@@ -435,6 +452,7 @@ class Exp {
     return Exp(ir::binary(op, a.node_, b.node_));
   }
   static Exp<bool> cmp(BinOp op, const Exp& a, const Exp& b) {
+    detail::checkPairHas<T>();
     static_assert(!Fp8Scalar<T>, "fp8 values are not compared: cast<float>(x) first");
     return Exp<bool>(ir::binary(op, a.node_, b.node_));
   }
@@ -452,6 +470,8 @@ using EDouble = Exp<double>;    ///< a double expression
 using EBool = Exp<bool>;        ///< a condition
 using EHalf = Exp<Half>;          ///< a half (binary16) expression, computed in f32
 using EBFloat16 = Exp<BFloat16>;  ///< a bfloat16 expression, computed in f32
+using EHalf2 = Exp<Half2>;        ///< two half lanes, computed per lane (__half2)
+using EBFloat162 = Exp<BFloat162>;  ///< two bfloat16 lanes, computed per lane (__nv_bfloat162)
 
 /// Whether T is an Exp (value): true for Exp<X>, false for anything else.
 template <class T>
@@ -467,20 +487,26 @@ inline constexpr bool isExp = IsExp<std::remove_cvref_t<T>>::value;
 /// cast<To>(e): e's value converted to To, as C's conversion (dropped when From is To).
 template <KernelScalar To, KernelScalar From>
 Exp<To> cast(const Exp<From>& e) {
+  detail::checkPairHas<To>();
+  detail::checkPairHas<From>();
   return Exp<To>(ir::cast(scalarTypeOf<To>, e.node()));
 }
 /// bitcast<To>(e): e's bits read as a To of the same size, with no conversion (CUDA's
 /// __float_as_uint and kin): u32, i32 and f32 among themselves, u64 and f64, Half or BFloat16
-/// and u16, Fp8E4M3 or Fp8E5M2 and u8. What packs a 32-bit value of any type into half of a
-/// 64-bit word (see bits32/fromBits32 below).
+/// and u16, Fp8E4M3 or Fp8E5M2 and u8, Half2 or BFloat162 and u32. What packs a 32-bit value of any
+/// type into half of a 64-bit word (see bits32/fromBits32 below).
 template <KernelScalar To, KernelScalar From>
 Exp<To> bitcast(const Exp<From>& e) {
   constexpr bool small = (SmallFloatScalar<To> && std::is_unsigned_v<From>) ||
                          (SmallFloatScalar<From> && std::is_unsigned_v<To>);
-  static_assert(sizeof(To) == sizeof(From) && (sizeof(To) >= 4 || small) &&
+  constexpr bool pair = (PairScalar<To> && std::is_same_v<From, uint32_t>) ||
+                        (PairScalar<From> && std::is_same_v<To, uint32_t>);
+  static_assert(pair || (!PairScalar<To> && !PairScalar<From>),
+                "bitcast of a Half2 or BFloat162 is to or from uint32_t (its word)");
+  static_assert(sizeof(To) == sizeof(From) && (sizeof(To) >= 4 || small || pair) &&
                     !std::is_same_v<To, bool> && !std::is_same_v<From, bool>,
                 "bitcast<To>(e) needs types of the same size: u32, i32, f32 among themselves, "
-                "u64 and f64, Half or BFloat16 and u16, or an fp8 type and u8");
+                "u64 and f64, Half or BFloat16 and u16, an fp8 type and u8, or a pair and u32");
   return Exp<To>(ir::bitcast(scalarTypeOf<To>, e.node()));
 }
 /// bits32(e): the bits of a value of at most 32 bits as a u32 (zero-extended when narrower);
@@ -489,7 +515,7 @@ Exp<To> bitcast(const Exp<From>& e) {
 template <KernelScalar X>
 EWord32 bits32(const Exp<X>& e) {
   static_assert(sizeof(X) <= 4, "bits32 needs a type of at most 32 bits");
-  if constexpr (std::is_same_v<X, float> || std::is_same_v<X, int32_t>) {
+  if constexpr (std::is_same_v<X, float> || std::is_same_v<X, int32_t> || PairScalar<X>) {
     return bitcast<uint32_t>(e);
   } else if constexpr (SmallFloatScalar<X>) {
     using Word = std::conditional_t<sizeof(X) == 2, uint16_t, uint8_t>;
@@ -502,7 +528,7 @@ EWord32 bits32(const Exp<X>& e) {
 template <KernelScalar X>
 Exp<X> fromBits32(const EWord32& w) {
   static_assert(sizeof(X) <= 4, "fromBits32 needs a type of at most 32 bits");
-  if constexpr (std::is_same_v<X, float> || std::is_same_v<X, int32_t>) {
+  if constexpr (std::is_same_v<X, float> || std::is_same_v<X, int32_t> || PairScalar<X>) {
     return bitcast<X>(w);
   } else if constexpr (SmallFloatScalar<X>) {
     using Word = std::conditional_t<sizeof(X) == 2, uint16_t, uint8_t>;
@@ -571,6 +597,58 @@ requires FloatScalar<T> Exp<T> pow(const Exp<T>& a, const std::type_identity_t<E
 }
 /// The absolute value of an int32 expression.
 inline EInt32 abs(const EInt32& a) { return EInt32(ir::unary(UnOp::Abs, a.node())); }
+/// @}
+
+/// @name Packed pairs of 16-bit floats (Half2, BFloat162)
+/// Each operation works on both lanes at once, as CUDA's packed intrinsics do: + - * (__hadd2,
+/// __hsub2, __hmul2: each lane rounded to nearest even; printed as their _rn forms, which the
+/// CUDA compiler may not contract into an fma), fma (__hfma2: one rounding a lane), unary minus
+/// and abs (__hneg2, __habs2: the sign bits, NaNs included), min and max (__hmin2, __hmax2: a
+/// NaN lane gives the other operand's lane, two NaNs the canonical NaN, -0 below +0).
+/// @{
+
+/// The lane type of pair type P (Half for Half2, BFloat16 for BFloat162).
+template <class P>
+using LaneOf = decltype(P::lo);
+
+/// fma(a, b, c): a * b + c in each lane, rounded once (__hfma2).
+template <class T>
+requires PairScalar<T> Exp<T> fma(const Exp<T>& a, const std::type_identity_t<Exp<T>>& b,
+                                  const std::type_identity_t<Exp<T>>& c) {
+  return Exp<T>(ir::fma(a.node(), b.node(), c.node()));
+}
+/// abs(x): each lane's absolute value (__habs2: the sign bits cleared).
+template <class T>
+requires PairScalar<T> Exp<T> abs(const Exp<T>& x) {
+  return Exp<T>(ir::unary(UnOp::Fabs, x.node()));
+}
+/// lowLane(x): the lane in the low 16 bits (CUDA's __low2half, __low2bfloat16; .x).
+template <class T>
+requires PairScalar<T> Exp<LaneOf<T>> lowLane(const Exp<T>& x) {
+  return bitcast<LaneOf<T>>(cast<uint16_t>(bitcast<uint32_t>(x)));
+}
+/// highLane(x): the lane in the high 16 bits (CUDA's __high2half, __high2bfloat16; .y).
+template <class T>
+requires PairScalar<T> Exp<LaneOf<T>> highLane(const Exp<T>& x) {
+  return bitcast<LaneOf<T>>(cast<uint16_t>(bitcast<uint32_t>(x) >> 16u));
+}
+/// pack2(lo, hi): the pair of two Half (BFloat16) values, lo in the low 16 bits
+/// (__halves2half2, __halves2bfloat162).
+template <class L>
+requires(std::is_same_v<L, Half> ||
+         std::is_same_v<L, BFloat16>) auto pack2(const Exp<L>& lo,
+                                                 const std::type_identity_t<Exp<L>>& hi) {
+  using P = std::conditional_t<std::is_same_v<L, Half>, Half2, BFloat162>;
+  const EWord32 word =
+      cast<uint32_t>(bitcast<uint16_t>(lo)) | (cast<uint32_t>(bitcast<uint16_t>(hi)) << 16u);
+  return bitcast<P>(word);
+}
+/// floats2Pair<P>(lo, hi): two floats each rounded to nearest even into pair type P
+/// (__floats2half2_rn, __floats2bfloat162_rn).
+template <class P>
+requires PairScalar<P> Exp<P> floats2Pair(const Exp<float>& lo, const Exp<float>& hi) {
+  return pack2(cast<LaneOf<P>>(lo), cast<LaneOf<P>>(hi));
+}
 /// @}
 
 /// @name Bit intrinsics of unsigned words (u32, u64)

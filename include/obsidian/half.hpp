@@ -1,6 +1,7 @@
 /// Half precision and 8-bit floats on the host: the element types Half (IEEE binary16, CUDA's
 /// __half), BFloat16 (CUDA's __nv_bfloat16), Fp8E4M3 and Fp8E5M2 (CUDA's __nv_fp8_e4m3 and
-/// __nv_fp8_e5m2), and the one rounding routine that the host types, constant folding and the
+/// __nv_fp8_e5m2), the packed pairs Half2 and BFloat162 (__half2, __nv_bfloat162), and the one
+/// rounding routine that the host types, constant folding and the
 /// simulator all convert with, so that none can disagree with another.
 /// @file
 #pragma once
@@ -170,5 +171,37 @@ using BFloat16 = detail::SmallFloat<detail::kBFloat16Format, uint16_t>;
 using Fp8E4M3 = detail::SmallFloat<detail::kE4M3Format, uint8_t>;
 /// 8-bit float e5m2 (CUDA's __nv_fp8_e5m2): IEEE-like, largest 57344.
 using Fp8E5M2 = detail::SmallFloat<detail::kE5M2Format, uint8_t>;
+
+namespace detail {
+/// Two values of a 16-bit format packed in one 32-bit word, `lo` in the low 16 bits (CUDA's
+/// __half2 and __nv_bfloat162: .x is the low half). Kernels compute on both lanes at once, each
+/// lane as CUDA's packed instructions do (see Exp<Half2> in exp.hpp).
+template <class Lane>
+struct SmallFloatPair {
+  Lane lo;  ///< the low 16 bits (CUDA's .x, __low2half)
+  Lane hi;  ///< the high 16 bits (CUDA's .y, __high2half)
+
+  constexpr SmallFloatPair() = default;
+  /// The pair (lo, hi).
+  constexpr SmallFloatPair(Lane l, Lane h) : lo(l), hi(h) {}
+  /// The pair whose word is w (lo in its low 16 bits).
+  static constexpr SmallFloatPair fromBits(uint32_t w) {
+    return {Lane::fromBits(static_cast<uint16_t>(w)),
+            Lane::fromBits(static_cast<uint16_t>(w >> 16))};
+  }
+  /// The word, as in memory (lo in its low 16 bits).
+  constexpr uint32_t bits() const { return uint32_t{lo.bits} | (uint32_t{hi.bits} << 16); }
+  /// Equal bits in both lanes (as Lane's ==: a NaN equals itself, -0 differs from +0).
+  friend constexpr bool operator==(SmallFloatPair a, SmallFloatPair b) {
+    return a.bits() == b.bits();
+  }
+};
+}  // namespace detail
+
+/// Two Half values in one 32-bit word (CUDA's __half2).
+using Half2 = detail::SmallFloatPair<Half>;
+/// Two BFloat16 values in one 32-bit word (CUDA's __nv_bfloat162).
+using BFloat162 = detail::SmallFloatPair<BFloat16>;
+static_assert(sizeof(Half2) == 4 && sizeof(BFloat162) == 4, "a pair is one 32-bit word");
 
 }  // namespace obsidian

@@ -14,18 +14,21 @@ namespace obsidian {
 
 /// The scalar types of kernels, as values (the IR's types); ScalarTraits maps C++ types to them.
 enum class ScalarType : uint8_t {
-  U8,   ///< uint8_t
-  U16,  ///< uint16_t
-  U32,  ///< uint32_t (EWord32: indices and lengths)
-  I32,  ///< int32_t
-  U64,  ///< uint64_t
-  F32,  ///< float
-  F64,  ///< double
-  Bool,  ///< bool (conditions)
-  F16,   ///< Half (IEEE binary16, CUDA's __half): computed in f32, rounded after each operation
-  BF16,  ///< BFloat16 (CUDA's __nv_bfloat16): computed in f32, rounded after each operation
-  E4M3,  ///< Fp8E4M3 (CUDA's __nv_fp8_e4m3): converted, not computed with
-  E5M2   ///< Fp8E5M2 (CUDA's __nv_fp8_e5m2): converted, not computed with
+  U8,     ///< uint8_t
+  U16,    ///< uint16_t
+  U32,    ///< uint32_t (EWord32: indices and lengths)
+  I32,    ///< int32_t
+  U64,    ///< uint64_t
+  F32,    ///< float
+  F64,    ///< double
+  Bool,   ///< bool (conditions)
+  F16,    ///< Half (IEEE binary16, CUDA's __half): computed in f32, rounded after each operation
+  BF16,   ///< BFloat16 (CUDA's __nv_bfloat16): computed in f32, rounded after each operation
+  E4M3,   ///< Fp8E4M3 (CUDA's __nv_fp8_e4m3): converted, not computed with
+  E5M2,   ///< Fp8E5M2 (CUDA's __nv_fp8_e5m2): converted, not computed with
+  F16x2,  ///< Half2 (CUDA's __half2): two f16 lanes in one word, each computed as CUDA's packed
+          ///< instructions do; held by the IR and the simulator as its 32-bit word
+  BF16x2  ///< BFloat162 (CUDA's __nv_bfloat162): two bf16 lanes in one word, as F16x2
 };
 
 /// The ScalarType of a C++ type T, as `type`: only the types below are kernel scalars.
@@ -94,6 +97,17 @@ struct ScalarTraits<Fp8E5M2> {
   static constexpr ScalarType type = ScalarType::E5M2;  ///< ScalarType::E5M2
 };
 
+/// Half2 is ScalarType::F16x2.
+template <>
+struct ScalarTraits<Half2> {
+  static constexpr ScalarType type = ScalarType::F16x2;  ///< ScalarType::F16x2
+};
+/// BFloat162 is ScalarType::BF16x2.
+template <>
+struct ScalarTraits<BFloat162> {
+  static constexpr ScalarType type = ScalarType::BF16x2;  ///< ScalarType::BF16x2
+};
+
 /// A C++ type that kernels compute with: one that ScalarTraits knows.
 template <class T>
 concept KernelScalar = requires {
@@ -115,6 +129,10 @@ concept SmallFloatScalar = FloatScalar<T> && !std::is_floating_point_v<T>;
 /// An 8-bit float (Fp8E4M3, Fp8E5M2): converted to and from, not computed with.
 template <class T>
 concept Fp8Scalar = std::is_same_v<T, Fp8E4M3> || std::is_same_v<T, Fp8E5M2>;
+/// A packed pair of 16-bit floats (Half2, BFloat162): not a FloatScalar (it is not one number),
+/// it has only the per-lane operations of exp.hpp.
+template <class T>
+concept PairScalar = std::is_same_v<T, Half2> || std::is_same_v<T, BFloat162>;
 
 /// Everything the compiler knows about a scalar type, in one place: a new ScalarType fails to
 /// compile here (-Wswitch) until its row says what it is, and every predicate below derives
@@ -129,30 +147,46 @@ struct ScalarInfo {
   const detail::SmallFloatFormat* small;  ///< a float narrower than f32: its format (computed
                                           ///< in f32, see half.hpp); null for the others
   bool computes;  ///< arithmetic and comparisons are defined (not fp8: only conversions)
+  /// A packed pair's lane type (F16 for F16x2, BF16 for BF16x2); the type itself for every
+  /// other. A pair is neither floating (no generic float rule may see its word as a number)
+  /// nor an integer: it computes only per lane (scalar_ops.cpp, pairs).
+  ScalarType lane;
 };
 
 /// The row of ScalarInfo for type t.
 constexpr ScalarInfo scalarInfo(ScalarType t) {
   switch (t) {
-    case ScalarType::U8: return {"uint8_t", 1, false, false, "", nullptr, true};
-    case ScalarType::U16: return {"uint16_t", 2, false, false, "", nullptr, true};
-    case ScalarType::U32: return {"uint32_t", 4, false, false, "uint", nullptr, true};
-    case ScalarType::I32: return {"int32_t", 4, false, true, "int", nullptr, true};
-    case ScalarType::U64: return {"uint64_t", 8, false, false, "ulonglong", nullptr, true};
-    case ScalarType::F32: return {"float", 4, true, true, "float", nullptr, true};
-    case ScalarType::F64: return {"double", 8, true, true, "double", nullptr, true};
-    case ScalarType::Bool: return {"bool", 1, false, false, "", nullptr, true};
+    case ScalarType::U8: return {"uint8_t", 1, false, false, "", nullptr, true, ScalarType::U8};
+    case ScalarType::U16: return {"uint16_t", 2, false, false, "", nullptr, true, ScalarType::U16};
+    case ScalarType::U32:
+      return {"uint32_t", 4, false, false, "uint", nullptr, true, ScalarType::U32};
+    case ScalarType::I32: return {"int32_t", 4, false, true, "int", nullptr, true, ScalarType::I32};
+    case ScalarType::U64:
+      return {"uint64_t", 8, false, false, "ulonglong", nullptr, true, ScalarType::U64};
+    case ScalarType::F32: return {"float", 4, true, true, "float", nullptr, true, ScalarType::F32};
+    case ScalarType::F64:
+      return {"double", 8, true, true, "double", nullptr, true, ScalarType::F64};
+    case ScalarType::Bool: return {"bool", 1, false, false, "", nullptr, true, ScalarType::Bool};
     // The generated CUDA's own names (obsidian_half is __half where cuda_fp16.h is included:
     // ir::printSmallFloatPrelude).
-    case ScalarType::F16: return {"obsidian_half", 2, true, true, "", &detail::kHalfFormat, true};
+    case ScalarType::F16:
+      return {"obsidian_half", 2, true, true, "", &detail::kHalfFormat, true, ScalarType::F16};
     case ScalarType::BF16:
-      return {"obsidian_bfloat16", 2, true, true, "", &detail::kBFloat16Format, true};
+      return {"obsidian_bfloat16", 2, true, true, "", &detail::kBFloat16Format, true,
+              ScalarType::BF16};
     case ScalarType::E4M3:
-      return {"obsidian_fp8_e4m3", 1, true, true, "", &detail::kE4M3Format, false};
+      return {"obsidian_fp8_e4m3", 1, true, true, "", &detail::kE4M3Format, false,
+              ScalarType::E4M3};
     case ScalarType::E5M2:
-      return {"obsidian_fp8_e5m2", 1, true, true, "", &detail::kE5M2Format, false};
+      return {"obsidian_fp8_e5m2", 1, true, true, "", &detail::kE5M2Format, false,
+              ScalarType::E5M2};
+    // Pairs: moved as words (no CUDA vector type of them), computed per lane.
+    case ScalarType::F16x2:
+      return {"obsidian_half2", 4, false, false, "", nullptr, true, ScalarType::F16};
+    case ScalarType::BF16x2:
+      return {"obsidian_bfloat162", 4, false, false, "", nullptr, true, ScalarType::BF16};
   }
-  return {"?", 0, false, false, "", nullptr, false};
+  return {"?", 0, false, false, "", nullptr, false, t};
 }
 
 /// Whether t is floating point (f32, f64, and the small floats).
@@ -165,8 +199,17 @@ constexpr bool computes(ScalarType t) { return scalarInfo(t).computes; }
 constexpr bool isSigned(ScalarType t) { return scalarInfo(t).isSigned; }
 /// Whether t is a signed integer (i32).
 constexpr bool isSignedInteger(ScalarType t) { return isSigned(t) && !isFloat(t); }
-/// Whether t is an integer type (not a float, not bool).
-constexpr bool isInteger(ScalarType t) { return !isFloat(t) && t != ScalarType::Bool; }
+/// Whether t is a packed pair of 16-bit floats (F16x2, BF16x2).
+constexpr bool isPair(ScalarType t) { return scalarInfo(t).lane != t; }
+/// A pair's lane type (F16 or BF16); t itself for the others.
+constexpr ScalarType laneOf(ScalarType t) { return scalarInfo(t).lane; }
+/// Whether the generated CUDA holds t in a type of its own (obsidian_half, obsidian_half2, ...,
+/// printSmallFloatPrelude), made from and read as its bits (obsidian_make_*, obsidian_bits).
+constexpr bool hasPreludeType(ScalarType t) { return isSmallFloat(t) || isPair(t); }
+/// Whether t is an integer type (not a float, not bool, not a pair).
+constexpr bool isInteger(ScalarType t) {
+  return !isFloat(t) && t != ScalarType::Bool && !isPair(t);
+}
 /// Bytes of one element of t in memory.
 constexpr uint32_t sizeOf(ScalarType t) { return scalarInfo(t).bytes; }
 /// Bits of t: 1 for bool, 8 * sizeOf(t) for the others.

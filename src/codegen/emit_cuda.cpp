@@ -159,8 +159,8 @@ class Emitter {
       return "*(volatile const " +
              std::string(u64 ? "unsigned long long" : cudaTypeName(arr.type)) + "*)" + addr;
     }
-    if (isSmallFloat(arr.type)) {  // CUDA's overloads are not on obsidian_half (NVRTC): PTX
-      OBSIDIAN_ASSERT(a.op == AtomicOp::Add, "small floats have atomicAdd only");
+    if (hasPreludeType(arr.type)) {  // CUDA's overloads are not on obsidian_half (NVRTC): PTX
+      OBSIDIAN_ASSERT(a.op == AtomicOp::Add, "small floats and pairs have atomicAdd only");
       return "obsidian_atomic_add(" + addr + ", " + e(a.value) + ")";
     }
     std::string call = std::string("atomic") + atomicOpName(a.op) + "(" + addr;
@@ -185,8 +185,8 @@ class Emitter {
       for (uint32_t word = 0; word < bytes / wordBytes; ++word) {
         std::string bits;
         for (uint32_t l = word * wordBytes / size; l < (word + 1) * wordBytes / size; ++l) {
-          const std::string lane = isSmallFloat(t) ? "obsidian_bits(" + e(v.values[l]) + ")"
-                                                   : "(" + e(v.values[l]) + ")";
+          const std::string lane = hasPreludeType(t) ? "obsidian_bits(" + e(v.values[l]) + ")"
+                                                     : "(" + e(v.values[l]) + ")";
           const uint32_t shift = 8 * ((l * size) % wordBytes);
           bits += std::string(bits.empty() ? "" : " | ") + "(uint32_t)" + lane +
                   (shift ? " << " + std::to_string(shift) + "u" : "");
@@ -208,8 +208,15 @@ class Emitter {
             if (k_.arrays.at(n.array).space == MemorySpace::Register) {
               out_ << pad(d) << name(n.array) << " = " << e(n.value) << ";\n";  // its own lane
             } else if (k_.arrays.at(n.array).space == MemorySpace::GridState) {
-              out_ << pad(d) << "__stcg(&" << name(n.array) << "[" << e(n.index) << "], "
-                   << e(n.value) << ");\n";
+              const ScalarType t = k_.arrays.at(n.array).type;
+              if (hasPreludeType(t)) {  // a pair (grid state is 4 or 8 bytes): __stcg of its word
+                OBSIDIAN_ASSERT(sizeOf(t) == 4, "grid state of 4 or 8 bytes");
+                out_ << pad(d) << "__stcg((unsigned int*)&" << name(n.array) << "["
+                     << e(n.index) << "], obsidian_bits(" << e(n.value) << "));\n";
+              } else {
+                out_ << pad(d) << "__stcg(&" << name(n.array) << "[" << e(n.index) << "], "
+                     << e(n.value) << ");\n";
+              }
             } else {
               out_ << pad(d) << name(n.array) << "[" << e(n.index) << "] = " << e(n.value) << ";\n";
             }
@@ -323,7 +330,7 @@ bool smallIn(const Body& body) {
   for (const Stmt& s : body) {
     bool found = false;
     ir::forEachExp(s, [&](const ExpPtr& e) {
-      found = found || ir::anyNode(e, [](const ExpNode& n) { return isSmallFloat(n.type); });
+      found = found || ir::anyNode(e, [](const ExpNode& n) { return hasPreludeType(n.type); });
     });
     if (found) return true;
     for (const Body* child : ir::childBodies(s)) {
@@ -337,10 +344,10 @@ bool smallIn(const Body& body) {
 
 bool usesSmallFloats(const KernelIR& k) {
   for (const ArrayDecl& a : k.arrays) {
-    if (isSmallFloat(a.type)) return true;
+    if (hasPreludeType(a.type)) return true;
   }
   for (const Param& p : k.params) {
-    if (isSmallFloat(p.type)) return true;
+    if (hasPreludeType(p.type)) return true;
   }
   return smallIn(k.body);
 }

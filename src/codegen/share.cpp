@@ -28,7 +28,8 @@ bool isLeaf(const ExpNode& e) {
     case ExpKind::Binary:
     case ExpKind::Select:
     case ExpKind::Cast:
-    case ExpKind::BitCast: return false;
+    case ExpKind::BitCast:
+    case ExpKind::Fma: return false;
     // A register array's own element prints as the lane's register: a leaf in the CUDA.
     case ExpKind::Index: return e.ownLane;
   }
@@ -66,7 +67,8 @@ bool costly(const ExpNode& e) {
     case ExpKind::GridDim:
     case ExpKind::Select:
     case ExpKind::Cast:
-    case ExpKind::BitCast: return false;
+    case ExpKind::BitCast:
+    case ExpKind::Fma: return false;  // one instruction
   }
   return false;
 }
@@ -256,7 +258,8 @@ class Sharer {
       case ExpKind::GridDim:
       case ExpKind::Select:
       case ExpKind::Cast:
-      case ExpKind::BitCast: break;
+      case ExpKind::BitCast:
+      case ExpKind::Fma: break;
       case ExpKind::Unary: put(e->unOp); break;
       case ExpKind::Binary: put(e->binOp); break;
       case ExpKind::Index:

@@ -241,7 +241,8 @@ ExpPtr share(const ExpPtr& e, const std::string& name) {
     case ExpKind::Select:
     case ExpKind::Cast:
     case ExpKind::BitCast:
-    case ExpKind::Index: break;
+    case ExpKind::Index:
+    case ExpKind::Fma: break;
   }
   if (e->share && e->name == name) return e;
   auto n = std::make_shared<ExpNode>(*e);
@@ -303,7 +304,8 @@ bool equal(const ExpPtr& a, const ExpPtr& b) {
       case ExpKind::GridDim:
       case ExpKind::Select:
       case ExpKind::Cast:
-      case ExpKind::BitCast: break;
+      case ExpKind::BitCast:
+      case ExpKind::Fma: break;
       case ExpKind::Unary: same = x->unOp == y->unOp; break;
       case ExpKind::Binary: same = x->binOp == y->binOp; break;
       case ExpKind::Index:
@@ -357,7 +359,8 @@ ExpPtr unary(UnOp op, ExpPtr a) {
       if (a->isLiteral()) return literalOf(t, evalUnary(op, t, literalValue(*a)));
       break;
     OBSIDIAN_FLOAT_MATH_UNOPS:
-      OBSIDIAN_ASSERT(isFloat(t) && computes(t), std::string(unOpName(op)) + " takes a float");
+      OBSIDIAN_ASSERT((isFloat(t) && computes(t)) || (isPair(t) && op == UnOp::Fabs),
+                      std::string(unOpName(op)) + " takes a float (fabs also a pair)");
       if (a->isLiteral()) {
         // Only operations that are exact in IEEE arithmetic are folded (NaNs as the GPU makes
         // them: evalUnary).
@@ -379,7 +382,8 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
                   std::string("operands of ") + binOpName(op) + " have one type");
   const ScalarType t = a->type;
   OBSIDIAN_ASSERT(computes(t), std::string(binOpName(op)) + " on a type that computes");
-  const bool integer = !isFloat(t);
+  // A pair's word is no number: none of the integer rules (x + 0, x * 1, ...) hold for it.
+  const bool integer = !isFloat(t) && !isPair(t);
   if ((op == BinOp::Div || op == BinOp::Mod) && integer && isIntLiteral(b) && b->bits == 0) {
     throw Error(describe(op) + ": division by a constant zero in a kernel expression");
   }
@@ -420,7 +424,10 @@ ExpPtr binary(BinOp op, ExpPtr a, ExpPtr b) {
   // min(x, x) and max(x, x) are x: the CUDA compiler folds them so (LLVM's maxnum(x, x) -> x,
   // keeping a NaN x's bits where the GPU's instruction gives its canonical NaN), so they are
   // folded here too and the simulator runs what the GPU runs (fuzz/RESULTS.md, finding 7).
-  if ((op == BinOp::Min || op == BinOp::Max) && !isSmallFloat(t) && equal(a, b)) return a;
+  // Not for the small floats and pairs: their min of two NaNs is the canonical NaN.
+  if ((op == BinOp::Min || op == BinOp::Max) && !isSmallFloat(t) && !isPair(t) && equal(a, b)) {
+    return a;
+  }
   if (commutative(op) && a->isLiteral() && !b->isLiteral()) std::swap(a, b);
 
   if (integer) {
@@ -559,6 +566,19 @@ ExpPtr bitcast(ScalarType to, ExpPtr a) {
   if (a->isLiteral()) return literalOf(to, evalBitCast(to, a->type, literalValue(*a)));
   auto n = node(ExpKind::BitCast, to);
   n->args[0] = std::move(a);
+  return withDepth(std::move(n));
+}
+
+ExpPtr fma(ExpPtr a, ExpPtr b, ExpPtr c) {
+  OBSIDIAN_ASSERT(a && b && c, "fma operands");
+  OBSIDIAN_ASSERT(isPair(a->type) && a->type == b->type && a->type == c->type,
+                  "fma of three operands of one pair type");
+  if (a->isLiteral() && b->isLiteral() && c->isLiteral()) {
+    return literalOf(a->type,
+                     evalFma(a->type, literalValue(*a), literalValue(*b), literalValue(*c)));
+  }
+  auto n = node(ExpKind::Fma, a->type);
+  n->args = {std::move(a), std::move(b), std::move(c)};
   return withDepth(std::move(n));
 }
 

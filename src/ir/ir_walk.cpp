@@ -52,6 +52,10 @@ class Rewriter {
         ExpPtr c = self(e->args[0]), a = self(e->args[1]), b = self(e->args[2]);
         return (c == e->args[0] && a == e->args[1] && b == e->args[2]) ? e : select(c, a, b);
       }
+      case ExpKind::Fma: {
+        ExpPtr a = self(e->args[0]), b = self(e->args[1]), c = self(e->args[2]);
+        return (a == e->args[0] && b == e->args[1] && c == e->args[2]) ? e : fma(a, b, c);
+      }
       case ExpKind::Cast: {
         ExpPtr a = self(e->args[0]);
         return a == e->args[0] ? e : cast(e->type, a);

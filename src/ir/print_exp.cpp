@@ -91,8 +91,13 @@ bool narrowLane(const ExpNode& e) {
   return e.kind == ExpKind::Index && e.vecWidth > 1 && vectorTypeName(e.type, e.vecWidth).empty();
 }
 
-// The small floats' helper names (printSmallFloatPrelude): obsidian_to_half, obsidian_make_half...
+// The small floats' helper names (printSmallFloatPrelude): obsidian_to_half, obsidian_make_half,
+// obsidian_make_half2...
 std::string smallName(ScalarType t) { return std::string(cudaTypeName(t)).substr(9); }
+// The C type of the bits of a type of the prelude (obsidian_bits, obsidian_make_*).
+std::string storageName(ScalarType t) {
+  return sizeOf(t) == 4 ? "unsigned int" : sizeOf(t) == 2 ? "unsigned short" : "unsigned char";
+}
 
 // A node printed as a call to a small float helper (an operation computed in f32 and rounded
 // back, a conversion to or from f32, a bitcast): its precedence is a call's.
@@ -100,8 +105,10 @@ bool smallCall(const ExpNode& e) {
   switch (e.kind) {
     case ExpKind::Unary:
     case ExpKind::Cast:
-    case ExpKind::BitCast: return isSmallFloat(e.type) || isSmallFloat(e.args[0]->type);
-    case ExpKind::Binary: return isSmallFloat(e.type);  // a comparison prints as f32's
+    case ExpKind::BitCast: return hasPreludeType(e.type) || hasPreludeType(e.args[0]->type);
+    case ExpKind::Binary:  // a comparison prints as f32's
+      return isSmallFloat(e.type) || isPair(e.type);
+    case ExpKind::Fma: return true;
     default: return false;
   }
 }
@@ -126,6 +133,7 @@ int precOf(const ExpNode& e) {
     case ExpKind::Select: return kSelect;
     case ExpKind::Cast: return kUnary;
     case ExpKind::BitCast: return kPrimary;  // a call, or a cast printed in parentheses
+    case ExpKind::Fma: return kPrimary;      // a call
   }
   return kPrimary;
 }
@@ -216,7 +224,7 @@ class Printer {
         if (n.vote != WarpVote::None) {
           // Every lane's register at once. match_any has overloads of 32 and 64 bits only.
           OBSIDIAN_ASSERT(a.space == MemorySpace::Register, "votes are over register arrays");
-          if (isSmallFloat(a.type)) {  // compared by their bits
+          if (hasPreludeType(a.type)) {  // compared by their bits
             out_ += std::string(warpVoteName(n.vote)) + "(0xffffffffu, (unsigned)obsidian_bits(" +
                     a.name + "))";
             return;
@@ -232,9 +240,8 @@ class Printer {
             out_ += a.name;
             return;
           }
-          if (isSmallFloat(a.type)) {  // CUDA's shuffles move words: the bits, widened
-            out_ += "obsidian_make_" + smallName(a.type) + "((" +
-                    (sizeOf(a.type) == 2 ? "unsigned short" : "unsigned char") +
+          if (hasPreludeType(a.type)) {  // CUDA's shuffles move words: the bits, widened
+            out_ += "obsidian_make_" + smallName(a.type) + "((" + storageName(a.type) +
                     ")__shfl_sync(0xffffffffu, (unsigned)obsidian_bits(" + a.name + "), ";
             print(n.args[0]);
             out_ += "))";
@@ -247,6 +254,13 @@ class Printer {
         }
         // Grid state is read through L2: another block may have written it in this launch.
         const bool l2 = a.space == MemorySpace::GridState;
+        if (l2 && hasPreludeType(a.type)) {  // __ldcg has no overload of obsidian_half2: its word
+          out_ += "obsidian_make_" + smallName(a.type) + "(__ldcg((const " + storageName(a.type) +
+                  "*)&" + a.name + "[";
+          print(n.args[0]);
+          out_ += "]))";
+          return;
+        }
         out_ += l2 ? "__ldcg(&" + a.name + "[" : a.name + "[";
         print(n.args[0]);
         out_ += l2 ? "])" : "]";
@@ -288,6 +302,7 @@ class Printer {
         return;
       case ExpKind::Unary: unary(n); return;
       case ExpKind::Binary: binary(n); return;
+      case ExpKind::Fma: pairOperation(n); return;
     }
   }
 
@@ -305,10 +320,9 @@ class Printer {
     const std::string word =
         bytes >= 8 ? "uint" + std::to_string(bytes / 4) : (bytes == 4 ? "uint32_t" : "uint16_t");
     const uint32_t shift = 8 * (offset % wordBytes);
-    const bool small = isSmallFloat(n.type);  // its bits, made a value of its type
+    const bool small = hasPreludeType(n.type);  // its bits, made a value of its type
     if (small) {
-      out_ += "obsidian_make_" + smallName(n.type) + "((" +
-              (size == 2 ? "unsigned short" : "unsigned char") + ")";
+      out_ += "obsidian_make_" + smallName(n.type) + "((" + storageName(n.type) + ")";
     } else {
       out_ += "(" + std::string(cudaTypeName(n.type)) + ")";
     }
@@ -438,12 +452,49 @@ class Printer {
     out_ += ")";
   }
 
+  // An operation on pairs: the prelude's function of the packed instruction, named after CUDA's
+  // intrinsic (obsidian_hadd2 is __hadd2_rn: add.rn.f16x2, which the compiler may not contract).
+  void pairOperation(const ExpNode& n) {
+    const ScalarType t = n.type;
+    if (host()) {
+      throw Error("export: a launch-time expression computes with " + std::string(cudaTypeName(t)) +
+                  ": half precision pairs are computed on the GPU only");
+    }
+    std::string fn;
+    if (n.kind == ExpKind::Fma) {
+      fn = "obsidian_hfma2";
+    } else if (n.kind == ExpKind::Unary) {
+      fn = n.unOp == UnOp::Neg ? "obsidian_hneg2" : "obsidian_habs2";
+    } else {
+      switch (n.binOp) {
+        case BinOp::Add: fn = "obsidian_hadd2"; break;
+        case BinOp::Sub: fn = "obsidian_hsub2"; break;
+        case BinOp::Mul: fn = "obsidian_hmul2"; break;
+        case BinOp::Min: fn = "obsidian_hmin2"; break;
+        case BinOp::Max: fn = "obsidian_hmax2"; break;
+        default: OBSIDIAN_ASSERT(false, std::string("pairs have no ") + binOpName(n.binOp));
+      }
+    }
+    out_ += fn + "(";
+    const size_t arity = n.kind == ExpKind::Fma ? 3 : n.kind == ExpKind::Binary ? 2 : 1;
+    for (size_t i = 0; i < arity; ++i) {
+      if (i > 0) out_ += ", ";
+      print(n.args[i]);
+    }
+    out_ += ")";
+  }
+
   // CUDA's reinterpreting intrinsics; between the integers of one size, a cast (the same bits).
   void bitcast(const ExpNode& n) {
     const ScalarType from = n.args[0]->type, to = n.type;
-    if (isSmallFloat(to) || isSmallFloat(from)) {
-      OBSIDIAN_ASSERT(!(isSmallFloat(to) && isSmallFloat(from)), "bitcast to or from a word");
-      if (isSmallFloat(to)) {
+    if (hasPreludeType(to) || hasPreludeType(from)) {
+      OBSIDIAN_ASSERT(!(hasPreludeType(to) && hasPreludeType(from)), "bitcast to or from a word");
+      if (host()) {  // obsidian_bits and obsidian_make_* are device functions
+        throw Error("export: a launch-time expression reads " +
+                    std::string(cudaTypeName(hasPreludeType(to) ? to : from)) +
+                    " as bits: half precision, pair and fp8 values are computed on the GPU only");
+      }
+      if (hasPreludeType(to)) {
         call("obsidian_make_" + smallName(to), n.args[0]);
       } else {
         call("obsidian_bits", n.args[0]);
@@ -474,6 +525,10 @@ class Printer {
 
   void unary(const ExpNode& n) {
     const ScalarType t = n.type;
+    if (isPair(t)) {
+      pairOperation(n);
+      return;
+    }
     if (isSmallFloat(t)) {
       smallOperation(n);
       return;
@@ -512,6 +567,10 @@ class Printer {
 
   void binary(const ExpNode& n) {
     const ScalarType t = n.args[0]->type;
+    if (isPair(t)) {
+      pairOperation(n);
+      return;
+    }
     if (isSmallFloat(t)) {
       smallOperation(n);
       return;
@@ -608,6 +667,13 @@ std::string printLiteral(const ExpNode& e) {
       char buf[48];
       std::snprintf(buf, sizeof buf, "obsidian_make_%s(0x%x)", smallName(e.type).c_str(),
                     detail::smallFloatBits(*scalarInfo(e.type).small, e.real));
+      return buf;
+    }
+    case ScalarType::F16x2:
+    case ScalarType::BF16x2: {  // its word
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "obsidian_make_%s(0x%08xu)", smallName(e.type).c_str(),
+                    static_cast<unsigned>(e.bits));
       return buf;
     }
     case ScalarType::Bool: return e.bits ? "true" : "false";
@@ -723,6 +789,8 @@ struct __align__(2) obsidian_half { unsigned short x; };
 struct __align__(2) obsidian_bfloat16 { unsigned short x; };
 struct obsidian_fp8_e4m3 { unsigned char x; };
 struct obsidian_fp8_e5m2 { unsigned char x; };
+struct __align__(4) obsidian_half2 { unsigned int x; };
+struct __align__(4) obsidian_bfloat162 { unsigned int x; };
 #define obsidian_small_bits(obsidian_type, obsidian_make, obsidian_storage) \
   static __device__ __forceinline__ obsidian_storage obsidian_bits(obsidian_type v) { return v.x; } \
   static __device__ __forceinline__ obsidian_type obsidian_make(obsidian_storage b) { obsidian_type v; v.x = b; return v; }
@@ -734,6 +802,8 @@ typedef __half obsidian_half;
 typedef __nv_bfloat16 obsidian_bfloat16;
 typedef __nv_fp8_e4m3 obsidian_fp8_e4m3;
 typedef __nv_fp8_e5m2 obsidian_fp8_e5m2;
+typedef __half2 obsidian_half2;
+typedef __nv_bfloat162 obsidian_bfloat162;
 #define obsidian_small_bits(obsidian_type, obsidian_make, obsidian_storage) \
   static __device__ __forceinline__ obsidian_storage obsidian_bits(obsidian_type v) { obsidian_storage b; memcpy(&b, &v, sizeof b); return b; } \
   static __device__ __forceinline__ obsidian_type obsidian_make(obsidian_storage b) { obsidian_type v; memcpy(&v, &b, sizeof b); return v; }
@@ -742,7 +812,34 @@ obsidian_small_bits(obsidian_half, obsidian_make_half, unsigned short)
 obsidian_small_bits(obsidian_bfloat16, obsidian_make_bfloat16, unsigned short)
 obsidian_small_bits(obsidian_fp8_e4m3, obsidian_make_fp8_e4m3, unsigned char)
 obsidian_small_bits(obsidian_fp8_e5m2, obsidian_make_fp8_e5m2, unsigned char)
+obsidian_small_bits(obsidian_half2, obsidian_make_half2, unsigned int)
+obsidian_small_bits(obsidian_bfloat162, obsidian_make_bfloat162, unsigned int)
 #undef obsidian_small_bits
+// Pairs: CUDA's packed intrinsics as the PTX they are, in both builds (so an exported header
+// under nvcc runs the same instructions): the _rn forms of + - * (no contraction into an fma);
+// neg and abs as the sign bits (neg.f16x2 leaves a NaN's bits unspecified).
+#define obsidian_pair_op2(obsidian_type, obsidian_make, obsidian_name, obsidian_ptx) \
+  static __device__ __forceinline__ obsidian_type obsidian_name(obsidian_type x, obsidian_type y) { \
+    unsigned int r; asm(obsidian_ptx " %0, %1, %2;" : "=r"(r) : "r"(obsidian_bits(x)), "r"(obsidian_bits(y))); \
+    return obsidian_make(r); }
+#define obsidian_pair_ops(obsidian_type, obsidian_make, obsidian_f) \
+  obsidian_pair_op2(obsidian_type, obsidian_make, obsidian_hadd2, "add.rn." obsidian_f "x2") \
+  obsidian_pair_op2(obsidian_type, obsidian_make, obsidian_hsub2, "sub.rn." obsidian_f "x2") \
+  obsidian_pair_op2(obsidian_type, obsidian_make, obsidian_hmul2, "mul.rn." obsidian_f "x2") \
+  obsidian_pair_op2(obsidian_type, obsidian_make, obsidian_hmin2, "min." obsidian_f "x2") \
+  obsidian_pair_op2(obsidian_type, obsidian_make, obsidian_hmax2, "max." obsidian_f "x2") \
+  static __device__ __forceinline__ obsidian_type obsidian_hfma2(obsidian_type x, obsidian_type y, obsidian_type v) { \
+    unsigned int r; \
+    asm("fma.rn." obsidian_f "x2 %0, %1, %2, %3;" : "=r"(r) : "r"(obsidian_bits(x)), "r"(obsidian_bits(y)), "r"(obsidian_bits(v))); \
+    return obsidian_make(r); } \
+  static __device__ __forceinline__ obsidian_type obsidian_hneg2(obsidian_type x) { return obsidian_make(obsidian_bits(x) ^ 0x80008000u); } \
+  static __device__ __forceinline__ obsidian_type obsidian_habs2(obsidian_type x) { return obsidian_make(obsidian_bits(x) & 0x7fff7fffu); }
+obsidian_pair_ops(obsidian_half2, obsidian_make_half2, "f16")
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+obsidian_pair_ops(obsidian_bfloat162, obsidian_make_bfloat162, "bf16")
+#endif
+#undef obsidian_pair_ops
+#undef obsidian_pair_op2
 static __device__ __forceinline__ float obsidian_to_float(obsidian_half v) {
   float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(obsidian_bits(v))); return f;
 }
@@ -787,7 +884,17 @@ static __device__ __forceinline__ obsidian_bfloat16 obsidian_atomic_add(obsidian
   asm volatile("atom.add.noftz.bf16 %0, [%1], %2;" : "=h"(r) : "l"(x), "h"(obsidian_bits(v)) : "memory");
   return obsidian_make_bfloat16(r);
 }
+static __device__ __forceinline__ obsidian_bfloat162 obsidian_atomic_add(obsidian_bfloat162* x, obsidian_bfloat162 v) {
+  unsigned int r;
+  asm volatile("atom.add.noftz.bf16x2 %0, [%1], %2;" : "=r"(r) : "l"(x), "r"(obsidian_bits(v)) : "memory");
+  return obsidian_make_bfloat162(r);
+}
 #endif
+static __device__ __forceinline__ obsidian_half2 obsidian_atomic_add(obsidian_half2* x, obsidian_half2 v) {
+  unsigned int r;
+  asm volatile("atom.add.noftz.f16x2 %0, [%1], %2;" : "=r"(r) : "l"(x), "r"(obsidian_bits(v)) : "memory");
+  return obsidian_make_half2(r);
+}
 static __device__ __forceinline__ float obsidian_odd(double x) {
   float r; asm("cvt.rz.f32.f64 %0, %1;" : "=f"(r) : "d"(x));
   return (double)r != x ? __uint_as_float(__float_as_uint(r) | 1u) : r;

@@ -105,6 +105,60 @@ double maxOf(double x, double y) {
   return x > y ? x : y;
 }
 
+// ---- packed pairs (F16x2, BF16x2): a value is its 32-bit word, each 16-bit lane computed as
+// CUDA's packed instructions compute it (add.rn, sub.rn, mul.rn, fma.rn .f16x2/.bf16x2, min,
+// max); the printer's prelude prints exactly these instructions (print_exp.cpp).
+
+// Lane `lane` (0: the low 16 bits) of pair word w, and the word with that lane set to b.
+uint32_t laneBits(uint64_t w, int lane) {
+  return static_cast<uint32_t>(w >> (16 * lane)) & 0xffffu;
+}
+
+// x rounded once to the lane format of pair t (to nearest even; a NaN to the canonical NaN, as
+// the packed instructions give).
+uint32_t laneRound(ScalarType t, double x) {
+  return detail::smallFloatRound(*scalarInfo(laneOf(t)).small, x);
+}
+double laneValue(ScalarType t, uint32_t bits) {
+  return detail::smallFloatValue(*scalarInfo(laneOf(t)).small, bits);
+}
+
+// f applied to each lane of the words: f(laneA, laneB) -> the lane's result bits.
+template <class F>
+Value perLane(uint64_t a, uint64_t b, F f) {
+  uint64_t r = 0;
+  for (int lane = 0; lane < 2; ++lane) {
+    r |= uint64_t{f(laneBits(a, lane), laneBits(b, lane))} << (16 * lane);
+  }
+  return intValue(r);
+}
+
+// x + y exactly rounded to a lane format: halves and bfloat16s sum exactly in a double, or
+// (bf16 operands far apart) are rounded to double first, which is innocuous at 53 >= 2 * 8 + 2
+// bits (double rounding of + - * is correct when the wide format has 2p + 2 bits).
+Value pairBinary(BinOp op, ScalarType t, Value a, Value b) {
+  const uint32_t nan = scalarInfo(laneOf(t)).small->canonicalNaN;
+  return perLane(a.u, b.u, [&](uint32_t xb, uint32_t yb) -> uint32_t {
+    const double x = laneValue(t, xb), y = laneValue(t, yb);
+    switch (op) {
+      case BinOp::Add: return laneRound(t, x + y);
+      case BinOp::Sub: return laneRound(t, x - y);
+      case BinOp::Mul: return laneRound(t, x * y);  // exact in double (at most 22 bits)
+      case BinOp::Min:
+      case BinOp::Max: {
+        // min.f16x2 / max.f16x2 (and bf16x2): a NaN lane gives the other operand's lane (its
+        // bits), two NaNs the canonical NaN, -0 below +0 (CUDA's __hmin2 / __hmax2).
+        if (std::isnan(x) && std::isnan(y)) return nan;
+        if (std::isnan(x)) return yb;
+        if (std::isnan(y)) return xb;
+        if (x == y) return (std::signbit(x) == (op == BinOp::Min)) ? xb : yb;
+        return ((x < y) == (op == BinOp::Min)) ? xb : yb;
+      }
+      default: OBSIDIAN_ASSERT(false, std::string("no pair ") + binOpName(op)); return 0;
+    }
+  });
+}
+
 template <class T>
 bool compare(BinOp op, T x, T y) {
   switch (op) {
@@ -120,6 +174,7 @@ bool compare(BinOp op, T x, T y) {
 }  // namespace
 
 Value evalBinary(BinOp op, ScalarType t, Value a, Value b) {
+  if (isPair(t)) return pairBinary(op, t, a, b);
   if (isComparison(op)) {
     bool r;
     if (isFloat(t)) {
@@ -195,6 +250,12 @@ Value evalBinary(BinOp op, ScalarType t, Value a, Value b) {
 }
 
 Value evalUnary(UnOp op, ScalarType t, Value a) {
+  if (isPair(t)) {
+    // __hneg2 and __habs2 flip or clear the sign bits (printed so: xor / and of the word),
+    // which keeps a NaN a NaN with its payload.
+    OBSIDIAN_ASSERT(op == UnOp::Neg || op == UnOp::Fabs, "pairs have - and abs");
+    return intValue(op == UnOp::Neg ? (a.u ^ 0x80008000u) : (a.u & 0x7fff7fffu));
+  }
   switch (op) {
     case UnOp::Not: return intValue(a.u ? 0 : 1);
     case UnOp::BitNot: return intValue(~a.u & typeMask(t));
@@ -263,6 +324,29 @@ Value evalUnary(UnOp op, ScalarType t, Value a) {
       OBSIDIAN_ASSERT(false, std::string("unary ") + unOpName(op) + " returned above");
   }
   return realValue(floatResult(t, r, a.f, a.f));
+}
+
+Value evalFma(ScalarType t, Value a, Value b, Value c) {
+  OBSIDIAN_ASSERT(isPair(t), "fma of pairs");
+  uint64_t r = 0;
+  for (int lane = 0; lane < 2; ++lane) {
+    const double x = laneValue(t, laneBits(a.u, lane)), y = laneValue(t, laneBits(b.u, lane));
+    const double z = laneValue(t, laneBits(c.u, lane));
+    const double p = x * y;  // exact: at most 2 * 11 significant bits, in f16's or bf16's range
+    double s = p + z;
+    if (std::isfinite(s)) {
+      // TwoSum: s + e is p + z exactly. Where e != 0, s is replaced by its neighbour toward e
+      // when s is even (s rounded to odd): a 53-bit value rounded to odd rounds once more to
+      // the lane's 11 (or 8) bits as p + z itself would, ties included (never a false tie).
+      const double bv = s - p, av = s - bv;
+      const double e = (p - av) + (z - bv);
+      if (e != 0 && (std::bit_cast<uint64_t>(s) & 1u) == 0) {
+        s = std::nextafter(s, e > 0 ? INFINITY : -INFINITY);
+      }
+    }
+    r |= uint64_t{laneRound(t, s)} << (16 * lane);
+  }
+  return intValue(r);
 }
 
 Value evalCast(ScalarType to, ScalarType from, Value a) {

@@ -46,6 +46,8 @@ std::optional<uint64_t> integerBits(ScalarType t, double v);
 // or 0xfff8000000000000 (see floatResult in scalar_ops.cpp).
 Value evalBinary(BinOp op, ScalarType t, Value a, Value b);
 Value evalUnary(UnOp op, ScalarType t, Value a);
+// a * b + c of pair type t, each lane rounded once (CUDA's __hfma2).
+Value evalFma(ScalarType t, Value a, Value b, Value c);
 // Conversion as CUDA does it; float to integer saturates, NaN becomes 0 (to u8 and u16: to u32
 // first, then truncated); between f32 and f64 a NaN is quieted, its sign and payload kept.
 Value evalCast(ScalarType to, ScalarType from, Value a);

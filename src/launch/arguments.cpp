@@ -66,6 +66,8 @@ struct Evaluator {
         return (*this)(e->args[0]).u ? (*this)(e->args[1]) : (*this)(e->args[2]);
       case ExpKind::Cast: return ir::evalCast(e->type, e->args[0]->type, (*this)(e->args[0]));
       case ExpKind::BitCast: return ir::evalBitCast(e->type, e->args[0]->type, (*this)(e->args[0]));
+      case ExpKind::Fma:
+        return ir::evalFma(e->type, (*this)(e->args[0]), (*this)(e->args[1]), (*this)(e->args[2]));
       case ExpKind::ThreadIdx:
       case ExpKind::BlockIdx:
       case ExpKind::GridDim:

@@ -37,6 +37,15 @@ std::string formatScalar(ScalarType t, const void* bytes) {
       out << detail::smallFloatValue(*scalarInfo(t).small, bits);
       break;
     }
+    case ScalarType::F16x2:
+    case ScalarType::BF16x2: {  // (lo, hi)
+      const uint32_t w = as(uint32_t{});
+      const detail::SmallFloatFormat& f = *scalarInfo(laneOf(t)).small;
+      out.precision(9);
+      out << "(" << detail::smallFloatValue(f, w & 0xffffu) << ", "
+          << detail::smallFloatValue(f, w >> 16) << ")";
+      break;
+    }
   }
   return out.str();
 }

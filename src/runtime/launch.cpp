@@ -34,7 +34,9 @@ ParamValue scalar(ScalarType t, uint64_t bits, double real) {
   switch (t) {
     case ScalarType::U8: v.u8 = static_cast<uint8_t>(bits); break;
     case ScalarType::U16: v.u16 = static_cast<uint16_t>(bits); break;
-    case ScalarType::U32: v.u32 = static_cast<uint32_t>(bits); break;
+    case ScalarType::U32:
+    case ScalarType::F16x2:  // a pair's word
+    case ScalarType::BF16x2: v.u32 = static_cast<uint32_t>(bits); break;
     case ScalarType::I32: v.i32 = static_cast<int32_t>(static_cast<uint32_t>(bits)); break;
     case ScalarType::U64: v.u64 = bits; break;
     case ScalarType::F32: v.f32 = obsidian::detail::narrowF32(real); break;

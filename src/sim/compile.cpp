@@ -36,6 +36,7 @@ std::unique_ptr<CExp> Compiler::exp(const ExpPtr& e) {
       c->b = exp(e->args[1]);
       break;
     case ExpKind::Select:
+    case ExpKind::Fma:
       c->a = exp(e->args[0]);
       c->b = exp(e->args[1]);
       c->c = exp(e->args[2]);

@@ -24,7 +24,9 @@ ir::Value load(const uint8_t* p, ScalarType t) {
       break;
     }
     case ScalarType::U32:
-    case ScalarType::I32: {
+    case ScalarType::I32:
+    case ScalarType::F16x2:  // a pair is held as its word
+    case ScalarType::BF16x2: {
       uint32_t x;
       std::memcpy(&x, p, 4);
       v.u = x;
@@ -61,7 +63,9 @@ void store(uint8_t* p, ScalarType t, ir::Value v) {
       break;
     }
     case ScalarType::U32:
-    case ScalarType::I32: {
+    case ScalarType::I32:
+    case ScalarType::F16x2:
+    case ScalarType::BF16x2: {
       const auto x = static_cast<uint32_t>(v.u);
       std::memcpy(p, &x, 4);
       break;
@@ -328,7 +332,9 @@ void Machine::eval(const CExp& e, const Lanes& lanes, ir::Value* out) {
       return;
     case ExpKind::Unary:
       eval(*e.a, lanes, out);
-      if (counters_) counters_->arithmetic(at_.stmt->id, lanes, isFloat(e.argType));
+      if (counters_) {
+        counters_->arithmetic(at_.stmt->id, lanes, isFloat(e.argType) || isPair(e.argType));
+      }
       for (uint32_t t : lanes) out[t] = ir::evalUnary(e.un, e.argType, out[t]);
       return;
     case ExpKind::Cast:
@@ -341,7 +347,9 @@ void Machine::eval(const CExp& e, const Lanes& lanes, ir::Value* out) {
       for (uint32_t t : lanes) out[t] = ir::evalBitCast(e.type, e.argType, out[t]);
       return;
     case ExpKind::Binary: {
-      if (counters_) counters_->arithmetic(at_.stmt->id, lanes, isFloat(e.argType));
+      if (counters_) {
+        counters_->arithmetic(at_.stmt->id, lanes, isFloat(e.argType) || isPair(e.argType));
+      }
       if (e.bin == BinOp::And || e.bin == BinOp::Or) {  // short-circuit, as in CUDA
         eval(*e.a, lanes, out);
         Lanes rest, done;
@@ -363,6 +371,18 @@ void Machine::eval(const CExp& e, const Lanes& lanes, ir::Value* out) {
         }
       }
       for (uint32_t t : lanes) out[t] = ir::evalBinary(e.bin, e.argType, out[t], rhs[t]);
+      release();
+      return;
+    }
+    case ExpKind::Fma: {
+      if (counters_) counters_->arithmetic(at_.stmt->id, lanes, true);
+      eval(*e.a, lanes, out);
+      ir::Value* b = acquire();
+      eval(*e.b, lanes, b);
+      ir::Value* c = acquire();
+      eval(*e.c, lanes, c);
+      for (uint32_t t : lanes) out[t] = ir::evalFma(e.type, out[t], b[t], c[t]);
+      release();
       release();
       return;
     }

@@ -1,4 +1,4 @@
-// EXPECT: atomicAdd works on uint32, int32, uint64, float, double, Half and BFloat16
+// EXPECT: atomicAdd works on uint32, int32, uint64, float, double, Half, BFloat16, Half2 and BFloat162
 // CUDA has no atomicAdd on bytes. (Fix: count in a DMutable<uint32_t>.)
 #include <obsidian/obsidian.hpp>
 
