@@ -276,6 +276,14 @@ Exp<X> tilePrefix(const Program<Block>& p, Op f, X identity, const TileTicket& t
 inline EWord32 tilesOf(const EWord32& n, uint32_t tile) {
   return n / tile + cast<uint32_t>(n % tile != 0u);
 }
+// `tiles`, with the launch precondition that the status has room for them; `what` names the
+// caller in the message.
+inline EWord32 checkedTiles(const std::string& what, const EWord32& tiles, const ScanShape& shape) {
+  requireLength(tiles <= shape.maxTiles, what + " has status for " +
+                                             std::to_string(shape.maxTiles) + " tiles of " +
+                                             std::to_string(shape.tile) + " elements");
+  return tiles;
+}
 }  // namespace detail
 
 /// scanGrid<X>(f, blockScan, in, shape, kind, identity): the inclusive (or exclusive, identity
@@ -298,10 +306,7 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
   if (shape.tile == 0) throw Error("scanGrid needs a tile of at least one element; got 0");
   const EWord32 n = len(in);
   const uint32_t tileLen = shape.tile;
-  const EWord32 tiles = detail::tilesOf(n, tileLen);
-  detail::requireLength(tiles <= shape.maxTiles, "scanGrid has status for " +
-                                                     std::to_string(shape.maxTiles) + " tiles of " +
-                                                     std::to_string(tileLen) + " elements");
+  const EWord32 tiles = detail::checkedTiles("scanGrid", detail::tilesOf(n, tileLen), shape);
   return DPush<Grid, Exp<X>>(n, [=](const Program<Grid>& g, const Writer<Exp<X>>& out) {
     g.distrPar(tiles, [&](const Program<Block>& p, const EWord32&) {
       const detail::TileTicket ticket = detail::drawTile(p, tiles);
@@ -435,10 +440,7 @@ DPush<Grid, Exp<X>> scanAll(Op f, const DPull<Exp<X>>& in, const ScanPolicy& pol
   const ScanShape shape = detail::shapeOf("scanAll", nullptr, policy);
   const uint32_t seq = policy.itemsPerThread, tileLen = shape.tile;
   const EWord32 n = len(in);
-  const EWord32 tiles = detail::tilesOf(n, tileLen);
-  detail::requireLength(tiles <= shape.maxTiles, "scanAll has status for " +
-                                                     std::to_string(shape.maxTiles) + " tiles of " +
-                                                     std::to_string(tileLen) + " elements");
+  const EWord32 tiles = detail::checkedTiles("scanAll", detail::tilesOf(n, tileLen), shape);
   return DPush<Grid, Exp<X>>(n, [=](const Program<Grid>& g, const Writer<Exp<X>>& out) {
     g.distrPar(tiles, [&](const Program<Block>& p, const EWord32&) {
       detail::shapeOf("scanAll", &p, policy);
@@ -507,10 +509,7 @@ Selection<X> selectGrid(const char* what, const DPull<Exp<X>>& in, Keep keep,
   const ScanShape shape = shapeOf(what, nullptr, policy);
   const uint32_t seq = policy.itemsPerThread, tileLen = shape.tile;
   const EWord32 n = len(in);
-  const EWord32 tiles = tilesOf(n, tileLen) + cast<uint32_t>(n == 0u);
-  requireLength(tiles <= shape.maxTiles, std::string(what) + " has status for " +
-                                             std::to_string(shape.maxTiles) + " tiles of " +
-                                             std::to_string(tileLen) + " elements");
+  const EWord32 tiles = checkedTiles(what, tilesOf(n, tileLen) + cast<uint32_t>(n == 0u), shape);
   const auto plus = [](const EWord32& a, const EWord32& b) { return a + b; };
   return Selection<X>(
       std::tuple<EWord32, uint32_t>(n, 1u),
