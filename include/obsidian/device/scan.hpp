@@ -272,6 +272,20 @@ Exp<X> tilePrefix(const Program<Block>& p, Op f, X identity, const TileTicket& t
                              mkPull(1u, [](const EWord32& w) { return w; }))));
   return prefix[0u];
 }
+// store(u, j) for each element j of the tile that starts at `start`: every tile but the last
+// is whole, so its stores need no bound (start < n, so n - start does not wrap); the last's
+// stop at n.
+template <class Store>
+void storeTile(const Program<Block>& p, const EWord32& n, const EWord32& start, uint32_t tileLen,
+               Store store) {
+  p.cond(
+      n - start >= tileLen, [&](const Program<Block>& q) { q.forAll(tileLen, store); },
+      [&](const Program<Block>& q) {
+        q.forAll(tileLen, [&](const Program<Thread>& t, const EWord32& j) {
+          t.cond(start + j < n, [&](const Program<Thread>& u) { store(u, j); });
+        });
+      });
+}
 // ceil(n / tile) without overflow near 2^32.
 inline EWord32 tilesOf(const EWord32& n, uint32_t tile) {
   return n / tile + cast<uint32_t>(n % tile != 0u);
@@ -336,15 +350,7 @@ DPush<Grid, Exp<X>> scanGrid(Op f, BlockScan blockScan, const DPull<Exp<X>>& in,
               start + j);
         }
       };
-      // Every tile but the last is whole: its stores need no bound (start < n, so n - start
-      // does not wrap).
-      p.cond(
-          n - start >= tileLen, [&](const Program<Block>& q) { q.forAll(tileLen, store); },
-          [&](const Program<Block>& q) {
-            q.forAll(tileLen, [&](const Program<Thread>& t, const EWord32& j) {
-              t.cond(start + j < n, [&](const Program<Thread>& u) { store(u, j); });
-            });
-          });
+      detail::storeTile(p, n, start, tileLen, store);
     });
   });
 }
@@ -464,18 +470,9 @@ DPush<Grid, Exp<X>> scanAll(Op f, const DPull<Exp<X>>& in, const ScanPolicy& pol
                                         tid * seq + k);
                                     });
           }));
-      // Every tile but the last is whole: its stores need no bound (start < n, so n - start
-      // does not wrap).
-      const auto store = [&](const Program<Thread>& u, const EWord32& j) {
+      detail::storeTile(p, n, start, tileLen, [&](const Program<Thread>& u, const EWord32& j) {
         out(u, local[j], start + j);
-      };
-      p.cond(
-          n - start >= tileLen, [&](const Program<Block>& q) { q.forAll(tileLen, store); },
-          [&](const Program<Block>& q) {
-            q.forAll(tileLen, [&](const Program<Thread>& t, const EWord32& j) {
-              t.cond(start + j < n, [&](const Program<Thread>& u) { store(u, j); });
-            });
-          });
+      });
     });
   });
 }
