@@ -100,6 +100,14 @@ MEASUREMENTS = {
         "build-gpu/bench/obsidian-bench-blas --unfused --runs 30 --json "
         "bench/results/blas-unfused-h100.json",
         "the same code as blas-untuned-h100.json"),
+    "array-blas": Measurement(
+        "array-blas-h100.json", "2026-11-27", "308656be992d1aab",
+        "build-gpu/bench/obsidian-bench-blas --runs 30 --json bench/results/array-blas-h100.json",
+        "the planned column: array::Plan's defaults"),
+    "array": Measurement(
+        "array-h100.json", "2026-11-27", "3c92404c1d0e3879",
+        "build-gpu/bench/obsidian-bench-array --plan-segment-lanes 16 --json "
+        "bench/results/array-h100.json"),
     "safegpu": Measurement(
         "safegpu-h100.json", "2026-11-24", "bb23cac87cc08561",
         "build-gpu/bench/obsidian-bench-safegpu --json bench/results/safegpu-h100.json"),
@@ -536,6 +544,68 @@ def render_blas_ablations(d: dict) -> list[str]:
     return out
 
 
+def render_array_blas(d: dict) -> list[str]:
+    data = d["array-blas"]
+    rows = data["rows"]
+    out = meta("array-blas", data)
+    out += ["Each sequence as an array program (`blas::script`, examples/blas/scripts.hpp), "
+            "planned by `array::Plan` with its defaults, against the hand-fused plan "
+            "(`blas::tunedShape`) and CUBLAS's call sequence on the same buffers. planned/hand: "
+            "the planned time over the hand plan's (bold: more than 5% slower).", ""]
+    body = []
+    for r in rows:
+        ratio = r["planned_over_hand"]
+        body.append([r["sequence"], blas_problem(r), f"{r['planned_kernels']}/{r['kernels']}",
+                     fixed(us(r["planned"]), 1), fixed(us(r["ours"]), 1),
+                     fixed(us(r["cublas"]), 1), slower(fixed(ratio, 3), ratio > 1.05),
+                     fixed(us(r["cublas"]) / us(r["planned"]), 2)])
+    out += table(["sequence", "problem", "kernels (planned/hand)", "planned us", "hand us",
+                  "CUBLAS us", "planned/hand", "CUBLAS/planned"], body, {2, 3, 4, 5, 6, 7})
+    out += ["", checked(rows, ["planned_ok", "ours_ok", "cublas_ok"],
+                        "planned, hand and CUBLAS outputs, poisoned with NaN first, against the "
+                        "double reference")]
+    return out
+
+
+def render_array(d: dict) -> list[str]:
+    data = d["array"]
+    rows = data["rows"]
+    out = meta("array", data)
+    cg = [r for r in rows if r["program"] == "cg"]
+    sm = [r for r in rows if r["program"] == "softmax_gemv"]
+    out += ["One conjugate-gradient iteration (q = A p; alpha = rho / p.q; x1 = x + alpha p; "
+            "r1 = r - alpha q; rho1 = r1.r1) over a random CSR matrix (16 nonzeros a row on "
+            "average), planned, against cuSPARSE's SpMV (CSR ALG1) and cuBLAS's calls (device "
+            "pointer mode, the copies the in-place calls need):", ""]
+    out += table(["n", "nonzeros", "kernels (plan/vendor calls)", "planned us", "vendor us",
+                  "vendor/planned", "MB (unfused MB)", "% of roof"],
+                 [[fmt_n(r["n"]), fmt_n(r["nnz"]), f"{r['kernels']}/{r['vendor_calls']}",
+                   fixed(us(r["ours"]), 1), fixed(us(r["vendor"]), 1),
+                   fixed(r["vendor_over_ours"], 3),
+                   f"{r['bytes'] / 1e6:.0f} ({r['unfused_bytes'] / 1e6:.0f})",
+                   fixed(r["percent_roof"], 1)] for r in cg], {2, 3, 4, 5, 6, 7})
+    out += ["", "A row softmax followed by a GEMV (y = softmax_rows(A) x), planned into two "
+            "kernels, against a hand-written pair (one warp a row: the row maxima, then the "
+            "exponentials' sum and dot):", ""]
+    out += table(["rows x cols", "kernels (plan/hand)", "planned us", "hand us", "planned/hand",
+                  "% of roof"],
+                 [[f"{r['rows']} x {r['cols']}", f"{r['kernels']}/{r['hand_kernels']}",
+                   fixed(us(r["ours"]), 1), fixed(us(r["hand"]), 1),
+                   slower(fixed(r["ours_over_hand"], 3), r["ours_over_hand"] > 1.05),
+                   fixed(r["percent_roof"], 1)] for r in sm], {1, 2, 3, 4, 5})
+    out += ["", "Planning and first compiles (seed 004's Table 3), on small data: plan ms, the "
+            "first `Plan` (schedule and capture); NVRTC ms, compiling its kernels uncached; "
+            "replan us, the same `Plan` again from the plan cache (then the median of 10 more).",
+            ""]
+    out += table(["program", "kernels", "plan ms", "NVRTC ms", "replan us", "replan median us"],
+                 [[p["program"], str(p["kernels"]), fixed(p["plan_ms"], 2),
+                   fixed(p["nvrtc_ms"], 1), fixed(p["replan_us"], 1),
+                   fixed(p["replan_median_us"], 1)] for p in data["planning"]], {1, 2, 3, 4, 5})
+    out += ["", checked(rows, ["ours_ok", "vendor_ok", "hand_ok"],
+                        "planned and baseline outputs against the double reference")]
+    return out
+
+
 def render_safegpu(d: dict) -> list[str]:
     data = d["safegpu"]
     rows = data["rows"]
@@ -655,6 +725,8 @@ BLOCKS = {
         "blas": render_blas,
         "blas-ablations": render_blas_ablations,
         "safegpu": render_safegpu,
+        "array-blas": render_array_blas,
+        "array": render_array,
     },
     "README.md": {"summary": render_summary},
 }

@@ -6,6 +6,10 @@
 // reference before anything is timed. The copy kernel over 2^26 floats is the roofline: %roof
 // is the GB/s of the bytes our kernels move (every buffer argument once) over the copy's.
 //
+// Each sequence also runs as an array program (examples/blas/scripts.hpp: blas::script, planned
+// once by array::Plan for the GPU over the same device buffers), checked the same way: "planned
+// us" is its time and "planned/hand" its time over ours (the hand-fused plan's).
+//
 // Each sequence runs with blas::tunedShape (the tuning sweep's choice); --untuned runs
 // blas::Shape{}'s defaults instead, and each shape option overrides that one field.
 //
@@ -23,6 +27,7 @@
 #include <sstream>
 
 #include "../../examples/blas/blas.hpp"
+#include "../../examples/blas/scripts.hpp"
 #include "../common/bench_data.hpp"
 #include "../common/comparison.hpp"
 #include "../common/gpu_timer.hpp"
@@ -62,6 +67,14 @@ int main(int argc, char** argv) {
   app.add_flag("--untuned", untuned, "blas::Shape{}'s defaults instead of blas::tunedShape");
   app.add_flag("--unfused", unfused,
                "one kernel per BLAS call for the F-tagged sequences (what fusion buys)");
+  array::PlanOptions planOptions;  // the array programs' knobs (defaults: PlanOptions's)
+  app.add_option("--plan-threads", planOptions.threads, "array programs: threads per block");
+  app.add_option("--plan-items", planOptions.items,
+                 "array programs: elements a thread takes a tile");
+  app.add_option("--plan-reduce-items", planOptions.reduceItems,
+                 "array programs: elements a thread takes a trip in a pass with reductions");
+  app.add_option("--plan-unroll", planOptions.unroll,
+                 "array programs: elements a row or column pass reads before it folds");
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
   const auto shapeFor = [&](const std::string& name, const blas::Problem& pr) {
@@ -109,12 +122,17 @@ int main(int argc, char** argv) {
   const double roof = bench::gbps(copyFloats * 8, copy.medianMs);
   std::cout << "copy roofline: " << std::fixed << std::setprecision(0) << roof << " GB/s\n\n"
             << "sequence   problem            kernels  ours us  cublas us  cublas/ours  ours GB/s  "
-               "%roof  check\n";
+               "%roof  planned us  planned/hand  check\n";
   json rows = json::array();
   gpu::LaunchOptions async;
   async.synchronize = false;
+  array::RunOptions plannedAsync;
+  plannedAsync.synchronize = false;
+  array::PlanOptions onGpu = planOptions;
+  onGpu.target = device::Target::onGpu();
   for (const std::string& name : blas::sequenceNames()) {
     if (!only.empty() && name != only) continue;
+    const array::Plan plan(blas::script(name), onGpu);  // one plan for every problem
     for (const blas::Problem& pr : blas::isVectorSequence(name) ? vectors : matrices) {
       const blas::Shape shape = shapeFor(name, pr);
       const blas::Sequence q = blas::sequence(name, pr, shape);
@@ -133,10 +151,14 @@ int main(int argc, char** argv) {
         blas::download(q, d, b);
         return blas::mismatch(want, b);
       };
+      const array::Bindings bound = blas::bindings(name, pr, d);
+      const auto planned = [&] { plan.run(bound, plannedAsync); };
       const std::string oursBad = run(ours);
       const std::string theirsBad = run([&] { theirs(false); });
+      const std::string plannedBad = run(planned);
       const bench::Timing t1 = bench::timeGpu([&](int) { ours(); }, common.runs);
       const bench::Timing t2 = bench::timeGpu([&](int) { theirs(true); }, common.runs);
+      const bench::Timing t4 = bench::timeGpu([&](int) { planned(); }, common.runs);
       const double gbps = blas::movedBytes(q) / (t1.medianMs * 1e-3) / 1e9;
       std::ostringstream problem;
       if (blas::isVectorSequence(name)) {
@@ -144,14 +166,17 @@ int main(int argc, char** argv) {
       } else {
         problem << pr.rows << "x" << pr.cols;
       }
-      const bool ok = oursBad.empty() && theirsBad.empty();
+      const bool ok = oursBad.empty() && theirsBad.empty() && plannedBad.empty();
       std::cout << std::left << std::setw(11) << name << std::setw(19) << problem.str()
                 << std::right << std::setw(7) << q.steps.size() << std::fixed
                 << std::setprecision(1) << std::setw(9) << t1.medianMs * 1e3 << std::setw(11)
                 << t2.medianMs * 1e3 << std::setprecision(3) << std::setw(13)
                 << t2.medianMs / t1.medianMs << std::setprecision(0) << std::setw(11) << gbps
-                << std::setprecision(1) << std::setw(7) << 100 * gbps / roof << "  "
-                << (ok ? "ok" : "WRONG " + oursBad + " / " + theirsBad) << std::endl;
+                << std::setprecision(1) << std::setw(7) << 100 * gbps / roof << std::setw(12)
+                << t4.medianMs * 1e3 << std::setprecision(3) << std::setw(14)
+                << t4.medianMs / t1.medianMs << "  "
+                << (ok ? "ok" : "WRONG " + oursBad + " / " + theirsBad + " / planned " + plannedBad)
+                << std::endl;
       json row = {{"sequence", name},
                   {"n", pr.n},
                   {"rows", pr.rows},
@@ -171,7 +196,11 @@ int main(int argc, char** argv) {
                   {"ours_gbps", gbps},
                   {"roofline_gbps", roof},
                   {"ours_ok", oursBad.empty()},
-                  {"cublas_ok", theirsBad.empty()}};
+                  {"cublas_ok", theirsBad.empty()},
+                  {"planned", bench::timingJson(t4)},
+                  {"planned_ok", plannedBad.empty()},
+                  {"planned_kernels", plan.kernelCount()},
+                  {"planned_over_hand", t4.medianMs / t1.medianMs}};
       if (name == "MADD") {  // CUBLAS's one-call form, for the record
         const auto geam = [&] {
           bench::cublasGeamAdd(p.at("A"), p.at("B"), p.at("C"), pr.rows, pr.cols);

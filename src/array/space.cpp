@@ -1,0 +1,59 @@
+// Whole-array programs, the fusion space (seed 002, Section 4): the plans the planner's
+// decisions can give, found by flipping each decision a plan meets (a decision may appear only
+// in some plans: an epilogue exists only where a row pass does), each predicted by bytes moved
+// and launches with the simulator's cost-model machine (DeviceModel), pruned of plans that save
+// no traffic over another and of dominated ones.
+#include <algorithm>
+#include <deque>
+#include <set>
+
+#include "array/plan_data.hpp"
+#include "obsidian/profile.hpp"
+
+namespace obsidian::array {
+
+std::vector<Alternative> fusionSpace(const std::vector<Output>& outputs, const PlanOptions& options,
+                                     const Bindings& data, size_t limit) {
+  if (!options.fuse) {
+    throw Error("array::fusionSpace: the options say no fusion (PlanOptions::fuse is false)");
+  }
+  const DeviceModel model;
+  std::vector<Alternative> found;
+  std::set<std::map<std::string, bool>> seen;
+  std::deque<std::map<std::string, bool>> todo{options.choices};
+  seen.insert(options.choices);
+  while (!todo.empty() && found.size() < limit) {
+    PlanOptions o = options;
+    o.choices = todo.front();
+    todo.pop_front();
+    const Plan plan(outputs, o);
+    const PlanReport r = plan.report(data);
+    Alternative a;
+    a.kernels = static_cast<uint32_t>(plan.kernelCount());
+    a.bytes = r.bytes;
+    a.predictedMicroseconds =
+        r.bytes / (model.dramGBps * 1e3) + a.kernels * model.launchMicroseconds;
+    // The decisions this plan met, with the side it took: the choices that make it.
+    for (const auto& [name, side] : plan.choices()) a.choices[name] = side;
+    for (const auto& [name, side] : plan.choices()) {
+      std::map<std::string, bool> next = a.choices;
+      next[name] = !side;
+      if (seen.insert(next).second) todo.push_back(std::move(next));
+    }
+    found.push_back(std::move(a));
+  }
+  // Prune: the same traffic in the same kernels as one kept before, or beaten on both.
+  std::stable_sort(found.begin(), found.end(), [](const Alternative& x, const Alternative& y) {
+    return x.predictedMicroseconds < y.predictedMicroseconds;
+  });
+  std::vector<Alternative> kept;
+  for (const Alternative& a : found) {
+    const bool redundant = std::any_of(kept.begin(), kept.end(), [&](const Alternative& k) {
+      return k.bytes <= a.bytes && k.kernels <= a.kernels;
+    });
+    if (!redundant) kept.push_back(a);
+  }
+  return kept;
+}
+
+}  // namespace obsidian::array

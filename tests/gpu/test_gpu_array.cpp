@@ -1,0 +1,237 @@
+// GPU tests of whole-array programs (label gpu): planned programs of every pass kind (vector,
+// matrix, row, column, tile, segment, scan, scatter) on the device at sizes that fill it, each
+// output checked against plain C++.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <obsidian/array.hpp>
+#include <random>
+
+using namespace obsidian;
+using namespace obsidian::array;
+
+namespace {
+
+PlanOptions onGpu() {
+  PlanOptions o;
+  o.target = device::Target::onGpu();
+  return o;
+}
+
+std::vector<float> floats(size_t n, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(g);
+  return v;
+}
+
+// |got - want| within a relative tolerance of `scale` (the sum of the terms' magnitudes).
+void near(const std::vector<float>& got, const std::vector<double>& want,
+          const std::vector<double>& scale) {
+  REQUIRE(got.size() >= want.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (!(std::fabs(got[i] - want[i]) <= 2e-5 * scale[i] + 1e-30)) {
+      if (bad++ < 3) FAIL_CHECK("element " << i << ": got " << got[i] << ", want " << want[i]);
+    }
+  }
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("gpu: array programs: AXPYDOT, GEMVER and BiCGK match C++") {
+  {
+    const size_t n = (size_t{1} << 22) + 3;
+    const auto w = floats(n, 1), v = floats(n, 2), u = floats(n, 3);
+    const auto W = vectorInput<float>("w"), V = vectorInput<float>("v"),
+               U = vectorInput<float>("u");
+    const auto z = W - 0.75f * V;
+    const Plan plan({{"z", z}, {"r", dot(z, U)}}, onGpu());
+    CHECK(plan.kernelCount() == 1);
+    gpu::DeviceBuffer<float> dw(w), dv(v), du(u), dz(n), dr(1);
+    Bindings b;
+    b.vector("w", dw).vector("v", dv).vector("u", du).output("z", dz).output("r", dr);
+    plan.run(b);
+    plan.run(b);  // twice: the grid state is ready again
+    const auto zg = dz.download();
+    std::vector<double> zw(n), zs(n);
+    double r = 0, rs = 0;
+    for (size_t i = 0; i < n; ++i) {
+      zw[i] = w[i] - 0.75 * v[i];
+      zs[i] = std::fabs(w[i]) + 0.75 * std::fabs(v[i]);
+      r += zw[i] * u[i];
+      rs += zs[i] * std::fabs(u[i]);
+    }
+    near(zg, zw, zs);
+    near(dr.download(), {r}, {rs});
+    // The same plan on 3 tiles: fewer blocks than the grid state holds (the results of the
+    // launches before are not folded in).
+    const size_t m = 3000;
+    gpu::DeviceBuffer<float> sw(std::vector<float>(w.begin(), w.begin() + m)),
+        sv(std::vector<float>(v.begin(), v.begin() + m)),
+        su(std::vector<float>(u.begin(), u.begin() + m)), sz(m), sr(1);
+    Bindings small;
+    small.vector("w", sw).vector("v", sv).vector("u", su).output("z", sz).output("r", sr);
+    plan.run(small);
+    double r2 = 0, rs2 = 0;
+    for (size_t i = 0; i < m; ++i) {
+      r2 += zw[i] * u[i];
+      rs2 += zs[i] * std::fabs(u[i]);
+    }
+    near(sr.download(), {r2}, {rs2});
+  }
+  {
+    const uint32_t rows = 4099, cols = 3001, pitch = 3008;
+    const auto a = floats(size_t{rows} * pitch, 4), u1 = floats(rows, 5), v1 = floats(cols, 6),
+               u2 = floats(rows, 7), v2 = floats(cols, 8), y = floats(rows, 9),
+               z = floats(cols, 10);
+    const auto A = matrixInput<float>("A");
+    const auto U1 = vectorInput<float>("u1"), V1 = vectorInput<float>("v1"),
+               U2 = vectorInput<float>("u2"), V2 = vectorInput<float>("v2"),
+               Y = vectorInput<float>("y"), Z = vectorInput<float>("z");
+    const auto B = A + outer(U1, V1) + outer(U2, V2);
+    const auto x = -1.25f * gemvT(B, Y) + Z;
+    const Plan plan({{"B", B}, {"x", x}, {"w", 0.75f * gemv(B, x)}}, onGpu());
+    CHECK(plan.kernelCount() == 3);
+    gpu::DeviceBuffer<float> dA(a), du1(u1), dv1(v1), du2(u2), dv2(v2), dy(y), dz(z);
+    gpu::DeviceBuffer<float> dB(size_t{rows} * cols), dx(cols), dwo(rows);
+    Bindings b;
+    b.matrix("A", dA, rows, cols, pitch).vector("u1", du1).vector("v1", dv1);
+    b.vector("u2", du2).vector("v2", dv2).vector("y", dy).vector("z", dz);
+    b.output("B", dB).output("x", dx).output("w", dwo);
+    plan.run(b);
+    std::vector<double> bm(size_t{rows} * cols), bs(bm.size()), xw(cols, 0), xs(cols, 0),
+        ww(rows, 0), ws(rows, 0);
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t c = 0; c < cols; ++c) {
+        const double t1 = double(u1[r]) * v1[c], t2 = double(u2[r]) * v2[c];
+        bm[r * cols + c] = a[r * pitch + c] + t1 + t2;
+        bs[r * cols + c] = std::fabs(a[r * pitch + c]) + std::fabs(t1) + std::fabs(t2);
+      }
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t c = 0; c < cols; ++c) {
+        xw[c] += bm[r * cols + c] * y[r];
+        xs[c] += bs[r * cols + c] * std::fabs(y[r]);
+      }
+    }
+    for (size_t c = 0; c < cols; ++c) {
+      xw[c] = -1.25 * xw[c] + z[c];
+      xs[c] = 1.25 * xs[c] + std::fabs(z[c]);
+    }
+    const auto xg = dx.download();
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t c = 0; c < cols; ++c) {
+        ww[r] += 0.75 * bm[r * cols + c] * xg[c];
+        ws[r] += 0.75 * bs[r * cols + c] * std::fabs(xg[c]);
+      }
+    }
+    near(dB.download(), bm, bs);
+    near(xg, xw, xs);
+    near(dwo.download(), ww, ws);
+  }
+  {
+    const uint32_t rows = 3001, cols = 4099, pitch = 4100;
+    const auto a = floats(size_t{rows} * pitch, 11), p = floats(cols, 12), r = floats(rows, 13);
+    const auto A = matrixInput<float>("A");
+    const auto P = vectorInput<float>("p"), R = vectorInput<float>("r");
+    const Plan plan({{"q", gemv(A, P)}, {"s", gemvT(A, R)}}, onGpu());
+    CHECK(plan.kernelCount() == 3);
+    gpu::DeviceBuffer<float> dA(a), dp(p), dr(r), dq(rows), ds(cols);
+    Bindings b;
+    b.matrix("A", dA, rows, cols, pitch)
+        .vector("p", dp)
+        .vector("r", dr)
+        .output("q", dq)
+        .output("s", ds);
+    plan.run(b);
+    std::vector<double> qw(rows, 0), qs(rows, 0), sw(cols, 0), ss(cols, 0);
+    for (size_t i = 0; i < rows; ++i) {
+      for (size_t c = 0; c < cols; ++c) {
+        qw[i] += double(a[i * pitch + c]) * p[c];
+        qs[i] += std::fabs(double(a[i * pitch + c]) * p[c]);
+        sw[c] += double(a[i * pitch + c]) * r[i];
+        ss[c] += std::fabs(double(a[i * pitch + c]) * r[i]);
+      }
+    }
+    near(dq.download(), qw, qs);
+    near(ds.download(), sw, ss);
+  }
+}
+
+TEST_CASE("gpu: array programs: a CG iteration over CSR, scans and a histogram match C++") {
+  const uint32_t n = 200003;
+  std::mt19937 g(14);
+  std::vector<float> values;
+  std::vector<uint32_t> columns, offsets{0};
+  for (uint32_t r = 0; r < n; ++r) {
+    const uint32_t k = g() % 17;
+    for (uint32_t i = 0; i < k; ++i) {
+      columns.push_back(g() % n);
+      values.push_back(float(int(g() % 2001) - 1000) / 1000.0f);
+    }
+    offsets.push_back(static_cast<uint32_t>(values.size()));
+  }
+  const auto p = floats(n, 15), x = floats(n, 16), r = floats(n, 17);
+  const auto V = vectorInput<float>("values");
+  const auto C = vectorInput<uint32_t>("columns"), O = vectorInput<uint32_t>("offsets");
+  const auto P = vectorInput<float>("p"), X = vectorInput<float>("x"), R = vectorInput<float>("r");
+  const auto q = spmv(V, C, O, P);
+  const auto alpha = 3.5f / dot(P, q);
+  const auto r1 = R - alpha * q;
+  const Plan plan({{"x1", X + alpha * P}, {"r1", r1}, {"rho1", dot(r1, r1)}}, onGpu());
+  CHECK(plan.kernelCount() <= 3);
+  gpu::DeviceBuffer<float> dv(values), dp(p), dx(x), dr(r), dx1(n), dr1(n), drho(1);
+  gpu::DeviceBuffer<uint32_t> dc(columns), doff(offsets);
+  Bindings b;
+  b.vector("values", dv).vector("columns", dc).vector("offsets", doff);
+  b.vector("p", dp).vector("x", dx).vector("r", dr);
+  b.output("x1", dx1).output("r1", dr1).output("rho1", drho);
+  plan.run(b);
+  std::vector<double> qw(n), xw(n), rw(n), one(n, 1.0);
+  double pq = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t k = offsets[i]; k < offsets[i + 1]; ++k)
+      qw[i] += double(values[k]) * p[columns[k]];
+    pq += p[i] * qw[i];
+  }
+  const double al = 3.5 / pq;
+  double rho = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    xw[i] = x[i] + al * p[i];
+    rw[i] = r[i] - al * qw[i];
+    rho += rw[i] * rw[i];
+  }
+  const auto xg = dx1.download(), rg = dr1.download();
+  size_t bad = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    bad += !(std::fabs(xg[i] - xw[i]) <= 1e-4 * (1 + std::fabs(xw[i])));
+    bad += !(std::fabs(rg[i] - rw[i]) <= 1e-3 * (1 + std::fabs(rw[i])));
+  }
+  CHECK(bad == 0);
+  CHECK(std::fabs(drho.download()[0] - rho) <= 1e-3 * rho);
+
+  // Scans and a histogram: exact (u32).
+  const size_t m = (size_t{1} << 22) + 5;
+  std::vector<uint32_t> w(m);
+  for (size_t i = 0; i < m; ++i) w[i] = uint32_t(g());
+  const auto Wv = vectorInput<uint32_t>("w");
+  const Plan scans({{"inc", inclusiveScan(Sum{}, Wv * 3u)},
+                    {"hist", histogram(1000, map([](const EWord32& e) { return e % 1013u; }, Wv))}},
+                   onGpu());
+  gpu::DeviceBuffer<uint32_t> dw(w), dinc(m), dh(1000);
+  Bindings s;
+  s.vector("w", dw).output("inc", dinc).output("hist", dh);
+  scans.run(s);
+  std::vector<uint32_t> inc(m), hist(1000, 0);
+  uint32_t acc = 0;
+  for (size_t i = 0; i < m; ++i) {
+    acc += w[i] * 3u;
+    inc[i] = acc;
+    if (w[i] % 1013u < 1000u) ++hist[w[i] % 1013u];
+  }
+  CHECK(dinc.download() == inc);
+  CHECK(dh.download() == hist);
+}
