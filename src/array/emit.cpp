@@ -293,7 +293,7 @@ class PassEmitter {
     // (known values are this element's: a read at another index reads the stored array)
     if (const auto it = known_.find(id); it != known_.end() && !random) return it->second;
     if (n.producer >= 0 && n.producer != p_) return stored(id, idx, random);
-    if (n.finisher >= 0 && n.finisher != p_ && random) return stored(id, idx, random);
+    if (n.finisher >= 0 && n.finisher < p_ && random) return stored(id, idx, random);
     switch (node.op) {
       case OpKind::Map: {
         ExpPtr body = node.body;
@@ -360,7 +360,8 @@ class PassEmitter {
   ExpPtr stored(int id, const std::vector<ExpPtr>& idx, bool random) {
     const NodeInfo& n = plan_.nodes[id];
     if (n.storage == Storage::Partials) {
-      if (random && n.finished >= 0) return readBuffer(n.finished, idx[0]);
+      // The folded buffer once an earlier pass has written it; the partials themselves else.
+      if (random && n.finished >= 0 && n.finisher < p_) return readBuffer(n.finished, idx[0]);
       return foldPartials(id, idx[0]);
     }
     if (n.node->shape == Shape::Scalar) return readBuffer(n.buffer, u32(0));
@@ -389,7 +390,7 @@ class PassEmitter {
       case Layout::Scan:
         dimLength(pass_.dimA);
         for (int s : pass_.stores) {
-          value(plan_.nodes[s].args[0], {i});
+          value(plan_.nodes[s].args[0], {i}, true);  // (as scanPass reads it)
           writeBuffer(nullptr, plan_.nodes[s].buffer, i, i);
         }
         break;
@@ -544,7 +545,7 @@ class PassEmitter {
       const DPull<Exp<X>> in(w32(dimLen_.at(pass_.dimA)), [this, arg](const EWord32& i) {
         memo_.clear();
         t_ = nullptr;  // (the schedule stores inputs that would need statements)
-        return Exp<X>(value(arg, {i.node()}));
+        return Exp<X>(value(arg, {i.node()}, true));  // (read where the scan loads it)
       });
       const X identity = evaluateLiteral<X>(node.identity);
       const auto push =
@@ -706,11 +707,16 @@ class PassEmitter {
   }
   // Whether computing node id here folds a column reduction's partials.
   bool readsPartials(int id) const {
+    std::set<int> seen;
+    return readsPartials(id, seen);
+  }
+  bool readsPartials(int id, std::set<int>& seen) const {
+    if (!seen.insert(id).second) return false;  // (a shared operand once)
     const NodeInfo& n = plan_.nodes[id];
     if (n.node->op == OpKind::Input || n.node->op == OpKind::Constant) return false;
     if (n.producer >= 0 && n.producer != p_) return n.storage == Storage::Partials;
     for (int a : n.args) {
-      if (readsPartials(a)) return true;
+      if (readsPartials(a, seen)) return true;
     }
     return false;
   }
@@ -1107,7 +1113,7 @@ void emitKernels(PlanData& plan) {
       for (size_t q = 0; q < plan.passes.size(); ++q) {
         read = read || (q != p && emitters[q]->buffersRead_.count(n.buffer) > 0);
       }
-      if (!read) {
+      if (!read && plan.passes[p].layout == Layout::RowWarp) {  // (a tile pass writes partials)
         emitters[p]->storedRows_.erase(r);
         emitters[p]->buffersWritten_.erase(n.buffer);
       }

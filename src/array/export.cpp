@@ -641,6 +641,11 @@ std::string Plan::exportHeader(const std::string& function, const std::string& n
                 ": the plan targets the simulator; plan with PlanOptions::target = "
                 "device::Target::onGpu() or a GPU Target");
   }
+  if (!plan.checks.empty()) {
+    throw Error(std::string(kWho) +
+                ": the program has contracts (require, ensure), which Plan::run checks; the "
+                "exported function would drop them: plan it without them to export it");
+  }
   if (!ir::isIdentifier(function)) {
     throw Error(std::string(kWho) + ": function name '" + function +
                 "' is not a C identifier (letters, digits, _)");

@@ -306,8 +306,8 @@ std::string structuralKey(const std::vector<Output>& outputs, const PlanOptions&
     const size_t id = ids.size();
     ids[n.get()] = id;
     key << id << ": " << opName(n->op) << " " << int(n->shape) << " "
-        << std::string(scalarInfo(n->type).cudaName) << " '" << n->name << "' " << n->length << " "
-        << n->a << " " << n->b << " (";
+        << std::string(scalarInfo(n->type).cudaName) << " '" << n->name << "' '" << n->label << "' "
+        << n->length << " " << n->a << " " << n->b << " (";
     for (size_t a : args) key << a << " ";
     key << ") " << (n->body ? ir::printExp(n->body, none) : "") << " | "
         << (n->identity ? ir::printExp(n->identity, none) : "") << "\n";

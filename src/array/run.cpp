@@ -169,6 +169,9 @@ Sizes resolve(const PlanData& plan, const Bindings& data, bool requireOutputs) {
       done[di] = true;
     }
   }
+  for (size_t d = 0; d < plan.dims.size(); ++d) {
+    if (!done[d]) throw Error("array::Plan::run: internal: an extent was not resolved");
+  }
   chooseBands(plan, s);
   // Outputs: bound, writable, of their type, large enough.
   for (const auto& [name, id] : plan.outputs) {
@@ -301,6 +304,9 @@ void assignSlots(const PlanData& plan, detail::Pool& pool) {
 
 Plan::Plan(std::vector<Output> outputs, const PlanOptions& options) : options_(options) {
   checkOptions(options);
+  for (const Output& o : outputs) {
+    if (!o.node) throw Error("array::Plan: output '" + o.name + "' is an empty value");
+  }
   const std::string key = detail::structuralKey(outputs, options);
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
@@ -426,6 +432,8 @@ void Plan::run(const Bindings& data, const RunOptions& options) const {
     const int slot = pool.slotOf[c.buffer];
     uint32_t first = ~0u;
     if (gpu) {
+      // (the plan's kernels ran on options.stream, which the default stream does not wait for)
+      if (options.stream) options.stream->synchronize();
       gpu::detail::copyToHost(gpu::Device::get(), &first, pool.device[slot]->address(),
                               sizeof(first));
     } else {

@@ -23,6 +23,7 @@
 #include <tuple>
 
 #include "array/plan_data.hpp"
+#include "ir/identifiers.hpp"
 
 namespace obsidian::array::detail {
 
@@ -121,6 +122,14 @@ class Planner {
     };
     std::set<std::string> names;
     for (const Output& o : outputs) {
+      if (!ir::isIdentifier(o.name)) {
+        throw Error("array::Plan: output '" + o.name +
+                    "': a name must be a C identifier (letters, digits, _)");
+      }
+      if (const auto why = ir::reservedIdentifierReason(o.name)) {
+        throw Error("array::Plan: output '" + o.name + "': the name is " + *why +
+                    "; choose another name");
+      }
       if (!names.insert(o.name).second) {
         throw Error("array::Plan: two outputs are named '" + o.name + "'");
       }
@@ -243,8 +252,29 @@ class Planner {
     }
     for (auto [slot, source] : sources) {
       if (source.kind == DimSource::Kind::Minus) source.dim = dimOf(source.dim);
-      plan_->dims[dimOf(slot)].sources.push_back(source);
+      const int d = dimOf(slot);
+      // (slice(v, 0, 0) is v itself)
+      if (source.kind == DimSource::Kind::Minus && source.dim == d && source.length == 0) continue;
+      plan_->dims[d].sources.push_back(source);
     }
+    // A length defined as another's minus an amount must not come back to itself: zipWith(f,
+    // slice(v, 1, 0), v) asks len(v) - 1 == len(v).
+    std::vector<int> state(plan_->dims.size(), 0);  // 0 new, 1 on the path, 2 done
+    std::function<void(int)> visit = [&](int d) {
+      if (state[d] == 2) return;
+      if (state[d] == 1) {
+        throw Error(
+            "array::Plan: a slice (or a segmentedReduce's segments) is tied to a length it is "
+            "made from: its length is that length minus the slice's ends, so they cannot agree "
+            "(zip it with another slice of the same size instead)");
+      }
+      state[d] = 1;
+      for (const DimSource& s : plan_->dims[d].sources) {
+        if (s.kind == DimSource::Kind::Minus) visit(s.dim);
+      }
+      state[d] = 2;
+    };
+    for (size_t d = 0; d < plan_->dims.size(); ++d) visit(static_cast<int>(d));
     for (size_t d = 0; d < plan_->dims.size(); ++d) {
       if (plan_->dims[d].sources.empty()) {
         throw Error(
@@ -259,6 +289,11 @@ class Planner {
   // The arrays an inlined value reads (stored values and inputs that are not scalars), and
   // whether one of them is a column reduction's partials.
   void leavesOf(int id, std::set<int>& leaves, bool& partials) {
+    std::set<int> seen;
+    leavesOf(id, leaves, partials, seen);
+  }
+  void leavesOf(int id, std::set<int>& leaves, bool& partials, std::set<int>& seen) {
+    if (!seen.insert(id).second) return;  // (a shared operand once: graphs share a lot)
     const NodeInfo& n = plan_->nodes[id];
     if (n.node->shape == Shape::Scalar) return;
     if (n.node->op == OpKind::Input || n.storage != Storage::Inline) {
@@ -266,7 +301,22 @@ class Planner {
       partials = partials || n.storage == Storage::Partials;
       return;
     }
-    for (int a : n.args) leavesOf(a, leaves, partials);
+    for (int a : n.args) leavesOf(a, leaves, partials, seen);
+  }
+
+  // Whether node id is read at other indices than its own: directly (a gather's source, a
+  // replicate, a scan or segmented reduction), or through values inlined into such a read.
+  bool readElsewhere(int id, std::set<int>& seen) {
+    if (!seen.insert(id).second) return false;
+    for (const auto& [reader, access] : readers_[id]) {
+      if (access == Access::Random || access == Access::Segment) return true;
+      const NodeInfo& r = plan_->nodes[reader];
+      const OpKind op = r.node->op;
+      const bool inlined = !isBoundary(op) && r.output.empty() && op != OpKind::Input &&
+                           (r.storage == Storage::Inline || isView(op));
+      if (access == Access::Elementwise && inlined && readElsewhere(reader, seen)) return true;
+    }
+    return false;
   }
 
   void storage() {
@@ -284,7 +334,8 @@ class Planner {
       if (op == OpKind::Input || op == OpKind::Constant) continue;
       if (op == OpKind::ColReduce) {
         n.storage = Storage::Partials;
-        for (const auto& [reader, access] : readers_[id]) n.finish |= access == Access::Random;
+        std::set<int> seen;
+        n.finish = readElsewhere(static_cast<int>(id), seen);  // folded once, into a buffer
         continue;
       }
       bool check = false;
@@ -330,7 +381,8 @@ class Planner {
       return access == Access::Random || access == Access::Segment ? n.randomLevel : n.level;
     }
     if (isBoundary(op)) {
-      return n.level + ((op == OpKind::ColReduce && access == Access::Random) ? 2 : 1);
+      const bool elsewhere = access == Access::Random || access == Access::Segment;
+      return n.level + ((op == OpKind::ColReduce && elsewhere) ? 2 : 1);
     }
     if (access == Access::Elementwise && plan_->options.fuse) return n.level;
     return n.level + 1;  // (Random, Segment: every element written before any is read)
@@ -390,8 +442,7 @@ class Planner {
       std::set<int> leaves;
       bool partials = false;
       for (int a : n.args) leavesOf(a, leaves, partials);
-      if (choose("store " + describe(*plan_, int(id)) + ", computed in " +
-                     std::to_string(at[id].size()) + " kernels",
+      if (choose("store " + describe(*plan_, int(id)) + ", computed in several kernels",
                  leaves.size() >= 2)) {
         n.storage = Storage::Full;
         changed = true;
@@ -480,7 +531,8 @@ class Planner {
         // its own (it would need its partials folded a level earlier than planned).
         bool tile = plan_->options.fuse;
         for (int r : rows) {
-          for (const auto& [reader, access] : readers_[r]) tile = tile && access != Access::Random;
+          std::set<int> seen;
+          tile = tile && !readElsewhere(r, seen);  // (its partials would be finished too late)
         }
         if (tile) {
           tile = choose("read the matrix of " + describe(*plan_, rows.front()) + " and " +
@@ -527,7 +579,11 @@ class Planner {
     const OpKind op = n.node->op;
     if (op == OpKind::Input || op == OpKind::Constant) return true;
     if (n.producer == q && isRowLike(op)) return !random;
-    if (n.producer >= 0 && n.producer != p) return plan_->passes[n.producer].level < level;
+    if (n.producer >= 0 && n.producer != p) {
+      // (read elsewhere, a column reduction's folded buffer must be there too)
+      return plan_->passes[n.producer].level < level &&
+             (!random || n.finisher < 0 || plan_->passes[n.finisher].level < level);
+    }
     if (n.finisher >= 0) return false;
     for (size_t k = 0; k < n.args.size(); ++k) {
       const Access a = accessOf(*n.node, k);

@@ -43,15 +43,18 @@ std::vector<Alternative> fusionSpace(const std::vector<Output>& outputs, const P
     found.push_back(std::move(a));
   }
   // Prune: the same traffic in the same kernels as one kept before, or beaten on both.
+  // (the rules' plan, found first, is kept whatever the others)
+  const Alternative rules = found.front();
   std::stable_sort(found.begin(), found.end(), [](const Alternative& x, const Alternative& y) {
     return x.predictedMicroseconds < y.predictedMicroseconds;
   });
   std::vector<Alternative> kept;
   for (const Alternative& a : found) {
+    const bool isRules = a.choices == rules.choices;
     const bool redundant = std::any_of(kept.begin(), kept.end(), [&](const Alternative& k) {
       return k.bytes <= a.bytes && k.kernels <= a.kernels;
     });
-    if (!redundant) kept.push_back(a);
+    if (!redundant || isRules) kept.push_back(a);
   }
   return kept;
 }

@@ -53,8 +53,8 @@ using NodePtr = std::shared_ptr<const Node>;
 
 /// One operation of a whole-array program.
 struct Node {
-  OpKind op;
-  Shape shape;
+  OpKind op;                  ///< the operation
+  Shape shape;                ///< the value's shape
   ScalarType type;            ///< the element type
   std::vector<NodePtr> args;  ///< operands, in order
   std::string name;           ///< Input: the binding's name; any node: a label for reports
@@ -62,7 +62,8 @@ struct Node {
   ExpPtr identity;            ///< reductions: the operator's identity
   uint32_t length = 0;        ///< Generate: its elements
   std::string label;          ///< what the user called it (reductions: the operator's name)
-  int64_t a = 0, b = 0;       ///< Slice, Shift, Scan: see OpKind
+  int64_t a = 0;              ///< Slice, Shift, Scan, Permute, Extent, Contract: see OpKind
+  int64_t b = 0;              ///< Slice, Shift: see OpKind
 };
 
 namespace detail {

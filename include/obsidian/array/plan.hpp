@@ -56,8 +56,8 @@ struct PlanOptions {
   /// Rows a column pass folds per band (its partials: ceil(rows / band) per column); 0 chooses
   /// it at each run by the matrix's shape (enough bands to fill the device).
   uint32_t band = 0;
-  /// Blocks of a vector pass (a grid-stride loop over its tiles): 0 for what fills the device
-  /// (a few on the simulator).
+  /// Blocks of a vector pass with whole reductions (a grid-stride loop over its tiles; a pass
+  /// without takes one block a tile): 0 for what fills the device (a few on the simulator).
   uint32_t blocks = 0;
   /// The fusion space's decisions, by name (Plan::choices lists a program's): false takes the
   /// unfused side of that decision (store the value, split the pass, no epilogue). Decisions
@@ -72,9 +72,11 @@ class Bindings {
  public:
   /// One bound name.
   struct Entry {
-    Shape shape;
-    KernelArg data;  ///< the array (host or device), or the scalar's value
-    uint32_t rows = 0, cols = 0, pitch = 0;
+    Shape shape;         ///< what was bound: a scalar, a vector (or an output), a matrix
+    KernelArg data;      ///< the array (host or device), or the scalar's value
+    uint32_t rows = 0;   ///< a matrix's rows
+    uint32_t cols = 0;   ///< a matrix's columns
+    uint32_t pitch = 0;  ///< a matrix's elements from one row's start to the next's
   };
   /// A scalar input's value.
   template <Element X>
@@ -145,11 +147,11 @@ struct PassReport {
 };
 /// A plan described: its kernels, and the bytes they move against the unfused plan's.
 struct PlanReport {
-  std::vector<PassReport> kernels;
-  double bytes = 0;         ///< the sum of the kernels' bytes
-  double unfusedBytes = 0;  ///< the same for PlanOptions::fuse = false
-  uint32_t unfusedKernels = 0;
-  double planMilliseconds = 0;  ///< planning and capturing the kernels (0 when cached)
+  std::vector<PassReport> kernels;  ///< the plan's kernels, in launch order
+  double bytes = 0;                 ///< the sum of the kernels' bytes
+  double unfusedBytes = 0;          ///< the same for PlanOptions::fuse = false
+  uint32_t unfusedKernels = 0;      ///< the kernels of PlanOptions::fuse = false
+  double planMilliseconds = 0;      ///< planning and capturing the kernels (0 when cached)
   /// As text, one paragraph per kernel.
   std::string str() const;
 };
@@ -165,7 +167,10 @@ class Plan {
   /// planner cannot run (shapes that cannot agree, an output name used twice, ...).
   explicit Plan(std::vector<Output> outputs, const PlanOptions& options = {});
   /// Runs the plan over `data` (every input of the program and every output bound; the lengths
-  /// must agree as the operations require: an Error naming the operation otherwise).
+  /// must agree as the operations require: an Error naming the inputs otherwise). Runs of one
+  /// plan, or of the same program planned again (they share the plan, its intermediates and its
+  /// kernels' grid state), must not overlap: with `synchronize` false, queue the next run on the
+  /// same stream. A plan with contracts waits for its kernels to read their checks.
   void run(const Bindings& data, const RunOptions& options = {}) const;
   /// The plan described, its bytes at the sizes of `data`.
   PlanReport report(const Bindings& data) const;
@@ -182,7 +187,7 @@ class Plan {
   /// @endcode
   /// which checks the extents as run() does (cudaErrorInvalidValue, nothing launched), takes the
   /// intermediates from cudaMallocAsync and launches the plan's kernels in order (the plan must
-  /// target the GPU).
+  /// target the GPU). A program with contracts (require, ensure) is refused: run() checks them.
   std::string exportHeader(const std::string& function, const std::string& ns) const;
   /// The fusion space's decisions this program has (each a name for PlanOptions::choices),
   /// and the side this plan took of each.
@@ -211,7 +216,7 @@ struct Alternative {
 /// on, up to `limit` plans), each predicted at the sizes of `data` with the cost model's DRAM
 /// bandwidth and launch time (DeviceModel), pruned of plans that move the same bytes in the
 /// same kernels as another (no traffic saved) and of plans another beats on both; cheapest
-/// first. The rules' plan is always among them.
+/// first. The rules' plan is always among them (even where another beats it).
 std::vector<Alternative> fusionSpace(const std::vector<Output>& outputs, const PlanOptions& options,
                                      const Bindings& data, size_t limit = 256);
 

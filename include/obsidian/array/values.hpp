@@ -2,7 +2,9 @@
 /// handles on graph nodes (array/node.hpp). Building them runs nothing; a Plan (array/plan.hpp)
 /// fuses them into kernels and runs them. The operations are Accelerate's and the fusion
 /// compiler's: map/zipWith over any Exp function, generate and fill, gather, replicate and
-/// outer products, transposed views, and reductions (whole, per row, per column).
+/// outer products, transposed views, and reductions (whole, per row, per column). Numbers in a
+/// program are constants of its kernels: a value that changes between runs is a scalarInput
+/// (each new constant plans and compiles the program again, and the cache keeps every plan).
 /// @code
 ///   auto w = vectorInput<float>("w"), v = vectorInput<float>("v"), u = vectorInput<float>("u");
 ///   auto z = w - 0.75f * v;        // AXPYDOT: z = w - alpha v; r = z . u
@@ -170,7 +172,7 @@ Vector<X> generate(uint32_t n, F f) {
   const Exp<X> body = f(EWord32(detail::indexPlaceholder()));
   return Vector<X>(detail::makeGenerate(n, body.node()));
 }
-/// fill(n, x): n copies of x (a number or a Scalar).
+/// fill(n, x): n copies of x, a Scalar (fill<float>(n, 3.0f) for a number).
 template <Element X>
 Vector<X> fill(uint32_t n, const Scalar<X>& x) {
   const Vector<X> zero = generate<X>(n, [](const EWord32&) { return Exp<X>(X{0}); });
@@ -248,7 +250,8 @@ Vector<X> colReduce(Op f, const Matrix<X>& m) {
 /// segmentedReduce(f, v, offsets): one f-fold per segment of v, segment r being the elements
 /// offsets[r] .. offsets[r + 1] - 1 (CSR's row offsets: len(offsets) - 1 segments; an empty
 /// segment is f's identity). offsets must be non-decreasing and at most len(v) (an element
-/// past the end is never read: such a segment stops at len(v)).
+/// past the end is never read: such a segment stops at len(v)). Segmented reductions over one
+/// offsets array take inputs of one length (the pass that folds them is one).
 template <class Op, Element X>
 Vector<X> segmentedReduce(Op f, const Vector<X>& v, const Vector<uint32_t>& offsets) {
   static_assert(std::is_invocable_r_v<Exp<X>, Op, const Exp<X>&, const Exp<X>&>,
@@ -386,7 +389,8 @@ Value<S, X> contract(const Value<S, X>& v, F f, const std::string& message, bool
 }  // namespace detail
 
 /// ensure(v, f, message): v with a postcondition (SafeGPU's ensure): every element x of v meets
-/// f(x). Checked as the plan runs, by a reduction fused into the pass that computes v; a
+/// f(x). Checked as the plan runs, by a reduction fused into the pass that computes v (a
+/// matrix's, or a row reduction's, takes a kernel more); a
 /// violation makes run() throw Error naming `message` and the first failing element (by index).
 template <Shape S, Element X, class F>
 Value<S, X> ensure(const Value<S, X>& v, F f, const std::string& message) {
