@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "codegen/shuffles.hpp"
@@ -180,8 +181,10 @@ class Verifier {
     const auto* d = std::get_if<Declare>(&s.node);
     ir::forEachExp(s, [&](const ExpPtr& top) {
       std::vector<ExpPtr> shuffles;
+      std::unordered_set<const ExpNode*> seen;  // (each shared node once: a DAG of depth d has
+                                                // up to 2^d paths)
       std::function<void(const ExpPtr&)> find = [&](const ExpPtr& e) {
-        if (!e) return;
+        if (!e || !seen.insert(e.get()).second) return;
         if (isShuffle(k_, e, lane)) shuffles.push_back(e);
         for (const ExpPtr& a : e->args) find(a);
       };
