@@ -101,13 +101,17 @@ MEASUREMENTS = {
         "bench/results/blas-unfused-h100.json",
         "the same code as blas-untuned-h100.json"),
     "array-blas": Measurement(
-        "array-blas-h100.json", "2026-11-27", "308656be992d1aab",
+        "array-blas-h100.json", "2026-11-27", "d3f5562a05357136",
         "build-gpu/bench/obsidian-bench-blas --runs 30 --json bench/results/array-blas-h100.json",
         "the planned column: array::Plan's defaults"),
     "array": Measurement(
-        "array-h100.json", "2026-11-27", "3c92404c1d0e3879",
+        "array-h100.json", "2026-11-27", "55e23fd215addddc",
         "build-gpu/bench/obsidian-bench-array --plan-segment-lanes 16 --json "
         "bench/results/array-h100.json"),
+    "array-seeds": Measurement(
+        "array-seeds-h100.json", "2026-11-27", "d17ced0824177e1a",
+        "build-gpu/bench/obsidian-bench-array-seeds --runs 30 --json "
+        "bench/results/array-seeds-h100.json"),
     "safegpu": Measurement(
         "safegpu-h100.json", "2026-11-24", "bb23cac87cc08561",
         "build-gpu/bench/obsidian-bench-safegpu --json bench/results/safegpu-h100.json"),
@@ -606,6 +610,34 @@ def render_array(d: dict) -> list[str]:
     return out
 
 
+def render_array_seeds(d: dict) -> list[str]:
+    data = d["array-seeds"]
+    rows = data["rows"]
+    out = meta("array-seeds", data)
+    out += ["Each seed's program as an array program (examples/array/seeds.hpp), planned by "
+            "`array::Plan` with its defaults, against the same program written by hand in "
+            "obsidian (the examples' kernels; where they have a global-memory and a shared-tile "
+            "form, the faster) and against the vendor or hand-written CUDA (the faster of its "
+            "forms). planned/hand: bold where more than 5% slower. % roof: the plan's bytes "
+            "(each array once) over its time, against the copy kernel's rate.", ""]
+    body = []
+    for r in rows:
+        ratio = r["planned_over_hand"]
+        base = r.get("planned_over_base")
+        size = " x ".join(fmt_n(int(k)) for k in r["shape"].split("x"))
+        body.append([r["seed"], r["program"], size, str(r["kernels"]),
+                     fixed(us(r["planned"]), 1), fixed(us(r["hand"]), 1),
+                     slower(fixed(ratio, 3), ratio > 1.05),
+                     f"{fixed(us(r['base']), 1)} ({r['vendor']})" if base else "-",
+                     fixed(base, 3) if base else "-",
+                     fixed(100 * r["planned_gbps"] / r["roofline_gbps"], 0)])
+    out += table(["seed", "program", "size", "kernels", "planned us", "hand us", "planned/hand",
+                  "vendor us", "planned/vendor", "% roof"], body, {3, 4, 5, 6, 7, 8, 9})
+    out += ["", checked(rows, ["ok"], "planned, hand and vendor outputs, poisoned with NaN "
+                        "first, against the examples' C++ references")]
+    return out
+
+
 def render_safegpu(d: dict) -> list[str]:
     data = d["safegpu"]
     rows = data["rows"]
@@ -727,6 +759,7 @@ BLOCKS = {
         "safegpu": render_safegpu,
         "array-blas": render_array_blas,
         "array": render_array,
+        "array-seeds": render_array_seeds,
     },
     "README.md": {"summary": render_summary},
 }

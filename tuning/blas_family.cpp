@@ -14,7 +14,7 @@
 #include <map>
 
 #include "../examples/blas/blas.hpp"
-#include "blas_reference.hpp"
+#include "blas_data.hpp"
 
 namespace tuning {
 
@@ -53,56 +53,12 @@ blas::Shape shapeOf(const Params& p) {
   return s;
 }
 
-std::string dataKey(const std::string& name, const blas::Problem& pr) {
-  return "blas:" + name + ":" + std::to_string(pr.n) + ":" + std::to_string(pr.rows) + "x" +
-         std::to_string(pr.cols) + "/" + std::to_string(pr.pitch);
-}
-
-// The inputs of a sequence on a problem: each named input Random::Signed floats in [-1, 1)
-// seeded by the problem and its name, made on the host for the simulator and the reference,
-// and on the device (the same values) for the GPU.
-uint64_t inputSeed(const std::string& key, const std::string& name) {
-  return hashKey(key + ":" + name);
-}
-
-// On the host: the inputs and the double-precision reference (shared by a problem's points).
-struct HostData {
-  blas::Buffers inputs;
-  std::map<std::string, blas::Expected> expected;
-};
-std::shared_ptr<const HostData> hostData(DataCache& cache, const blas::Sequence& q,
-                                         const std::string& name, const blas::Problem& pr,
-                                         const std::string& key) {
-  return cache.get<const HostData>(key + ":host", [&] {
-    auto d = std::make_shared<HostData>();
-    for (const auto& [in, n] : q.inputs) {
-      d->inputs[in] = randomOnHost<float>(n, inputSeed(key, in), Random::Signed);
-    }
-    for (const auto& list : {q.outputs, q.temporaries}) {  // what blas::reference expects
-      for (const auto& [out, n] : list) d->inputs[out].assign(n, 0.0f);
-    }
-    d->expected = blas::reference(name, pr, d->inputs);
-    for (const auto& list : {q.outputs, q.temporaries}) {  // inputs only: plans differ
-      for (const auto& [out, n] : list) d->inputs.erase(out);
-    }
-    return std::shared_ptr<const HostData>(std::move(d));
-  });
-}
-
-// On the device: the inputs in rotated copies, and the reference of every output computed there
-// from the first copy (blasReferenceOnGpu: the host's doubles, in milliseconds).
-struct DeviceData {
-  std::vector<blas::DeviceBuffers> copies;
-  std::map<std::string, ExpectedOnGpu> expected;
-};
-
 class BlasInstance : public Instance {
  public:
-  BlasInstance(blas::Sequence q, std::string name, blas::Problem pr, std::string key,
-               DataCache& cache)
-      : q_(std::move(q)), name_(std::move(name)), pr_(pr), key_(std::move(key)), cache_(cache) {}
+  BlasInstance(blas::Sequence q, blas::Problem pr, std::string key, DataCache& cache)
+      : q_(std::move(q)), pr_(pr), key_(std::move(key)), cache_(cache) {}
   std::vector<SimStats> simulate(const SimOptions& options) override {
-    host_ = hostData(cache_, q_, name_, pr_, key_);
+    host_ = blasHostData(cache_, q_, pr_);
     got_ = host_->inputs;
     for (const auto& list : {q_.outputs, q_.temporaries}) {
       for (const auto& [name, n] : list) {
@@ -113,21 +69,7 @@ class BlasInstance : public Instance {
     return blas::simulate(q_, got_, options);
   }
   void prepareGpu(DataCache& cache) override {
-    device_ = cache.get<DeviceData>(key_ + ":device", [&] {
-      auto d = std::make_shared<DeviceData>();
-      double bytes = 0;
-      for (const auto& [name, n] : q_.inputs) bytes += 4.0 * n;
-      const size_t r = rotationsFor(static_cast<size_t>(bytes));
-      for (size_t i = 0; i < r; ++i) {
-        blas::DeviceBuffers& copy = d->copies.emplace_back();
-        for (const auto& [name, n] : q_.inputs) {
-          randomOnGpu(copy.emplace(name, gpu::DeviceBuffer<float>(n)).first->second,
-                      inputSeed(key_, name), Random::Signed);
-        }
-      }
-      d->expected = blasReferenceOnGpu(q_, pr_, d->copies.at(0));
-      return d;
-    });
+    device_ = blasDeviceData(cache, q_, pr_);
     for (const auto& list : {q_.outputs, q_.temporaries}) {
       for (const auto& [name, n] : list) poison(*(own_[name] = cache.output<float>(name, n)));
     }
@@ -147,7 +89,7 @@ class BlasInstance : public Instance {
     for (const auto& [name, n] : q_.outputs) got_[name] = own_.at(name)->download();
   }
   std::string check() override {
-    if (!host_) host_ = hostData(cache_, q_, name_, pr_, key_);
+    if (!host_) host_ = blasHostData(cache_, q_, pr_);
     return blas::mismatch(host_->expected, got_);
   }
   // blas::mismatch's test on the device; the host reference only to say what differs.
@@ -169,17 +111,67 @@ class BlasInstance : public Instance {
     return key_ + ":" + out + ":" + bound;
   }
   blas::Sequence q_;
-  std::string name_;
   blas::Problem pr_;
   std::string key_;
   DataCache& cache_;  // the host data (simulate, check), shared per problem
-  std::shared_ptr<const HostData> host_;
+  std::shared_ptr<const BlasHostData> host_;
   blas::Buffers got_;
-  std::shared_ptr<DeviceData> device_;
+  std::shared_ptr<BlasDeviceData> device_;
   std::map<std::string, std::shared_ptr<gpu::DeviceBuffer<float>>> own_;  // outputs, temporaries
 };
 
 }  // namespace
+
+std::string blasDataKey(const std::string& name, const blas::Problem& pr) {
+  return "blas:" + name + ":" + std::to_string(pr.n) + ":" + std::to_string(pr.rows) + "x" +
+         std::to_string(pr.cols) + "/" + std::to_string(pr.pitch);
+}
+
+namespace {
+// The seed of input `name` of the data named `key`.
+uint64_t inputSeed(const std::string& key, const std::string& name) {
+  return hashKey(key + ":" + name);
+}
+}  // namespace
+
+std::shared_ptr<const BlasHostData> blasHostData(DataCache& cache, const blas::Sequence& q,
+                                                 const blas::Problem& pr) {
+  const std::string key = blasDataKey(q.name, pr);
+  return cache.get<const BlasHostData>(key + ":host", [&] {
+    auto d = std::make_shared<BlasHostData>();
+    for (const auto& [in, n] : q.inputs) {
+      d->inputs[in] = randomOnHost<float>(n, inputSeed(key, in), Random::Signed);
+    }
+    for (const auto& list : {q.outputs, q.temporaries}) {  // what blas::reference expects
+      for (const auto& [out, n] : list) d->inputs[out].assign(n, 0.0f);
+    }
+    d->expected = blas::reference(q.name, pr, d->inputs);
+    for (const auto& list : {q.outputs, q.temporaries}) {  // inputs only: plans differ
+      for (const auto& [out, n] : list) d->inputs.erase(out);
+    }
+    return std::shared_ptr<const BlasHostData>(std::move(d));
+  });
+}
+
+std::shared_ptr<BlasDeviceData> blasDeviceData(DataCache& cache, const blas::Sequence& q,
+                                               const blas::Problem& pr) {
+  const std::string key = blasDataKey(q.name, pr);
+  return cache.get<BlasDeviceData>(key + ":device", [&] {
+    auto d = std::make_shared<BlasDeviceData>();
+    double bytes = 0;
+    for (const auto& [name, n] : q.inputs) bytes += 4.0 * n;
+    const size_t r = rotationsFor(static_cast<size_t>(bytes));
+    for (size_t i = 0; i < r; ++i) {
+      blas::DeviceBuffers& copy = d->copies.emplace_back();
+      for (const auto& [name, n] : q.inputs) {
+        randomOnGpu(copy.emplace(name, gpu::DeviceBuffer<float>(n)).first->second,
+                    inputSeed(key, name), Random::Signed);
+      }
+    }
+    d->expected = blasReferenceOnGpu(q, pr, d->copies.at(0));
+    return d;
+  });
+}
 
 Family blasFamily() {
   Family f;
@@ -258,7 +250,7 @@ Family blasFamily() {
     blas::Sequence q = *plan;
     assert(q.steps.size() == g.kernels.size());
     for (size_t i = 0; i < q.steps.size(); ++i) q.steps[i].kernel = g.kernels[i];  // as compiled
-    return std::make_unique<BlasInstance>(std::move(q), name, pr, dataKey(name, pr), cache);
+    return std::make_unique<BlasInstance>(std::move(q), pr, blasDataKey(name, pr), cache);
   };
   f.variantLabel = [](const Params& p) {
     std::string label = p.contains("fuse") ? str(p, "fuse") : "";

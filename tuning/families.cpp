@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "../examples/mandelbrot/mandelbrot.hpp"
+#include "array_family.hpp"
 #include "array_instance.hpp"
 #include "blas_family.hpp"
 #include "device_families.hpp"
@@ -450,6 +451,7 @@ const std::vector<Family>& families() {
     std::vector<Family> f = {reduceFamily(false), wholeFamily(), scanFamily(), mandelbrotFamily()};
     for (Family& d : deviceFamilies()) f.push_back(std::move(d));
     f.push_back(blasFamily());
+    f.push_back(arrayFamily());
     f.push_back(reduceFamily(true));
     return f;
   }();

@@ -244,6 +244,10 @@ struct Family {
   // The kernels of the point (and what else instantiate needs of their making); throws
   // obsidian::Error when they cannot be generated.
   std::function<Generated(const Params&)> build;
+  // For families whose kernels depend on where they run (the array family: a plan's grids and
+  // policies follow its target), build for the simulator or the GPU; used instead of build
+  // (generate). Null for the others.
+  std::function<Generated(const Params&, bool simulate)> buildFor;
   // The point ready to run from what build made of it (the kernels since compiled), with its
   // input and reference (from `cache` where shared).
   std::function<std::unique_ptr<Instance>(const Params&, const Generated&, DataCache& cache)>
@@ -260,6 +264,12 @@ struct Family {
   // the paper's Figure 6 highlights. Null: not known for this family.
   std::function<uint32_t(const Params&)> naturalThreads;
 };
+
+// The kernels of point `p` of family f for the simulator or the GPU (Family::buildFor where the
+// family has it, else Family::build).
+inline Generated generate(const Family& f, const Params& p, bool simulate) {
+  return f.buildFor ? f.buildFor(p, simulate) : f.build(p);
+}
 
 // Every registered family (families.cpp), in a stable order.
 const std::vector<Family>& families();

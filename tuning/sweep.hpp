@@ -94,9 +94,9 @@ class PointSession {
   std::unique_ptr<State> state_;
 };
 
-// The kernels of p as generated: {family, key, params, kernels: [{name, cuda, report}]}.
-// Throws obsidian::Error when they cannot be generated.
-nlohmann::json generatePoint(const Point& p);
+// The kernels of p as generated for the simulator or the GPU: {family, key, params, kernels:
+// [{name, cuda, report}]}. Throws obsidian::Error when they cannot be generated.
+nlohmann::json generatePoint(const Point& p, bool simulate = false);
 
 // The lines of a results file, one per point (a point's last line wins), of mode `mode` ("gpu"
 // or "simulate"; "": every mode). A line that is not JSON (cut short by an interrupted run) is

@@ -86,7 +86,7 @@ Built buildPoint(const Point& p, bool compile, const Target& target) {
   Built b;
   const auto t0 = Clock::now();
   try {
-    b.generated = p.family->build(p.params);
+    b.generated = generate(*p.family, p.params, target.mode == mode(true));
   } catch (const Error& e) {
     b.error = e.what();
   } catch (const std::exception& e) {  // not a user-level error: a bug
@@ -155,10 +155,10 @@ void Builder::work(std::stop_token stop) {
 
 }  // namespace detail
 
-nlohmann::json generatePoint(const Point& p) {
+nlohmann::json generatePoint(const Point& p, bool simulate) {
   nlohmann::json j{{"family", p.family->name}, {"key", p.key}, {"params", p.params}};
   nlohmann::json kernels = nlohmann::json::array();
-  for (const Kernel& k : p.family->build(p.params).kernels) {
+  for (const Kernel& k : generate(*p.family, p.params, simulate).kernels) {
     kernels.push_back({{"name", k.name()}, {"cuda", k.cuda()}, {"report", toJson(k.report())}});
   }
   j["kernels"] = kernels;

@@ -15,7 +15,8 @@ double predict(const Point& p, DataCache& simCache, SweepSummary& s, nlohmann::j
   capped.params = f.canonical(p.params, true);
   capped.full = p.params;
   const auto t0 = Clock::now();
-  std::unique_ptr<Instance> inst = f.instantiate(capped.params, f.build(capped.params), simCache);
+  std::unique_ptr<Instance> inst =
+      f.instantiate(capped.params, generate(f, capped.params, true), simCache);
   obsidian::SimOptions o;
   o.profile = true;
   o.detectHazards = false;

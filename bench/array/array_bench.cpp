@@ -70,17 +70,7 @@ const uint32_t* uptr(const gpu::DeviceBuffer<uint32_t>& b) {
   return reinterpret_cast<const uint32_t*>(b.address());
 }
 
-// n random floats of magnitude in [lo, hi) (lo > 0: never zero), of random sign if `sign`.
-std::vector<float> randomFloats(size_t n, uint32_t seed, float lo, float hi, bool sign) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> magnitude(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) {
-    x = std::max(lo, magnitude(rng));
-    if (sign && (rng() & 1)) x = -x;
-  }
-  return v;
-}
+using bench::randomFloats;
 
 // The first element of `got` off `want` by more than tolerance * scale, as "x1[17]: got 1.5,
 // want 1.25"; empty when all agree.

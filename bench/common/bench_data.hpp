@@ -2,6 +2,7 @@
 // CPU references, result checks, rotation over slices larger than L2, and units.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <obsidian/runtime.hpp>
@@ -92,6 +93,19 @@ inline const void* ptr(uint64_t address) { return reinterpret_cast<const void*>(
 inline void* mutablePtr(uint64_t address) { return reinterpret_cast<void*>(address); }
 
 inline double gbps(size_t bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; }
+
+// n random floats of magnitude in [lo, hi) (lo > 0: never zero), of random sign if `sign`.
+inline std::vector<float> randomFloats(size_t n, uint32_t seed, float lo = 0.25f, float hi = 1.25f,
+                                       bool sign = true) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> magnitude(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) {
+    x = std::max(lo, magnitude(rng));
+    if (sign && (rng() & 1)) x = -x;
+  }
+  return v;
+}
 
 inline nlohmann::json timingJson(const Timing& x) {
   return nlohmann::json{{"median_us", x.medianMs * 1e3},

@@ -74,7 +74,7 @@ inline std::vector<obsidian::array::Output> script(const std::string& name) {
     const auto u1 = vectorInput<float>("u1"), v1 = vectorInput<float>("v1"),
                u2 = vectorInput<float>("u2"), v2 = vectorInput<float>("v2"),
                y = vectorInput<float>("y"), z = vectorInput<float>("z");
-    const auto B = A + outer(u1, v1) + outer(u2, v2);
+    const auto B = ger2(A, u1, v1, u2, v2);
     const auto x = beta * gemvT(B, y) + z;
     return {{"B", B}, {"x", x}, {"w", alpha * gemv(B, x)}};
   }

@@ -76,7 +76,9 @@ std::string pointJsonOf(const std::string& family, const std::string& params, bo
 }
 
 std::string generateJson(const std::string& family, const std::string& params, bool simulate) {
-  return tuning::generatePoint(tuning::makePoint(family, parse(params, "params"), simulate)).dump();
+  return tuning::generatePoint(tuning::makePoint(family, parse(params, "params"), simulate),
+                               simulate)
+      .dump();
 }
 
 // The options of a sweep or a session, from {"output": ..., "runs": ..., ...}; unknown keys

@@ -4,8 +4,13 @@
 //  - vector pass: one tile of threads x items elements per block; stored values are written as
 //    they are computed. With whole reductions, at most a device's worth of blocks, each an even
 //    share of the vector (whole 32-element lines), reductions folding in registers, each
-//    block's result published and the last block to arrive folding them (as device::reduceAll);
-//  - matrix pass: the same loop over the elements of a matrix (row-major, dense stores);
+//    block's result published and the last block to arrive folding them (as device::reduceAll)
+//    and computing the scalars made of the totals (the epilogue);
+//  - matrix pass: the same loop over the elements of a matrix (row-major, dense stores); one
+//    that reads a transposed view or a stencil's neighbours at its own element takes 32 x 32
+//    tiles instead, the views' sources staged in shared memory (a transpose's reads and writes
+//    coalesced; a stencil's source read once, with its halo); a vector pass of maps over a
+//    window stencil likewise stages its tile's span of the source;
 //  - row pass: a warp per row, its lanes folding strided columns, five xor shuffles, and lane
 //    0 writing the row's results and the epilogue computed from them;
 //  - column pass: a thread per column over a band of rows (coalesced), writing one partial per
@@ -13,6 +18,7 @@
 //  - scalar pass: one thread computing scalars of earlier results.
 // Values are evaluated by value(): inputs and earlier passes' arrays are read, everything else
 // is the node's element function with its operands' values substituted (inlined).
+#include <bit>
 #include <functional>
 #include <map>
 #include <set>
@@ -24,6 +30,7 @@
 #include "obsidian/capture.hpp"
 #include "obsidian/device/scan.hpp"
 #include "obsidian/thread_array.hpp"
+#include "obsidian/vector_load.hpp"
 #include "obsidian/warp/reduce.hpp"
 
 namespace obsidian::array::detail {
@@ -192,6 +199,9 @@ class PassEmitter {
   // plan's threads.
   ScanPolicy scanPolicy() const {
     const Node& node = *plan_.nodes[pass_.stores.front()].node;
+    if (node.args.size() > 1) {  // segmented: (head, element) pairs in 64 bits
+      return device::scanPolicyFor<uint64_t, Sum>(plan_.options.target, size_t{1} << 28);
+    }
     return withType(node.type, [&]<class X>() {
       return device::scanPolicyFor<X, Sum>(plan_.options.target, size_t{1} << 28);
     });
@@ -286,6 +296,9 @@ class PassEmitter {
         return zeroOf(node.type);
       }
       if (node.shape == Shape::Scalar) return scalars_.at(node.name);
+      if (node.shape == Shape::Vector && group_.at && !random && idx[0] == group_.at) {
+        return vectorRead(node.name, node.type);
+      }
       if (node.shape == Shape::Vector) return vectors_.at(node.name)(idx[0]);
       return matrices_.at(node.name)(idx[0], idx[1]);
     }
@@ -390,14 +403,22 @@ class PassEmitter {
       case Layout::Scan:
         dimLength(pass_.dimA);
         for (int s : pass_.stores) {
-          value(plan_.nodes[s].args[0], {i}, true);  // (as scanPass reads it)
+          for (int a : plan_.nodes[s].args) value(a, {i}, true);  // (as scanPass reads them)
           writeBuffer(nullptr, plan_.nodes[s].buffer, i, i);
         }
         break;
       case Layout::Vector:
         dimLength(pass_.dimA);
+        if (staged()) {
+          for (const StagedView& v : stagedViews()) dimLength(plan_.nodes[v.source].slot0);
+        }
         commit(nullptr, evaluate(nullptr, {i}), nullptr);
-        for (int r : pass_.reductions) writeBuffer(nullptr, plan_.nodes[r].buffer, i, i);
+        for (int r : pass_.reductions) {
+          writeBuffer(nullptr, plan_.nodes[r].buffer, i, i);
+          known_[r] = zeroOf(plan_.nodes[r].node->type);
+        }
+        for (int e : pass_.epilogue) writeBuffer(nullptr, plan_.nodes[e].buffer, i, value(e, none));
+        known_.clear();
         break;
       case Layout::Matrix:
         dimLength(pass_.dimA);
@@ -521,8 +542,8 @@ class PassEmitter {
           });
         });
         return;
-      case Layout::Vector:
-      case Layout::Matrix: return gridStride(g);
+      case Layout::Vector: return staged() ? stagedWindows(g) : gridStride(g);
+      case Layout::Matrix: return staged() ? stagedTiles(g) : gridStride(g);
       case Layout::RowWarp: return rowPass(g);
       case Layout::ColumnBand: return columnPass(g);
       case Layout::Tile: return tilePass(g);
@@ -548,11 +569,61 @@ class PassEmitter {
         return Exp<X>(value(arg, {i.node()}, true));  // (read where the scan loads it)
       });
       const X identity = evaluateLiteral<X>(node.identity);
-      const auto push =
-          scanAll<X>(op, in, policy, node.a ? ScanKind::Exclusive : ScanKind::Inclusive, identity);
+      const ScanKind kind = node.a ? ScanKind::Exclusive : ScanKind::Inclusive;
+      if (n.args.size() > 1) {
+        if constexpr (sizeof(X) == 4) {
+          return segmentedScan<X>(g, op, in, n.args[1], kind, identity);
+        } else {
+          throw Error("array::Plan: internal: a segmented scan of 64-bit elements");
+        }
+      }
+      const auto push = scanAll<X>(op, in, policy, kind, identity);
       push(g, [&](const Program<Thread>& t, const Exp<X>& v, const EWord32& i) {
         writeBuffer(&t, out, i.node(), v.node());
       });
+    });
+  }
+
+  // A segmented scan as one scan of (head, element) pairs packed in 64 bits (the head in the
+  // high word; a 32-bit element's bits in the low): (ha, a) + (hb, b) = (ha | hb, hb ? b : a f b)
+  // is associative, restarts at every head, and has (0, identity) for identity. Exclusive: the
+  // pairs' exclusive scan, with a head's own element its identity.
+  template <class X, class Op>
+  void segmentedScan(const Program<Grid>& g, Op op, const DPull<Exp<X>>& in, int heads,
+                     ScanKind kind, X identity) {
+    static_assert(sizeof(X) == 4, "segmentedScan: 32-bit elements (graph.cpp checks)");
+    using P = uint64_t;
+    const auto headOf = [](const Exp<P>& p) { return cast<uint32_t>(p >> EWord64(32)); };
+    const auto elementOf = [](const Exp<P>& p) { return bitcast<X>(cast<uint32_t>(p)); };
+    const auto pack = [](const EWord32& h, const Exp<X>& x) {
+      return (cast<uint64_t>(h) << EWord64(32)) | cast<uint64_t>(bitcast<uint32_t>(x));
+    };
+    const auto pairs = [=](const Exp<P>& a, const Exp<P>& b) {
+      const EWord32 hb = headOf(b);
+      return pack(headOf(a) | hb,
+                  ifThenElse(hb != 0u, elementOf(b), op(elementOf(a), elementOf(b))));
+    };
+    const DPull<Exp<X>> values = in;
+    const DPull<Exp<P>> packed(values.len(), [this, values, heads, pack](const EWord32& i) {
+      const Exp<X> x = values[i];
+      memo_.clear();
+      t_ = nullptr;  // (as scanPass's loads)
+      const EWord32 h = w32(value(heads, {i.node()}, true));
+      return pack(cast<uint32_t>(h != 0u), x);
+    });
+    const X zero = identity;
+    const int out = plan_.nodes[pass_.stores.front()].buffer;
+    const auto push =
+        scanAll<P>(pairs, packed, scanPolicy(), kind, P{std::bit_cast<uint32_t>(zero)});
+    push(g, [&](const Program<Thread>& t, const Exp<P>& v, const EWord32& i) {
+      Exp<X> x = elementOf(v);
+      if (kind == ScanKind::Exclusive) {
+        memo_.clear();
+        t_ = &t;
+        const EWord32 h = w32(value(heads, {i.node()}, true));
+        x = ifThenElse(h != 0u, Exp<X>(zero), x);
+      }
+      writeBuffer(&t, out, i.node(), x.node());
     });
   }
 
@@ -721,6 +792,46 @@ class PassEmitter {
     return false;
   }
 
+  // Elements a thread reads together from each input in a whole tile: a 16-byte vector of
+  // 4-byte elements, two of 8-byte ones.
+  static constexpr uint32_t kGroup = 4;
+  // Whether this pass reads an input vector at its own element (what wholeTile vectorizes).
+  bool readsVectorInputs() const {
+    std::set<int> seen;
+    const std::function<bool(int)> walk = [&](int id) {
+      if (!seen.insert(id).second) return false;
+      const NodeInfo& n = plan_.nodes[id];
+      const Node& node = *n.node;
+      if (node.op == OpKind::Input) return node.shape == Shape::Vector;
+      if (node.op == OpKind::Constant || (n.producer >= 0 && n.producer != p_)) return false;
+      if (node.op != OpKind::Map && node.op != OpKind::Contract && node.op != OpKind::Reduce) {
+        return false;  // (read elsewhere than at the element's own index)
+      }
+      for (int a : n.args) {
+        if (plan_.nodes[a].node->shape == Shape::Vector && walk(a)) return true;
+      }
+      return false;
+    };
+    for (int s : pass_.stores) {
+      if (walk(s)) return true;
+    }
+    for (int r : pass_.reductions) {
+      if (walk(r)) return true;
+    }
+    return false;
+  }
+  // Lane group_.lane of the vector holding input `name`'s element group_.base + lane.
+  ExpPtr vectorRead(const std::string& name, ScalarType type) {
+    const uint32_t width = 16 / sizeOf(type);
+    auto it = vectorSources_.find(name);
+    if (it == vectorSources_.end()) {
+      const ExpPtr probed = vectors_.at(name)(variable<uint32_t>(obsidian::detail::kProbe).node());
+      it = vectorSources_.emplace(name, obsidian::detail::vectorSource(width, probed)).first;
+    }
+    const EWord32 j = group_.base / width + group_.lane / width;
+    return obsidian::detail::vectorLane(it->second, type, width, j, group_.lane % width);
+  }
+
   // Vector and matrix passes: tiles of threads x items elements.
   void gridStride(const Program<Grid>& g) {
     const uint32_t threads = plan_.options.threads, items = itemsPerThread();
@@ -730,6 +841,12 @@ class PassEmitter {
     const EWord32 n = matrix ? w32(dimLen_.at(pass_.dimA)) * cols : w32(dimLen_.at(pass_.dimA));
     const uint32_t chunk = threads * items;
     const EWord32 tiles = ceilDiv(n, chunk);
+    // Inputs read at the element's own index are read in 16-byte vectors in whole tiles: by a
+    // pass of maps or of reductions alone. (Read so, a pass that both stores and reduces,
+    // AXPYDOT's at 2^26 on the H100, took 442 us against 379 us element by element.)
+    const bool vectorized = !matrix && items % kGroup == 0 &&
+                            (pass_.reductions.empty() || pass_.stores.empty()) &&
+                            readsVectorInputs();
     // A map: one tile per block. With reductions: a grid-stride loop over at most `blocks`
     // blocks (their results' grid state has room for that many), as few as the tiles need.
     const bool reducing = !pass_.reductions.empty();
@@ -764,20 +881,43 @@ class PassEmitter {
       p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
         for (auto& f : init) f(t);
         // elements first + item * threads + tid, item < items, below `end`
-        const auto tileBody = [&](const Program<Thread>& s, const EWord32& first,
-                                  const EWord32& end) {
-          std::vector<std::pair<Pending, ExpPtr>> elements;  // all read first, then folded
-          for (uint32_t item = 0; item < items; ++item) {
-            const EWord32 i = first + item * threads + tid;
-            const EWord32 at = s.declare(min(i, n - 1u));  // n >= 1 here: the tile exists
-            std::vector<ExpPtr> idx = {at.node()};
-            if (matrix) idx = {(at / cols).node(), (at % cols).node()};
-            elements.emplace_back(evaluate(&s, idx), (i < end).node());
-          }
+        const auto finish = [&](const Program<Thread>& s,
+                                const std::vector<std::pair<Pending, ExpPtr>>& elements) {
           for (const auto& [e, inside] : elements) {
             for (size_t r = 0; r < e.folds.size(); ++r) fold[r](s, e.folds[r].second, inside);
             commit(&s, e, inside);
           }
+        };
+        // A whole tile with inputs read in 16-byte vectors: the thread's items in groups of
+        // kGroup consecutive elements (group g at first + (g * threads + tid) * kGroup).
+        const auto wholeTile = [&](const Program<Thread>& s, const EWord32& first) {
+          std::vector<std::pair<Pending, ExpPtr>> elements;  // all read first, then folded
+          const ExpPtr yes = (EWord32(0u) == 0u).node();
+          for (uint32_t item = 0; item < items; ++item) {
+            const EWord32 base = first + (item / kGroup * threads + tid) * kGroup;
+            const EWord32 at = s.declare(base + item % kGroup);
+            group_ = {at.node(), base, item % kGroup};
+            elements.emplace_back(evaluate(&s, {at.node()}), yes);
+          }
+          group_ = {};
+          finish(s, elements);
+        };
+        const auto tileBody = [&](const Program<Thread>& s, const EWord32& first,
+                                  const EWord32& end) {
+          const auto anyTile = [&](const Program<Thread>& u) {
+            std::vector<std::pair<Pending, ExpPtr>> elements;  // all read first, then folded
+            for (uint32_t item = 0; item < items; ++item) {
+              const EWord32 i = first + item * threads + tid;
+              const EWord32 at = u.declare(min(i, n - 1u));  // n >= 1 here: the tile exists
+              std::vector<ExpPtr> idx = {at.node()};
+              if (matrix) idx = {(at / cols).node(), (at % cols).node()};
+              elements.emplace_back(evaluate(&u, idx), (i < end).node());
+            }
+            finish(u, elements);
+          };
+          if (!vectorized) return anyTile(s);
+          s.cond(first + chunk <= end, [&](const Program<Thread>& u) { wholeTile(u, first); });
+          s.cond(first + chunk > end, anyTile);  // the last, partial tile
         };
         if (!reducing) {
           tileBody(t, bid * chunk, n);
@@ -803,7 +943,7 @@ class PassEmitter {
                const std::vector<ExpPtr>& totals) {
     const uint32_t threads = plan_.options.threads;
     std::vector<std::function<void(const Program<Thread>&)>> publishers;
-    std::vector<std::function<void(const Program<Block>&)>> folders;
+    std::vector<std::function<ExpPtr(const Program<Block>&)>> folders;
     for (size_t k = 0; k < pass_.reductions.size(); ++k) {
       const int r = pass_.reductions[k];
       const Node& node = *plan_.nodes[r].node;
@@ -835,6 +975,7 @@ class PassEmitter {
           q.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
             writeBuffer(&t, out, u32(0), sum.node());
           });
+          return sum.node();
         });
       });
     }
@@ -851,7 +992,238 @@ class PassEmitter {
                 });
               }));
     p.cond(isLast[0u] != 0u, [&](const Program<Block>& q) {
-      for (const auto& f : folders) f(q);
+      for (size_t k = 0; k < folders.size(); ++k) known_[pass_.reductions[k]] = folders[k](q);
+      // The scalars made of the totals (schedule's epilogues), by one thread.
+      if (!pass_.epilogue.empty()) {
+        q.forAll(1u, [&](const Program<Thread>& t, const EWord32&) {
+          for (int e : pass_.epilogue) writeBuffer(&t, plan_.nodes[e].buffer, u32(0), value(e, {}));
+        });
+      }
+      known_.clear();
+    });
+  }
+
+  // Views this pass reads at its own element that shared memory serves better than global:
+  // a transposed view (read in row-major order it is a strided read of its source), and the
+  // neighbours of a stencil (slices and shifts of one source: each neighbour a load, where a
+  // staged tile reads the source once). Grouped by the source they read.
+  struct StagedView {
+    bool transpose = false;  // a transposed tile, else a tile with a halo
+    int source = -1;
+    std::vector<int> nodes;  // the views of `source` read from the tile
+    int64_t lo = 0, hi = 0;  // a halo: the views' offsets (a matrix's: -radius .. radius)
+  };
+  static constexpr int64_t kMaxRadius = 8, kMaxWindow = 256;  // (bounded shared memory)
+  std::vector<StagedView> stagedViews() const {
+    const bool matrix = pass_.layout == Layout::Matrix;
+    std::vector<StagedView> views;
+    const auto group = [&](bool transpose, int source) -> StagedView& {
+      for (StagedView& v : views) {
+        if (v.transpose == transpose && v.source == source) return v;
+      }
+      views.push_back(StagedView{transpose, source, {}, 0, 0});
+      return views.back();
+    };
+    std::set<int> seen;
+    const std::function<void(int)> walk = [&](int id) {
+      if (!seen.insert(id).second) return;
+      const NodeInfo& n = plan_.nodes[id];
+      const Node& node = *n.node;
+      if (node.op == OpKind::Input || node.op == OpKind::Constant) return;
+      if (n.producer >= 0 && n.producer != p_) return;  // stored: read from its array
+      if (matrix && node.op == OpKind::Transpose) {
+        group(true, n.args[0]).nodes.push_back(id);
+        return;
+      }
+      if (matrix && node.op == OpKind::Shift &&
+          std::max(std::abs(node.a), std::abs(node.b)) <= kMaxRadius) {
+        StagedView& v = group(false, n.args[0]);
+        v.nodes.push_back(id);
+        v.hi = std::max({v.hi, std::abs(node.a), std::abs(node.b)});
+        v.lo = -v.hi;
+        return;
+      }
+      if (!matrix && (node.op == OpKind::Shift || node.op == OpKind::Slice) &&
+          std::abs(node.a) <= kMaxWindow) {
+        StagedView& v = group(false, n.args[0]);
+        v.nodes.push_back(id);
+        v.lo = std::min(v.lo, node.a);
+        v.hi = std::max(v.hi, node.a);
+        return;
+      }
+      if (node.op != OpKind::Map && node.op != OpKind::Contract) return;  // (elementwise only)
+      for (int a : n.args) {
+        if (plan_.nodes[a].node->shape == node.shape) walk(a);
+      }
+    };
+    for (int s : pass_.stores) walk(s);
+    // A halo pays for itself where the source is read three times or more.
+    std::erase_if(views, [](const StagedView& v) { return !v.transpose && v.nodes.size() < 3; });
+    return views;
+  }
+  // Whether this pass takes tiles staged through shared memory (stagedTiles, stagedWindows).
+  bool staged() const {
+    return (pass_.layout == Layout::Matrix || pass_.layout == Layout::Vector) &&
+           pass_.reductions.empty() && pass_.finishes.empty() && pass_.scatters.empty() &&
+           pass_.inits.empty() && !stagedViews().empty();
+  }
+
+  // clamp(base + k + lo) into [0, n) (lo <= 0): a halo's element k.
+  static EWord32 clampedFrom(const EWord32& base, const EWord32& k, int64_t lo, const EWord32& n) {
+    const uint32_t back = static_cast<uint32_t>(-lo);
+    return ifThenElse(base + k < back, EWord32(0u), min(base + k - back, n - 1u));
+  }
+
+  // Stages `count` elements of one view's source in shared memory: element e is read(e).
+  template <class X>
+  SPull<Exp<X>> stage(const Program<Block>& p, uint32_t count,
+                      const std::function<std::vector<ExpPtr>(const EWord32&)>& at, int source) {
+    const uint32_t threads = plan_.options.threads, trips = (count + threads - 1) / threads;
+    return force(
+        p, mkPush<Block, Exp<X>>(count, [&](const Program<Block>& q, const Writer<Exp<X>>& w) {
+          q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+            t_ = &t;
+            memo_.clear();
+            for (uint32_t k = 0; k < trips; ++k) {
+              const EWord32 e = tid + k * threads;
+              const auto store = [&](const Program<Thread>& u) {
+                w(u, Exp<X>(value(source, at(e), true)), e);
+              };
+              if ((k + 1) * threads <= count) {
+                store(t);
+              } else {
+                t.cond(e < count, store);
+              }
+            }
+          });
+        }));
+  }
+
+  // A matrix pass through tiles of its output, a block each: every staged view's source read
+  // once into shared memory (coalesced: row by row), a transpose's as the source's tile
+  // (c0.., r0..) read transposed from there, a stencil's with its halo; then each element
+  // computed with those views read from the tiles, written row by row. Tiles of 32 x 32 with a
+  // transpose; else by the stencil's radius, as the hand stencils measured them on the H100
+  // (examples/stencils tileFor, bench/RESULTS.md "Barracuda's stencils": 16 x 64 for radius 1,
+  // 64 x 64 beyond).
+  void stagedTiles(const Program<Grid>& g) {
+    const std::vector<StagedView> views = stagedViews();
+    const uint32_t threads = plan_.options.threads;
+    uint32_t tileRows = 32, tileCols = 32;
+    int64_t radius = 0;
+    bool transposes = false;
+    for (const StagedView& v : views) {
+      transposes = transposes || v.transpose;
+      radius = std::max(radius, v.hi);
+    }
+    if (!transposes && threads >= 64) {
+      tileRows = radius <= 1 ? 16 : 64;
+      tileCols = 64;
+    }
+    const uint32_t rowsAtOnce = threads / tileCols;
+    const uint32_t trips = (tileRows + rowsAtOnce - 1) / rowsAtOnce;
+    const EWord32 rows = w32(dimLen_.at(pass_.dimA)), cols = w32(dimLen_.at(pass_.dimB));
+    const EWord32 across = ceilDiv(cols, tileCols);
+    g.distrPar(ceilDiv(rows, tileRows) * across, [&](const Program<Block>& p, const EWord32& bid) {
+      const EWord32 r0 = (bid / across) * tileRows, c0 = (bid % across) * tileCols;
+      // Per view node: its value at element (i, j) of the tile, read from shared memory.
+      std::map<int, std::function<ExpPtr(const EWord32&, const EWord32&)>> readers;
+      for (const StagedView& v : views) {
+        withType(plan_.nodes[v.source].node->type, [&]<class X>() {
+          if (v.transpose) {
+            // tile[y * kPitch + x] = source(c0 + y, r0 + x); T(r0 + i, c0 + j) is tile[j][i]
+            constexpr uint32_t kSide = 32, kPitch = kSide + 1;  // (the pad: no bank conflicts)
+            const auto tile = stage<X>(
+                p, kSide * kPitch,
+                [&](const EWord32& e) {
+                  const EWord32 y = e / kPitch, x = e % kPitch;
+                  return std::vector<ExpPtr>{min(c0 + y, cols - 1u).node(),
+                                             min(r0 + min(x, kSide - 1u), rows - 1u).node()};
+                },
+                v.source);
+            for (int id : v.nodes) {
+              readers[id] = [tile](const EWord32& i, const EWord32& j) {
+                return tile[j * kPitch + i].node();
+              };
+            }
+            return;
+          }
+          // tile[y * pitch + x] = source(clamp(r0 + y - R), clamp(c0 + x - R)); the shift
+          // (dr, dc) at (i, j) is tile[i + dr + R][j + dc + R] (clamped as shift clamps)
+          const uint32_t r = static_cast<uint32_t>(v.hi);
+          const uint32_t height = tileRows + 2 * r, width = tileCols + 2 * r, pitch = width | 1u;
+          const auto tile = stage<X>(
+              p, height * pitch,
+              [&](const EWord32& e) {
+                const EWord32 y = e / pitch, x = min(e % pitch, width - 1u);
+                return std::vector<ExpPtr>{clampedFrom(r0, y, v.lo, rows).node(),
+                                           clampedFrom(c0, x, v.lo, cols).node()};
+              },
+              v.source);
+          for (int id : v.nodes) {
+            const Node& shift = *plan_.nodes[id].node;
+            const uint32_t dy = static_cast<uint32_t>(shift.a + v.hi),
+                           dx = static_cast<uint32_t>(shift.b + v.hi);
+            readers[id] = [tile, pitch, dy, dx](const EWord32& i, const EWord32& j) {
+              return tile[(i + dy) * pitch + j + dx].node();
+            };
+          }
+        });
+      }
+      p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+        std::vector<std::pair<Pending, ExpPtr>> elements;  // all read first, then written
+        for (uint32_t k = 0; k < trips; ++k) {
+          const EWord32 i = tid / tileCols + k * rowsAtOnce, j = tid % tileCols;
+          const EWord32 r = r0 + i, c = c0 + j;
+          for (const auto& [id, read] : readers) known_[id] = read(min(i, tileRows - 1u), j);
+          elements.emplace_back(evaluate(&t, {min(r, rows - 1u).node(), min(c, cols - 1u).node()}),
+                                (r < rows && c < cols && i < tileRows).node());
+        }
+        for (const auto& [e, inside] : elements) commit(&t, e, inside);
+      });
+    });
+  }
+
+  // A vector pass of maps with window stencils: one tile of threads x items elements a block
+  // (as gridStride's), each staged source's span of the tile with its halo read once into
+  // shared memory (clamped to the source, as shift clamps; a slice's reads are inside it).
+  // Its tile: 4096 elements (or PlanOptions::items a thread, if more), the size the hand window
+  // kernel measured best on the H100 (examples/stencils Window::tile).
+  void stagedWindows(const Program<Grid>& g) {
+    const uint32_t threads = plan_.options.threads;
+    const uint32_t items = std::max(plan_.options.items, 4096 / threads);
+    const uint32_t chunk = threads * items;
+    const EWord32 n = w32(dimLen_.at(pass_.dimA));
+    const std::vector<StagedView> views = stagedViews();
+    g.distrPar(ceilDiv(n, chunk), [&](const Program<Block>& p, const EWord32& bid) {
+      const EWord32 first = bid * chunk;
+      std::map<int, std::function<ExpPtr(const EWord32&)>> readers;  // by element of the tile
+      for (const StagedView& v : views) {
+        const EWord32 len = w32(dimLength(plan_.nodes[v.source].slot0));
+        withType(plan_.nodes[v.source].node->type, [&]<class X>() {
+          // span[e] = source(clamp(first + lo + e)); the view at offset d reads span[k + d - lo]
+          const auto span = stage<X>(
+              p, chunk + static_cast<uint32_t>(v.hi - v.lo),
+              [&](const EWord32& e) {
+                return std::vector<ExpPtr>{clampedFrom(first, e, v.lo, len).node()};
+              },
+              v.source);
+          for (int id : v.nodes) {
+            const uint32_t d = static_cast<uint32_t>(plan_.nodes[id].node->a - v.lo);
+            readers[id] = [span, d](const EWord32& k) { return span[k + d].node(); };
+          }
+        });
+      }
+      p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+        std::vector<std::pair<Pending, ExpPtr>> elements;  // all read first, then written
+        for (uint32_t item = 0; item < items; ++item) {
+          const EWord32 k = item * threads + tid, i = first + k;
+          const EWord32 at = t.declare(min(i, n - 1u));
+          for (const auto& [id, read] : readers) known_[id] = read(k);
+          elements.emplace_back(evaluate(&t, {at.node()}), (i < n).node());
+        }
+        for (const auto& [e, inside] : elements) commit(&t, e, inside);
+      });
     });
   }
 
@@ -1076,6 +1448,15 @@ class PassEmitter {
   std::map<int, ExpPtr> dimLen_;
   std::map<std::string, ExpPtr> scalars_;
   std::map<std::string, std::function<ExpPtr(const ExpPtr&)>> vectors_;
+  // The element of a whole tile being evaluated (wholeTile): its index, its group's first
+  // element and its lane in the group; an input read at `at` is a lane of a vector load.
+  struct Group {
+    ExpPtr at;
+    EWord32 base = EWord32(0u);
+    uint32_t lane = 0;
+  };
+  Group group_;
+  std::map<std::string, obsidian::detail::VectorSource> vectorSources_;
   std::map<std::string, std::function<ExpPtr(const ExpPtr&, const ExpPtr&)>> matrices_;
   std::map<int, std::function<ExpPtr(const ExpPtr&)>> reads_;
   std::map<int, std::function<void(const Program<Thread>&, const ExpPtr&, const ExpPtr&)>> writes_;

@@ -200,14 +200,27 @@ NodePtr makeShift(NodePtr v, int32_t dr, int32_t dc) {
   return make(std::move(n));
 }
 
-NodePtr makeScan(NodePtr v, bool exclusive, ExpPtr body, ExpPtr identity,
-                 const std::string& label) {
+NodePtr makeScan(NodePtr v, bool exclusive, ExpPtr body, ExpPtr identity, const std::string& label,
+                 NodePtr heads) {
   const std::string who =
       std::string(exclusive ? "exclusiveScan(" : "inclusiveScan(") + label + ")";
   expectShape(v, Shape::Vector, who);
   checkBody(body, who);
   const ScalarType t = v->type;
-  Node n{OpKind::Scan, Shape::Vector, t, {std::move(v)}, "", body, identity, 0, who};
+  std::vector<NodePtr> args = {std::move(v)};
+  if (heads) {
+    expectShape(heads, Shape::Vector, who);
+    if (heads->type != ScalarType::U32) {
+      throw Error(who + ": the segments' heads are a Vector<uint32_t>");
+    }
+    if (sizeOf(t) != 4) {
+      throw Error(who + ": a segmented scan takes 32-bit elements (u32, i32 or f32; each is " +
+                  "scanned with its head in 64 bits); these are " +
+                  std::string(scalarInfo(t).cudaName));
+    }
+    args.push_back(std::move(heads));
+  }
+  Node n{OpKind::Scan, Shape::Vector, t, std::move(args), "", body, identity, 0, who};
   n.a = exclusive;
   return make(std::move(n));
 }

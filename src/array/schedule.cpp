@@ -12,7 +12,8 @@
 //     (siblings in one pass; a reduction's partials in the pass that makes its input);
 //  5. epilogues: a vector pass that only maps row reductions (and values of earlier levels)
 //     runs in the row pass's epilogue, on the row's result in registers (SGEMV's
-//     alpha A x + beta y in one kernel).
+//     alpha A x + beta y in one kernel); a scalar pass that only maps whole reductions runs in
+//     the last block of the vector pass that folds them (RMSE's root of the mean in one kernel).
 // With PlanOptions::fuse false every operation is stored by a pass of its own.
 #include <algorithm>
 #include <cassert>
@@ -150,6 +151,17 @@ class Planner {
       const NodeInfo& n = plan_->nodes[id];
       if (n.node->op == OpKind::Contract) plan_->checks.emplace_back(int(id), n.args[1]);
     }
+    // The nodes whose elements are read: the outputs, the checks and what they read. len, rows,
+    // cols and indices read only their operand's extents: an operand read nowhere else gets no
+    // pass (a row pass of len(rowReduce(f, m)) alone would compute and write nothing).
+    needed_.assign(plan_->nodes.size(), false);
+    for (const auto& [name, id] : plan_->outputs) needed_[id] = true;
+    for (const auto& [contract, check] : plan_->checks) needed_[check] = true;
+    for (size_t id = plan_->nodes.size(); id-- > 0;) {  // (readers after their operands)
+      const OpKind op = plan_->nodes[id].node->op;
+      if (!needed_[id] || op == OpKind::Extent || op == OpKind::Iota) continue;
+      for (int a : plan_->nodes[id].args) needed_[a] = true;
+    }
     // Inputs: one shape and type per name.
     std::map<std::string, const Node*> inputs;
     for (const NodeInfo& n : plan_->nodes) {
@@ -219,8 +231,14 @@ class Planner {
           break;
         }
         case OpKind::Slice:
-          sources.push_back(
-              {n.slot0, {DimSource::Kind::Minus, "", uint64_t(node.a + node.b), arg(0).slot0}});
+          // A slice that drops nothing has its operand's length: as a Minus of 0 it could close
+          // a cycle of lengths that agree (slice(slice(v, 0, 0), 0, 0) + v), refused below.
+          if (node.a + node.b == 0) {
+            uf.unite(arg(0).slot0, n.slot0);
+          } else {
+            sources.push_back(
+                {n.slot0, {DimSource::Kind::Minus, "", uint64_t(node.a + node.b), arg(0).slot0}});
+          }
           break;
         case OpKind::Permute:
           uf.unite(arg(0).slot0, n.slot0);
@@ -230,6 +248,8 @@ class Planner {
         case OpKind::Iota:
         case OpKind::Shift:
         case OpKind::Scan:
+          // (a segmented scan's heads: one per element)
+          if (node.op == OpKind::Scan && n.args.size() > 1) uf.unite(arg(1).slot0, n.slot0);
           if (n.slot0 >= 0) uf.unite(arg(0).slot0, n.slot0);  // (a scalar's contract: none)
           if (n.slot1 >= 0) uf.unite(arg(0).slot1, n.slot1);
           break;
@@ -253,8 +273,6 @@ class Planner {
     for (auto [slot, source] : sources) {
       if (source.kind == DimSource::Kind::Minus) source.dim = dimOf(source.dim);
       const int d = dimOf(slot);
-      // (slice(v, 0, 0) is v itself)
-      if (source.kind == DimSource::Kind::Minus && source.dim == d && source.length == 0) continue;
       plan_->dims[d].sources.push_back(source);
     }
     // A length defined as another's minus an amount must not come back to itself: zipWith(f,
@@ -474,6 +492,7 @@ class Planner {
       const int id = static_cast<int>(i);
       NodeInfo& n = plan_->nodes[id];
       const OpKind op = n.node->op;
+      if (!needed_[id]) continue;
       if (n.storage == Storage::Inline && !(op == OpKind::Input && !n.output.empty())) continue;
       if (op == OpKind::Reduce) {
         const NodeInfo& in = plan_->nodes[n.args[0]];
@@ -578,7 +597,13 @@ class Planner {
     const NodeInfo& n = plan_->nodes[id];
     const OpKind op = n.node->op;
     if (op == OpKind::Input || op == OpKind::Constant) return true;
-    if (n.producer == q && isRowLike(op)) return !random;
+    // (a row pass's results in its lanes' registers; a vector pass's whole reductions in its
+    // last block)
+    const Layout host = plan_->passes[q].layout;
+    if (n.producer == q && ((host == Layout::RowWarp && isRowLike(op)) ||
+                            (host == Layout::Vector && op == OpKind::Reduce))) {
+      return !random;
+    }
     if (n.producer >= 0 && n.producer != p) {
       // (read elsewhere, a column reduction's folded buffer must be there too)
       return plan_->passes[n.producer].level < level &&
@@ -595,12 +620,19 @@ class Planner {
   void epilogues() {
     for (size_t q = 0; q < plan_->passes.size(); ++q) {
       Pass& rowPass = plan_->passes[q];
-      if (rowPass.layout != Layout::RowWarp) continue;
+      // A vector pass's whole reductions are folded by its last block, which can go on to the
+      // scalars made of them.
+      const bool whole =
+          rowPass.layout == Layout::Vector && !rowPass.reductions.empty() &&
+          std::all_of(rowPass.reductions.begin(), rowPass.reductions.end(),
+                      [&](int r) { return plan_->nodes[r].node->op == OpKind::Reduce; });
+      if (rowPass.layout != Layout::RowWarp && !whole) continue;
+      const Layout consumer = whole ? Layout::Scalar : Layout::Vector;
       for (size_t p = 0; p < plan_->passes.size(); ++p) {
         Pass& v = plan_->passes[p];
-        if (v.layout != Layout::Vector || v.dimA != rowPass.dimA || v.level != rowPass.level + 1 ||
-            !v.reductions.empty() || !v.finishes.empty() || !v.inits.empty() ||
-            !v.scatters.empty() || v.stores.empty()) {
+        if (v.layout != consumer || (!whole && v.dimA != rowPass.dimA) ||
+            v.level != rowPass.level + 1 || !v.reductions.empty() || !v.finishes.empty() ||
+            !v.inits.empty() || !v.scatters.empty() || v.stores.empty()) {
           continue;
         }
         bool ok = true;
@@ -614,7 +646,8 @@ class Planner {
           }
         }
         if (!ok || !choose("compute " + describe(*plan_, v.stores.front()) +
-                               " in the epilogue of the row pass of " +
+                               (whole ? " in the last block of the vector pass of "
+                                      : " in the epilogue of the row pass of ") +
                                describe(*plan_, rowPass.reductions.front()),
                            true)) {
           continue;
@@ -723,6 +756,7 @@ class Planner {
 
   std::shared_ptr<PlanData> plan_;
   std::vector<std::vector<std::pair<int, Access>>> readers_;
+  std::vector<bool> needed_;  // per node: its elements are read (collect)
   std::map<std::tuple<int, int, int, int, int>, int> passOf_;
 };
 

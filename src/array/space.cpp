@@ -13,13 +13,13 @@
 namespace obsidian::array {
 
 std::vector<Alternative> fusionSpace(const std::vector<Output>& outputs, const PlanOptions& options,
-                                     const Bindings& data, size_t limit) {
+                                     const Bindings& data, size_t limit, bool prune) {
   if (!options.fuse) {
     throw Error("array::fusionSpace: the options say no fusion (PlanOptions::fuse is false)");
   }
   const DeviceModel model;
   std::vector<Alternative> found;
-  std::set<std::map<std::string, bool>> seen;
+  std::set<std::map<std::string, bool>> seen, planned;
   std::deque<std::map<std::string, bool>> todo{options.choices};
   seen.insert(options.choices);
   while (!todo.empty() && found.size() < limit) {
@@ -35,6 +35,9 @@ std::vector<Alternative> fusionSpace(const std::vector<Output>& outputs, const P
         r.bytes / (model.dramGBps * 1e3) + a.kernels * model.launchMicroseconds;
     // The decisions this plan met, with the side it took: the choices that make it.
     for (const auto& [name, side] : plan.choices()) a.choices[name] = side;
+    // (choices that name a decision the plan does not meet, or fewer than it meets, can give
+    // a plan found before: GEMVER's unfused epilogue flipped back is the rules' plan)
+    if (!planned.insert(a.choices).second) continue;
     for (const auto& [name, side] : plan.choices()) {
       std::map<std::string, bool> next = a.choices;
       next[name] = !side;
@@ -48,6 +51,7 @@ std::vector<Alternative> fusionSpace(const std::vector<Output>& outputs, const P
   std::stable_sort(found.begin(), found.end(), [](const Alternative& x, const Alternative& y) {
     return x.predictedMicroseconds < y.predictedMicroseconds;
   });
+  if (!prune) return found;
   std::vector<Alternative> kept;
   for (const Alternative& a : found) {
     const bool isRules = a.choices == rules.choices;

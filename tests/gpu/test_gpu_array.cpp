@@ -1,11 +1,14 @@
 // GPU tests of whole-array programs (label gpu): planned programs of every pass kind (vector,
 // matrix, row, column, tile, segment, scan, scatter) on the device at sizes that fill it, each
-// output checked against plain C++.
+// output checked against plain C++; and the seeds' programs (examples/array/seeds.hpp).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <obsidian/array.hpp>
 #include <random>
+
+#include "../../examples/array/seeds.hpp"
 
 using namespace obsidian;
 using namespace obsidian::array;
@@ -234,4 +237,104 @@ TEST_CASE("gpu: array programs: a CG iteration over CSR, scans and a histogram m
   }
   CHECK(dinc.download() == inc);
   CHECK(dh.download() == hist);
+}
+
+TEST_CASE(
+    "gpu: the seeds' array programs: RMSE in one kernel, Black-Scholes, stencils, contracts") {
+  // RMSE's root of the mean computed by the last block of the reduction's pass (every block of
+  // a full device publishes first).
+  const size_t n = (size_t{1} << 22) + 3;
+  const auto x = floats(n, 21), y = floats(n, 22);
+  gpu::DeviceBuffer<float> dx(x), dy(y), one(1);
+  const Plan rmse(seeds::rmse(), onGpu());
+  CHECK(rmse.kernelCount() == 1);
+  for (int run = 0; run < 2; ++run) {  // (the second run finds the ticket reset)
+    one.fill(std::nanf(""));
+    rmse.run(Bindings().vector("x", dx).vector("y", dy).output("rmse", one));
+    const double want = stencils::rmseReference(x, y);
+    CHECK(std::fabs(one.download()[0] - want) <= 1e-5 * want);
+  }
+
+  const uint32_t m = (1u << 20) + 7;
+  const accelerate::Options o = accelerate::randomOptions(m, 23);
+  gpu::DeviceBuffer<float> s(o.s), k(o.x), t(o.t), call(m), put(m);
+  Plan(seeds::blackScholes(), onGpu())
+      .run(Bindings()
+               .vector("s", s)
+               .vector("x", k)
+               .vector("t", t)
+               .output("call", call)
+               .output("put", put));
+  const auto gc = call.download(), gp = put.download();
+  size_t bad = 0;
+  for (uint32_t i = 0; i < m; ++i) {
+    const auto [wc, wp] = accelerate::blackScholesBody(o.s[i], o.x[i], o.t[i]);
+    bad += !(std::fabs(gc[i] - wc) <= 1e-4f * (1 + std::fabs(wc)));
+    bad += !(std::fabs(gp[i] - wp) <= 1e-4f * (1 + std::fabs(wp)));
+  }
+  CHECK(bad == 0);
+
+  const uint32_t rows = 1031, cols = 2053, pitch = 2056;
+  const auto hm = floats(size_t{rows} * pitch, 24);
+  std::vector<float> dense(size_t{rows} * cols);
+  for (uint32_t r = 0; r < rows; ++r) {
+    for (uint32_t c = 0; c < cols; ++c) dense[size_t{r} * cols + c] = hm[size_t{r} * pitch + c];
+  }
+  gpu::DeviceBuffer<float> dm(hm), dout(dense.size());
+  Plan(seeds::blur<2>(), onGpu())
+      .run(Bindings().matrix("in", dm, rows, cols, pitch).output("out", dout));
+  const auto want = stencils::stencilReference(dense, rows, cols, stencils::kBlur<2>);
+  const auto got = dout.download();
+  bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) bad += !(std::fabs(got[i] - want[i]) <= 1e-5f);
+  CHECK(bad == 0);
+
+  // SafeGPU's postcondition, violated at one element of a full-device pass.
+  auto big = x;
+  big[n - 2] = 3e38f;
+  auto other = y;
+  other[n - 2] = 3e38f;
+  gpu::DeviceBuffer<float> db(big), dother(other), dsum(n);
+  const Plan add(seeds::vectorAddition(), onGpu());
+  std::string message;
+  try {
+    add.run(Bindings().vector("current", db).vector("other", dother).output("result", dsum));
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  CHECK(message.find("Result is finite") != std::string::npos);
+  CHECK(message.find(std::to_string(n - 2)) != std::string::npos);
+}
+
+TEST_CASE("gpu: array programs: segmented scans over CSR segments match C++") {
+  // Random segment lengths (empty ones among them) over 2^22 + 5 elements: many tiles of the
+  // scan, segments crossing them.
+  const uint32_t n = (1u << 22) + 5;
+  std::mt19937 g(31);
+  std::vector<uint32_t> offsets = {0};
+  while (offsets.back() < n) offsets.push_back(std::min(n, offsets.back() + uint32_t(g() % 3000)));
+  std::vector<uint32_t> u(n);
+  for (uint32_t& x : u) x = uint32_t(g());
+  const auto U = vectorInput<uint32_t>("u"), O = vectorInput<uint32_t>("offsets");
+  const auto H = segmentHeads(O, U);
+  const Plan plan({{"inc", inclusiveScan(Sum{}, U, H)}, {"exc", exclusiveScan(Max{}, U, H)}},
+                  onGpu());
+  gpu::DeviceBuffer<uint32_t> du(u), doff(offsets), dinc(n), dexc(n);
+  plan.run(
+      Bindings().vector("u", du).vector("offsets", doff).output("inc", dinc).output("exc", dexc));
+  std::vector<bool> head(n, false);
+  for (uint32_t o : offsets) {
+    if (o < n) head[o] = true;
+  }
+  const auto inc = dinc.download(), exc = dexc.download();
+  uint32_t sum = 0, most = 0;
+  size_t bad = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (head[i]) sum = 0, most = 0;
+    bad += exc[i] != most;
+    sum += u[i];
+    most = std::max(most, u[i]);
+    bad += inc[i] != sum;
+  }
+  CHECK(bad == 0);
 }

@@ -18,6 +18,10 @@ set(allowed
   # checked against the example's reference computed on the device.
   "tuning/blas_family.cpp|examples/blas/blas.hpp"
   "tuning/blas_reference.hpp|examples/blas/blas.hpp"
+  "tuning/blas_data.hpp|examples/blas/blas.hpp"
+  # The array family sweeps the same sequences as array programs (issue 43).
+  "tuning/array_family.cpp|examples/blas/scripts.hpp"
+  "tuning/tests/test_array_family.cpp|examples/blas/scripts.hpp"
   # The paper's smallest program, as the runtime benchmark's probe of launch and compile costs.
   "bench/runtime/runtime_bench.cpp|examples/increment/increment.hpp"
   # The seeds' programs (issue 18): each family's example checks them, its benchmark races them.
@@ -31,7 +35,11 @@ set(allowed
   "bench/blas/blas_bench.cpp|examples/blas/scripts.hpp"
   "bench/array/array_bench.cpp|examples/blas/scripts.hpp"
   # The conjugate-gradient iteration runs on the SpMV benchmark's random CSR matrices.
-  "bench/array/array_bench.cpp|examples/accelerate/spmv.hpp")
+  "bench/array/array_bench.cpp|examples/accelerate/spmv.hpp"
+  # The seeds' programs as array programs, raced against their hand kernels (the examples').
+  "bench/array/seeds_bench.cpp|examples/array/seeds.hpp"
+  "bench/array/seeds_bench.cpp|examples/accelerate/spmv.hpp"
+  "bench/array/seeds_bench.cpp|examples/safegpu/safegpu.hpp")
 
 set(offences "")
 foreach(dir include src bench tuning fuzz)

@@ -6,9 +6,22 @@
 // 1e-4 of the sum of magnitudes on f32. A simulated race or out-of-bounds access (an Error), a
 // mismatch, or a fused plan with more kernels or bytes than the unfused one fails the test with
 // the program printed as C++ and the fused plan's report.
+// Drawn: zipWith (1-3 operands, scalars broadcast, replicateRows/Cols), scalar arithmetic,
+// generate, fill, gather, outer, transpose, reduce, rowReduce, colReduce, gemv, gemvT, dot,
+// segmentedReduce (Sum, Min, Max over non-decreasing CSR offsets, an input or the exclusive scan
+// of counts: empty segments, no segments, offsets short of the end), inclusiveScan and
+// exclusiveScan (Sum, Min, Max), slice (empty ones too), shift (1-D and 2-D, past either edge),
+// permute (Sum; on integers also Min, Max, BitAnd, BitOr, BitXor; some destinations dropped),
+// indices, len, rows, cols, and require / ensure contracts that hold. Lengths are odd (1, 7, 31,
+// 33, 300, 1000, 1031, 4097 and what slices and segments make of them, 0 included). A second test
+// case draws contracts that fail and programs the planner must refuse at run (a slice longer than
+// its vector, segmented reductions of one offsets array over two lengths, no offsets at all):
+// each an obsidian::Error naming the contract or the rule.
 // OBSIDIAN_ARRAY_FUZZ_FIRST and OBSIDIAN_ARRAY_FUZZ_COUNT choose other programs (by index; 0 and
 // 150 by default), OBSIDIAN_ARRAY_FUZZ_PROGRAMS a list of them ("4,568"), and
-// OBSIDIAN_ARRAY_FUZZ_TIME prints each program's time, OBSIDIAN_ARRAY_FUZZ_PRINT each program.
+// OBSIDIAN_ARRAY_FUZZ_TIME prints each program's time, OBSIDIAN_ARRAY_FUZZ_PRINT each program;
+// OBSIDIAN_ARRAY_FUZZ_OPS sets the most operations a program draws (12 by default), and
+// OBSIDIAN_ARRAY_FUZZ_FLIP runs a third plan, every decision of the fusion space flipped.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -16,11 +29,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <map>
+#include <numeric>
 #include <obsidian/array.hpp>
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -45,10 +61,16 @@ struct IntRef {
   friend IntRef operator-(IntRef a) { return wrap(0u - w(a)); }
   friend IntRef min(IntRef a, IntRef b) { return IntRef(std::min(a.v, b.v)); }
   friend IntRef max(IntRef a, IntRef b) { return IntRef(std::max(a.v, b.v)); }
+  friend IntRef operator&(IntRef a, IntRef b) { return wrap(w(a) & w(b)); }
+  friend IntRef operator|(IntRef a, IntRef b) { return wrap(w(a) | w(b)); }
+  friend IntRef operator^(IntRef a, IntRef b) { return wrap(w(a) ^ w(b)); }
 };
 
 // A float element of the reference: its value in double and the sum of the magnitudes that made
-// it (the scale of the rounding error any order of evaluation in f32 may make).
+// it (the scale of the rounding error any order of evaluation in f32 may make). A Min or Max
+// identity is an infinity of magnitude 0 (compared exactly); a NaN makes the magnitude infinite,
+// which every later operation keeps: such elements are not compared (fminf and std::min treat
+// NaNs differently).
 struct FloatRef {
   double v = 0, m = 0;
   FloatRef() = default;
@@ -56,12 +78,16 @@ struct FloatRef {
   static FloatRef make(double v, double m) {
     FloatRef r;
     r.v = v;
-    r.m = m;
+    r.m = std::isnan(v) ? HUGE_VAL : m;
     return r;
   }
   friend FloatRef operator+(FloatRef a, FloatRef b) { return make(a.v + b.v, a.m + b.m); }
   friend FloatRef operator-(FloatRef a, FloatRef b) { return make(a.v - b.v, a.m + b.m); }
-  friend FloatRef operator*(FloatRef a, FloatRef b) { return make(a.v * b.v, a.m * b.m); }
+  friend FloatRef operator*(FloatRef a, FloatRef b) {
+    // (inf * 0 would make the magnitude NaN, which std::max then drops)
+    const bool unknown = std::isinf(a.m) || std::isinf(b.m);
+    return make(a.v * b.v, unknown ? HUGE_VAL : a.m * b.m);
+  }
   friend FloatRef operator-(FloatRef a) { return make(-a.v, a.m); }
   friend FloatRef min(FloatRef a, FloatRef b) {
     return make(std::min(a.v, b.v), std::max(a.m, b.m));
@@ -197,6 +223,11 @@ constexpr bool oneShapeOf() {
   return !(v && m);
 }
 
+uint32_t envOr(const char* name, uint32_t fallback) {
+  const char* v = std::getenv(name);
+  return v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : fallback;
+}
+
 // ---------------------------------------------------------------- a random program
 
 enum class Kind { Input, Constant, Computed };
@@ -223,16 +254,29 @@ class Program {
     NodePtr node;
     std::vector<uint32_t> ref;
   };
+  // CSR offsets (segmentedReduce's) into vectors of `target` elements.
+  struct Offsets {
+    std::string name;
+    NodePtr node;
+    std::vector<uint32_t> ref;
+    uint32_t target;
+  };
 
-  explicit Program(uint32_t seed) : rng_(seed) {
-    static const uint32_t kN[] = {1, 7, 33, 300, 1031}, kM[] = {1, 5, 17, 64, 131};
-    n_ = kN[below(5)];
-    m_ = chance(20) ? n_ : kM[below(5)];
+  // failing: with a contract that fails (an output), failure() naming it.
+  explicit Program(uint32_t seed, bool failing = false) : rng_(seed) {
+    static const uint32_t kN[] = {1, 7, 31, 33, 300, 1000, 1031, 4097}, kM[] = {1, 5, 17, 64, 131};
+    n_ = kN[below(8)];
+    // (a 4097-column matrix of 17 rows or more is slow to simulate)
+    m_ = chance(20) ? std::min(n_, 1031u) : kM[below(n_ > 1031 ? 2 : 5)];
     inputs();
-    const uint32_t ops = 1 + below(12);
+    const uint32_t ops =
+        1 + below(failing ? 5 : std::max(1u, envOr("OBSIDIAN_ARRAY_FUZZ_OPS", 12)));
     for (uint32_t k = 0; k < ops || computed_ == 0; ++k) {
       for (int attempt = 0; attempt < 50 && !step(); ++attempt) {
       }
+    }
+    for (int attempt = 0; failing && attempt < 200 && failure_.empty(); ++attempt) {
+      if (!contractOp(true) && attempt % 10 == 9) zip(Shape::Vector);  // (other values to try)
     }
     pickOutputs();
     // Half the programs run with other launch shapes (the same for both plans): small blocks
@@ -243,6 +287,11 @@ class Program {
       options_.items = 1u + o() % 4;
       options_.band = o() % 2 ? 0 : 1 + o() % 16;
       options_.blocks = o() % 2 ? 0 : 1 + o() % 4;
+      // (lanes a CSR segment takes, loads in flight in row and column passes, whole
+      // reductions' items)
+      options_.segmentLanes = 1u << (o() % 6);
+      options_.unroll = 1u + o() % 16;
+      options_.reduceItems = 1u + o() % 16;
     }
   }
 
@@ -250,6 +299,7 @@ class Program {
 
   struct Result {
     std::string error;
+    bool obsidianError = false;  // the error was an obsidian::Error
     std::map<std::string, std::vector<X>> out;
     size_t kernels = 0;
     PlanReport report;
@@ -258,7 +308,8 @@ class Program {
   };
 
   // Runs the program on the simulator, planned with fusion or without.
-  Result run(bool fuse) const {
+  // flip: fused, with every decision of the fusion space on its other side.
+  Result run(bool fuse, bool flip = false) const {
     Result r;
     std::vector<Output> outs;
     for (size_t k : outputs_) {
@@ -268,6 +319,9 @@ class Program {
     try {
       PlanOptions o = options_;
       o.fuse = fuse;
+      if (flip) {
+        for (const auto& [name, side] : Plan(outs, o).choices()) o.choices[name] = !side;
+      }
       const Plan plan(outs, o);
       r.kernels = plan.kernelCount();
       Bindings b;
@@ -290,6 +344,9 @@ class Program {
         r.reportText = std::string("report() threw: ") + e.what();
       }
       plan.run(b);
+    } catch (const Error& e) {
+      r.error = e.what();
+      r.obsidianError = true;
     } catch (const std::exception& e) {
       r.error = e.what();
     }
@@ -305,7 +362,9 @@ class Program {
     }
     for (const std::string& line : code_) s << line << "\n";
     s << "PlanOptions o;\no.threads = " << options_.threads << ";\no.items = " << options_.items
-      << ";\no.band = " << options_.band << ";\no.blocks = " << options_.blocks << ";\n";
+      << ";\no.band = " << options_.band << ";\no.blocks = " << options_.blocks
+      << ";\no.segmentLanes = " << options_.segmentLanes << ";\no.unroll = " << options_.unroll
+      << ";\no.reduceItems = " << options_.reduceItems << ";\n";
     s << "Plan plan({";
     for (size_t k = 0; k < outputs_.size(); ++k) {
       s << (k ? ", " : "") << "{\"o_" << vals_[outputs_[k]].name << "\", "
@@ -357,6 +416,8 @@ class Program {
   }
 
   size_t operations() const { return code_.size(); }
+  // What run() must throw (a failing contract's message): empty if nothing.
+  const std::string& failure() const { return failure_; }
 
  private:
   // ---------------------------------------------------------------- random choices
@@ -383,6 +444,7 @@ class Program {
   static bool same(X got, const R& want) {
     if constexpr (std::is_same_v<X, float>) {
       if (!std::isfinite(want.m) || want.m > 1e30) return true;  // overflowed: not compared
+      if (std::isinf(want.v)) return double(got) == want.v;      // an identity: exact
       return std::fabs(double(got) - want.v) <= 1e-4 * want.m + 1e-30;
     } else {
       return got == want.v;
@@ -551,6 +613,7 @@ class Program {
     } else {
       indices_.push_back({"ix0", vectorInput<uint32_t>("ix0").node(), data});
     }
+    if (chance(50)) offsetsOp();
   }
   void bindInputs(Bindings& b) const {
     for (const auto& [name, data] : arrays_) {
@@ -568,7 +631,7 @@ class Program {
 
   // One random operation; false if the one drawn does not fit the values there are.
   bool step() {
-    switch (below(15)) {
+    switch (below(24)) {
       case 0:
       case 1:
       case 2: return zip(Shape::Vector);
@@ -583,7 +646,15 @@ class Program {
       case 11: return rowColReduceOp();
       case 12: return gemvOp();
       case 13: return dotOp();
-      default: return chance(50) ? indexOp() : reduceOp();
+      case 14: return chance(50) ? indexOp() : reduceOp();
+      case 15:
+      case 16: return segReduceOp();
+      case 17: return chance(30) ? scanOp() : sliceOp();
+      case 18: return sliceOp();
+      case 19: return shiftOp();
+      case 20: return permuteOp();
+      case 21: return chance(50) ? indicesOp() : extentOp();
+      default: return contractOp(false);
     }
   }
 
@@ -701,9 +772,9 @@ class Program {
     return true;
   }
 
-  // generate<X>(len, f(i)), or fill(len, s).
+  // generate<X>(len, f(i)), or fill(len, s); now and then of no elements.
   bool generateOp() {
-    const uint32_t len = chance(50) ? n_ : m_;
+    const uint32_t len = chance(5) ? 0 : chance(50) ? n_ : m_;
     if (chance(25)) {
       const int s = pickScalar();
       if (s < 0) return false;
@@ -759,24 +830,25 @@ class Program {
     return true;
   }
 
+  // An index vector for gather and permute (u32 programs: any u32 vector): its node, its
+  // reference and its name.
+  std::tuple<NodePtr, std::vector<uint32_t>, std::string> pickIndex() {
+    if constexpr (std::is_same_v<X, uint32_t>) {
+      const int k = pickVector();
+      std::vector<uint32_t> idx;
+      for (const R& r : vals_[k].ref) idx.push_back(r.v);
+      return {vals_[k].node, std::move(idx), vals_[k].name};
+    } else {
+      const Index& k = indices_[below(static_cast<uint32_t>(indices_.size()))];
+      return {k.node, k.ref, k.name};
+    }
+  }
+
   // gather(src, idx): idx an index vector (u32 programs: any u32 vector).
   bool gatherOp() {
     const int src = pickVector();
     if (src < 0) return false;
-    NodePtr idxNode;
-    std::vector<uint32_t> idx;
-    std::string idxName;
-    if constexpr (std::is_same_v<X, uint32_t>) {
-      const int k = pickVector();
-      idxNode = vals_[k].node;
-      for (const R& r : vals_[k].ref) idx.push_back(r.v);
-      idxName = vals_[k].name;
-    } else {
-      const Index& k = indices_[below(indices_.size())];
-      idxNode = k.node;
-      idx = k.ref;
-      idxName = k.name;
-    }
+    const auto [idxNode, idx, idxName] = pickIndex();
     const std::vector<R>& s = vals_[src].ref;
     std::vector<R> ref(idx.size());
     for (size_t i = 0; i < idx.size(); ++i) ref[i] = idx[i] < s.size() ? s[idx[i]] : R(X(0));
@@ -790,6 +862,7 @@ class Program {
     const int u = pickVector(), v = pickVector();
     if (u < 0 || v < 0) return false;
     const std::vector<R>&a = vals_[u].ref, &b = vals_[v].ref;
+    if (a.size() * b.size() > (1u << 18)) return false;  // (1000 x 1000 is slow to simulate)
     std::vector<R> ref;
     for (const R& x : a) {
       for (const R& y : b) ref.push_back(x * y);
@@ -813,14 +886,32 @@ class Program {
     return true;
   }
 
-  // The fold of op (0 sum, 1 max, 2 min) over ref[first + k * stride], k < count.
-  static R fold(uint32_t op, const std::vector<R>& ref, size_t first, size_t stride, size_t count) {
-    R acc = ref[first];
-    for (size_t k = 1; k < count; ++k) {
-      const R& x = ref[first + k * stride];
-      acc = op == 0 ? acc + x : op == 1 ? max(acc, x) : min(acc, x);
+  // The identity of op (0 sum, 1 max, 2 min): what a fold of no elements is.
+  static R identity(uint32_t op) {
+    if constexpr (std::is_same_v<X, float>) {
+      return op == 0 ? R(0.0f) : FloatRef::make(op == 1 ? -HUGE_VAL : HUGE_VAL, 0);
+    } else {
+      return R(op == 0   ? X(0)
+               : op == 1 ? std::numeric_limits<X>::lowest()
+                         : std::numeric_limits<X>::max());
     }
+  }
+  static R combine(uint32_t op, const R& acc, const R& x) {
+    return op == 0 ? acc + x : op == 1 ? max(acc, x) : min(acc, x);
+  }
+  // The fold of op over ref[first + k * stride], k < count (none: the identity).
+  static R fold(uint32_t op, const std::vector<R>& ref, size_t first, size_t stride, size_t count) {
+    if (count == 0) return identity(op);
+    R acc = ref[first];
+    for (size_t k = 1; k < count; ++k) acc = combine(op, acc, ref[first + k * stride]);
     return acc;
+  }
+  // f(Sum{}), f(Max{}) or f(Min{}) by op.
+  template <class F>
+  static NodePtr withFold(uint32_t op, F f) {
+    if (op == 0) return f(Sum{});
+    if (op == 1) return f(Max{});
+    return f(Min{});
   }
   static const char* foldName(uint32_t op) {
     return op == 0 ? "Sum{}" : op == 1 ? "Max{}" : "Min{}";
@@ -889,10 +980,411 @@ class Program {
     if (a < 0) return false;
     const int b = pickVector(static_cast<int>(vals_[a].rows));
     const std::vector<R>&x = vals_[a].ref, &y = vals_[b].ref;
-    R acc = x[0] * y[0];
+    R acc = x.empty() ? R(X(0)) : x[0] * y[0];
     for (size_t i = 1; i < x.size(); ++i) acc = acc + x[i] * y[i];
     add("dot(" + vals_[a].name + ", " + vals_[b].name + ")", Shape::Scalar,
         dot(vec(a), vec(b)).node(), 0, 0, {acc});
+    return true;
+  }
+
+  // ---------------------------------------------------------------- the newer operations
+
+  // Non-decreasing offsets into a vector of `target` elements: some segments empty, sometimes
+  // none at all, the first offset sometimes past 0 and the last short of the end.
+  std::vector<uint32_t> drawOffsets(uint32_t target) {
+    static const uint32_t kSegments[] = {0, 1, 2, 31};
+    const uint32_t what = below(6);
+    const uint32_t segments = what < 4 ? kSegments[what] : what == 4 ? n_ : m_;
+    const uint32_t end = chance(30) ? below(target + 1) : target;
+    std::vector<uint32_t> o(segments + 1);
+    for (uint32_t& x : o) x = below(end + 1);
+    std::sort(o.begin(), o.end());
+    if (chance(70)) o.front() = 0;
+    if (chance(70)) o.back() = end;
+    if (chance(30)) {  // runs of empty segments
+      for (size_t i = 1; i < o.size(); ++i) {
+        if (chance(40)) o[i] = o[i - 1];
+      }
+    }
+    return o;
+  }
+
+  // CSR offsets for vectors of an existing length: an input, or the exclusive scan of a counts
+  // input (offsets made by a scan kernel).
+  bool offsetsOp() {
+    const int v = pickVector();
+    if (v < 0) return false;
+    const uint32_t target = vals_[v].rows;
+    std::vector<uint32_t> o = drawOffsets(target);
+    const std::string k = std::to_string(offsets_.size());
+    const std::string name = "off" + k;
+    NodePtr node;
+    // (a scan kernel's look-back state takes the simulator ~0.1 s a run: scans are drawn rarely)
+    if (chance(93)) {
+      indexArrays_[name] = o;
+      node = vectorInput<uint32_t>(name).node();
+      code_.push_back("const auto " + name + " = vectorInput<uint32_t>(\"" + name +
+                      "\");  // offsets[" + std::to_string(o.size()) + "] into " +
+                      std::to_string(target));
+    } else {
+      const std::string counts = "cnt" + k;
+      std::vector<uint32_t>& c = indexArrays_[counts];
+      for (size_t i = 0; i + 1 < o.size(); ++i) c.push_back(o[i + 1] - o[i]);
+      c.push_back(below(1000));         // (the last count is in no offset)
+      const uint32_t base = o.front();  // (an exclusive scan starts at 0)
+      for (uint32_t& x : o) x -= base;
+      node = exclusiveScan(Sum{}, vectorInput<uint32_t>(counts)).node();
+      code_.push_back("const auto " + name + " = exclusiveScan(Sum{}, vectorInput<uint32_t>(\"" +
+                      counts + "\"));  // offsets[" + std::to_string(o.size()) + "] into " +
+                      std::to_string(target));
+    }
+    if constexpr (std::is_same_v<X, uint32_t>) {
+      Val val;
+      val.name = name;
+      val.kind = Kind::Input;
+      val.shape = Shape::Vector;
+      val.node = node;
+      val.rows = static_cast<uint32_t>(o.size());
+      for (uint32_t x : o) val.ref.push_back(R(x));
+      vals_.push_back(std::move(val));
+    }
+    offsets_.push_back({name, node, std::move(o), target});
+    return true;
+  }
+
+  // segmentedReduce(op, v, offsets): v of the offsets' target length (one length per offsets
+  // array, as the planner requires).
+  bool segReduceOp() {
+    if (offsets_.empty() || chance(15)) return offsetsOp();
+    const Offsets& o = offsets_[below(static_cast<uint32_t>(offsets_.size()))];
+    const int v = pickVector(static_cast<int>(o.target));
+    if (v < 0) return false;
+    const uint32_t op = below(3), segments = static_cast<uint32_t>(o.ref.size()) - 1;
+    std::vector<R> ref;
+    for (uint32_t r = 0; r < segments; ++r) {
+      const uint32_t a = std::min(o.ref[r], o.target), b = std::min(o.ref[r + 1], o.target);
+      ref.push_back(fold(op, vals_[v].ref, a, 1, b - a));
+    }
+    const Vector<uint32_t> offsets(o.node);
+    const NodePtr node =
+        withFold(op, [&](auto f) { return segmentedReduce(f, vec(v), offsets).node(); });
+    add(std::string("segmentedReduce(") + foldName(op) + ", " + vals_[v].name + ", " + o.name + ")",
+        Shape::Vector, node, segments, 0, std::move(ref));
+    return true;
+  }
+
+  // inclusiveScan / exclusiveScan (Sum, Max, Min).
+  bool scanOp() {
+    const int v = pickVector();
+    if (v < 0) return false;
+    const uint32_t op = below(3);
+    const bool exclusive = chance(50);
+    std::vector<R> ref;
+    R acc = identity(op);
+    for (const R& x : vals_[v].ref) {
+      if (exclusive) ref.push_back(acc);
+      acc = combine(op, acc, x);
+      if (!exclusive) ref.push_back(acc);
+    }
+    const NodePtr node = withFold(op, [&](auto f) {
+      return exclusive ? exclusiveScan(f, vec(v)).node() : inclusiveScan(f, vec(v)).node();
+    });
+    add(std::string(exclusive ? "exclusiveScan(" : "inclusiveScan(") + foldName(op) + ", " +
+            vals_[v].name + ")",
+        Shape::Vector, node, vals_[v].rows, 0, std::move(ref));
+    return true;
+  }
+
+  // slice(v, from, trim): narrow windows, whole, empty, or anywhere.
+  bool sliceOp() {
+    const int v = pickVector();
+    if (v < 0) return false;
+    const uint32_t len = vals_[v].rows;
+    uint32_t from = 0, trim = 0;
+    switch (below(4)) {
+      case 0:
+        from = std::min(len, below(3));
+        trim = std::min(len - from, below(3));
+        break;
+      case 1:
+        from = below(len + 1);
+        trim = len - from;
+        break;
+      case 2: break;
+      default:
+        from = below(len + 1);
+        trim = below(len - from + 1);
+        break;
+    }
+    const std::vector<R> ref(vals_[v].ref.begin() + from, vals_[v].ref.end() - trim);
+    add("slice(" + vals_[v].name + ", " + std::to_string(from) + "u, " + std::to_string(trim) +
+            "u)",
+        Shape::Vector, slice(vec(v), from, trim).node(), len - from - trim, 0, ref);
+    return true;
+  }
+
+  // A shift: near, past either edge, or as far as an int32_t goes.
+  int32_t drawShift(uint32_t len) {
+    switch (below(6)) {
+      case 0:
+      case 1: return static_cast<int32_t>(below(7)) - 3;
+      case 2: return static_cast<int32_t>(len + below(3));
+      case 3: return -static_cast<int32_t>(len + below(3));
+      case 4:
+        return chance(50) ? std::numeric_limits<int32_t>::max()
+                          : std::numeric_limits<int32_t>::min();
+      default: return chance(50) ? 1 : -1;
+    }
+  }
+  static uint32_t clamped(uint32_t i, int32_t d, uint32_t len) {
+    const int64_t j = int64_t{i} + d;
+    return static_cast<uint32_t>(std::clamp<int64_t>(j, 0, int64_t{len} - 1));
+  }
+
+  // shift(v, d) or shift(m, dr, dc).
+  bool shiftOp() {
+    const bool matrix = chance(35);
+    const int k = matrix ? pickMatrix() : pickVector();
+    if (k < 0) return false;
+    const uint32_t rows = vals_[k].rows, cols = vals_[k].cols;
+    const std::vector<R>& a = vals_[k].ref;
+    std::vector<R> ref(a.size());
+    if (!matrix) {
+      const int32_t d = drawShift(rows);
+      for (uint32_t i = 0; i < rows; ++i) ref[i] = a[clamped(i, d, rows)];
+      add("shift(" + vals_[k].name + ", " + std::to_string(d) + ")", Shape::Vector,
+          shift(vec(k), d).node(), rows, 0, std::move(ref));
+      return true;
+    }
+    const int32_t dr = drawShift(rows), dc = drawShift(cols);
+    for (uint32_t r = 0; r < rows; ++r) {
+      for (uint32_t c = 0; c < cols; ++c) {
+        ref[size_t{r} * cols + c] = a[size_t{clamped(r, dr, rows)} * cols + clamped(c, dc, cols)];
+      }
+    }
+    add("shift(" + vals_[k].name + ", " + std::to_string(dr) + ", " + std::to_string(dc) + ")",
+        Shape::Matrix, shift(mat(k), dr, dc).node(), rows, cols, std::move(ref));
+    return true;
+  }
+
+  // permute(op, defaults, idx, values): idx an index vector (u32 programs: any u32 vector),
+  // values of its length.
+  bool permuteOp() {
+    const int d = pickVector();
+    if (d < 0) return false;
+    const auto [idxNode, idx, idxName] = pickIndex();
+    const int v = pickVector(static_cast<int>(idx.size()));
+    if (v < 0) return false;
+    constexpr bool integer = std::is_integral_v<X>;
+    static const char* const kNames[] = {"Sum{}",    "Min{}",   "Max{}",
+                                         "BitAnd{}", "BitOr{}", "BitXor{}"};
+    const uint32_t op = integer && chance(60) ? 1 + below(5) : 0;
+    std::vector<R> ref = vals_[d].ref;
+    for (size_t i = 0; i < idx.size(); ++i) {
+      if (idx[i] >= ref.size()) continue;  // dropped
+      R& x = ref[idx[i]];
+      const R& y = vals_[v].ref[i];
+      if constexpr (integer) {
+        x = op == 0   ? x + y
+            : op == 1 ? min(x, y)
+            : op == 2 ? max(x, y)
+            : op == 3 ? (x & y)
+            : op == 4 ? (x | y)
+                      : (x ^ y);
+      } else {
+        x = x + y;
+      }
+    }
+    const Vector<uint32_t> I(idxNode);
+    NodePtr node;
+    if constexpr (integer) {
+      switch (op) {
+        case 0: node = permute(Sum{}, vec(d), I, vec(v)).node(); break;
+        case 1: node = permute(Min{}, vec(d), I, vec(v)).node(); break;
+        case 2: node = permute(Max{}, vec(d), I, vec(v)).node(); break;
+        case 3: node = permute(BitAnd{}, vec(d), I, vec(v)).node(); break;
+        case 4: node = permute(BitOr{}, vec(d), I, vec(v)).node(); break;
+        default: node = permute(BitXor{}, vec(d), I, vec(v)).node(); break;
+      }
+    } else {
+      node = permute(Sum{}, vec(d), I, vec(v)).node();
+    }
+    add(std::string("permute(") + kNames[op] + ", " + vals_[d].name + ", " + idxName + ", " +
+            vals_[v].name + ")",
+        Shape::Vector, node, vals_[d].rows, 0, std::move(ref));
+    return true;
+  }
+
+  // indices(v): a u32 value (u32 programs), an index vector, or cast to X.
+  bool indicesOp() {
+    const bool matrix = chance(30);
+    const int k = matrix ? pickMatrix() : pickVector();
+    if (k < 0) return false;
+    const Val& v = vals_[k];
+    const size_t size = v.ref.size();
+    const NodePtr iota = matrix ? indices(mat(k)).node() : indices(vec(k)).node();
+    const std::string text = "indices(" + v.name + ")";
+    const uint32_t rows = v.rows, cols = v.cols;
+    std::vector<R> ref(size);
+    for (size_t i = 0; i < size; ++i) ref[i] = R(static_cast<X>(i));
+    if constexpr (std::is_same_v<X, uint32_t>) {
+      add(text, v.shape, iota, rows, cols, std::move(ref));
+    } else {
+      if (!matrix && chance(50)) {
+        const std::string name = "g" + std::to_string(indices_.size());
+        code_.push_back("const auto " + name + " = " + text + ";  // vector[" +
+                        std::to_string(size) + "]");
+        std::vector<uint32_t> idx(size);
+        std::iota(idx.begin(), idx.end(), 0u);
+        indices_.push_back({name, iota, std::move(idx)});
+        return true;
+      }
+      const auto toX = [](const EWord32& i) { return cast<X>(i); };
+      const NodePtr node = matrix ? zipWith(toX, Matrix<uint32_t>(iota)).node()
+                                  : zipWith(toX, Vector<uint32_t>(iota)).node();
+      add("zipWith([](EWord32 i) { return cast<" + std::string(typeName<X>()) + ">(i); }, " + text +
+              ")",
+          matrix ? Shape::Matrix : Shape::Vector, node, rows, cols, std::move(ref));
+    }
+    return true;
+  }
+
+  // len(v), rows(m) or cols(m): a u32 scalar (cast to X in other programs).
+  bool extentOp() {
+    const bool matrix = chance(40);
+    const int k = matrix ? pickMatrix() : pickVector();
+    if (k < 0) return false;
+    const uint32_t which = matrix ? 1 + below(2) : 0;
+    const Val& v = vals_[k];
+    const uint32_t n = which == 2 ? v.cols : v.rows;
+    const char* fn = which == 0 ? "len(" : which == 1 ? "rows(" : "cols(";
+    const NodePtr e = which == 0   ? len(vec(k)).node()
+                      : which == 1 ? rows(mat(k)).node()
+                                   : cols(mat(k)).node();
+    if constexpr (std::is_same_v<X, uint32_t>) {
+      add(fn + v.name + ")", Shape::Scalar, e, 0, 0, {R(n)});
+    } else {
+      add("zipWith([](EWord32 n) { return cast<" + std::string(typeName<X>()) + ">(n); }, " + fn +
+              v.name + "))",
+          Shape::Scalar,
+          zipWith([](const EWord32& x) { return cast<X>(x); }, Scalar<uint32_t>(e)).node(), 0, 0,
+          {R(static_cast<X>(n))});
+    }
+    return true;
+  }
+
+  // A contract's predicate: x <= bound, x >= bound or x != bound.
+  struct Predicate {
+    uint32_t kind = 0;
+    X bound{};
+    EBool operator()(const Exp<X>& x) const {
+      return kind == 0 ? x <= Exp<X>(bound) : kind == 1 ? x >= Exp<X>(bound) : x != Exp<X>(bound);
+    }
+    bool holds(double x) const {
+      const double b = static_cast<double>(bound);
+      return kind == 0 ? x <= b : kind == 1 ? x >= b : x != b;
+    }
+    std::string text() const {
+      return std::string("[](auto x) { return x ") +
+             (kind == 0   ? "<="
+              : kind == 1 ? ">="
+                          : "!=") +
+             " " + literal(bound) + "; }";
+    }
+  };
+  // How far an element's f32 result may be from its reference (0 on integers); -1 where it is
+  // not compared (overflowed, NaN or infinite).
+  static double tolerance(const R& r) {
+    if constexpr (std::is_same_v<X, float>) {
+      if (!std::isfinite(r.m) || r.m > 1e30 || std::isinf(r.v)) return -1;
+      return 1e-3 * r.m + 1e-6;  // (ten times what same() allows)
+    } else {
+      (void)r;
+      return 0;
+    }
+  }
+  static double valueOf(const R& r) { return static_cast<double>(r.v); }
+
+  // require(v, f, message) or ensure(v, f, message) with f holding on every element, or (failing)
+  // failing first at an element that is certain whatever the rounding: `failure_` then holds the
+  // message run() must throw.
+  bool contractOp(bool failing) {
+    const uint32_t what = below(10);
+    const int k = what < 6 ? pickVector() : what < 8 ? pickMatrix() : pickScalar();
+    if (k < 0) return false;
+    const Val& v = vals_[k];
+    double lo = HUGE_VAL, hi = -HUGE_VAL;
+    for (const R& r : v.ref) {
+      const double t = tolerance(r);
+      if (t < 0) return false;
+      lo = std::min(lo, valueOf(r) - t);
+      hi = std::max(hi, valueOf(r) + t);
+    }
+    constexpr bool integer = std::is_integral_v<X>;
+    Predicate f;
+    if (!failing) {
+      f.kind = below(integer ? 3 : 2);
+      if (v.ref.empty()) {
+        f.bound = randomElement(true);
+      } else if (f.kind == 0) {
+        f.bound = static_cast<X>(hi);
+        if constexpr (!integer) f.bound = std::nextafter(f.bound, HUGE_VALF);
+      } else if (f.kind == 1) {
+        f.bound = static_cast<X>(lo);
+        if constexpr (!integer) f.bound = std::nextafter(f.bound, -HUGE_VALF);
+      } else {
+        f.bound = randomElement(true);
+        for (const R& r : v.ref) {
+          if (r.v == f.bound) return false;
+        }
+      }
+    } else {
+      if (v.ref.empty()) return false;
+      // The bound: an element's value (integers), or the midpoint of a gap between elements
+      // wider than their tolerances (floats); the contract fails at the first element on the
+      // other side of it.
+      const R& pivot = v.ref[below(static_cast<uint32_t>(v.ref.size()))];
+      f.kind = below(integer ? 3 : 2);
+      if constexpr (integer) {
+        f.bound = pivot.v;
+        if (f.kind == 0 && valueOf(pivot) >= hi) f.kind = 2;
+        if (f.kind == 1 && valueOf(pivot) <= lo) f.kind = 2;
+      } else {
+        // nearest values above and below the pivot (their tolerances included)
+        const double t = tolerance(pivot), x = valueOf(pivot);
+        double above = HUGE_VAL;
+        for (const R& r : v.ref) {
+          if (valueOf(r) > x) above = std::min(above, valueOf(r) - tolerance(r));
+        }
+        if (above == HUGE_VAL || above - (x + t) < 1e-5 * (1 + std::fabs(x))) return false;
+        f.bound = static_cast<float>((x + t + above) / 2);
+        for (const R& r : v.ref) {
+          if (std::fabs(valueOf(r) - double(f.bound)) <= tolerance(r)) return false;
+        }
+        f.kind = chance(50) ? 0 : 1;
+      }
+    }
+    size_t first = v.ref.size();
+    for (size_t i = 0; i < v.ref.size() && first == v.ref.size(); ++i) {
+      if (!f.holds(valueOf(v.ref[i]))) first = i;
+    }
+    if (failing == (first == v.ref.size())) return false;
+    const bool pre = chance(50);
+    const std::string message = "fuzz contract " + std::to_string(computed_ + 1);
+    const auto make = [&](const auto& x) -> NodePtr {
+      return pre ? require(x, f, message).node() : ensure(x, f, message).node();
+    };
+    const NodePtr node = v.shape == Shape::Scalar   ? make(sca(k))
+                         : v.shape == Shape::Vector ? make(vec(k))
+                                                    : make(mat(k));
+    if (failing) {
+      failure_ = "\"" + message + "\") fails";
+      if (v.shape != Shape::Scalar) failure_ += " at element " + std::to_string(first);
+    }
+    const std::vector<R> ref = v.ref;
+    add(std::string(pre ? "require(" : "ensure(") + v.name + ", " + f.text() + ", \"" + message +
+            "\")",
+        v.shape, node, v.rows, v.cols, ref);
     return true;
   }
 
@@ -924,6 +1416,8 @@ class Program {
   uint32_t computed_ = 0;
   std::vector<Val> vals_;
   std::vector<Index> indices_;
+  std::vector<Offsets> offsets_;
+  std::string failure_;
   std::vector<std::string> code_;
   struct MatShape {
     uint32_t rows, cols, pitch;
@@ -945,6 +1439,7 @@ std::string check(uint32_t index, uint32_t seed) {
   const auto unfused = p.run(false);
   std::string bad =
       p.compare(fused, "planned") + p.compare(unfused, "unfused") + p.compareRuns(fused, unfused);
+  if (std::getenv("OBSIDIAN_ARRAY_FUZZ_FLIP")) bad += p.compare(p.run(true, true), "flipped");
   if (fused.error.empty() && unfused.error.empty()) {
     std::ostringstream s;
     if (fused.kernels > unfused.kernels) {
@@ -970,9 +1465,25 @@ std::string check(uint32_t index, uint32_t seed) {
   return s.str();
 }
 
-uint32_t envOr(const char* name, uint32_t fallback) {
-  const char* v = std::getenv(name);
-  return v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : fallback;
+// Runs program `index` with a failing contract: the failures' text, empty if none; `drawn`
+// counts the programs that had a value to fail on.
+template <class X>
+std::string checkFailing(uint32_t index, uint32_t seed, uint32_t& drawn) {
+  const Program<X> p(seed, true);
+  if (std::getenv("OBSIDIAN_ARRAY_FUZZ_PRINT")) MESSAGE("program " << index << ":\n" << p.text());
+  if (p.failure().empty()) return "";
+  ++drawn;
+  std::string bad;
+  for (const bool fuse : {true, false}) {
+    const auto r = p.run(fuse);
+    if (!r.obsidianError || r.error.find(p.failure()) == std::string::npos) {
+      bad += std::string(fuse ? "planned" : "unfused") + ": want an obsidian::Error naming '" +
+             p.failure() + "'; got " + (r.error.empty() ? "none" : "'" + r.error + "'") + "\n";
+    }
+  }
+  if (bad.empty()) return "";
+  return "array fuzz failing-contract program " + std::to_string(index) + " (seed " +
+         std::to_string(seed) + "):\n" + p.text() + "\n" + bad;
 }
 
 }  // namespace
@@ -1010,4 +1521,52 @@ TEST_CASE("array fuzz: random programs, planned == unfused == plain C++") {
   std::ostringstream list;
   for (uint32_t k : failed) list << " " << k;
   CHECK_MESSAGE(failed.empty(), "failing programs:" << list.str());
+}
+
+TEST_CASE("array fuzz: failing contracts and illegal extents throw obsidian::Error") {
+  const uint32_t count = envOr("OBSIDIAN_ARRAY_FUZZ_COUNT", 150) / 10;
+  uint32_t drawn = 0;
+  std::vector<uint32_t> failed;
+  for (uint32_t index = 0; index < count; ++index) {
+    const uint32_t seed = 0xfa110000u + index;
+    const uint32_t kind = std::mt19937(seed ^ 0x9e3779b9u)() % 10;
+    const std::string bad = kind < 5   ? checkFailing<uint32_t>(index, seed, drawn)
+                            : kind < 8 ? checkFailing<int32_t>(index, seed, drawn)
+                                       : checkFailing<float>(index, seed, drawn);
+    if (!bad.empty()) {
+      failed.push_back(index);
+      FAIL_CHECK(bad);
+    }
+  }
+  CHECK(failed.empty());
+  CHECK(drawn * 4 >= count * 3);  // (most programs have a value a contract can fail on)
+  // A slice longer than its vector, and segmented reductions of one offsets array over two
+  // lengths: the planner must refuse them at run (an Error, never a crash).
+  std::mt19937 g(7);
+  for (int k = 0; k < 8; ++k) {
+    static const uint32_t kLen[] = {1, 31, 33, 1000};
+    const uint32_t n = kLen[g() % 4], from = g() % (n + 2);
+    const uint32_t trim = (from > n ? 0 : n - from) + 1 + g() % 3;
+    std::vector<uint32_t> v(n, 1), out(n + 8), total(1), o = {0, 1, 1};
+    const auto V = vectorInput<uint32_t>("v");
+    for (const bool fuse : {true, false}) {
+      PlanOptions opt;
+      opt.fuse = fuse;
+      const Plan plan({{"s", slice(V * 2u, from, trim) + 1u}, {"t", sum(V)}}, opt);
+      Bindings b;
+      b.vector("v", v).output("s", out).output("t", total);
+      CHECK_THROWS_WITH_AS(plan.run(b), doctest::Contains("needs at least"), Error);
+      const auto W = vectorInput<uint32_t>("w"), O = vectorInput<uint32_t>("o");
+      const Plan two({{"a", segmentedReduce(Sum{}, V, O)}, {"b", segmentedReduce(Max{}, W, O)}},
+                     opt);
+      std::vector<uint32_t> w(n + 1 + g() % 5, 2), a(2), bo(2);
+      Bindings c;
+      c.vector("v", v).vector("w", w).vector("o", o).output("a", a).output("b", bo);
+      CHECK_THROWS_WITH_AS(two.run(c), doctest::Contains("ties"), Error);
+      std::vector<uint32_t> none;  // no offsets: -1 segments
+      Bindings d;
+      d.vector("v", v).vector("w", v).vector("o", none).output("a", a).output("b", bo);
+      CHECK_THROWS_WITH_AS(two.run(d), doctest::Contains("needs at least 1"), Error);
+    }
+  }
 }

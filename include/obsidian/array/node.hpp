@@ -35,7 +35,8 @@ enum class OpKind : uint8_t {
   SegReduce,      ///< vector: args {v, offsets}: element r folds v[offsets[r] .. offsets[r+1])
   Slice,          ///< vector: args {v}: element i = v[i + a]; length len(v) - a - b
   Shift,          ///< args {v or m}: element i = v[clamp(i + a)] (a matrix: (r + a, c + b))
-  Scan,           ///< vector: args {v}: the inclusive (a == 0) or exclusive (a == 1) scan
+  Scan,           ///< vector: args {v} or {v, heads}: the inclusive (a == 0) or exclusive
+                  ///< (a == 1) scan, restarting where heads[i] != 0 (segmented)
   Permute,        ///< vector: args {defaults, idx, values}: defaults with values[i] combined
                   ///< into element idx[i] by the atomic AtomicOp(a) (idx[i] >= len: dropped)
   Iota,           ///< u32, the shape of args {v}: element i is i (a matrix: r * cols + c)
@@ -88,7 +89,8 @@ NodePtr makeTranspose(NodePtr m);
 NodePtr makeReduce(OpKind k, NodePtr in, ExpPtr body, ExpPtr identity, const std::string& label);
 NodePtr makeSlice(NodePtr v, uint32_t from, uint32_t trim);
 NodePtr makeShift(NodePtr v, int32_t dr, int32_t dc);
-NodePtr makeScan(NodePtr v, bool exclusive, ExpPtr body, ExpPtr identity, const std::string& label);
+NodePtr makeScan(NodePtr v, bool exclusive, ExpPtr body, ExpPtr identity, const std::string& label,
+                 NodePtr heads = nullptr);
 NodePtr makePermute(NodePtr defaults, NodePtr idx, NodePtr values, AtomicOp op,
                     const std::string& label);
 NodePtr makeIota(NodePtr v);

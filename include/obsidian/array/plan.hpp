@@ -216,8 +216,10 @@ struct Alternative {
 /// on, up to `limit` plans), each predicted at the sizes of `data` with the cost model's DRAM
 /// bandwidth and launch time (DeviceModel), pruned of plans that move the same bytes in the
 /// same kernels as another (no traffic saved) and of plans another beats on both; cheapest
-/// first. The rules' plan is always among them (even where another beats it).
+/// first. The rules' plan is always among them (even where another beats it). With `prune`
+/// false every plan found is kept (each once), cheapest predicted first: the plans to measure
+/// where the model may be wrong (obsidian-tune's array family).
 std::vector<Alternative> fusionSpace(const std::vector<Output>& outputs, const PlanOptions& options,
-                                     const Bindings& data, size_t limit = 256);
+                                     const Bindings& data, size_t limit = 256, bool prune = true);
 
 }  // namespace obsidian::array

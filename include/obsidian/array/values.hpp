@@ -2,9 +2,10 @@
 /// handles on graph nodes (array/node.hpp). Building them runs nothing; a Plan (array/plan.hpp)
 /// fuses them into kernels and runs them. The operations are Accelerate's and the fusion
 /// compiler's: map/zipWith over any Exp function, generate and fill, gather, replicate and
-/// outer products, transposed views, and reductions (whole, per row, per column). Numbers in a
-/// program are constants of its kernels: a value that changes between runs is a scalarInput
-/// (each new constant plans and compiles the program again, and the cache keeps every plan).
+/// outer products, transposed views, windows and clamped stencils, scans (whole and segmented),
+/// permutes, and reductions (whole, per row, per column, segmented). Numbers in a program are
+/// constants of its kernels: a value that changes between runs is a scalarInput (each new
+/// constant plans and compiles the program again, and the cache keeps every plan).
 /// @code
 ///   auto w = vectorInput<float>("w"), v = vectorInput<float>("v"), u = vectorInput<float>("u");
 ///   auto z = w - 0.75f * v;        // AXPYDOT: z = w - alpha v; r = z . u
@@ -19,6 +20,7 @@
 #include <utility>
 
 #include "obsidian/array/node.hpp"
+#include "obsidian/error.hpp"
 #include "obsidian/memory_ops.hpp"
 #include "obsidian/operators.hpp"
 
@@ -290,15 +292,44 @@ Matrix<X> shift(const Matrix<X>& m, int32_t dr, int32_t dc) {
   return Matrix<X>(detail::makeShift(m.node(), dr, dc));
 }
 
+/// window(v, width, f): Barracuda's 1-D window stencil, the vector of len(v) - width + 1
+/// elements f(w) where w(k) (k < width) is the window's k-th element: w(k) is the slice of v from
+/// k, so f is any function of values (f = [](auto w) { return w(1) - w(0); } is the forward
+/// difference; the same generic f serves plain floats in a C++ reference).
+template <Element X, class F>
+auto window(const Vector<X>& v, uint32_t width, F f) {
+  if (width == 0) throw Error("window(v, width, f): the width must be at least 1");
+  return f([v, width](uint32_t k) {
+    if (k >= width) {
+      throw Error("window(v, width, f): f read w(" + std::to_string(k) + ") of a window of " +
+                  std::to_string(width));
+    }
+    return slice(v, k, width - 1 - k);
+  });
+}
+/// stencil(v, f): a clamped 1-D stencil, the vector of len(v) elements f(nb) where nb(d) is the
+/// neighbour d away, clamped to the vector (shift(v, d)).
+template <Element X, class F>
+auto stencil(const Vector<X>& v, F f) {
+  return f([v](int32_t d) { return shift(v, d); });
+}
+/// stencil(m, f): a clamped 2-D stencil, the matrix of m's shape whose element (r, c) is f(nb),
+/// nb(dr, dc) the element (r + dr, c + dc) clamped to the matrix (shift(m, dr, dc)): the Jacobi
+/// step is f = [](auto nb) { return (nb(-1, 0) + nb(1, 0) + nb(0, -1) + nb(0, 1)) * 0.25f; }.
+template <Element X, class F>
+auto stencil(const Matrix<X>& m, F f) {
+  return f([m](int32_t dr, int32_t dc) { return shift(m, dr, dc); });
+}
+
 namespace detail {
 template <Element X, class Op>
-NodePtr scanNode(Op f, const NodePtr& v, bool exclusive) {
+NodePtr scanNode(Op f, const NodePtr& v, bool exclusive, const NodePtr& heads = nullptr) {
   static_assert(std::is_invocable_r_v<Exp<X>, Op, const Exp<X>&, const Exp<X>&>,
                 "scan(f, v): f combines two Exp elements into one");
   const Exp<X> body =
       f(Exp<X>(accPlaceholder(scalarTypeOf<X>)), Exp<X>(elemPlaceholder(scalarTypeOf<X>)));
   return makeScan(v, exclusive, body.node(), Exp<X>(Op::template identity<X>()).node(),
-                  opLabel<Op>());
+                  opLabel<Op>(), heads);
 }
 }  // namespace detail
 /// inclusiveScan(f, v): element i is v[0] f ... f v[i] (f associative, with an identity).
@@ -310,6 +341,20 @@ Vector<X> inclusiveScan(Op f, const Vector<X>& v) {
 template <class Op, Element X>
 Vector<X> exclusiveScan(Op f, const Vector<X>& v) {
   return Vector<X>(detail::scanNode<X>(f, v.node(), true));
+}
+
+/// inclusiveScan(f, v, heads): the scan restarting at every segment: element i folds v from the
+/// last j <= i with heads[j] != 0 (or from 0) to i (Blelloch's head flags; segmentHeads makes
+/// them from CSR offsets). heads has v's length; v's elements are 32-bit (u32, i32, f32).
+template <class Op, Element X>
+Vector<X> inclusiveScan(Op f, const Vector<X>& v, const Vector<uint32_t>& heads) {
+  return Vector<X>(detail::scanNode<X>(f, v.node(), false, heads.node()));
+}
+/// exclusiveScan(f, v, heads): as inclusiveScan(f, v, heads), each element's own left out: a
+/// segment's first element is f's identity.
+template <class Op, Element X>
+Vector<X> exclusiveScan(Op f, const Vector<X>& v, const Vector<uint32_t>& heads) {
+  return Vector<X>(detail::scanNode<X>(f, v.node(), true, heads.node()));
 }
 
 /// permute(f, defaults, idx, values): Accelerate's permute: defaults, with each values[i]
@@ -361,6 +406,16 @@ Scalar<uint32_t> cols(const Matrix<X>& m) {
 template <Shape S, Element X>
 requires(S != Shape::Scalar) Value<S, uint32_t> indices(const Value<S, X>& v) {
   return Value<S, uint32_t>(detail::makeIota(v.node()));
+}
+
+/// segmentHeads(offsets, v): the head flags of v's CSR segments (segmentedReduce's offsets):
+/// element i is 1 where some offsets[r] is i, else 0; v's length (offsets at or past it are
+/// dropped).
+template <Element X>
+Vector<uint32_t> segmentHeads(const Vector<uint32_t>& offsets, const Vector<X>& v) {
+  const auto none = map([](const EWord32&) { return EWord32(0u); }, indices(v));
+  const auto one = map([](const EWord32&) { return EWord32(1u); }, offsets);
+  return permute(BitOr{}, none, offsets, one);
 }
 
 namespace detail {
@@ -424,6 +479,18 @@ Vector<X> gemv(const Matrix<X>& a, const Vector<X>& x) {
 template <Element X>
 Vector<X> gemvT(const Matrix<X>& a, const Vector<X>& y) {
   return colReduce(Sum{}, a * replicateCols(y));
+}
+
+/// ger(A, alpha, x, y): the rank-1 update A + alpha x y^T (BLAS-2 GER).
+template <Element X>
+Matrix<X> ger(const Matrix<X>& a, const Scalar<X>& alpha, const Vector<X>& x, const Vector<X>& y) {
+  return a + alpha * outer(x, y);
+}
+/// ger2(A, u1, v1, u2, v2): the rank-2 update A + u1 v1^T + u2 v2^T (GEMVER's B).
+template <Element X>
+Matrix<X> ger2(const Matrix<X>& a, const Vector<X>& u1, const Vector<X>& v1, const Vector<X>& u2,
+               const Vector<X>& v2) {
+  return a + outer(u1, v1) + outer(u2, v2);
 }
 
 }  // namespace obsidian::array
