@@ -1188,10 +1188,11 @@ class PassEmitter {
   // (as gridStride's), each staged source's span of the tile with its halo read once into
   // shared memory (clamped to the source, as shift clamps; a slice's reads are inside it).
   // Its tile: 4096 elements (or PlanOptions::items a thread, if more), the size the hand window
-  // kernel measured best on the H100 (examples/stencils Window::tile).
+  // kernel measured best on the H100 (examples/stencils Window::tile), but at most 16 a thread
+  // (each is unrolled: 32 threads would take 128).
   void stagedWindows(const Program<Grid>& g) {
     const uint32_t threads = plan_.options.threads;
-    const uint32_t items = std::max(plan_.options.items, 4096 / threads);
+    const uint32_t items = std::max(plan_.options.items, std::min(16u, 4096 / threads));
     const uint32_t chunk = threads * items;
     const EWord32 n = w32(dimLen_.at(pass_.dimA));
     const std::vector<StagedView> views = stagedViews();

@@ -117,6 +117,15 @@ TEST_CASE("array seeds: Barracuda's window and 2-D stencils, in one kernel each"
     };
     check(seeds::forwardDifference(), 2, stencils::kDifference);
     check(seeds::movingAverage(), 15, stencils::kMovingAverage);
+    // Other block sizes: the staged tile is 16 elements a thread at 32 threads, 4 at 1024.
+    for (uint32_t threads : {32u, 1024u}) {
+      array::PlanOptions o;
+      o.threads = threads;
+      const array::Plan plan(seeds::movingAverage(), o);
+      std::vector<float> out(n - 14, kNan);
+      plan.run(array::Bindings().vector("in", in).output("out", out));
+      CHECK(close(out, stencils::windowReference(in, 15, stencils::kMovingAverage), 1e-5f));
+    }
   }
   struct Shape {
     uint32_t rows, cols, pitch;
