@@ -109,7 +109,7 @@ MEASUREMENTS = {
         "build-gpu/bench/obsidian-bench-array --plan-segment-lanes 16 --json "
         "bench/results/array-h100.json"),
     "array-seeds": Measurement(
-        "array-seeds-h100.json", "2026-11-27", "d17ced0824177e1a",
+        "array-seeds-h100.json", "2026-11-27", "0322f859a795b783",
         "build-gpu/bench/obsidian-bench-array-seeds --runs 30 --json "
         "bench/results/array-seeds-h100.json"),
     "safegpu": Measurement(

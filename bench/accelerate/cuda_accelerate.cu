@@ -51,6 +51,15 @@ void vendorSaxpy(float alpha, const float* x, float* y, uint32_t n) {
       "cublasSaxpy");
 }
 
+void vendorSgemm(const float* a, const float* b, float* c, uint32_t n) {
+  // Row-major c = a b is column-major c^T = b^T a^T: the operands exchanged.
+  const float one = 1.0f, zero = 0.0f;
+  const int k = static_cast<int>(n);
+  cublasCheck(cublasSgemm(cublasHandle(CUBLAS_POINTER_MODE_HOST), CUBLAS_OP_N, CUBLAS_OP_N, k, k, k,
+                          &one, b, k, a, k, &zero, c, k),
+              "cublasSgemm");
+}
+
 void cudaBlackScholes(const float* s, const float* x, const float* t, float* call, float* put,
                       uint32_t n) {
   // The samples launch a fixed grid of 480 x 128 and loop; an occupancy-sized grid here.

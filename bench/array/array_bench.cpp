@@ -21,7 +21,7 @@
 // runs. The copy kernel over 2^26 floats is the roofline: "GB/s" is the plan's bytes
 // (plan.report(bindings).bytes: each array its kernels touch, once) over our time.
 //
-// Usage: obsidian-bench-array [--quick] [--runs N] [--json FILE]
+// Usage: obsidian-bench-array [--quick] [--runs N] [--section all|cg|softmax] [--json FILE]
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -396,6 +396,11 @@ int main(int argc, char** argv) {
   array::PlanOptions onGpu;  // the plans' knobs (defaults: PlanOptions's)
   app.add_option("--plan-segment-lanes", onGpu.segmentLanes, "lanes a CSR segment takes");
   app.add_option("--plan-unroll", onGpu.unroll, "elements a lane reads before it folds them");
+  std::string section = "all";
+  uint32_t softmaxRows = 0;
+  app.add_option("--softmax-rows", softmaxRows, "the softmax rows of this many matrix rows alone");
+  app.add_option("--section", section, "all, or one program's rows alone (for a profiler)")
+      ->check(CLI::IsMember({"all", "cg", "softmax"}));
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
   if (!bench::deviceOrSkip()) return bench::kSkipped;
@@ -407,6 +412,10 @@ int main(int argc, char** argv) {
     cgSizes = {100003};
     softmaxSizes = {{1031, 1543}, {515, 4096}};
   }
+  if (section == "cg") softmaxSizes.clear();
+  if (section == "softmax") cgSizes.clear();
+  if (softmaxRows)
+    std::erase_if(softmaxSizes, [&](const auto& s) { return s.first != softmaxRows; });
   onGpu.target = device::Target::onGpu();
   array::RunOptions async;
   async.synchronize = false;
@@ -423,19 +432,18 @@ int main(int argc, char** argv) {
                   arch);
     }
     std::vector<PlanCost> costs;
-    {
+    if (section == "all") {
       CgData cg(100003, 31);
       costs.push_back(planCost(
           "CG iteration", cgProgram, onGpu, cg.bound, [&] { cg.poisonOutputs(); },
           [&] { return cg.check("CG (Table 3)"); }));
-    }
-    {
       SoftmaxData sm(1031, 1543, 41);
       costs.push_back(planCost(
           "softmax-GEMV", softmaxProgram, onGpu, sm.bound, [&] { poison(sm.y); },
           [&] { return sm.check("softmax-GEMV (Table 3)"); }));
     }
     for (const std::string& name : blas::sequenceNames()) {
+      if (section != "all") break;
       const blas::Problem pr = blas::isVectorSequence(name) ? blas::Problem{1000003}
                                                             : blas::Problem{0, 1031, 1543, 1543};
       const blas::Sequence q = blas::sequence(name, pr);

@@ -9,13 +9,15 @@
 //  - SafeGPU (seed 003): vector addition, component-wise division, transposition, without
 //    contracts; hand: examples/safegpu's kernels captured without them; and vector addition
 //    with its postcondition, planned (a reduction fused into the pass, read after the run)
-//    against the hand kernel's checked launch (LaunchOptions::checked: a check kernel after it).
+//    against the hand kernel's checked launch (LaunchOptions::checked: a check kernel after it);
+//    and multiply (vendor: cublasSgemm), gauss_determinant's n - 1 elimination steps and the
+//    sorting network's steps, a planned step against a hand launch each, the host looping.
 // Vectors of 2^26 floats, 8192 x 8192 matrices, a 2^22-row CSR matrix of 16 uniform columns a
 // row (all larger than the 50 MB L2). Every output, planned, hand and vendor, is poisoned
 // (NaN), computed and checked against the examples' C++ references before anything is timed;
 // times are medians of --runs runs. The copy kernel over each program's bytes is the roofline.
 //
-// Usage: obsidian-bench-array-seeds [--quick] [--runs N] [--json FILE]
+// Usage: obsidian-bench-array-seeds [--quick] [--runs N] [--only PROGRAM] [--json FILE]
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -109,7 +111,11 @@ bench::Timing fastest(const std::vector<Launch>& ls, int runs) {
   return best;
 }
 
+// --only: the rows of programs whose name holds it (for a profiler); all when empty.
+std::string onlyPrograms;
+
 void run(Row& row, const Race& race, int runs, json& rows) {
+  if (row.program.find(onlyPrograms) == std::string::npos) return;
   const auto checked = [&](const Launch& l, const std::string& who) {
     if (race.restore) race.restore();
     race.poison();
@@ -174,6 +180,9 @@ struct Setup {
   uint32_t n = 1u << 26;  // vectors
   uint32_t side = 8192;   // matrices
   uint32_t csrRows = 1u << 22;
+  uint32_t product = 2048;  // multiply's matrices (one thread an element: n^3 multiply-adds)
+  uint32_t gauss = 2048;    // Gaussian elimination's matrix (the C++ reference: n^3 / 2)
+  uint32_t sorted = 1u << 24;
 };
 
 std::string shapeOf(uint32_t n) { return std::to_string(n); }
@@ -577,6 +586,133 @@ void safegpuRows(Setup& c) {
   }
 }
 
+// SafeGPU's multiply, gauss_determinant and sort: the hand programs' kernels (without contracts)
+// against the planned steps; the host loops over the steps for both, and the planned ones build
+// their bindings every step, as a user's loop would (the plan cached: nothing is planned).
+void safegpuSteps(Setup& c) {
+  array::RunOptions ro;
+  ro.synchronize = false;
+  {
+    const uint32_t n = c.product;
+    const size_t cells = size_t{n} * n;
+    const std::vector<float> ha = randomFloats(cells, 41), hb = randomFloats(cells, 42);
+    Buffer a(cells), b(cells), out(cells);
+    a.upload(ha);
+    b.upload(hb);
+    const array::Plan plan(seeds::matrixMultiplication(), c.options);
+    const array::Bindings bound = array::Bindings()
+                                      .matrix("current", a, n, n, n)
+                                      .matrix("other", b, n, n, n)
+                                      .output("result", out);
+    const Kernel hand = safegpu::multiply(false);
+    Row row("SafeGPU", "matrixMultiplication", shapeOf(n, n), "cublasSgemm", 12.0 * cells,
+            plan.kernelCount());
+    row.copy = copyTime(row.bytes, c.runs);
+    run(row,
+        {[&] { plan.run(bound, ro); },
+         {[&] {
+           gpu::launch(hand, {arg(a, false), n, n, n, arg(b, false), n, n, n, arg(out, true)},
+                       c.async);
+         }},
+         {[&] { bench::vendorSgemm(fptr(a), fptr(b), mptr(out), n); }},
+         [&] { out.fill(kNan); },
+         [&] {
+           // 64 random rows against double sums (the whole product would take minutes)
+           const std::vector<float> got = out.download();
+           std::mt19937 rng(n);
+           for (int s = 0; s < 64; ++s) {
+             const size_t i = rng() % n;
+             const std::vector<float> r(ha.begin() + i * n, ha.begin() + (i + 1) * n);
+             const auto want = safegpu::reference::multiply(r, 1, n, n, hb, n, n);
+             for (size_t j = 0; j < n; ++j) {
+               if (!safegpu::agrees(got[i * n + j], want[j], 1e-4)) {
+                 return "(" + std::to_string(i) + ", " + std::to_string(j) + "): got " +
+                        std::to_string(got[i * n + j]) + ", want " + std::to_string(want[j].value);
+               }
+             }
+           }
+           return std::string();
+         }},
+        c.runs, c.rows);
+  }
+  {
+    const uint32_t n = c.gauss, steps = safegpu::Gauss::steps(n);
+    const size_t cells = size_t{n} * n;
+    std::vector<float> hm = randomFloats(cells, 43);
+    for (uint32_t i = 0; i < n; ++i) hm[size_t{i} * n + i] += float(n);  // (no zero pivot)
+    const std::vector<float> want = safegpu::reference::gauss(hm, n);
+    Buffer m(cells), x(cells), y(cells);
+    m.upload(hm);
+    const array::Plan plan(seeds::gaussStep(false), c.options);
+    const safegpu::Gauss hand(false);
+    const safegpu::Gpu onGpu{c.async};
+    // Both ping-pong x and y from m, so after `steps` steps the same one holds the result.
+    const Buffer& result = steps % 2 ? x : y;
+    Row row("SafeGPU", "gaussStep x " + std::to_string(steps), shapeOf(n, n), "",
+            8.0 * cells * steps, plan.kernelCount() * steps);
+    row.copy = copyTime(8.0 * cells, c.runs);
+    row.copy.medianMs *= steps;
+    run(row,
+        {[&] {
+           Buffer* to = &x;
+           Buffer* from = &y;
+           for (uint32_t s = 0; s < steps; ++s) {
+             plan.run(array::Bindings()
+                          .matrix("matrix", s == 0 ? m : *from, n, n, n)
+                          .scalar("step", s)
+                          .output("result", *to),
+                      ro);
+             std::swap(to, from);
+           }
+         },
+         {[&] { hand(onGpu, std::as_const(m), n, x, y); }},
+         std::vector<Launch>{},
+         [&] {
+           x.fill(kNan);
+           y.fill(kNan);
+         },
+         [&] { return firstMismatch(result.download(), want, 1e-3); }},
+        c.runs, c.rows);
+  }
+  {
+    const uint32_t n = c.sorted;
+    const std::vector<uint32_t> masks = safegpu::sortMasks(n);
+    const std::vector<float> ha = randomFloats(n, 44);
+    const std::vector<float> want = safegpu::reference::sorted(ha);
+    Buffer a(n), x(n), y(n);
+    a.upload(ha);
+    const array::Plan plan(seeds::sortStep(), c.options);
+    const safegpu::Sort hand(false);
+    const safegpu::Gpu onGpu{c.async};
+    const Buffer& result = masks.size() % 2 ? x : y;
+    Row row("SafeGPU", "sortStep x " + std::to_string(masks.size()), shapeOf(n), "",
+            8.0 * n * masks.size(), plan.kernelCount() * masks.size());
+    row.copy = copyTime(8.0 * n, c.runs);
+    row.copy.medianMs *= masks.size();
+    run(row,
+        {[&] {
+           Buffer* to = &x;
+           Buffer* from = &y;
+           for (size_t s = 0; s < masks.size(); ++s) {
+             plan.run(array::Bindings()
+                          .vector("a", s == 0 ? a : *from)
+                          .scalar("mask", masks[s])
+                          .output("result", *to),
+                      ro);
+             std::swap(to, from);
+           }
+         },
+         {[&] { hand(onGpu, std::as_const(a), x, y, masks); }},
+         std::vector<Launch>{},
+         [&] {
+           x.fill(kNan);
+           y.fill(kNan);
+         },
+         [&] { return firstMismatch(result.download(), want, 0); }},
+        c.runs, c.rows);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -585,6 +721,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", common.quick, "small sizes only");
   app.add_option("--runs", common.runs, "timed runs per measurement (at least 20)")
       ->check(CLI::Range(20, 10000));
+  app.add_option("--only", onlyPrograms, "the rows of programs whose name holds this text");
   bench::addJsonOption(app, common);
   CLI11_PARSE(app, argc, argv);
   if (!bench::deviceOrSkip()) return bench::kSkipped;
@@ -596,6 +733,8 @@ int main(int argc, char** argv) {
   if (common.quick) {
     c.n = 1000003;
     c.side = 997;  // (997^2 within the vectors)
+    c.product = c.gauss = 257;
+    c.sorted = 100003;
     c.csrRows = 100003;
   }
   std::cout << "\nseed       program               shape         K  plan us   hand us  p/hand "
@@ -606,6 +745,7 @@ int main(int argc, char** argv) {
     accelerateRows(c);
     barracudaRows(c);
     safegpuRows(c);
+    safegpuSteps(c);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

@@ -8,9 +8,11 @@
 // checks them against the examples' C++ references, bench/array/seeds_bench.cpp races them
 // against the hand-written kernels on the GPU.
 //
-// Not here: SafeGPU's matrix multiplication, Gaussian elimination and quicksort. The array
-// layer has no contraction over a third index, no read of a matrix at a computed (pivot) row,
-// and no sort yet (issue 44).
+// SafeGPU's matrix multiplication, Gaussian elimination and sort are here as the hand
+// kernels of examples/safegpu compute them: the product (matmul), one elimination step (a
+// pivot row and column read through row, column and at), one step of the sorting network
+// (the partner read through gather); the host loops over steps as the hand programs do, and
+// the plan cache makes every step after the first plan and compile nothing.
 #pragma once
 
 #include <obsidian/array.hpp>
@@ -108,5 +110,49 @@ inline Program compwiseDivide() {
 }
 // transpose: the cols x rows matrix (a transposed view, made manifest).
 inline Program transposition() { return {{"result", transpose(matrixInput<float>("m"))}}; }
+// multiply: the rows(current) x cols(other) product (SafeGPU requires other.rows = columns:
+// the planner ties the two extents and refuses a run where they differ).
+inline Program matrixMultiplication() {
+  return {{"result", matmul(matrixInput<float>("current"), matrixInput<float>("other"))}};
+}
+// One step of gauss_determinant (Listing 5): every row below `step` less its multiple that
+// zeroes its element in column `step`, as the hand kernel (safegpu::gaussStep) computes it;
+// with `ensureFinite`, its postcondition (a zero pivot makes the rows below inf or NaN).
+inline Program gaussStep(bool ensureFinite = true) {
+  const auto m = matrixInput<float>("matrix");
+  const auto step = scalarInput<uint32_t>("step");
+  const auto pivotRow = row(m, step), pivotColumn = column(m, step);
+  const auto r = replicateCols(indices(pivotColumn)), c = replicateRows(indices(pivotRow));
+  const auto next = zipWith(
+      [](const EWord32& i, const EWord32& j, const EWord32& k, const EFloat& x, const EFloat& xik,
+         const EFloat& pivot, const EFloat& xkj) {
+        const EFloat eliminated = x - xik / pivot * xkj;
+        return ifThenElse(i > k, ifThenElse(j == k, EFloat(0.0f), eliminated), x);
+      },
+      r, c, step, m, replicateCols(pivotColumn), at(pivotRow, step), replicateRows(pivotRow));
+  if (!ensureFinite) return {{"result", next}};
+  return {{"result", ensure(next, finite, "pivot /= 0: no element is inf or NaN")}};
+}
+// log |det| of an upper triangular matrix (the eliminated one): the sum of its diagonal's
+// log |d|, which does not overflow where the product would.
+inline Program logAbsDeterminant() {
+  const auto d = diagonal(matrixInput<float>("matrix"));
+  return {{"logAbs", sum(map([](const EFloat& x) { return log(fabs(x)); }, d))}};
+}
+// One step of the sorting network of examples/safegpu (sortMasks: a bitonic network, one
+// launch a step): element i against i ^ mask, the smaller kept at the lower index; a partner
+// past the end leaves i as it is.
+inline Program sortStep() {
+  const auto a = vectorInput<float>("a");
+  const auto i = indices(a);
+  const auto partner = zipWith([](const EWord32& k, const EWord32& mask) { return k ^ mask; }, i,
+                               scalarInput<uint32_t>("mask"));
+  return {{"result", zipWith(
+                         [](const EWord32& k, const EWord32& p, const EWord32& n, const EFloat& x,
+                            const EFloat& y) {
+                           return ifThenElse(p < n, ifThenElse(k < p, min(x, y), max(x, y)), x);
+                         },
+                         i, partner, len(a), a, gather(a, partner))}};
+}
 
 }  // namespace seeds

@@ -361,12 +361,65 @@ class PassEmitter {
       case OpKind::ReplicateRows: return value(n.args[0], {idx[1]}, true);
       case OpKind::ReplicateCols: return value(n.args[0], {idx[0]}, true);
       case OpKind::Transpose: return value(n.args[0], {idx[1], idx[0]}, true);
+      case OpKind::Diagonal: return value(n.args[0], {idx[0], idx[0]}, true);
+      case OpKind::RowOf:
+      case OpKind::ColumnOf:
+      case OpKind::Element: {
+        // k within the picked extent, else 0 (as a gather past its source)
+        const NodeInfo& src = plan_.nodes[n.args[0]];
+        const EWord32 k = w32(value(n.args[1], {}, random));
+        const EWord32 len = w32(dimLength(node.op == OpKind::ColumnOf ? src.slot1 : src.slot0));
+        const ExpPtr safe = ifThenElse(k < len, k, EWord32(0u)).node();
+        const ExpPtr v = node.op == OpKind::RowOf      ? value(n.args[0], {safe, idx[0]}, true)
+                         : node.op == OpKind::ColumnOf ? value(n.args[0], {idx[0], safe}, true)
+                                                       : value(n.args[0], {safe}, true);
+        return ir::select((k < len).node(), v,
+                          withType(node.type, [&]<class X>() { return Exp<X>(X{0}).node(); }));
+      }
+      case OpKind::MatMul: return product(id, idx);
       case OpKind::ColReduce:
         if (!random || n.finisher == p_) return foldPartials(id, idx[0]);
         break;
       default: break;
     }
     throw Error("array::Plan: internal: " + describe(plan_, id) + " is read before it is computed");
+  }
+
+  // Element (r, c) of a product: a loop over k folding a(r, k) * b(k, c) in order, four
+  // terms read a trip before they are added (as the hand kernel's seqFoldStrided).
+  ExpPtr product(int id, const std::vector<ExpPtr>& idx) {
+    const NodeInfo& n = plan_.nodes[id];
+    const EWord32 inner = w32(dimLength(plan_.nodes[n.args[0]].slot1));
+    return withType(n.node->type, [&]<class X>() -> ExpPtr {
+      const auto term = [&](const EWord32& k) {
+        return Exp<X>(value(n.args[0], {idx[0], k.node()}, true)) *
+               Exp<X>(value(n.args[1], {k.node(), idx[1]}, true));
+      };
+      if (collecting_ || !t_) {
+        term(EWord32(0u));
+        return zeroOf(n.node->type);
+      }
+      const Program<Thread>& t = *t_;
+      const Exp<X> acc = t.declare(Exp<X>(X{0}));
+      const auto saved = memo_;  // (values of the loop's k are not the element's)
+      constexpr uint32_t kUnroll = 4;
+      t.seqFor(inner / kUnroll, [&](const Program<Thread>& s, const EWord32& q) {
+        t_ = &s;
+        std::vector<Exp<X>> terms;
+        for (uint32_t u = 0; u < kUnroll; ++u) terms.push_back(term(q * kUnroll + u));
+        Exp<X> x = acc;
+        for (const Exp<X>& e : terms) x = x + e;
+        s.assign(acc, x);
+      });
+      const EWord32 done = t.declare(inner / kUnroll * kUnroll);
+      t.seqFor(inner - done, [&](const Program<Thread>& s, const EWord32& j) {
+        t_ = &s;
+        s.assign(acc, acc + term(done + j));
+      });
+      t_ = &t;
+      memo_ = saved;
+      return acc.node();
+    });
   }
 
   // A value an earlier pass stored.
@@ -769,6 +822,10 @@ class PassEmitter {
   // on 4 blocks), PlanOptions::items otherwise.
   uint32_t itemsPerThread() const {
     if (!pass_.finishes.empty()) return 1;
+    // (a product's element is a loop of its own: a thread each, as the hand kernel)
+    for (int s : pass_.stores) {
+      if (plan_.nodes[s].node->op == OpKind::MatMul) return 1;
+    }
     if (pass_.layout == Layout::Vector) {
       for (int s : pass_.stores) {
         if (plan_.nodes[s].storage == Storage::Full && readsPartials(s)) return 1;
@@ -1014,7 +1071,12 @@ class PassEmitter {
     int64_t lo = 0, hi = 0;  // a halo: the views' offsets (a matrix's: -radius .. radius)
   };
   static constexpr int64_t kMaxRadius = 8, kMaxWindow = 256;  // (bounded shared memory)
-  std::vector<StagedView> stagedViews() const {
+  // The pass's staged views (found once: the pass does not change while it is emitted).
+  const std::vector<StagedView>& stagedViews() const {
+    if (!views_) views_ = findStagedViews();
+    return *views_;
+  }
+  std::vector<StagedView> findStagedViews() const {
     const bool matrix = pass_.layout == Layout::Matrix;
     std::vector<StagedView> views;
     const auto group = [&](bool transpose, int source) -> StagedView& {
@@ -1074,20 +1136,29 @@ class PassEmitter {
     return ifThenElse(base + k < back, EWord32(0u), min(base + k - back, n - 1u));
   }
 
-  // Stages `count` elements of one view's source in shared memory: element e is read(e).
+  // Stages `count` elements of one view's source in shared memory: element e is read(e) (at(e)
+  // clamped into the source for every e). inFlight: a thread reads all its elements before it
+  // stores any (a window's span: the moving average took 193 us against 202 on the H100);
+  // else each is stored as it is read (a matrix tile: Jacobi took 217 us against 228 loading
+  // first, its registers cutting occupancy; bench/RESULTS.md).
   template <class X>
   SPull<Exp<X>> stage(const Program<Block>& p, uint32_t count,
-                      const std::function<std::vector<ExpPtr>(const EWord32&)>& at, int source) {
+                      const std::function<std::vector<ExpPtr>(const EWord32&)>& at, int source,
+                      bool inFlight = false) {
     const uint32_t threads = plan_.options.threads, trips = (count + threads - 1) / threads;
     return force(
         p, mkPush<Block, Exp<X>>(count, [&](const Program<Block>& q, const Writer<Exp<X>>& w) {
           q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
             t_ = &t;
             memo_.clear();
+            std::vector<Exp<X>> loaded;
+            for (uint32_t k = 0; inFlight && k < trips; ++k) {
+              loaded.push_back(Exp<X>(declareAny(t, value(source, at(tid + k * threads), true))));
+            }
             for (uint32_t k = 0; k < trips; ++k) {
               const EWord32 e = tid + k * threads;
               const auto store = [&](const Program<Thread>& u) {
-                w(u, Exp<X>(value(source, at(e), true)), e);
+                w(u, inFlight ? loaded[k] : Exp<X>(value(source, at(e), true)), e);
               };
               if ((k + 1) * threads <= count) {
                 store(t);
@@ -1107,7 +1178,7 @@ class PassEmitter {
   // (examples/stencils tileFor, bench/RESULTS.md "Barracuda's stencils": 16 x 64 for radius 1,
   // 64 x 64 beyond).
   void stagedTiles(const Program<Grid>& g) {
-    const std::vector<StagedView> views = stagedViews();
+    const std::vector<StagedView>& views = stagedViews();
     const uint32_t threads = plan_.options.threads;
     uint32_t tileRows = 32, tileCols = 32;
     int64_t radius = 0;
@@ -1195,7 +1266,7 @@ class PassEmitter {
     const uint32_t items = std::max(plan_.options.items, std::min(16u, 4096 / threads));
     const uint32_t chunk = threads * items;
     const EWord32 n = w32(dimLen_.at(pass_.dimA));
-    const std::vector<StagedView> views = stagedViews();
+    const std::vector<StagedView>& views = stagedViews();
     g.distrPar(ceilDiv(n, chunk), [&](const Program<Block>& p, const EWord32& bid) {
       const EWord32 first = bid * chunk;
       std::map<int, std::function<ExpPtr(const EWord32&)>> readers;  // by element of the tile
@@ -1208,7 +1279,7 @@ class PassEmitter {
               [&](const EWord32& e) {
                 return std::vector<ExpPtr>{clampedFrom(first, e, v.lo, len).node()};
               },
-              v.source);
+              v.source, true);
           for (int id : v.nodes) {
             const uint32_t d = static_cast<uint32_t>(plan_.nodes[id].node->a - v.lo);
             readers[id] = [span, d](const EWord32& k) { return span[k + d].node(); };
@@ -1438,6 +1509,7 @@ class PassEmitter {
   const Program<Thread>* t_ = nullptr;
   std::map<std::tuple<int, ExpPtr, ExpPtr, bool>, ExpPtr> memo_;  // (keys hold their indices alive)
   std::map<int, ExpPtr> known_;
+  mutable std::optional<std::vector<StagedView>> views_;  // (stagedViews)
 
  public:
   std::set<int> storedRows_;  // row reductions this row pass must write (set by emitKernels)

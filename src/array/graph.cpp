@@ -32,6 +32,11 @@ const char* opName(OpKind k) {
     case OpKind::Iota: return "iota";
     case OpKind::Extent: return "extent";
     case OpKind::Contract: return "contract";
+    case OpKind::RowOf: return "row";
+    case OpKind::ColumnOf: return "column";
+    case OpKind::Diagonal: return "diagonal";
+    case OpKind::Element: return "at";
+    case OpKind::MatMul: return "matmul";
   }
   return "?";
 }
@@ -274,6 +279,42 @@ NodePtr makeContract(NodePtr v, NodePtr check, bool precondition, const std::str
          nullptr,          nullptr, 0, precondition ? "require" : "ensure"};
   n.a = precondition;
   return make(std::move(n));
+}
+
+NodePtr makePick(OpKind k, NodePtr from, NodePtr index) {
+  const std::string who = k == OpKind::RowOf      ? "row(m, k)"
+                          : k == OpKind::ColumnOf ? "column(m, k)"
+                          : k == OpKind::Diagonal ? "diagonal(m)"
+                                                  : "at(v, k)";
+  expectShape(from, k == OpKind::Element ? Shape::Vector : Shape::Matrix, who);
+  std::vector<NodePtr> args = {std::move(from)};
+  if (k != OpKind::Diagonal) {
+    expectShape(index, Shape::Scalar, who);
+    if (index->type != ScalarType::U32) {
+      throw Error(who + ": the index k is a Scalar<uint32_t>; got " +
+                  std::string(scalarInfo(index->type).cudaName));
+    }
+    args.push_back(std::move(index));
+  }
+  const ScalarType t = args[0]->type;
+  const Shape s = k == OpKind::Element ? Shape::Scalar : Shape::Vector;
+  return make(Node{k, s, t, std::move(args), "", nullptr, nullptr, 0, opName(k)});
+}
+
+NodePtr makeMatMul(NodePtr a, NodePtr b) {
+  expectShape(a, Shape::Matrix, "matmul(a, b)");
+  expectShape(b, Shape::Matrix, "matmul(a, b)");
+  if (a->type != b->type) throw Error("matmul(a, b): a and b have one element type");
+  const ScalarType t = a->type;
+  return make(Node{OpKind::MatMul,
+                   Shape::Matrix,
+                   t,
+                   {std::move(a), std::move(b)},
+                   "",
+                   nullptr,
+                   nullptr,
+                   0,
+                   "matmul"});
 }
 
 NodePtr makeSegReduce(NodePtr in, NodePtr offsets, ExpPtr body, ExpPtr identity,

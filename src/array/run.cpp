@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -79,8 +80,11 @@ std::string shapeWord(Shape s) {
 
 void chooseBands(const PlanData& plan, Sizes& s);
 
-Sizes resolve(const PlanData& plan, const Bindings& data, bool requireOutputs) {
-  const bool gpu = plan.options.target.gpu;
+// (side: where the arrays must be: on the GPU (true), on the host (false: a simulator run, or a
+// GPU plan simulated), or either (a report needs only the extents))
+Sizes resolve(const PlanData& plan, const Bindings& data, bool requireOutputs,
+              std::optional<bool> side) {
+  const bool gpu = side.value_or(false);
   const std::string where = gpu ? "device data (gpu::DeviceBuffer)" : "host data (std::vector)";
   // Inputs: bound, of their shape and type, on the plan's side.
   for (const detail::NodeInfo& n : plan.nodes) {
@@ -99,7 +103,7 @@ Sizes resolve(const PlanData& plan, const Bindings& data, bool requireOutputs) {
                   std::string(scalarInfo(n.node->type).cudaName) + " elements; it is bound to " +
                   std::string(scalarInfo(e->data.type()).cudaName));
     }
-    if (!scalar && e->data.onDevice() != gpu) {
+    if (!scalar && side && e->data.onDevice() != gpu) {
       throw Error("array::Plan::run: input '" + name + "' must be " + where +
                   " for this plan's target");
     }
@@ -189,7 +193,7 @@ Sizes resolve(const PlanData& plan, const Bindings& data, bool requireOutputs) {
                   std::string(scalarInfo(n.node->type).cudaName) + " elements; it is bound to " +
                   std::string(scalarInfo(e->data.type()).cudaName));
     }
-    if (e->data.onDevice() != gpu) {
+    if (side && e->data.onDevice() != gpu) {
       throw Error("array::Plan::run: output '" + name + "' must be " + where +
                   " for this plan's target");
     }
@@ -349,8 +353,8 @@ std::vector<Kernel> Plan::kernels() const {
 
 void Plan::run(const Bindings& data, const RunOptions& options) const {
   const PlanData& plan = *data_;
-  const Sizes sizes = resolve(plan, data, true);
-  const bool gpu = plan.options.target.gpu;
+  const bool gpu = plan.options.target.gpu && !options.simulate;
+  const Sizes sizes = resolve(plan, data, true, gpu);
   detail::Pool& pool = *plan.pool;
   std::lock_guard<std::mutex> lock(pool.mutex);  // one run of a plan at a time (its pool)
   // Slots big enough for this run.
@@ -500,7 +504,7 @@ double passBytes(const PlanData& plan, const detail::Pass& pass, const Bindings&
 
 PlanReport Plan::report(const Bindings& data) const {
   const PlanData& plan = *data_;
-  const Sizes sizes = resolve(plan, data, false);
+  const Sizes sizes = resolve(plan, data, false, std::nullopt);
   PlanReport r;
   for (size_t p = 0; p < plan.passes.size(); ++p) {
     const detail::Pass& pass = plan.passes[p];
@@ -535,7 +539,7 @@ PlanReport Plan::report(const Bindings& data) const {
   }
   const PlanData& unfused = unfusedPlan ? *unfusedPlan : plan;
   r.unfusedKernels = static_cast<uint32_t>(unfused.passes.size());
-  const Sizes unfusedSizes = resolve(unfused, data, false);
+  const Sizes unfusedSizes = resolve(unfused, data, false, std::nullopt);
   for (const detail::Pass& pass : unfused.passes) {
     r.unfusedBytes += passBytes(unfused, pass, data, unfusedSizes, nullptr, nullptr);
   }

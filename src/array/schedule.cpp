@@ -51,7 +51,12 @@ Access accessOf(const Node& n, size_t k) {
     case OpKind::Extent: return Access::Whole;  // (only its extent is read)
     case OpKind::ReplicateRows:
     case OpKind::ReplicateCols:
-    case OpKind::Transpose: return Access::Random;
+    case OpKind::Transpose:
+    case OpKind::RowOf:
+    case OpKind::ColumnOf:
+    case OpKind::Diagonal:
+    case OpKind::Element:
+    case OpKind::MatMul: return Access::Random;
     default: return Access::Elementwise;
   }
 }
@@ -67,7 +72,8 @@ bool isBoundary(OpKind k) { return isReduction(k) || k == OpKind::Scan || k == O
 // A value that is only a way of reading another (never worth storing by itself).
 bool isView(OpKind k) {
   return k == OpKind::ReplicateRows || k == OpKind::ReplicateCols || k == OpKind::Transpose ||
-         k == OpKind::Slice || k == OpKind::Shift || k == OpKind::Contract || k == OpKind::Iota;
+         k == OpKind::Slice || k == OpKind::Shift || k == OpKind::Contract || k == OpKind::Iota ||
+         k == OpKind::RowOf || k == OpKind::ColumnOf || k == OpKind::Diagonal;
 }
 
 struct UnionFind {
@@ -221,6 +227,17 @@ class Planner {
           uf.unite(arg(0).slot0, n.slot1);
           uf.unite(arg(0).slot1, n.slot0);
           break;
+        case OpKind::RowOf: uf.unite(arg(0).slot1, n.slot0); break;
+        case OpKind::ColumnOf: uf.unite(arg(0).slot0, n.slot0); break;
+        case OpKind::Diagonal:  // (square: rows and cols tied)
+          uf.unite(arg(0).slot0, n.slot0);
+          uf.unite(arg(0).slot1, n.slot0);
+          break;
+        case OpKind::MatMul:
+          uf.unite(arg(0).slot0, n.slot0);
+          uf.unite(arg(1).slot1, n.slot1);
+          uf.unite(arg(0).slot1, arg(1).slot0);
+          break;
         case OpKind::RowReduce: uf.unite(arg(0).slot0, n.slot0); break;
         case OpKind::ColReduce: uf.unite(arg(0).slot1, n.slot0); break;
         case OpKind::SegReduce: {
@@ -255,6 +272,7 @@ class Planner {
           break;
         case OpKind::Constant:
         case OpKind::Reduce:
+        case OpKind::Element:
         case OpKind::Extent: break;
       }
     }
@@ -358,7 +376,8 @@ class Planner {
       }
       bool check = false;
       for (const auto& [contract, c] : plan_->checks) check |= c == int(id);
-      if (isBoundary(op) || !n.output.empty() || check) {
+      // (a product's element is a loop over a row and a column: never recomputed)
+      if (isBoundary(op) || !n.output.empty() || check || op == OpKind::MatMul) {
         n.storage = Storage::Full;
         continue;
       }
@@ -434,7 +453,9 @@ class Planner {
   // one read where it was recomputed from its arrays in each).
   bool storeShared() {
     const size_t count = plan_->nodes.size();
-    std::vector<std::set<int>> at(count);  // the levels that compute each inlined value
+    // The kernels that compute each inlined value, by level (a scan is a kernel of its own
+    // beside its level's other passes: 2 level + 1).
+    std::vector<std::set<int>> at(count);
     for (size_t i = count; i-- > 0;) {
       const NodeInfo& r = plan_->nodes[i];
       const bool inlined = r.storage == Storage::Inline && r.node->op != OpKind::Input &&
@@ -443,9 +464,9 @@ class Planner {
         if (inlined) {
           at[r.args[k]].insert(at[i].begin(), at[i].end());
         } else if (r.node->op == OpKind::Permute && k == 0) {
-          at[r.args[k]].insert(r.initLevel);
+          at[r.args[k]].insert(2 * r.initLevel);
         } else {
-          at[r.args[k]].insert(r.level);
+          at[r.args[k]].insert(2 * r.level + (r.node->op == OpKind::Scan ? 1 : 0));
         }
       }
     }

@@ -2,10 +2,13 @@
 // decisions can give, found by flipping each decision a plan meets (a decision may appear only
 // in some plans: an epilogue exists only where a row pass does), each predicted by bytes moved
 // and launches with the simulator's cost-model machine (DeviceModel), pruned of plans that save
-// no traffic over another and of dominated ones.
+// no traffic over another and of dominated ones; and predictBySimulation, each plan run on the
+// simulator and its counters predicted by the cost model (predictTime).
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <set>
+#include <string>
 
 #include "array/plan_data.hpp"
 #include "obsidian/profile.hpp"
@@ -61,6 +64,45 @@ std::vector<Alternative> fusionSpace(const std::vector<Output>& outputs, const P
     if (!redundant || isRules) kept.push_back(a);
   }
   return kept;
+}
+
+void predictBySimulation(std::vector<Alternative>& space, const std::vector<Output>& outputs,
+                         const PlanOptions& options, const Bindings& hostData, double scale,
+                         const DeviceModel& model) {
+  if (!(scale > 0)) {
+    throw Error("array::predictBySimulation: the scale (the problem over the simulated slice) "
+                "must be positive; got " + std::to_string(scale));
+  }
+  RunOptions run;
+  run.simulate = true;
+  run.simulation.profile = true;
+  std::vector<SimStats> stats;
+  run.simulated = &stats;
+  for (Alternative& a : space) {
+    PlanOptions o = options;
+    o.choices = a.choices;
+    const Plan plan(outputs, o);
+    std::map<std::string, bool> met;
+    for (const auto& [name, side] : plan.choices()) met[name] = side;
+    if (met != a.choices) {
+      throw Error("array::predictBySimulation: an alternative's choices are not the decisions "
+                  "its plan meets: the space was made from other outputs or options");
+    }
+    plan.run(hostData, run);
+    a.simulatedMicroseconds = 0;
+    double slowest = -1;
+    for (const SimStats& k : stats) {
+      const CostEstimate e = predictTime(k.profile, model, scale);
+      a.simulatedMicroseconds += e.microseconds;
+      if (e.microseconds > slowest) {
+        slowest = e.microseconds;
+        a.simulatedBound = e.bound;
+      }
+    }
+  }
+  std::stable_sort(space.begin(), space.end(), [](const Alternative& x, const Alternative& y) {
+    return x.simulatedMicroseconds < y.simulatedMicroseconds;
+  });
 }
 
 }  // namespace obsidian::array

@@ -14,6 +14,7 @@
 #include "array_gemver.cuh"
 #include "array_gemver_unfused.cuh"
 #include "array_histogram.cuh"
+#include "array_pick.cuh"
 #include "array_scan.cuh"
 #include "array_spmv.cuh"
 
@@ -98,6 +99,11 @@ void refusals() {
   invalid(scan(3u, i1, 0, p1, 0, p2, 0, p3, 1), "scan: an empty v (its slices would be -1)");
   invalid(scan(3u, i1, 100, p1, 98, p2, 100, p3, 1), "scan: diff smaller than len(v) - 1");
   invalid(scan(3u, i1, 100, p1, 99, p2, 100, p3, 0), "scan: total holds no element");
+  using arrays::pick::pick;
+  // pick(k, m, mRows, mCols, mPitch, d, dLen, r, rLen): m square (diagonal, matmul(m, m))
+  invalid(pick(3u, a, 100, 101, 101, o1, 100, o2, 100), "pick: m not square");
+  invalid(pick(3u, a, 100, 100, 99, o1, 100, o2, 100), "pick: pitch below cols");
+  invalid(pick(3u, a, 100, 100, 100, o1, 99, o2, 100), "pick: d too small");
 }
 
 // ------------------------------------------------------------------------ on a GPU
@@ -353,6 +359,26 @@ void scanOnGpu() {
   }
 }
 
+void pickOnGpu() {
+  const uint32_t n = 67, pitch = 70, k = 5;
+  const std::vector<float> m = randomFloats(size_t{n} * pitch);
+  Device<float> dm(m), dd(n), dr(n);
+  expect(arrays::pick::pick(k, dm.p, n, n, pitch, dd.p, n, dr.p, n), cudaSuccess, "pick");
+  expect(cudaDeviceSynchronize(), cudaSuccess, "pick: synchronize");
+  std::vector<double> d(n), ds(n), r(n), rs(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t j = 0; j < n; ++j) {
+      const double t = double(m[size_t{i} * pitch + j]) * m[size_t{j} * pitch + i];
+      d[i] += t;
+      ds[i] += std::fabs(t);
+    }
+    r[i] = double(m[size_t{k} * pitch + i]) * m[size_t{k} * pitch + k];
+    rs[i] = std::fabs(r[i]);
+  }
+  near(dd.host(), d, ds, "pick: diagonal(matmul(m, m))");
+  near(dr.host(), r, rs, "pick: row(m, k) * at(column(m, k), k)");
+}
+
 }  // namespace
 
 int main() {
@@ -369,6 +395,7 @@ int main() {
     bicgkOnGpu();
     spmvOnGpu();
     scanOnGpu();
+    pickOnGpu();
     std::printf("array export checks: the runs on the GPU done\n");
   }
   std::printf("%s\n", failures == 0 ? "array export checks: ok" : "array export checks: FAILED");

@@ -74,6 +74,13 @@ int main(int argc, char** argv) {
             Plan({{"x1", x + alpha * p}, {"r1", r1}, {"rho1", dot(r1, r1)}}, o)
                 .exportHeader("cgStep", "arrays::cg"));
     }
+    {  // Reads at computed places (row, column, at) and a product's diagonal (m square)
+      const auto m = matrixInput<float>("m");
+      const auto k = scalarInput<uint32_t>("k");
+      write(dir / "array_pick.cuh",
+            Plan({{"r", row(m, k) * at(column(m, k), k)}, {"d", diagonal(matmul(m, m))}}, o)
+                .exportHeader("pick", "arrays::pick"));
+    }
     {  // A histogram (permute: the defaults' pass, then atomics)
       const auto idx = vectorInput<uint32_t>("idx");
       write(

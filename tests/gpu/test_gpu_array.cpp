@@ -9,6 +9,7 @@
 #include <random>
 
 #include "../../examples/array/seeds.hpp"
+#include "../../examples/safegpu/safegpu.hpp"
 
 using namespace obsidian;
 using namespace obsidian::array;
@@ -337,4 +338,76 @@ TEST_CASE("gpu: array programs: segmented scans over CSR segments match C++") {
     bad += inc[i] != sum;
   }
   CHECK(bad == 0);
+}
+
+TEST_CASE("gpu: SafeGPU's product, Gaussian elimination and sort as planned steps match C++") {
+  // The product (odd sizes, pitches past the columns) against double sums.
+  const uint32_t rows = 301, inner = 517, cols = 259, ap = 520, bp = 263;
+  const auto a = floats(size_t{rows} * ap, 31), b = floats(size_t{inner} * bp, 32);
+  gpu::DeviceBuffer<float> da(a), db(b), dc(size_t{rows} * cols);
+  dc.fill(std::nanf(""));
+  const Plan product(seeds::matrixMultiplication(), onGpu());
+  CHECK(product.kernelCount() == 1);
+  product.run(Bindings()
+                  .matrix("current", da, rows, inner, ap)
+                  .matrix("other", db, inner, cols, bp)
+                  .output("result", dc));
+  std::vector<double> want(size_t{rows} * cols), scale(want.size());
+  for (uint32_t r = 0; r < rows; ++r) {
+    for (uint32_t k = 0; k < inner; ++k) {
+      for (uint32_t c = 0; c < cols; ++c) {
+        const double t = double(a[size_t{r} * ap + k]) * b[size_t{k} * bp + c];
+        want[size_t{r} * cols + c] += t;
+        scale[size_t{r} * cols + c] += std::fabs(t);
+      }
+    }
+  }
+  near(dc.download(), want, scale);
+
+  // gauss_determinant's steps, one plan, the step an input.
+  const uint32_t n = 157;
+  auto m = floats(size_t{n} * n, 33);
+  for (uint32_t i = 0; i < n; ++i) m[size_t{i} * n + i] += float(n);
+  gpu::DeviceBuffer<float> dm(m), x(m.size()), y(m.size());
+  const Plan step(seeds::gaussStep(), onGpu());
+  gpu::DeviceBuffer<float>* to = &x;
+  gpu::DeviceBuffer<float>* from = &y;
+  for (uint32_t s = 0; s + 1 < n; ++s) {
+    step.run(Bindings()
+                 .matrix("matrix", s == 0 ? dm : *from, n, n, n)
+                 .scalar("step", s)
+                 .output("result", *to));
+    std::swap(to, from);
+  }
+  std::vector<double> u(m.begin(), m.end());  // the reference: gaussStep's steps, in double
+  for (uint32_t s = 0; s + 1 < n; ++s) {
+    for (uint32_t r = s + 1; r < n; ++r) {
+      const double f = u[size_t{r} * n + s] / u[size_t{s} * n + s];
+      for (uint32_t c = 0; c < n; ++c) {
+        u[size_t{r} * n + c] = c == s ? 0.0 : u[size_t{r} * n + c] - f * u[size_t{s} * n + c];
+      }
+    }
+  }
+  const auto got = from->download();
+  size_t bad = 0;
+  for (size_t i = 0; i < u.size(); ++i)
+    bad += !(std::fabs(got[i] - u[i]) <= 1e-4 * (1 + std::fabs(u[i])));
+  CHECK(bad == 0);
+
+  // The sorting network's steps.
+  const uint32_t len = (1u << 16) + 5;
+  const auto v = floats(len, 34);
+  gpu::DeviceBuffer<float> dv(v), sx(len), sy(len);
+  const Plan sortStep(seeds::sortStep(), onGpu());
+  to = &sx;
+  from = &sy;
+  const auto masks = safegpu::sortMasks(len);
+  for (size_t s = 0; s < masks.size(); ++s) {
+    sortStep.run(
+        Bindings().vector("a", s == 0 ? dv : *from).scalar("mask", masks[s]).output("result", *to));
+    std::swap(to, from);
+  }
+  auto sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(from->download() == sorted);
 }

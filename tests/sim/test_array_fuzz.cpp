@@ -10,13 +10,17 @@
 // generate, fill, gather, outer, transpose, reduce, rowReduce, colReduce, gemv, gemvT, dot,
 // segmentedReduce (Sum, Min, Max over non-decreasing CSR offsets, an input or the exclusive scan
 // of counts: empty segments, no segments, offsets short of the end), inclusiveScan and
-// exclusiveScan (Sum, Min, Max), slice (empty ones too), shift (1-D and 2-D, past either edge),
+// exclusiveScan (Sum, Min, Max; one in five segmented, the heads segmentHeads of offsets, an
+// input of none, some or all heads, a function of the index, or any u32 vector of the length),
+// segmentHeads, slice (empty ones too), shift (1-D and 2-D, past either edge), row, column and
+// at (the place a number, now and then past the end, or a u32 scalar), diagonal, matmul,
 // permute (Sum; on integers also Min, Max, BitAnd, BitOr, BitXor; some destinations dropped),
 // indices, len, rows, cols, and require / ensure contracts that hold. Lengths are odd (1, 7, 31,
 // 33, 300, 1000, 1031, 4097 and what slices and segments make of them, 0 included). A second test
 // case draws contracts that fail and programs the planner must refuse at run (a slice longer than
-// its vector, segmented reductions of one offsets array over two lengths, no offsets at all):
-// each an obsidian::Error naming the contract or the rule.
+// its vector, segmented reductions of one offsets array over two lengths, no offsets at all, a
+// segmented scan's heads of another length): each an obsidian::Error naming the contract or the
+// rule.
 // OBSIDIAN_ARRAY_FUZZ_FIRST and OBSIDIAN_ARRAY_FUZZ_COUNT choose other programs (by index; 0 and
 // 150 by default), OBSIDIAN_ARRAY_FUZZ_PROGRAMS a list of them ("4,568"), and
 // OBSIDIAN_ARRAY_FUZZ_TIME prints each program's time, OBSIDIAN_ARRAY_FUZZ_PRINT each program;
@@ -631,7 +635,7 @@ class Program {
 
   // One random operation; false if the one drawn does not fit the values there are.
   bool step() {
-    switch (below(24)) {
+    switch (below(25)) {
       case 0:
       case 1:
       case 2: return zip(Shape::Vector);
@@ -649,11 +653,15 @@ class Program {
       case 14: return chance(50) ? indexOp() : reduceOp();
       case 15:
       case 16: return segReduceOp();
-      case 17: return chance(30) ? scanOp() : sliceOp();
+      case 17: return chance(35) ? scanOp() : sliceOp();
       case 18: return sliceOp();
       case 19: return shiftOp();
       case 20: return permuteOp();
-      case 21: return chance(50) ? indicesOp() : extentOp();
+      case 21: {
+        const uint32_t what = below(100);
+        return what < 40 ? indicesOp() : what < 75 ? extentOp() : segmentHeadsOp();
+      }
+      case 22: return chance(70) ? pickOp() : matmulOp();
       default: return contractOp(false);
     }
   }
@@ -975,6 +983,83 @@ class Program {
     return true;
   }
 
+  // An index k for row, column and at: a number, now and then past the end (u32 programs:
+  // also a scalar of the program).
+  std::pair<Scalar<uint32_t>, uint32_t> pickPlace(uint32_t extent, std::string& text) {
+    if constexpr (std::is_same_v<X, uint32_t>) {
+      const int s = chance(40) ? pickScalar() : -1;
+      if (s >= 0) {
+        text = vals_[s].name;
+        return {sca(s), vals_[s].ref[0].v};
+      }
+    }
+    const uint32_t k = chance(15) ? extent + below(3) : below(std::max(extent, 1u));
+    text = literal(k);
+    return {Scalar<uint32_t>(k), k};
+  }
+
+  // row(m, k), column(m, k), diagonal(m) (m square) or at(v, k): reads at a computed place.
+  bool pickOp() {
+    const uint32_t what = below(4);
+    if (what == 3) {
+      const int v = pickVector();
+      if (v < 0) return false;
+      std::string text;
+      const auto [k, kv] = pickPlace(vals_[v].rows, text);
+      const R x = kv < vals_[v].rows ? vals_[v].ref[kv] : R(X(0));
+      add("at(" + vals_[v].name + ", " + text + ")", Shape::Scalar, at(vec(v), k).node(), 0, 0,
+          {x});
+      return true;
+    }
+    const int m = pickMatrix();
+    if (m < 0) return false;
+    const uint32_t rows = vals_[m].rows, cols = vals_[m].cols;
+    const std::vector<R>& a = vals_[m].ref;
+    if (what == 2) {
+      if (rows != cols) return false;
+      std::vector<R> ref(rows);
+      for (uint32_t i = 0; i < rows; ++i) ref[i] = a[size_t{i} * cols + i];
+      add("diagonal(" + vals_[m].name + ")", Shape::Vector, diagonal(mat(m)).node(), rows, 0,
+          std::move(ref));
+      return true;
+    }
+    const bool byRow = what == 0;
+    std::string text;
+    const auto [k, kv] = pickPlace(byRow ? rows : cols, text);
+    std::vector<R> ref(byRow ? cols : rows, R(X(0)));
+    for (uint32_t j = 0; j < ref.size() && kv < (byRow ? rows : cols); ++j) {
+      ref[j] = byRow ? a[size_t{kv} * cols + j] : a[size_t{j} * cols + kv];
+    }
+    add(std::string(byRow ? "row(" : "column(") + vals_[m].name + ", " + text + ")", Shape::Vector,
+        byRow ? row(mat(m), k).node() : column(mat(m), k).node(), byRow ? cols : rows, 0,
+        std::move(ref));
+    return true;
+  }
+
+  // matmul(a, b), b's rows a's cols (small: a loop a thread an element).
+  bool matmulOp() {
+    const int a = pickMatrix();
+    if (a < 0) return false;
+    const uint32_t rows = vals_[a].rows, inner = vals_[a].cols;
+    const int b = pick([&](const Val& v) { return v.shape == Shape::Matrix && v.rows == inner; });
+    if (b < 0) return false;
+    const uint32_t cols = vals_[b].cols;
+    if (uint64_t{rows} * inner * cols > (1u << 16)) return false;  // (slow to simulate)
+    const std::vector<R>&x = vals_[a].ref, &y = vals_[b].ref;
+    std::vector<R> ref(size_t{rows} * cols);
+    for (uint32_t r = 0; r < rows; ++r) {
+      for (uint32_t c = 0; c < cols; ++c) {
+        R acc = x[size_t{r} * inner] * y[c];
+        for (uint32_t k = 1; k < inner; ++k)
+          acc = acc + x[size_t{r} * inner + k] * y[size_t{k} * cols + c];
+        ref[size_t{r} * cols + c] = acc;
+      }
+    }
+    add("matmul(" + vals_[a].name + ", " + vals_[b].name + ")", Shape::Matrix,
+        matmul(mat(a), mat(b)).node(), rows, cols, std::move(ref));
+    return true;
+  }
+
   bool dotOp() {
     const int a = pickVector();
     if (a < 0) return false;
@@ -1073,24 +1158,154 @@ class Program {
     return true;
   }
 
-  // inclusiveScan / exclusiveScan (Sum, Max, Min).
+  // Head flags for vector k (a segmented scan's heads, of k's length): element i is nonzero
+  // where a segment starts.
+  struct Heads {
+    NodePtr node;
+    std::vector<uint32_t> ref;
+    std::string text;
+  };
+  // segmentHeads(offsets, k): offsets drawn for segmented reductions (of any target length:
+  // those at or past k's length are dropped), or any index vector (u32 programs: any u32 vector).
+  Heads segmentHeadsOf(int k) {
+    NodePtr node;
+    std::vector<uint32_t> offsets;
+    std::string name;
+    if (!offsets_.empty() && chance(60)) {
+      const Offsets& o = offsets_[below(static_cast<uint32_t>(offsets_.size()))];
+      std::tie(node, offsets, name) = std::make_tuple(o.node, o.ref, o.name);
+    } else {
+      std::tie(node, offsets, name) = pickIndex();
+    }
+    const uint32_t len = vals_[k].rows;
+    std::vector<uint32_t> ref(len, 0u);
+    for (const uint32_t o : offsets) {
+      if (o < len) ref[o] = 1u;
+    }
+    return {segmentHeads(Vector<uint32_t>(node), vec(k)).node(), std::move(ref),
+            "segmentHeads(" + name + ", " + vals_[k].name + ")"};
+  }
+  // Heads for vector k: segmentHeads, an input (no heads, a few, many or all; any nonzero value
+  // is a head), a function of the index (fused into the scan's loads), or (u32 programs) any u32
+  // value of k's length, (others) an index vector of it.
+  Heads drawHeads(int k) {
+    const uint32_t len = vals_[k].rows, what = below(10);
+    if (what < 4) return segmentHeadsOf(k);
+    if (what < 7) {
+      const uint32_t p = 1 + below(40), q = below(p);
+      std::vector<uint32_t> ref(len);
+      for (uint32_t i = 0; i < len; ++i) ref[i] = i % p == q ? 1u : 0u;
+      const auto flag = [p, q](const EWord32& i) {
+        return ifThenElse(i % p == q, EWord32(1u), EWord32(0u));
+      };
+      return {zipWith(flag, indices(vec(k))).node(), std::move(ref),
+              "zipWith([](EWord32 i) { return ifThenElse(i % " + literal(p) + " == " + literal(q) +
+                  ", EWord32(1u), EWord32(0u)); }, indices(" + vals_[k].name + "))"};
+    }
+    if (what < 9) {
+      if constexpr (std::is_same_v<X, uint32_t>) {
+        const int h = pickVector(static_cast<int>(len));  // (k itself at least)
+        std::vector<uint32_t> ref;
+        for (const R& r : vals_[h].ref) ref.push_back(r.v);
+        return {vals_[h].node, std::move(ref), vals_[h].name};
+      } else {
+        std::vector<int> fit;
+        for (size_t i = 0; i < indices_.size(); ++i) {
+          if (indices_[i].ref.size() == len) fit.push_back(static_cast<int>(i));
+        }
+        if (!fit.empty()) {
+          const Index& h = indices_[fit[below(static_cast<uint32_t>(fit.size()))]];
+          return {h.node, h.ref, h.name};
+        }
+      }
+    }
+    static const uint32_t kEvery[] = {0, 64, 8, 2, 1};  // (0: no heads)
+    const uint32_t every = kEvery[below(5)];
+    const std::string name = "hd" + std::to_string(heads_++);
+    std::vector<uint32_t>& data = indexArrays_[name];
+    for (uint32_t i = 0; i < len; ++i) {
+      const bool head = every != 0 && below(every) == 0;
+      data.push_back(!head ? 0u : chance(50) ? 1u : std::max(1u, static_cast<uint32_t>(rng_())));
+    }
+    const NodePtr node = vectorInput<uint32_t>(name).node();
+    code_.push_back("const auto " + name + " = vectorInput<uint32_t>(\"" + name +
+                    "\");  // heads[" + std::to_string(len) + "], " +
+                    (every ? "one in " + std::to_string(every) + " set" : "none set"));
+    const std::vector<uint32_t> ref = data;
+    if constexpr (std::is_same_v<X, uint32_t>) {
+      Val v;
+      v.name = name;
+      v.kind = Kind::Input;
+      v.shape = Shape::Vector;
+      v.node = node;
+      v.rows = len;
+      for (uint32_t x : ref) v.ref.push_back(R(x));
+      vals_.push_back(std::move(v));
+    } else {
+      indices_.push_back({name, node, ref});
+    }
+    return {node, ref, name};
+  }
+
+  // segmentHeads(offsets, v): a u32 value (u32 programs), an index vector, or cast to X.
+  bool segmentHeadsOp() {
+    const int k = pickVector();
+    if (k < 0) return false;
+    Heads h = segmentHeadsOf(k);
+    const uint32_t len = vals_[k].rows;
+    if constexpr (std::is_same_v<X, uint32_t>) {
+      std::vector<R> ref;
+      for (uint32_t x : h.ref) ref.push_back(R(x));
+      add(h.text, Shape::Vector, h.node, len, 0, std::move(ref));
+    } else {
+      if (chance(50)) {
+        const std::string name = "g" + std::to_string(indices_.size());
+        code_.push_back("const auto " + name + " = " + h.text + ";  // vector[" +
+                        std::to_string(len) + "]");
+        indices_.push_back({name, h.node, std::move(h.ref)});
+        return true;
+      }
+      std::vector<R> ref;
+      for (uint32_t x : h.ref) ref.push_back(R(static_cast<X>(x)));
+      add("zipWith([](EWord32 h) { return cast<" + std::string(typeName<X>()) + ">(h); }, " +
+              h.text + ")",
+          Shape::Vector,
+          zipWith([](const EWord32& x) { return cast<X>(x); }, Vector<uint32_t>(h.node)).node(),
+          len, 0, std::move(ref));
+    }
+    return true;
+  }
+
+  // inclusiveScan / exclusiveScan (Sum, Max, Min), one in five segmented: restarting at every
+  // head (drawHeads), a head's exclusive element the identity. (A segmented scan, a scan of
+  // 64-bit (head, element) pairs, takes the simulator ~1 s a program to plan and run, ten times
+  // a plain scan: they are drawn rarely.)
   bool scanOp() {
     const int v = pickVector();
     if (v < 0) return false;
     const uint32_t op = below(3);
-    const bool exclusive = chance(50);
+    const bool exclusive = chance(50), segmented = chance(20);
+    Heads h;
+    if (segmented) h = drawHeads(v);  // (may add an input to vals_)
+    const std::vector<R>& x = vals_[v].ref;
     std::vector<R> ref;
     R acc = identity(op);
-    for (const R& x : vals_[v].ref) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (segmented && h.ref[i] != 0) acc = identity(op);
       if (exclusive) ref.push_back(acc);
-      acc = combine(op, acc, x);
+      acc = combine(op, acc, x[i]);
       if (!exclusive) ref.push_back(acc);
     }
     const NodePtr node = withFold(op, [&](auto f) {
+      if (segmented) {
+        const Vector<uint32_t> heads(h.node);
+        return exclusive ? exclusiveScan(f, vec(v), heads).node()
+                         : inclusiveScan(f, vec(v), heads).node();
+      }
       return exclusive ? exclusiveScan(f, vec(v)).node() : inclusiveScan(f, vec(v)).node();
     });
     add(std::string(exclusive ? "exclusiveScan(" : "inclusiveScan(") + foldName(op) + ", " +
-            vals_[v].name + ")",
+            vals_[v].name + (segmented ? ", " + h.text : "") + ")",
         Shape::Vector, node, vals_[v].rows, 0, std::move(ref));
     return true;
   }
@@ -1417,6 +1632,7 @@ class Program {
   std::vector<Val> vals_;
   std::vector<Index> indices_;
   std::vector<Offsets> offsets_;
+  uint32_t heads_ = 0;  // head flag inputs drawn
   std::string failure_;
   std::vector<std::string> code_;
   struct MatShape {
@@ -1568,5 +1784,15 @@ TEST_CASE("array fuzz: failing contracts and illegal extents throw obsidian::Err
       d.vector("v", v).vector("w", v).vector("o", none).output("a", a).output("b", bo);
       CHECK_THROWS_WITH_AS(two.run(d), doctest::Contains("needs at least 1"), Error);
     }
+  }
+  // A segmented scan's heads of another length than its vector (one plan: a segmented scan
+  // takes the simulator ~0.3 s to plan).
+  const auto V = vectorInput<uint32_t>("v"), H = vectorInput<uint32_t>("h");
+  const Plan scan({{"s", exclusiveScan(Sum{}, V * 3u, H)}});
+  for (const uint32_t heads : {32u, 34u}) {
+    std::vector<uint32_t> v(33, 1), h(heads, 1), out(33);
+    Bindings b;
+    b.vector("v", v).vector("h", h).output("s", out);
+    CHECK_THROWS_WITH_AS(scan.run(b), doctest::Contains("ties 'v' (its length, 33) to 'h'"), Error);
   }
 }

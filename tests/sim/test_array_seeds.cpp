@@ -219,3 +219,132 @@ TEST_CASE("array seeds: SafeGPU's array programs and their contracts") {
     CHECK(got == want);
   }
 }
+
+TEST_CASE("array seeds: SafeGPU's product, Gaussian elimination and sort, a kernel a step") {
+  {
+    // matmul: one thread an element, a and b read in place (pitches past their columns)
+    const uint32_t rows = 37, inner = 45, cols = 29, ap = 48, bp = 31;
+    const auto a = randomFloats(size_t{rows} * ap, 21), b = randomFloats(size_t{inner} * bp, 22);
+    const array::Plan plan(seeds::matrixMultiplication());
+    CHECK(plan.kernelCount() == 1);
+    std::vector<float> got(size_t{rows} * cols, kNan);
+    plan.run(array::Bindings()
+                 .matrix("current", a, rows, inner, ap)
+                 .matrix("other", b, inner, cols, bp)
+                 .output("result", got));
+    const auto want = safegpu::reference::multiply(a, rows, inner, ap, b, cols, bp);
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (!safegpu::agrees(got[i], want[i])) FAIL("product element " << i << ": " << got[i]);
+    }
+    // SafeGPU's require other.rows = columns: the planner ties the extents
+    const std::string e = errorOf([&] {
+      plan.run(array::Bindings()
+                   .matrix("current", a, rows, inner, ap)
+                   .matrix("other", b, inner - 1, cols, bp)
+                   .output("result", got));
+    });
+    CHECK(e.find("current") != std::string::npos);
+    CHECK(e.find("other") != std::string::npos);
+  }
+  {
+    // gauss_determinant: n - 1 steps of one plan, each reading its pivot row and column
+    const uint32_t n = 23;
+    auto m = randomFloats(size_t{n} * n, 23);
+    for (uint32_t i = 0; i < n; ++i) m[size_t{i} * n + i] += float(n);  // (no zero pivot)
+    const array::Plan step(seeds::gaussStep());
+    // (unchecked, one kernel a step; the postcondition's first failing element is folded per
+    // row, then over the rows: a second kernel)
+    CHECK(array::Plan(seeds::gaussStep(false)).kernelCount() == 1);
+    CHECK(step.kernelCount() == 2);
+    std::vector<float> x = m, y(m.size(), kNan);
+    for (uint32_t s = 0; s + 1 < n; ++s) {
+      std::fill(y.begin(), y.end(), kNan);
+      step.run(
+          array::Bindings().matrix("matrix", x, n, n, n).scalar("step", s).output("result", y));
+      std::swap(x, y);
+    }
+    const auto want = safegpu::reference::gauss(m, n);
+    CHECK(close(x, want, 1e-5f));
+    const array::Plan det(seeds::logAbsDeterminant());
+    std::vector<float> logAbs(1, kNan);
+    det.run(array::Bindings().matrix("matrix", x, n, n, n).output("logAbs", logAbs));
+    CHECK(std::fabs(logAbs[0] - safegpu::reference::logDeterminant(want, n).logAbs) < 1e-4);
+    // A zero pivot breaks the postcondition; a non-square matrix has no diagonal.
+    auto singular = m;
+    singular[0] = 0.0f;
+    const std::string e = errorOf([&] {
+      step.run(array::Bindings()
+                   .matrix("matrix", singular, n, n, n)
+                   .scalar("step", 0u)
+                   .output("result", y));
+    });
+    CHECK(e.find("pivot /= 0") != std::string::npos);
+    const std::string d = errorOf([&] {
+      det.run(array::Bindings().matrix("matrix", m, n, n - 1, n).output("logAbs", logAbs));
+    });
+    CHECK(d.find("matrix") != std::string::npos);
+  }
+  {
+    // the sorting network, one plan for every step (the mask an input)
+    const uint32_t n = 1000;
+    const auto a = randomFloats(n, 24);
+    const array::Plan step(seeds::sortStep());
+    CHECK(step.kernelCount() == 1);
+    std::vector<float> x = a, y(n, kNan);
+    for (uint32_t mask : safegpu::sortMasks(n)) {
+      step.run(array::Bindings().vector("a", x).scalar("mask", mask).output("result", y));
+      std::swap(x, y);
+    }
+    CHECK(x == safegpu::reference::sorted(a));
+  }
+}
+
+TEST_CASE("array: row, column, diagonal and at read a matrix at computed places") {
+  using namespace obsidian::array;
+  const uint32_t rows = 5, cols = 7, pitch = 9;
+  std::vector<float> m(size_t{rows} * pitch);
+  for (size_t i = 0; i < m.size(); ++i) m[i] = float(i) + 0.5f;
+  const auto a = matrixInput<float>("a");
+  const auto k = scalarInput<uint32_t>("k");
+  // row k and column k, and at past the end (0)
+  const Plan plan({{"r", row(a, k)},
+                   {"c", column(a, k)},
+                   {"e", at(row(a, k), 3u) + at(column(a, 2u), k)},
+                   {"past", at(row(a, k), cols)}});
+  for (uint32_t kk : {0u, 3u, 4u, 6u, 9u}) {
+    std::vector<float> r(cols, kNan), c(rows, kNan), e(1, kNan), past(1, kNan);
+    plan.run(Bindings()
+                 .matrix("a", m, rows, cols, pitch)
+                 .scalar("k", kk)
+                 .output("r", r)
+                 .output("c", c)
+                 .output("e", e)
+                 .output("past", past));
+    for (uint32_t j = 0; j < cols; ++j) {
+      CHECK(r[j] == (kk < rows ? m[size_t{kk} * pitch + j] : 0.0f));
+    }
+    for (uint32_t i = 0; i < rows; ++i) {
+      CHECK(c[i] == (kk < cols ? m[size_t{i} * pitch + kk] : 0.0f));
+    }
+    const float want = (kk < rows ? m[size_t{kk} * pitch + 3] : 0.0f) +
+                       (kk < rows ? m[size_t{kk} * pitch + 2] : 0.0f);
+    CHECK(e[0] == want);
+    CHECK(past[0] == 0.0f);
+  }
+  // The diagonal of a stored product (read at other indices: a kernel after the product's).
+  const Plan diag({{"d", diagonal(matmul(a, transpose(a)))}});
+  CHECK(diag.kernelCount() == 2);
+  std::vector<float> d(rows, kNan);
+  diag.run(Bindings().matrix("a", m, rows, cols, pitch).output("d", d));
+  for (uint32_t i = 0; i < rows; ++i) {
+    double s = 0;
+    for (uint32_t j = 0; j < cols; ++j) s += double(m[i * pitch + j]) * m[i * pitch + j];
+    CHECK(std::fabs(d[i] - s) <= 1e-5 * s);
+  }
+  // Errors name the operation and the rule.
+  CHECK(errorOf([&] { (void)row(a, scalarInput<float>("x")); }).find("row(m, k)") !=
+        std::string::npos);
+  CHECK(errorOf([&] {
+          (void)at(vectorInput<float>("v"), scalarInput<int32_t>("i"));
+        }).find("Scalar<uint32_t>") != std::string::npos);
+}

@@ -41,8 +41,13 @@ enum class OpKind : uint8_t {
                   ///< into element idx[i] by the atomic AtomicOp(a) (idx[i] >= len: dropped)
   Iota,           ///< u32, the shape of args {v}: element i is i (a matrix: r * cols + c)
   Extent,         ///< u32 scalar: args {v}: len(v) (a == 0), rows(v) (a == 1) or cols(v) (a == 2)
-  Contract        ///< args {v, check}: v itself, with `check` (the first element that fails the
+  Contract,       ///< args {v, check}: v itself, with `check` (the first element that fails the
                   ///< contract, or ~0u) read after the run; label: the contract's message
+  RowOf,          ///< vector: args {m, k}: element j = m(k, j) (0 for k >= rows(m))
+  ColumnOf,       ///< vector: args {m, k}: element i = m(i, k) (0 for k >= cols(m))
+  Diagonal,       ///< vector: args {m}: element i = m(i, i) (m square)
+  Element,        ///< scalar: args {v, k}: v[k] (0 for k >= len(v))
+  MatMul          ///< matrix: args {a, b}: element (r, c) = sum over k of a(r, k) * b(k, c)
 };
 
 /// The name of an operation ("map", "rowReduce", ...), for plans and messages.
@@ -96,6 +101,9 @@ NodePtr makePermute(NodePtr defaults, NodePtr idx, NodePtr values, AtomicOp op,
 NodePtr makeIota(NodePtr v);
 NodePtr makeExtent(NodePtr v, int which);
 NodePtr makeContract(NodePtr v, NodePtr check, bool precondition, const std::string& message);
+/// RowOf, ColumnOf, Element (k: a u32 scalar) and Diagonal (k: null).
+NodePtr makePick(OpKind k, NodePtr from, NodePtr index);
+NodePtr makeMatMul(NodePtr a, NodePtr b);
 NodePtr makeSegReduce(NodePtr in, NodePtr offsets, ExpPtr body, ExpPtr identity,
                       const std::string& label);
 }  // namespace detail

@@ -133,6 +133,9 @@ struct RunOptions {
   bool synchronize = true;                     ///< GPU: wait for the last kernel before returning
   SimOptions simulation = {};                  ///< simulator: its options
   std::vector<SimStats>* simulated = nullptr;  ///< simulator: what each kernel counted
+  /// Run a plan made for the GPU on the simulator, over host data: its kernels as the GPU
+  /// launches them (its grid), counted as SimOptions says (predictBySimulation's runs).
+  bool simulate = false;
 };
 
 /// One kernel of a plan, as report() describes it.
@@ -209,6 +212,10 @@ struct Alternative {
   uint32_t kernels = 0;                 ///< kernels it launches
   double bytes = 0;                     ///< bytes its kernels move (at the data's sizes)
   double predictedMicroseconds = 0;     ///< bytes at the model's DRAM rate, plus its launches
+  /// The simulator's cost model's time (predictBySimulation; 0 until then): its kernels run on
+  /// the simulator, counted, each predicted by predictTime and summed.
+  double simulatedMicroseconds = 0;
+  std::string simulatedBound;  ///< what bounds its slowest kernel ("dram", "latency", ...)
 };
 
 /// The fusion space of the program computing `outputs` (seed 002, Section 4): every plan that
@@ -221,5 +228,18 @@ struct Alternative {
 /// where the model may be wrong (obsidian-tune's array family).
 std::vector<Alternative> fusionSpace(const std::vector<Output>& outputs, const PlanOptions& options,
                                      const Bindings& data, size_t limit = 256, bool prune = true);
+
+/// Predicts each alternative of `space` (fusionSpace's, of the same outputs and options) with
+/// the simulator's cost model: its plan runs on the simulator over `hostData` (host vectors and
+/// matrices: a slice of the problem), every kernel counted (SimOptions::profile) and predicted
+/// by predictTime on `model` with its counters times `scale` (the problem over the slice), the
+/// kernels' times summed into Alternative::simulatedMicroseconds. The space is then sorted
+/// cheapest first by that time (the rules' plan kept where it ties). Slower than fusionSpace's
+/// bytes and launches by a simulation per plan, it sees what bytes do not: a gather's reuse in
+/// L2, the latency of a long row, shared-memory staging. An Error names a device buffer in
+/// `hostData`, or outputs the space was not made from (a choice the plans do not meet).
+void predictBySimulation(std::vector<Alternative>& space, const std::vector<Output>& outputs,
+                         const PlanOptions& options, const Bindings& hostData, double scale = 1,
+                         const DeviceModel& model = {});
 
 }  // namespace obsidian::array

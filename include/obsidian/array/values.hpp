@@ -211,6 +211,39 @@ Matrix<X> transpose(const Matrix<X>& m) {
   return Matrix<X>(detail::makeTranspose(m.node()));
 }
 
+/// row(m, k): row k of m, a vector of cols(m) elements (element j is m(k, j)); every element
+/// is 0 where k >= rows(m), as a gather past its source. k is a Scalar<uint32_t> (an input, a
+/// reduction's result, ...) or a number: a pivot row, read by every element that needs it.
+template <Element X, class K>
+Vector<X> row(const Matrix<X>& m, const K& k) {
+  return Vector<X>(detail::makePick(OpKind::RowOf, m.node(), detail::lift<uint32_t>(k).node()));
+}
+/// column(m, k): column k of m, a vector of rows(m) elements (element i is m(i, k)); 0 where
+/// k >= cols(m).
+template <Element X, class K>
+Vector<X> column(const Matrix<X>& m, const K& k) {
+  return Vector<X>(detail::makePick(OpKind::ColumnOf, m.node(), detail::lift<uint32_t>(k).node()));
+}
+/// diagonal(m): element i is m(i, i); m must be square (its rows and cols are tied: a run with
+/// rows(m) != cols(m) is refused).
+template <Element X>
+Vector<X> diagonal(const Matrix<X>& m) {
+  return Vector<X>(detail::makePick(OpKind::Diagonal, m.node(), nullptr));
+}
+/// at(v, k): element k of v, a scalar (0 where k >= len(v)); at(row(m, i), j) is m(i, j).
+template <Element X, class K>
+Scalar<X> at(const Vector<X>& v, const K& k) {
+  return Scalar<X>(detail::makePick(OpKind::Element, v.node(), detail::lift<uint32_t>(k).node()));
+}
+/// matmul(a, b): the rows(a) x cols(b) product, element (r, c) the sum over k < cols(a) of
+/// a(r, k) * b(k, c) (cols(a) and rows(b) are tied). Always stored: one thread per element
+/// folds a row of a against a column of b, so a and b are read at other indices (an operand
+/// made in the program is stored first unless it is a map of inputs).
+template <Element X>
+Matrix<X> matmul(const Matrix<X>& a, const Matrix<X>& b) {
+  return Matrix<X>(detail::makeMatMul(a.node(), b.node()));
+}
+
 namespace detail {
 template <Element X, class Op>
 NodePtr reduceNode(OpKind k, Op f, const NodePtr& in, const char* label) {
