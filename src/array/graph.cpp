@@ -345,10 +345,13 @@ std::string describe(const PlanData& plan, int node) {
 
 std::string structuralKey(const std::vector<Output>& outputs, const PlanOptions& o) {
   std::ostringstream key;
+  // Text the user wrote (names, labels, contract messages, choices) by its length first, so
+  // that no text can read as another field: two programs never share a key.
+  const auto text = [](const std::string& t) { return std::to_string(t.size()) + ":" + t; };
   key << (o.fuse ? "fuse " : "nofuse ") << o.target.key() << " t" << o.threads << " i" << o.items
       << " u" << o.unroll << " sl" << o.segmentLanes << " ri" << o.reduceItems << " sms"
       << o.target.smCount;
-  for (const auto& [name, side] : o.choices) key << " [" << name << "=" << side << "]";
+  for (const auto& [name, side] : o.choices) key << " [" << text(name) << "=" << side << "]";
   key << " b" << o.band << " g" << o.blocks << "\n";
   std::map<const Node*, size_t> ids;
   const std::vector<ArrayDecl> none;
@@ -360,8 +363,8 @@ std::string structuralKey(const std::vector<Output>& outputs, const PlanOptions&
     const size_t id = ids.size();
     ids[n.get()] = id;
     key << id << ": " << opName(n->op) << " " << int(n->shape) << " "
-        << std::string(scalarInfo(n->type).cudaName) << " '" << n->name << "' '" << n->label << "' "
-        << n->length << " " << n->a << " " << n->b << " (";
+        << std::string(scalarInfo(n->type).cudaName) << " " << text(n->name) << " "
+        << text(n->label) << " " << n->length << " " << n->a << " " << n->b << " (";
     for (size_t a : args) key << a << " ";
     key << ") " << (n->body ? ir::printExp(n->body, none) : "") << " | "
         << (n->identity ? ir::printExp(n->identity, none) : "") << "\n";
@@ -369,7 +372,7 @@ std::string structuralKey(const std::vector<Output>& outputs, const PlanOptions&
   };
   for (const Output& out : outputs) {
     const size_t id = visit(out.node);
-    key << "out " << out.name << " = " << id << "\n";
+    key << "out " << text(out.name) << " = " << id << "\n";
   }
   return key.str();
 }

@@ -31,12 +31,31 @@ Bindings& Bindings::add(const std::string& name, Entry e) {
 
 namespace {
 
+// The plan cache: plans by structural key, the least recently used evicted past the capacity
+// (a plan holds its kernels and its intermediates' pool; a Plan that holds it keeps it alive).
+struct Cached {
+  std::shared_ptr<PlanData> plan;
+  uint64_t lastUse = 0;
+};
 std::mutex cacheMutex;
-std::map<std::string, std::shared_ptr<PlanData>>& planCache() {
-  static std::map<std::string, std::shared_ptr<PlanData>> cache;
+std::map<std::string, Cached>& planCache() {
+  static std::map<std::string, Cached> cache;
   return cache;
 }
 size_t made = 0;
+uint64_t uses = 0;
+size_t capacity = 256;
+// (under cacheMutex)
+void evictPastCapacity() {
+  auto& cache = planCache();
+  while (cache.size() > capacity) {
+    auto oldest = cache.begin();
+    for (auto it = cache.begin(); it != cache.end(); ++it) {
+      if (it->second.lastUse < oldest->second.lastUse) oldest = it;
+    }
+    cache.erase(oldest);
+  }
+}
 
 void checkOptions(const PlanOptions& o) {
   const uint32_t warps = o.threads / 32;
@@ -316,7 +335,8 @@ Plan::Plan(std::vector<Output> outputs, const PlanOptions& options) : options_(o
     std::lock_guard<std::mutex> lock(cacheMutex);
     const auto it = planCache().find(key);
     if (it != planCache().end()) {
-      data_ = it->second;
+      it->second.lastUse = ++uses;
+      data_ = it->second.plan;
       cached_ = true;
       return;
     }
@@ -330,15 +350,28 @@ Plan::Plan(std::vector<Output> outputs, const PlanOptions& options) : options_(o
   plan->planMilliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::lock_guard<std::mutex> lock(cacheMutex);
-  const auto [it, fresh] = planCache().emplace(key, plan);
-  data_ = it->second;
+  const auto [it, fresh] = planCache().emplace(key, Cached{plan, 0});
+  it->second.lastUse = ++uses;
+  data_ = it->second.plan;
   cached_ = !fresh;
   made += fresh;
+  evictPastCapacity();
 }
 
 size_t Plan::plansMade() {
   std::lock_guard<std::mutex> lock(cacheMutex);
   return made;
+}
+
+void Plan::setCacheCapacity(size_t plans) {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  capacity = plans;
+  evictPastCapacity();
+}
+
+size_t Plan::cachedPlans() {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  return planCache().size();
 }
 
 size_t Plan::kernelCount() const { return data_->passes.size(); }

@@ -773,6 +773,45 @@ TEST_CASE("array programs: a value read only for its extents is computed by no k
   }
 }
 
+TEST_CASE("array programs: the plan cache keeps the most recently used plans") {
+  const auto v = vectorInput<uint32_t>("v");
+  const auto program = [&](uint32_t k) { return std::vector<Output>{{"o", v * k + 7777u}}; };
+  Plan::setCacheCapacity(2);
+  const size_t before = Plan::plansMade();
+  const Plan a(program(1)), b(program(2));
+  CHECK(Plan(program(1)).cached());  // (a used last: b is the oldest)
+  const Plan c(program(3));          // evicts b
+  CHECK(Plan::cachedPlans() == 2);
+  CHECK(Plan(program(1)).cached());
+  CHECK(Plan(program(3)).cached());
+  CHECK_FALSE(Plan(program(2)).cached());  // planned again
+  CHECK(Plan::plansMade() == before + 4);
+  // An evicted plan held by a Plan still runs.
+  std::vector<uint32_t> x = {1, 2}, o(2);
+  b.run(Bindings().vector("v", x).output("o", o));
+  CHECK(o == std::vector<uint32_t>{7779, 7781});
+  Plan::setCacheCapacity(0);  // none kept: every Plan plans
+  CHECK(Plan::cachedPlans() == 0);
+  CHECK_FALSE(Plan(program(1)).cached());
+  Plan::setCacheCapacity(256);
+}
+
+TEST_CASE("array programs: options whose text reads alike are different plans") {
+  // The cache's key writes each choice's name by its length: a name holding "=1] [" cannot pass
+  // for two choices (the second plan took the first's, its decision unflipped).
+  const auto A = matrixInput<float>("A");
+  const auto P = vectorInput<float>("p"), R = vectorInput<float>("r");
+  const std::vector<Output> bicgk = {{"q", gemv(A, P)}, {"s", gemvT(A, R)}};
+  const std::string tile = Plan(bicgk).choices().front().first;
+  PlanOptions split, rules;
+  split.choices["Z"] = true;  // (no such decision: ignored)
+  split.choices[tile] = false;
+  rules.choices["Z=1] [" + tile] = false;  // (no such decision either)
+  const Plan first(bicgk, split), second(bicgk, rules);
+  CHECK_FALSE(first.choices().front().second);
+  CHECK(second.choices().front().second);  // the rules' tile pass
+}
+
 TEST_CASE("array programs: a gather read by a scan and by a map is stored once") {
   // The scan is a kernel of its own beside the map's pass of the same level: recomputing the
   // gather there read v and i twice, and the fusion space held nothing as cheap as the

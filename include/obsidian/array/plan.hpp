@@ -199,6 +199,12 @@ class Plan {
   bool cached() const { return cached_; }
   /// Plans made so far in this process and plans found in the cache, for tests.
   static size_t plansMade();
+  /// The most plans the cache keeps (256 to start with): past it, the least recently used is
+  /// dropped (a Plan still holding it keeps it alive; making it again plans it again). 0 keeps
+  /// none, so every Plan plans.
+  static void setCacheCapacity(size_t plans);
+  /// The plans the cache holds now.
+  static size_t cachedPlans();
 
  private:
   std::shared_ptr<detail::PlanData> data_;
