@@ -586,6 +586,19 @@ void safegpuRows(Setup& c) {
   }
 }
 
+// `steps` planned steps from `first` into x and y in turn (as the hand programs ping-pong):
+// step s's bindings from its source (first, then the last step's result) and its result.
+void pingPong(const array::Plan& plan, size_t steps, const Buffer& first, Buffer& x, Buffer& y,
+              const std::function<array::Bindings(size_t, const Buffer&, Buffer&)>& bind,
+              const array::RunOptions& ro) {
+  Buffer* to = &x;
+  Buffer* from = &y;
+  for (size_t s = 0; s < steps; ++s) {
+    plan.run(bind(s, s == 0 ? first : *from, *to), ro);
+    std::swap(to, from);
+  }
+}
+
 // SafeGPU's multiply, gauss_determinant and sort: the hand programs' kernels (without contracts)
 // against the planned steps; the host loops over the steps for both, and the planned ones build
 // their bindings every step, as a user's loop would (the plan cached: nothing is planned).
@@ -654,16 +667,15 @@ void safegpuSteps(Setup& c) {
     row.copy.medianMs *= steps;
     run(row,
         {[&] {
-           Buffer* to = &x;
-           Buffer* from = &y;
-           for (uint32_t s = 0; s < steps; ++s) {
-             plan.run(array::Bindings()
-                          .matrix("matrix", s == 0 ? m : *from, n, n, n)
-                          .scalar("step", s)
-                          .output("result", *to),
-                      ro);
-             std::swap(to, from);
-           }
+           pingPong(
+               plan, steps, m, x, y,
+               [&](size_t s, const Buffer& from, Buffer& to) {
+                 return array::Bindings()
+                     .matrix("matrix", from, n, n, n)
+                     .scalar("step", static_cast<uint32_t>(s))
+                     .output("result", to);
+               },
+               ro);
          },
          {[&] { hand(onGpu, std::as_const(m), n, x, y); }},
          std::vector<Launch>{},
@@ -691,16 +703,15 @@ void safegpuSteps(Setup& c) {
     row.copy.medianMs *= masks.size();
     run(row,
         {[&] {
-           Buffer* to = &x;
-           Buffer* from = &y;
-           for (size_t s = 0; s < masks.size(); ++s) {
-             plan.run(array::Bindings()
-                          .vector("a", s == 0 ? a : *from)
-                          .scalar("mask", masks[s])
-                          .output("result", *to),
-                      ro);
-             std::swap(to, from);
-           }
+           pingPong(
+               plan, masks.size(), a, x, y,
+               [&](size_t s, const Buffer& from, Buffer& to) {
+                 return array::Bindings()
+                     .vector("a", from)
+                     .scalar("mask", masks[s])
+                     .output("result", to);
+               },
+               ro);
          },
          {[&] { hand(onGpu, std::as_const(a), x, y, masks); }},
          std::vector<Launch>{},

@@ -508,6 +508,19 @@ class Program {
   Matrix<X> mat(int k) const { return Matrix<X>(vals_[k].node); }
   Scalar<X> sca(int k) const { return Scalar<X>(vals_[k].node); }
 
+  // A u32 program's input vector of indices (offsets, heads): a value other operations use.
+  void addIndexInput(const std::string& name, const NodePtr& node,
+                     const std::vector<uint32_t>& ref) {
+    Val v;
+    v.name = name;
+    v.kind = Kind::Input;
+    v.shape = Shape::Vector;
+    v.node = node;
+    v.rows = static_cast<uint32_t>(ref.size());
+    for (uint32_t x : ref) v.ref.push_back(R(x));
+    vals_.push_back(std::move(v));
+  }
+
   // Adds a computed value.
   void add(const std::string& rhs, Shape shape, NodePtr node, uint32_t rows, uint32_t cols,
            std::vector<R> ref) {
@@ -1123,16 +1136,7 @@ class Program {
                       counts + "\"));  // offsets[" + std::to_string(o.size()) + "] into " +
                       std::to_string(target));
     }
-    if constexpr (std::is_same_v<X, uint32_t>) {
-      Val val;
-      val.name = name;
-      val.kind = Kind::Input;
-      val.shape = Shape::Vector;
-      val.node = node;
-      val.rows = static_cast<uint32_t>(o.size());
-      for (uint32_t x : o) val.ref.push_back(R(x));
-      vals_.push_back(std::move(val));
-    }
+    if constexpr (std::is_same_v<X, uint32_t>) addIndexInput(name, node, o);
     offsets_.push_back({name, node, std::move(o), target});
     return true;
   }
@@ -1233,14 +1237,7 @@ class Program {
                     (every ? "one in " + std::to_string(every) + " set" : "none set"));
     const std::vector<uint32_t> ref = data;
     if constexpr (std::is_same_v<X, uint32_t>) {
-      Val v;
-      v.name = name;
-      v.kind = Kind::Input;
-      v.shape = Shape::Vector;
-      v.node = node;
-      v.rows = len;
-      for (uint32_t x : ref) v.ref.push_back(R(x));
-      vals_.push_back(std::move(v));
+      addIndexInput(name, node, ref);
     } else {
       indices_.push_back({name, node, ref});
     }
