@@ -56,6 +56,11 @@ MEASUREMENTS = {
         "reduce-h100.json", "2026-11-26", "7ba9f21a3f7f2d38",
         "build-gpu/bench/obsidian-bench-reduce --json bench/results/reduce-h100.json",
         "the sm_90 row's 1024 x 2 tiles (512 x 4 before 2026-11-26)"),
+    "sort": Measurement(
+        "sort-h100.json", "2026-11-27", "0badc65d0da946f8",
+        "build-gpu/bench/obsidian-bench-sort --runs 20 --types u32,f32,u64,pairs --set threads=512 "
+        "--set items=13 --set early_counts=true --json bench/results/sort-h100.json",
+        "the sm_90 row's policy, set on the command line before the row held it"),
     "scan": Measurement(
         "scan-h100.json", "2026-11-27", "79e006105fab0d9b",
         "build-gpu/bench/obsidian-bench-scan --staged --json bench/results/scan-h100.json",
@@ -109,7 +114,7 @@ MEASUREMENTS = {
         "build-gpu/bench/obsidian-bench-array --plan-segment-lanes 16 --json "
         "bench/results/array-h100.json"),
     "array-seeds": Measurement(
-        "array-seeds-h100.json", "2026-11-27", "0322f859a795b783",
+        "array-seeds-h100.json", "2026-11-27", "60aab5b8a450614b",
         "build-gpu/bench/obsidian-bench-array-seeds --runs 30 --json "
         "bench/results/array-seeds-h100.json"),
     "safegpu": Measurement(
@@ -286,6 +291,34 @@ def render_scan(d: dict) -> list[str]:
                 "call:", ""]
         out += scan_table(data, others) + [""]
     out += [checked(rows, ["ours_ok", "cub_ok"], "every element, ours and CUB's")]
+    return out
+
+
+def render_sort(d: dict) -> list[str]:
+    data = d["sort"]
+    rows = data["rows"]
+    out = meta("sort", data)
+    policies = "; ".join(sorted({r["policy"] for r in rows}))
+    out += [f"Policy: {policies}. `device::radixSortKeys`"
+            " / `radixSortPairs` (u32 values) against `cub::DeviceRadixSort::SortKeys` / "
+            "`SortPairs` on the same random keys, both with storage kept between calls. `a pass`: "
+            "our time over the passes (8 bits each; the histogram's time shared among them); "
+            "`copy`: the 16-byte copy kernel moving the same keys (and values) once, which a pass "
+            "must at least do.", ""]
+    body = []
+    for r in rows:
+        ratio = us(r["ours"]) / us(r["cub"])
+        per_pass = us(r["ours"]) / r["passes"]
+        body.append([r["kind"], r["type"], fmt_n(r["n"]), fixed(us(r["ours"]), 1),
+                     fixed(us(r["cub"]), 1), slower(fixed(ratio, 3), ratio > 1),
+                     fixed(r["n"] / us(r["ours"]) / 1e3, 2), fixed(r["n"] / us(r["cub"]) / 1e3, 2),
+                     fixed(per_pass, 1), fixed(us(r["copy"]), 1),
+                     fixed(per_pass / us(r["copy"]), 2)])
+    out += table(["kind", "type", "n", "ours us", "CUB us", "ours/CUB", "GKeys/s", "CUB GKeys/s",
+                  "us a pass", "copy us", "pass/copy"], body, set(range(2, 11)))
+    out += ["", checked(rows, ["ours_ok", "cub_ok"],
+                        "every key and value: CUB's against a host sort up to 2^24, ours bit for "
+                        "bit against CUB's")]
     return out
 
 
@@ -697,6 +730,15 @@ def render_summary(d: dict) -> list[str]:
         [r["ours_over_cub"] for r in single if r["type"] not in ("u64", "f64")], "Scans")
     add("the same, 64-bit", "`cub::DeviceScan`",
         [r["ours_over_cub"] for r in single if r["type"] in ("u64", "f64")], "Scans")
+    sort = d["sort"]["rows"]
+    add("`device::radixSortKeys`, u32, 2^20..2^28 and odd sizes",
+        "`cub::DeviceRadixSort::SortKeys`",
+        [us(r["ours"]) / us(r["cub"]) for r in sort if r["kind"] == "keys" and r["type"] == "u32"],
+        "Radix sort")
+    add("`device::radixSortKeys` (f32, u64) and `radixSortPairs` (u32 / u32)",
+        "`cub::DeviceRadixSort`",
+        [us(r["ours"]) / us(r["cub"]) for r in sort
+         if not (r["kind"] == "keys" and r["type"] == "u32")], "Radix sort")
     add("`selectIf` (u32, half kept), 2^20..2^28 and odd sizes", "`cub::DeviceSelect::If`",
         [r["ours_over_cub"] for r in scan if r["kind"] == "select-if"], "Scans")
     hist = d["histogram"]["rows"]
@@ -749,6 +791,7 @@ BLOCKS = {
         "reduce": render_reduce,
         "scan": render_scan,
         "histogram": render_histogram,
+        "sort": render_sort,
         "transpose": render_transpose,
         "rowwise": render_rowwise,
         "accelerate": render_accelerate,

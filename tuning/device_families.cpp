@@ -497,11 +497,126 @@ Family deviceScanFamily() {
   return f;
 }
 
+// ------------------------------------------------------------------ radix sort
+// Keys of Random::Bits from the seed n (u32: uniform words; f32: [0, 1)), made on the device and
+// rotated; the sorted keys (a host sort, kept on disk) compared on the host.
+template <class K>
+class RadixSortInstance : public Instance {
+ public:
+  RadixSortInstance(const Params& p, DataCache& cache)
+      : policy_(policyOf<device::RadixSort>(p)),
+        n_(p.at("n").get<size_t>()),
+        key_("radixSort:" + typeName<K>() + ":" + std::to_string(n_)),
+        cache_(cache) {}
+  std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& options) override {
+    device::Options o = device::withPolicy<device::RadixSort>(policy_);
+    o.simulation = options;
+    std::vector<obsidian::SimStats> runs(1);
+    o.simulated = &runs[0];  // the last pass's
+    expected_ = reference();
+    device::radixSortKeys(*keys(), got_, {}, o);
+    return runs;
+  }
+  void prepareGpu(DataCache& cache) override {
+    copies_ = cache.get<std::vector<gpu::DeviceBuffer<K>>>("device:" + key_, [&] {
+      auto c = std::make_shared<std::vector<gpu::DeviceBuffer<K>>>();
+      for (size_t i = 0; i < rotationsFor(n_ * sizeof(K) * 2); ++i)
+        randomOnGpu(c->emplace_back(n_), n_, Random::Bits);
+      return c;
+    });
+    expected_ = *cache.get<std::vector<K>>("ref:" + key_, [&] {
+      return std::make_shared<std::vector<K>>(
+          storedReference<K>(key_, [&] { return reference(); }));
+    });
+    out_ = cache.output<K>("sorted", n_);
+    poison(*out_);
+  }
+  size_t rotations() const override { return copies_->size(); }
+  void launch(size_t run, const gpu::LaunchOptions& options) override {
+    device::Options o = device::withPolicy<device::RadixSort>(policy_);
+    o.stream = options.stream;
+    o.synchronize = options.synchronize;
+    device::radixSortKeys((*copies_)[run % copies_->size()], *out_, {}, o, &temp_);
+  }
+  void download() override { got_ = out_->download(); }
+  std::string check() override { return firstDifference(got_, expected_); }
+  double bytesMoved() const override {  // each pass reads and writes every key
+    const uint32_t passes = (8 * sizeof(K) + policy_.radixBits - 1) / policy_.radixBits;
+    return static_cast<double>(n_ * sizeof(K) * 2 * passes);
+  }
+
+ private:
+  std::shared_ptr<const std::vector<K>> keys() {
+    return cache_.get<const std::vector<K>>("host:" + key_, [&] {
+      return std::make_shared<const std::vector<K>>(randomOnHost<K>(n_, n_, Random::Bits));
+    });
+  }
+  std::vector<K> reference() {
+    std::vector<K> sorted = *keys();
+    std::stable_sort(sorted.begin(), sorted.end());  // u32 words, f32 in [0, 1)
+    return sorted;
+  }
+
+  RadixSortPolicy policy_;
+  size_t n_;
+  std::string key_;
+  DataCache& cache_;  // the host keys of simulate()
+  std::vector<K> expected_, got_;
+  std::shared_ptr<std::vector<gpu::DeviceBuffer<K>>> copies_;
+  std::shared_ptr<gpu::DeviceBuffer<K>> out_;
+  device::RadixSortTemp temp_;
+};
+
+Family radixSortFamily() {
+  Family f;
+  f.name = "radix_sort";
+  f.description =
+      "radixSortKeys (include/obsidian/device/radix_sort.hpp): keys sorted by every bit, over "
+      "RadixSortPolicy (the sorting pass's tile, the digit, the histogram's loads, the matching, "
+      "early counts); the sweep behind device::RadixSort::table";
+  f.params = withPolicyParams<device::RadixSort>(
+      {choiceParam("type", "key type", {"u32", "f32"}, "u32"),
+       intParam("n", "keys (capped on the simulator)", 1, int64_t{1} << 31, int64_t{1} << 24)});
+  f.labelParams = policyLabels<device::RadixSort>();
+  f.sizeParam = "n";
+  f.canonical = [](Params p, bool simulate) {
+    if (simulate) p["n"] = std::min<uint64_t>(p.at("n").get<uint64_t>(), 20011);
+    return p;
+  };
+  f.build = [](const Params& p) {
+    const RadixSortPolicy policy = policyOf<device::RadixSort>(p);
+    const auto kernels = [&]<class K>() {
+      const uint32_t passes = (8 * sizeof(K) + policy.radixBits - 1) / policy.radixBits;
+      return std::vector<Kernel>{radixHistogramKernel<K>(policy, 0, 8 * sizeof(K), false),
+                                 radixStartsKernel(policy, passes),
+                                 radixPassKernel<K, void>(policy, passes, false)};
+    };
+    return str(p, "type") == "f32" ? kernels.template operator()<float>()
+                                   : kernels.template operator()<uint32_t>();
+  };
+  f.instantiate = [](const Params& p, const Generated&,
+                     DataCache& cache) -> std::unique_ptr<Instance> {
+    if (str(p, "type") == "f32") return std::make_unique<RadixSortInstance<float>>(p, cache);
+    return std::make_unique<RadixSortInstance<uint32_t>>(p, cache);
+  };
+  f.plainKernels = [](const Params& p) {
+    return std::vector<PlainKernel>{str(p, "type") == "f32" ? plainRandom<float>(Random::Bits)
+                                                            : plainRandom<uint32_t>(Random::Bits)};
+  };
+  f.variantLabel = [](const Params& p) {
+    return "x" + std::to_string(u32(p, "items")) +
+           (str(p, "early_counts") == "true" ? " early" : "") +
+           (u32(p, "match_every") == 0 ? "" : " m" + std::to_string(u32(p, "match_every")));
+  };
+  return f;
+}
+
 }  // namespace
 
 std::vector<Family> deviceFamilies() {
-  return {deviceReduceFamily(), deviceSegmentedReduceFamily(), deviceScanFamily(),
-          histogramFamily(), transposeFamily()};
+  return {deviceReduceFamily(), deviceSegmentedReduceFamily(),
+          deviceScanFamily(),   histogramFamily(),
+          transposeFamily(),    radixSortFamily()};
 }
 
 }  // namespace tuning

@@ -40,6 +40,7 @@
 // The algorithm layer: warp collectives on threads, block collectives on warps, device
 // algorithms on blocks.
 #include "obsidian/block/load_store.hpp"
+#include "obsidian/block/radix_sort.hpp"
 #include "obsidian/block/reduce.hpp"
 #include "obsidian/block/scan.hpp"
 #include "obsidian/device/algorithm.hpp"
@@ -47,6 +48,7 @@
 #include "obsidian/device/histogram.hpp"
 #include "obsidian/device/pipeline.hpp"
 #include "obsidian/device/policy.hpp"
+#include "obsidian/device/radix_sort.hpp"
 #include "obsidian/device/reduce.hpp"
 #include "obsidian/device/rowwise.hpp"
 #include "obsidian/device/scan.hpp"

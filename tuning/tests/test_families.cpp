@@ -38,6 +38,7 @@ std::vector<Point> onePointEach() {
        {{"type", "f32"}, {"kind", "exclusive"}, {"n", 5003}, {"threads", 64}, {"items", 5}}},
       {"histogram", {{"type", "u8"}, {"n", 20011}, {"bins", 256}, {"threads", 256}}},
       {"transpose", {{"type", "u32"}, {"rows", 100}, {"cols", 70}, {"tile", 32}, {"threads", 256}}},
+      {"radix_sort", {{"type", "f32"}, {"n", 3001}, {"threads", 256}, {"items", 5}}},
   };
   std::vector<Point> out;
   for (const auto& [family, params] : points) out.push_back(makePoint(family, params, false));

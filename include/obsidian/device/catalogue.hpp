@@ -10,6 +10,7 @@
 
 #include "obsidian/device/algorithm.hpp"
 #include "obsidian/device/histogram.hpp"
+#include "obsidian/device/radix_sort.hpp"
 #include "obsidian/device/reduce.hpp"
 #include "obsidian/device/rowwise.hpp"
 #include "obsidian/device/scan.hpp"
@@ -21,7 +22,7 @@ namespace obsidian::device {
 inline constexpr auto kAlgorithms =
     hana::make_tuple(hana::type_c<Reduce>, hana::type_c<SegmentedReduce>, hana::type_c<Scan>,
                      hana::type_c<HistogramEven>, hana::type_c<Transpose>,
-                     hana::type_c<Rowwise>);
+                     hana::type_c<Rowwise>, hana::type_c<RadixSort>);
 
 /// Every device algorithm as data, in kAlgorithms' order.
 inline std::vector<AlgorithmInfo> catalogue() {

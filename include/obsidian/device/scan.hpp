@@ -55,6 +55,20 @@ namespace detail {
 // together), with no fence on either side; or fenced: a flag word and two value arrays
 // (aggregates, inclusive prefixes), the value written, then a fence, then the flag's
 // atomicExch, a reader polling the flag, fencing, then reading the value.
+// A look-back status word's flag: the launch's epoch * 4, + 1 for "aggregate" or + 2 for
+// "inclusive prefix"; anything else (another epoch, or zero: never written) is "not yet".
+inline EWord32 statusFlag(const EWord32& epoch, bool inclusive) {
+  return epoch * 4u + (inclusive ? 2u : 1u);
+}
+// A packed status word: 32 bits of value above the flag, written and read by one 64-bit access.
+inline EWord64 packStatus(const EWord32& value, const EWord32& flag) {
+  return (cast<uint64_t>(value) << EWord64(32)) | cast<uint64_t>(flag);
+}
+// Whether a word with this flag has nothing of this epoch yet.
+inline Exp<bool> statusPending(const EWord32& flag, const EWord32& epoch) {
+  return flag >> 2u != epoch || (flag & 3u) == 0u;
+}
+
 template <class X>
 class TileStatus {
  public:
@@ -76,10 +90,8 @@ class TileStatus {
   // Thread t publishes tile's aggregate, or (inclusive) its inclusive prefix, in this epoch.
   void publish(const Program<Thread>& t, const EWord32& tile, const EWord32& epoch,
                const Exp<X>& value, bool inclusive) const {
-    const EWord32 flag = flagOf(epoch, inclusive);
-    const auto pack = [&](const EWord32& half) {
-      return (cast<uint64_t>(half) << EWord64(32)) | cast<uint64_t>(flag);
-    };
+    const EWord32 flag = statusFlag(epoch, inclusive);
+    const auto pack = [&](const EWord32& half) { return packStatus(half, flag); };
     if constexpr (kPacked) {
       atomicExch(t, *words_, tile, pack(bits32(value)));
     } else {
@@ -99,16 +111,14 @@ class TileStatus {
   // inclusive prefix (0 for an aggregate) and the value published with it.
   hana::tuple<EWord32, Exp<X>> await(const Program<Thread>& t, const EWord32& k,
                                      const EWord32& epoch) const {
-    const auto pending = [&](const EWord32& flag) {
-      return flag >> 2u != epoch || (flag & 3u) == 0u;
-    };
+    const auto pending = [&](const EWord32& flag) { return statusPending(flag, epoch); };
     if constexpr (kPacked) {
       const EWord64 word = t.declare(atomicLoad(t, *words_, k));
       t.seqWhile(pending(cast<uint32_t>(word)), [&](const Program<Thread>& s) {
         backOff(s);
         s.assign(word, atomicLoad(s, *words_, k));
       });
-      return {cast<uint32_t>(cast<uint32_t>(word) == flagOf(epoch, true)),
+      return {cast<uint32_t>(cast<uint32_t>(word) == statusFlag(epoch, true)),
               fromBits32<X>(cast<uint32_t>(word >> EWord64(32)))};
     } else {
       if (split_) {
@@ -123,7 +133,7 @@ class TileStatus {
           s.assign(high, atomicLoad(s, *words_, 2u * k + 1u));
         });
         const EWord64 bits = (high >> EWord64(32) << EWord64(32)) | (low >> EWord64(32));
-        return {cast<uint32_t>(cast<uint32_t>(low) == flagOf(epoch, true)), fromBits64(bits)};
+        return {cast<uint32_t>(cast<uint32_t>(low) == statusFlag(epoch, true)), fromBits64(bits)};
       }
       const EWord32 flag = t.declare(atomicLoad(t, *flags_, k));
       t.seqWhile(pending(flag), [&](const Program<Thread>& s) {
@@ -131,16 +141,13 @@ class TileStatus {
         s.assign(flag, atomicLoad(s, *flags_, k));
       });
       threadFence(t);
-      const Exp<bool> inclusive = flag == flagOf(epoch, true);
+      const Exp<bool> inclusive = flag == statusFlag(epoch, true);
       return {cast<uint32_t>(inclusive),
               ifThenElse(inclusive, (*inclusives_)[k], (*aggregates_)[k])};
     }
   }
 
  private:
-  static EWord32 flagOf(const EWord32& epoch, bool inclusive) {
-    return epoch * 4u + (inclusive ? 2u : 1u);
-  }
   static EWord64 bits64(const Exp<X>& v) {
     if constexpr (std::is_same_v<X, uint64_t>) {
       return v;
