@@ -201,6 +201,86 @@ SPull<EWord32> threadItemsStep(const Program<L>& p, const Node& n, const SPull<E
                }));
 }
 
+// BlockRadixSort's result for item k of a thread that holds the sorted keys and vals (see
+// Op::BlockRadixSort).
+template <class K>
+EWord32 sortedWord(const obsidian::ThreadArray<uint32_t>& keys,
+                   const std::vector<obsidian::ThreadArray<uint32_t>>& vals, uint32_t k,
+                   bool descending, uint32_t factor) {
+  EWord32 v = bits32(obsidian::RadixKey<K>::fromBits(keys[k], descending));
+  if (vals.size() > 0) v = v ^ (vals[0][k] * factor);
+  if (vals.size() > 1) v = v + vals[1][k];
+  return v;
+}
+
+// A BlockRadixSort step (see Op::BlockRadixSort) with keys of type K in Block program p:
+// each chunk in turn a warp-striped tile of every thread of the block (blockRadixSort's tile;
+// past the chunk all ones, which sort last, their reads clamped into it), sorted with its
+// values; the result written back in the same arrangement, chunk by chunk into a newShared
+// (fn 0) or by one push array after every chunk (fn 1). Printer::blockRadixSort prints these
+// very calls.
+template <class K>
+SPull<EWord32> blockRadixSortStep(const Program<obsidian::Block>& p, const Node& n,
+                                  const SPull<EWord32>& x) {
+  using namespace obsidian;
+  using Key = RadixKey<K>;
+  const uint32_t size = n.size, items = n.items, chunks = x.len() / size, values = n.values;
+  const uint32_t threads = p.context().threadsPerBlock(), factor = sortPlaceFactor(n.constant);
+  const bool descending = n.descending;
+  // Tile element of item k of thread tid.
+  const auto place = [items](const EWord32& tid, uint32_t k) {
+    return (tid / 32u) * (32u * items) + k * 32u + tid % 32u;
+  };
+  std::vector<ThreadArray<uint32_t>> keys;
+  std::vector<std::vector<ThreadArray<uint32_t>>> vals;
+  std::optional<SMutable<uint32_t>> y;
+  if (n.fn == 0) y = newShared<uint32_t>(p, x.len());
+  for (uint32_t c = 0; c < chunks; ++c) {
+    keys.push_back(threadArray<uint32_t>(p, items));
+    vals.emplace_back();
+    for (uint32_t v = 0; v < values; ++v) vals.back().push_back(threadArray<uint32_t>(p, items));
+    p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+      for (uint32_t k = 0; k < items; ++k) {
+        const EWord32 e = t.declare(place(tid, k));
+        const EWord32 word = t.declare(x[c * size + min(e, EWord32(size - 1))]);
+        keys[c].write(t, k,
+                      ifThenElse(e < size, Key::toBits(fromBits32<K>(word), descending),
+                                 EWord32(0xffffffffu)));
+        if (values > 0) vals[c][0].write(t, k, e);
+        if (values > 1) vals[c][1].write(t, k, word * kSortValueFactor);
+      }
+    });
+    blockRadixSort(p, keys[c], n.beginBit, n.endBit, n.radixBits, vals[c]);
+    if (!y) continue;
+    p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+      for (uint32_t k = 0; k < items; ++k) {
+        const EWord32 e = t.declare(place(tid, k));
+        t.cond(e < size, [&](const Program<Thread>& u) {
+          write(u, *y, c * size + e, sortedWord<K>(keys[c], vals[c], k, descending, factor));
+        });
+      }
+    });
+  }
+  if (y) {
+    p.sync();
+    return y->pull();
+  }
+  return force(p, mkPush<Block, EWord32>(x.len(), [keys, vals, place, threads, chunks, size, items,
+                                                   descending, factor](const Program<Block>& q,
+                                                                       const Writer<EWord32>& w) {
+                 for (uint32_t c = 0; c < chunks; ++c) {
+                   q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+                     for (uint32_t k = 0; k < items; ++k) {
+                       const EWord32 e = t.declare(place(tid, k));
+                       t.cond(e < size, [&](const Program<Thread>& u) {
+                         w(u, sortedWord<K>(keys[c], vals[c], k, descending, factor), c * size + e);
+                       });
+                     }
+                   });
+                 }
+               }));
+}
+
 // NarrowForce with the narrow type X (see Op::NarrowForce).
 template <class X, class L>
 SPull<EWord32> narrowForce(const Program<L>& p, bool zipped, const SPull<EWord32>& x) {
@@ -342,6 +422,13 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
       break;
     case Op::ThreadItems:
       if constexpr (!std::is_same_v<L, Thread>) return threadItemsStep<L>(p, n, x);
+      break;
+    case Op::BlockRadixSort:
+      if constexpr (std::is_same_v<L, Block>) {
+        return withSortKey(n.format, [&](auto key) {
+          return blockRadixSortStep<typename decltype(key)::type>(p, n, x);
+        });
+      }
       break;
     case Op::Histogram:
       if constexpr (!std::is_same_v<L, Thread>) {

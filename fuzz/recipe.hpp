@@ -122,8 +122,22 @@ enum class Op : uint8_t {
   PairMap,  // fmap(pairMapExp(fn, format, constant)): the pair v of x's bits (+-0s)
             // against the literal pair of constant's bits and x * 0x9e3779b1:
             // + - * fma min max neg abs pack2 lowLane highLane           pull
+  // Block radix sorts (include/obsidian/block/radix_sort.hpp, issue 44): blockRadixSort inside
+  // a user's kernel, where it is a block collective. Drawn from a stream of their own, appended
+  // after a step of a Block body and keeping its length.
+  BlockRadixSort,  // (Block, whole warps) each chunk of size elements (at most 4) in
+                   // turn: a warp-striped tile of all the block's threads x items
+                   // words (item k of lane l of warp w its element e = w * 32 *
+                   // items + k * 32 + l; e < size: key RadixKey<K>::toBits(x[e],
+                   // descending), K = kSortKeyTypes[format]; from size on all ones,
+                   // which sort last); values (0 to 2): e, then x[e] * 0x9e3779b1;
+                   // blockRadixSort over bits [beginBit, endBit), radixBits a pass;
+                   // y[e] = (bits32(fromBits(key)) ^ value 0 * (2 * constant + 1)) +
+                   // value 1, written back warp-striped (e < size). fn: 0 a
+                   // newShared of y written chunk by chunk, sync, its pull; 1
+                   // force(mkPush) of the same loops after all the chunks       force
 };
-constexpr uint32_t kOps = static_cast<uint32_t>(Op::PairMap) + 1;
+constexpr uint32_t kOps = static_cast<uint32_t>(Op::BlockRadixSort) + 1;
 // The steps before the collectives: what the main stream draws from.
 constexpr uint32_t kBasicOps = static_cast<uint32_t>(Op::ForceZip) + 1;
 // Whether op is one of the algorithm layer's collectives.
@@ -138,6 +152,8 @@ bool isBits(Op op);
 bool isSmallFloatStep(Op op);
 // Whether op is one of the packed pairs' steps (PairMap).
 bool isPairStep(Op op);
+// Whether op is one of the radix sorts' steps (BlockRadixSort).
+bool isSortStep(Op op);
 // Steps that need no program (the only ones allowed inside binSplit).
 bool isPullStep(Op op);
 
@@ -149,13 +165,14 @@ struct Node {
   // zips, folds and scans of words; floatOp: FloatMap; narrowOp: NarrowMap; floatBitsOp:
   // FloatBits; floatScanOp: FloatScan; bitsOp: BitsMap; the vote (kWarpVotes): WarpVote;
   // the value, result and form (kThreadItemsFns): ThreadItems; smallFloatOp: SmallFloatMap;
-  // the form: SmallFloatForce; collectiveWord: the reductions and scans).
+  // the form: SmallFloatForce, BlockRadixSort; collectiveWord: the reductions and scans).
   uint32_t fn = 0;
-  uint32_t constant = 0;      // the operator's constant (AddIndex: the factor of i)
+  uint32_t constant = 0;      // the operator's constant (AddIndex: the factor of i;
+                              // BlockRadixSort: of the places, 2 * constant + 1)
   uint32_t constantHigh = 0;  // FloatBits: the high word of the f64 literal
   // A length: the pieces of splitUp and coalesce (the folds, scans, nests, FloatScan),
   // Rotate's split point, Ends' copies of the first element, Load's and Take's length;
-  // ThreadItems: the threads of its loops.
+  // ThreadItems: the threads of its loops; BlockRadixSort: the chunks sorted one by one.
   uint32_t size = 0;
   uint32_t log2Parts = 0;         // BinSplit: 2^log2Parts parts
   bool until = false;             // Iterate: seqUntil (else seqIterate)
@@ -171,9 +188,16 @@ struct Node {
   bool zipped = false;            // NarrowForce: beside the words (else the narrow array alone)
   uint32_t specials = 0;          // FloatBits, FloatScan: floatIn's threshold
   uint32_t format = 0;            // SmallFloatMap, SmallFloatForce: 0 Half, 1 BFloat16;
-                                  // PairMap: 0 Half2, 1 BFloat162
+                                  // PairMap: 0 Half2, 1 BFloat162; BlockRadixSort: the
+                                  // key type (kSortKeyTypes)
   uint32_t scan = 0;              // ThreadItems: 0 none, else 1 + blockScanItems' operator
   bool aggregate = false;         // ThreadItems with scan: the block's aggregate added
+  uint32_t items = 0;             // BlockRadixSort: the keys each thread holds (1 to 8)
+  uint32_t beginBit = 0;          // BlockRadixSort: the bits sorted by: [beginBit,
+  uint32_t endBit = 0;            // endBit)
+  uint32_t radixBits = 0;         // BlockRadixSort: a pass's digit bits (1 to 8)
+  bool descending = false;        // BlockRadixSort
+  uint32_t values = 0;            // BlockRadixSort: the value arrays sorted along (0 to 2)
   std::vector<Node> kids;         // the nested body of BinSplit, Nest, ThreadNest, SeqNest
 };
 
@@ -423,6 +447,12 @@ constexpr uint32_t kSmallFloatOps = 11;
 constexpr uint32_t kSmallFloatForces = 4;
 // PairMap's functions (pairMapRef in scalar_ops.hpp).
 constexpr uint32_t kPairOps = 6;
+// BlockRadixSort's key types (sortKeyName, sortOrderBits in scalar_ops.hpp: u32, i32, f32),
+// most chunks, forms (Node::fn) and most value arrays.
+constexpr uint32_t kSortKeyTypes = 3;
+constexpr uint32_t kMostSortChunks = 4;
+constexpr uint32_t kSortForms = 2;
+constexpr uint32_t kMostSortValues = 2;
 
 // The input's elements (below 2^elem), as words.
 std::vector<uint32_t> inputFor(const Recipe& r);

@@ -1,10 +1,11 @@
 // Generation: a random well-typed, well-sized 1-D recipe from a seed. The main stream draws
 // what the first generator drew; each later kind of step or recipe (collectives, narrow types,
 // float bit patterns, bit intrinsics and warp votes, thread arrays, their block scans, half
-// precision and fp8, fused outputs, divisors, vector stores, matrix kernels)
+// precision and fp8, block radix sorts, fused outputs, divisors, vector stores, matrix kernels)
 // draws from a stream of its own seeded by the data seed, so the recipes that draw none of
 // them stay as they were. Matrix recipes: recipe_matrix_generate.cpp.
 #include <algorithm>
+#include <array>
 
 #include "recipe_internal.hpp"
 #include "scalar_ops.hpp"
@@ -67,6 +68,7 @@ class Generator {
           floatStep(pullOnly, n, ops);
           bitsStep(level, pullOnly, n, ops);
           itemsStep(level, pullOnly, n, ops);
+          sortStep(level, pullOnly, n, ops);
           smallStep(pullOnly, ops);
           pairStep(ops);
           continue;
@@ -85,6 +87,7 @@ class Generator {
       floatStep(pullOnly, n, ops);
       bitsStep(level, pullOnly, n, ops);
       itemsStep(level, pullOnly, n, ops);
+      sortStep(level, pullOnly, n, ops);
       smallStep(pullOnly, ops);
       pairStep(ops);
     }
@@ -133,6 +136,13 @@ class Generator {
   void enablePairs(uint64_t seed) {
     pairs_.seed(seed ^ 0x7c3f1e5d2b9a4867ull);
     pairsOn_ = true;
+  }
+  // From now on, a block radix sort (BlockRadixSort) follows a step of a Block body now and
+  // then, drawn from a stream of its own (it keeps the length too, and no other stream reads
+  // what it draws).
+  void enableSorts(uint64_t seed) {
+    sorts_.seed(seed ^ 0x4f1bbcdcbfa53e0bull);
+    sortsOn_ = true;
   }
 
  private:
@@ -524,6 +534,82 @@ class Generator {
     node.aggregate = itemsScans_() % 2 == 1;
   }
 
+  // Percent of the steps of Block bodies that a BlockRadixSort follows where one fits: blocks
+  // of whole warps at both thread counts, chunks (1 to kMostSortChunks of the array) within
+  // a tile of 8 items a thread at the smaller count. A few tries, each drawing every field
+  // until one fits (sortFitsThreads) and costs at most kMostSortWork. The chunk: a third of
+  // the time T x I elements of T threads in whole warps (T the smaller count half of those
+  // times: the whole tile), where the length has such chunks; else any that the tile holds,
+  // with the fewest items half the time. The whole word a quarter of the time. A later
+  // collective or the last draw of the thread counts may give counts it does not fit:
+  // generateSteps then drops it (dropUnfitSorts), so the streams draw what they drew.
+  static constexpr uint64_t kSortPercent = 4;
+  // Threads x items x passes x chunks (the larger thread count): each pass of each item a
+  // warp's ballots and matches, unrolled in the kernel, and what the simulator runs.
+  static constexpr uint32_t kMostSortWork = 2048;
+  uint32_t oBelow(uint32_t k) { return static_cast<uint32_t>(sorts_() % k); }
+  void sortStep(Level level, bool pullOnly, uint32_t n, std::vector<Node>& ops) {
+    if (!sortsOn_ || pullOnly || level != Level::Block) return;
+    if (sorts_() % 100 >= kSortPercent) return;
+    const uint32_t fewest = std::min(block_.threads, block_.altThreads);
+    if (block_.threads % 32 != 0 || block_.altThreads % 32 != 0 || fewest == 0) return;
+    const Where w = block_.at(Level::Block);
+    std::vector<uint32_t> chunks;
+    for (uint32_t c = 1; c <= kMostSortChunks; ++c) {
+      if (n % c == 0) chunks.push_back(c);
+    }
+    // Chunks of T x I elements (T whole warps), the whole tile's apart: {chunks, T, I}.
+    std::vector<std::array<uint32_t, 3>> warps, tiles;
+    for (uint32_t k : chunks) {
+      for (uint32_t t = 32; t <= fewest; t += 32) {
+        const uint32_t i = n / k / t;
+        if (n / k % t == 0 && i >= 1 && i <= kMostThreadItems) {
+          (t == fewest ? tiles : warps).push_back({k, t, i});
+        }
+      }
+    }
+    uint32_t log2Threads = 0;
+    while ((2u << log2Threads) <= fewest) ++log2Threads;
+    for (int attempt = 0; attempt < 6; ++attempt) {
+      Node node;
+      node.op = Op::BlockRadixSort;
+      uint32_t c = chunks[oBelow(static_cast<uint32_t>(chunks.size()))];
+      const uint32_t form = oBelow(6);
+      if (form < 2 && (!warps.empty() || !tiles.empty())) {
+        // 0: the whole tile where the length has one; 1: fewer threads where it has those.
+        const bool whole = warps.empty() || (!tiles.empty() && form == 0);
+        const auto& from = whole ? tiles : warps;
+        const std::array<uint32_t, 3> pick = from[oBelow(static_cast<uint32_t>(from.size()))];
+        c = pick[0];
+        node.size = pick[1] * pick[2];
+        node.items = pick[2];
+      } else {
+        node.size = n / c;
+        const uint32_t least = (node.size + fewest - 1) / fewest;
+        if (least > kMostThreadItems) continue;
+        node.items = oBelow(2) == 0 ? least : least + oBelow(kMostThreadItems - least + 1);
+      }
+      node.radixBits = 1 + oBelow(std::min(8u, log2Threads));
+      if (oBelow(4) == 0) {
+        node.endBit = 32;
+      } else {
+        const uint32_t a = oBelow(33), b = oBelow(33);
+        node.beginBit = std::min(a, b);
+        node.endBit = std::max(a, b);
+      }
+      node.descending = oBelow(2) == 1;
+      node.format = oBelow(kSortKeyTypes);
+      node.values = oBelow(kMostSortValues + 1);
+      node.fn = oBelow(kSortForms);
+      node.constant = static_cast<uint32_t>(sorts_());
+      const uint32_t passes = (node.endBit - node.beginBit + node.radixBits - 1) / node.radixBits;
+      const uint32_t most = std::max(block_.threads, block_.altThreads);
+      if (most * node.items * passes * c > kMostSortWork || !collectiveFits(w, node, n)) continue;
+      ops.push_back(node);
+      return;
+    }
+  }
+
   // Percent of the steps that a small float step follows (a SmallFloatForce in a third of
   // those outside binSplit).
   static constexpr uint64_t kSmallPercent = 3;
@@ -606,6 +692,8 @@ class Generator {
   bool smallOn_ = false;
   std::mt19937_64 itemsScans_;
   bool itemsScansOn_ = false;
+  std::mt19937_64 sorts_;
+  bool sortsOn_ = false;
   Where block_;
 };
 
@@ -628,6 +716,16 @@ void plainItems(std::vector<Node>& ops) {
     }
     plainItems(n.kids);
   }
+}
+
+// Drops the BlockRadixSort steps that the last thread counts do not fit (sortFitsThreads): they
+// keep the length, so nothing else changes.
+void dropUnfitSorts(std::vector<Node>& ops, uint32_t threads, uint32_t altThreads) {
+  std::erase_if(ops, [&](const Node& n) {
+    return n.op == Op::BlockRadixSort &&
+           !(sortFitsThreads(n, threads) && sortFitsThreads(n, altThreads));
+  });
+  for (Node& n : ops) dropUnfitSorts(n.kids, threads, altThreads);
 }
 
 // Percent of the recipes that are matrix kernels.
@@ -840,6 +938,7 @@ Recipe generateSteps(std::mt19937_64& rng, uint32_t& resultLength) {
   gen.enablePairs(r.dataSeed);
   gen.enableSmallFloats(r.dataSeed);
   gen.enableItemsScans(r.dataSeed);
+  gen.enableSorts(r.dataSeed);
   const uint32_t result = static_cast<uint32_t>(extra() % 100);
   if (result < 20) {
     r.result = result < 10 ? Result::EffectWrite : Result::EffectAtomic;
@@ -861,6 +960,8 @@ Recipe generateSteps(std::mt19937_64& rng, uint32_t& resultLength) {
   dropUnfitItems(r.body, std::min(r.threads, r.altThreads));
   // A scan form drawn before the thread counts became part of a warp: the plain step again.
   if (r.threads % 32 != 0 || r.altThreads % 32 != 0) plainItems(r.body);
+  // A radix sort drawn before the thread counts changed, that they do not fit: dropped.
+  dropUnfitSorts(r.body, r.threads, r.altThreads);
   // Fused outputs: from a stream of their own, drawn last (the parts fit the final thread
   // counts), so that the other streams draw what they drew before.
   std::mt19937_64 fused(r.dataSeed ^ 0x2545f4914f6cdd1dull);

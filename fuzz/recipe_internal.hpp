@@ -34,9 +34,18 @@ struct Where {
 
 // ------------------------------------------------------------------ rules (recipe_rules.cpp)
 bool pow2(uint32_t n);
-// Whether collective step n (or a WarpVote, or a ThreadItems) fits an array of length len
-// where w is.
+// Whether collective step n (or a WarpVote, a ThreadItems, a BlockRadixSort) fits an array
+// of length len where w is.
 bool collectiveFits(const Where& w, const Node& n, size_t len);
+// Whether BlockRadixSort step n fits a block of `threads` threads (whole warps, enough for
+// its digits, a tile that holds its chunk, kSortSharedWords at most); collectiveFits asks it
+// of both thread counts, the generator of the last ones drawn (a step that does not fit them
+// is dropped).
+bool sortFitsThreads(const Node& n, uint32_t threads);
+// About the words of shared memory that one of n's sorts takes (its tile, every pass's
+// counters and scan) in a block of `threads` threads.
+uint32_t sortSharedWords(const Node& n, uint32_t threads);
+constexpr uint32_t kSortSharedWords = 8192;
 // A fused part's collective as the collectives' node (its shape rules are theirs).
 Node partNode(const FusedPart& f);
 // Whether a block reads the input's global array directly as vectors (vectors<W>, or a
@@ -126,6 +135,8 @@ class Printer {
                    const std::string& x, const std::string& def);
   void threadItemsScan(int ind, const std::string& p, const Node& n, const std::string& x,
                        const std::string& def);
+  void blockRadixSort(int ind, const std::string& p, const Node& n, const std::string& x,
+                      const std::string& def);
 
   int counter_ = 0;
 };

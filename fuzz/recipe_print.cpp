@@ -374,6 +374,7 @@ std::string Printer::step(int ind, Level level, const std::string& p, const Node
     }
     case Op::WarpVote: warpVote(ind, p, n, x, def); break;
     case Op::ThreadItems: threadItems(ind, L, p, n, x, def); break;
+    case Op::BlockRadixSort: blockRadixSort(ind, p, n, x, def); break;
     case Op::FloatBits:
       line(ind, def + "fmap(" + floatBitsText(n.fn, n.specials, n.constant, n.constantHigh) + ", " +
                     x + ");");
@@ -568,6 +569,86 @@ void Printer::threadItemsScan(int ind, const std::string& p, const Node& n, cons
                 ", const Writer<EWord32>& out) {");
   loop(ind + 1, q,
        [&](const std::string& v) { return "out(t, " + v + ", tid * " + count + " + k)"; });
+  line(ind, "}));");
+}
+
+// A BlockRadixSort step (as build.hpp's blockRadixSortStep) over x in Block program p: the
+// chunks in a loop of the printed code, as the builder loops over them.
+void Printer::blockRadixSort(int ind, const std::string& p, const Node& n, const std::string& x,
+                             const std::string& def) {
+  const std::string K = sortKeyName(n.format), desc = n.descending ? "true" : "false";
+  const std::string T = u(threads), size = u(n.size), items = u(n.items);
+  const std::string chunks = fresh("chunks"), c = fresh("chunk"), keys = fresh("keys"),
+                    vals = fresh("vals");
+  const std::string place = "t.declare((tid / 32u) * (32u * " + items + ") + k * 32u + tid % 32u)";
+  // The result of item k of chunk c (build.hpp's sortedWord).
+  std::string out =
+      "bits32(RadixKey<" + K + ">::fromBits(" + keys + "[" + c + "][k], " + desc + "))";
+  if (n.values > 0) {
+    out =
+        "(" + out + " ^ (" + vals + "[" + c + "][0][k] * " + u(sortPlaceFactor(n.constant)) + "))";
+  }
+  if (n.values > 1) out = "(" + out + " + " + vals + "[" + c + "][1][k])";
+  // The loop over the block's threads that writes chunk c's result with put(index).
+  const auto writeBack = [&](int at, const std::string& q,
+                             const std::function<std::string(const std::string&)>& put) {
+    line(at, q + ".forAll(" + T + ", [&](const Program<Thread>& t, const EWord32& tid) {");
+    line(at + 1, "for (uint32_t k = 0; k < " + items + "; ++k) {");
+    line(at + 2, "const EWord32 e = " + place + ";");
+    line(at + 2, "t.cond(e < " + size + ", [&](const Program<Thread>& u) { " +
+                     put(c + " * " + size + " + e") + "; });");
+    line(at + 1, "}");
+    line(at, "});");
+  };
+  line(ind, "const uint32_t " + chunks + " = " + x + ".len() / " + size + ";");
+  const std::string y = fresh("y");
+  if (n.fn == 0) {
+    line(ind,
+         "const SMutable<uint32_t> " + y + " = newShared<uint32_t>(" + p + ", " + x + ".len());");
+  }
+  line(ind, "std::vector<ThreadArray<uint32_t>> " + keys + ";");
+  line(ind, "std::vector<std::vector<ThreadArray<uint32_t>>> " + vals + ";");
+  line(ind, "for (uint32_t " + c + " = 0; " + c + " < " + chunks + "; ++" + c + ") {");
+  line(ind + 1, keys + ".push_back(threadArray<uint32_t>(" + p + ", " + items + "));");
+  line(ind + 1, vals + ".emplace_back();");
+  if (n.values > 0) {
+    line(ind + 1, "for (uint32_t v = 0; v < " + u(n.values) + "; ++v) " + vals +
+                      ".back().push_back(threadArray<uint32_t>(" + p + ", " + items + "));");
+  }
+  line(ind + 1, p + ".forAll(" + T + ", [&](const Program<Thread>& t, const EWord32& tid) {");
+  line(ind + 2, "for (uint32_t k = 0; k < " + items + "; ++k) {");
+  line(ind + 3, "const EWord32 e = " + place + ";");
+  line(ind + 3, "const EWord32 word = t.declare(" + x + "[" + c + " * " + size +
+                    " + min(e, EWord32(" + u(n.size - 1) + "))]);");
+  line(ind + 3, keys + "[" + c + "].write(t, k, ifThenElse(e < " + size + ", RadixKey<" + K +
+                    ">::toBits(fromBits32<" + K + ">(word), " + desc +
+                    "), EWord32(0xffffffffu)));");
+  if (n.values > 0) line(ind + 3, vals + "[" + c + "][0].write(t, k, e);");
+  if (n.values > 1) {
+    line(ind + 3, vals + "[" + c + "][1].write(t, k, word * " + u(kSortValueFactor) + ");");
+  }
+  line(ind + 2, "}");
+  line(ind + 1, "});");
+  line(ind + 1, "blockRadixSort(" + p + ", " + keys + "[" + c + "], " + u(n.beginBit) + ", " +
+                    u(n.endBit) + ", " + u(n.radixBits) + ", " + vals + "[" + c + "]);");
+  if (n.fn == 0) {
+    writeBack(ind + 1, p, [&](const std::string& at) {
+      return "write(u, " + y + ", " + at + ", " + out + ")";
+    });
+  }
+  line(ind, "}");
+  if (n.fn == 0) {
+    line(ind, p + ".sync();");
+    line(ind, def + y + ".pull();");
+    return;
+  }
+  const std::string q = fresh("q");
+  line(ind, def + "force(" + p + ", mkPush<Block, EWord32>(" + x + ".len(), [" + keys + ", " +
+                vals + ", " + chunks + "](const Program<Block>& " + q +
+                ", const Writer<EWord32>& out) {");
+  line(ind + 1, "for (uint32_t " + c + " = 0; " + c + " < " + chunks + "; ++" + c + ") {");
+  writeBack(ind + 2, q, [&](const std::string& at) { return "out(u, " + out + ", " + at + ")"; });
+  line(ind + 1, "}");
   line(ind, "}));");
 }
 

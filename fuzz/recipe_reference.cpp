@@ -2,6 +2,7 @@
 // IR involved (the input's words, every array argument before and after the kernel), and the
 // rejection (InvalidRecipe) of a recipe that breaks a rule, which is how shrinking stays within
 // well-formed recipes. Matrix recipes: recipe_matrix_reference.cpp.
+#include <algorithm>
 #include <functional>
 
 #include "recipe_internal.hpp"
@@ -153,6 +154,31 @@ Words refThreadItems(const Node& n, const Words& x) {
     const uint32_t neighbour = value[(t + offset) % threads];
     for (uint32_t k = 0; k < count; ++k) {
       y[t * count + k] = threadItemsOut<uint32_t>(n.fn, k, x[t * count + k], neighbour);
+    }
+  }
+  return y;
+}
+
+// A BlockRadixSort step over x: each chunk of n.size words sorted stably by the digits of
+// its keys (the tile's padding, all ones and after the chunk, sorts after it and is not
+// written), each word of the result combined with the place it came from.
+Words refBlockRadixSort(const Node& n, const Words& x) {
+  Words y(x.size());
+  const uint32_t factor = sortPlaceFactor(n.constant);
+  for (size_t start = 0; start < x.size(); start += n.size) {
+    std::vector<uint32_t> places(n.size);
+    for (uint32_t i = 0; i < n.size; ++i) places[i] = i;
+    const auto digit = [&](uint32_t i) {
+      return sortDigits(n.beginBit, n.endBit, sortOrderBits(n.format, n.descending, x[start + i]));
+    };
+    std::stable_sort(places.begin(), places.end(),
+                     [&](uint32_t a, uint32_t b) { return digit(a) < digit(b); });
+    for (uint32_t j = 0; j < n.size; ++j) {
+      const uint32_t place = places[j], word = x[start + place];
+      uint32_t v = word;
+      if (n.values > 0) v ^= place * factor;
+      if (n.values > 1) v += word * kSortValueFactor;
+      y[start + j] = v;
     }
   }
   return y;
@@ -325,6 +351,9 @@ Words refStep(const Where& w, const Node& n, const Words& x) {
     case Op::ThreadItems:
       require(collectiveFits(w, n, len), "a thread array's shape rules do not hold");
       return refThreadItems(n, x);
+    case Op::BlockRadixSort:
+      require(collectiveFits(w, n, len), "a block radix sort's shape rules do not hold");
+      return refBlockRadixSort(n, x);
     case Op::NarrowMap:
     case Op::NarrowForce: {
       require(n.width == 8 || n.width == 16, "a narrow step of another width");

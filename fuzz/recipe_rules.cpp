@@ -18,6 +18,7 @@ bool isFloatBits(Op op) { return op == Op::FloatBits || op == Op::FloatScan; }
 bool isBits(Op op) { return op == Op::BitsMap || op == Op::WarpVote; }
 bool isSmallFloatStep(Op op) { return op == Op::SmallFloatMap || op == Op::SmallFloatForce; }
 bool isPairStep(Op op) { return op == Op::PairMap; }
+bool isSortStep(Op op) { return op == Op::BlockRadixSort; }
 
 bool isPullStep(Op op) {
   switch (op) {
@@ -137,8 +138,35 @@ bool collectiveFits(const Where& w, const Node& n, size_t len) {
       return fits && scan && t > 0 && m % t == 0 && m / t <= kMostThreadItems &&
              n.fn < kThreadItemsFns;
     }
+    // Nor is a block radix sort, but blockRadixSort is a block collective: blocks of whole
+    // warps at both thread counts (sortFitsThreads), chunks of size elements, at most
+    // kMostSortChunks of them.
+    case Op::BlockRadixSort:
+      return block && n.size > 0 && m % n.size == 0 && m / n.size <= kMostSortChunks &&
+             sortFitsThreads(n, w.threads) && sortFitsThreads(n, w.altThreads);
     default: return false;
   }
+}
+
+uint32_t sortSharedWords(const Node& n, uint32_t threads) {
+  const uint32_t span = n.endBit - n.beginBit;
+  const uint32_t passes = n.radixBits == 0 ? 0 : (span + n.radixBits - 1) / n.radixBits;
+  const uint32_t warps = threads / 32;
+  // Per pass: the warps' digit counters, and blockScanItems' words (a few per warp).
+  return threads * n.items * (1 + n.values) + passes * ((warps << n.radixBits) + 2 * warps + 2);
+}
+
+bool sortFitsThreads(const Node& n, uint32_t threads) {
+  // blockRadixSort's own rules (checkRadixBlock, its bit range), then the step's fields.
+  const bool block = threads % 32 == 0 && threads > 0 && threads <= 1024 && n.radixBits >= 1 &&
+                     n.radixBits <= 8 && threads >= (1u << n.radixBits) && n.beginBit <= n.endBit &&
+                     n.endBit <= 32;
+  const bool fields = n.items >= 1 && n.items <= kMostThreadItems && n.format < kSortKeyTypes &&
+                      n.fn < kSortForms && n.values <= kMostSortValues;
+  // The chunk within the tile; the shared memory of one sort within kSortSharedWords (with
+  // no reuse, every pass's counters stay allocated).
+  return block && fields && n.size <= threads * n.items &&
+         sortSharedWords(n, threads) <= kSortSharedWords;
 }
 
 Node partNode(const FusedPart& f) {

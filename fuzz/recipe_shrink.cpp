@@ -57,6 +57,11 @@ size_t variants(const Node& n) {
     case Op::ThreadItems:
       return (n.fn != 0) + (n.constant != 0) + static_cast<size_t>(std::bit_width(n.size)) -
              (n.size > 0) + (n.scan != 0) + (n.scan > 1) + n.aggregate;
+    // The halvings of its items too; its bits from 0, a single pass.
+    case Op::BlockRadixSort:
+      return (n.fn != 0) + (n.constant != 0) + (n.format != 0) + n.descending + n.values +
+             static_cast<size_t>(std::bit_width(n.items)) - (n.items > 0) + (n.beginBit != 0) +
+             (n.endBit - n.beginBit > n.radixBits);
     default: return 0;
   }
 }
@@ -203,6 +208,29 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
       }
       if (step.op == Op::ThreadItems && step.aggregate) {
         edit(li, [at](std::vector<Node>& v) { v[static_cast<size_t>(at)].aggregate = false; });
+      }
+      // A block radix sort's simplest: the first form, constant 0, u32 keys, ascending, the
+      // keys alone, half the items (the reference rejects a tile that no longer holds the
+      // chunk), its bits from 0 (as many), a single pass.
+      if (isSortStep(step.op)) {
+        const auto set = [&](const std::function<void(Node&)>& change) {
+          edit(li, [at, change](std::vector<Node>& v) { change(v[static_cast<size_t>(at)]); });
+        };
+        if (step.fn != 0) set([](Node& n) { n.fn = 0; });
+        if (step.constant != 0) set([](Node& n) { n.constant = 0; });
+        if (step.format != 0) set([](Node& n) { n.format = 0; });
+        if (step.descending) set([](Node& n) { n.descending = false; });
+        if (step.values != 0) set([](Node& n) { n.values = 0; });
+        if (step.items > 1) set([](Node& n) { n.items /= 2; });
+        if (step.beginBit != 0) {
+          set([](Node& n) {
+            n.endBit -= n.beginBit;
+            n.beginBit = 0;
+          });
+        }
+        if (step.endBit - step.beginBit > step.radixBits) {
+          set([](Node& n) { n.endBit = n.beginBit + n.radixBits; });
+        }
       }
       // Replace a nested step by its kids, spliced in (every step of a lower level is also
       // legal at the level above; the reference decides whether the lengths still fit).

@@ -78,7 +78,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
                                          "threadSequential"};
   static const char* const loadAlgs[] = {"direct", "striped", "warpStriped", "vectorized"};
   bool collective = false, floats = false, bits = false, items = false, small = false,
-       pairs = false;
+       pairs = false, sorts = false;
   Level level = Level::Block;  // where the steps walked now run
   std::function<void(const std::vector<Node>&)> walk = [&](const std::vector<Node>& ops) {
     for (const Node& n : ops) {
@@ -229,6 +229,36 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
                    kinds[n.fn % kPairOps] + " at " + levelName(level)];
           break;
         }
+        case Op::BlockRadixSort: {
+          static const char* const vals[] = {"keys alone", "with places", "with places, words"};
+          static_assert(std::size(vals) == kMostSortValues + 1);
+          sorts = true;
+          const uint32_t passes =
+              n.radixBits == 0 ? 0 : (n.endBit - n.beginBit + n.radixBits - 1) / n.radixBits;
+          ++counts["BlockRadixSort"];
+          ++counts["BlockRadixSort " + std::string(sortKeyName(n.format)) +
+                   (n.descending ? " descending" : " ascending")];
+          ++counts[std::string("BlockRadixSort ") + vals[n.values % (kMostSortValues + 1)] +
+                   (n.fn == 0 ? ", newShared + sync + pull" : ", force(mkPush)")];
+          ++counts["BlockRadixSort " + std::to_string(n.radixBits) + "-bit digits"];
+          const char* const many = passes == 0   ? "none (an empty bit range)"
+                                   : passes == 1 ? "one"
+                                                 : "several";
+          ++counts[std::string("BlockRadixSort passes: ") + many];
+          if (n.beginBit == 0 && n.endBit == 32) ++counts["BlockRadixSort all 32 bits"];
+          // A tile (threads x items at a thread count) that the chunk does not fill: padding.
+          if (n.size < std::max(r.threads, r.altThreads) * n.items) {
+            ++counts["BlockRadixSort padded tile (at a thread count)"];
+          }
+          if (n.size % 32 != 0) {
+            ++counts["BlockRadixSort chunk not a multiple of 32 (part of a warp)"];
+          }
+          if (n.size == std::min(r.threads, r.altThreads) * n.items ||
+              n.size == std::max(r.threads, r.altThreads) * n.items) {
+            ++counts["BlockRadixSort chunk of a whole tile (at a thread count)"];
+          }
+          break;
+        }
         case Op::Nest:
         case Op::SeqNest:
           // The bit steps' nests of one WarpVote over pieces of 32 (recipe_generate.cpp's
@@ -256,6 +286,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   if (items) ++counts["programs with thread arrays"];
   if (small) ++counts["programs with half precision and fp8"];
   if (pairs) ++counts["programs with packed pairs"];
+  if (sorts) ++counts["programs with block radix sorts"];
   static const char* const divisors[] = {"none", "require (d = 0 refused)", "guarded by ||",
                                          "guarded by a select", "length (d = 0 refused)"};
   if (r.divisor != Divisor::None) {

@@ -1667,4 +1667,45 @@ inline std::string pairText(uint32_t which, uint32_t format, uint32_t c) {
   return t + "); }";
 }
 
+// ------------------------------------------------------------------ radix sorts
+// BlockRadixSort (recipe.hpp): its key type K (Node::format), as the printer names it and as
+// the builder calls f(std::type_identity<K>{}).
+inline const char* sortKeyName(uint32_t format) {
+  static const char* const names[] = {"uint32_t", "int32_t", "float"};
+  static_assert(std::size(names) == kSortKeyTypes);
+  return names[format % kSortKeyTypes];
+}
+template <class F>
+auto withSortKey(uint32_t format, F f) {
+  switch (format % kSortKeyTypes) {
+    case 0: return f(std::type_identity<uint32_t>{});
+    case 1: return f(std::type_identity<int32_t>{});
+    default: return f(std::type_identity<float>{});
+  }
+}
+// The reference's RadixKey<K>::toBits of the word x's bits read as a K: i32 its sign bit
+// flipped (negatives first), f32 every bit of a negative value (larger magnitudes first) and
+// the sign bit of the others (NaNs by their sign, past the infinities); descending every bit
+// flipped after that.
+inline uint32_t sortOrderBits(uint32_t format, bool descending, uint32_t x) {
+  constexpr uint32_t sign = 0x80000000u;
+  uint32_t b = x;
+  switch (format % kSortKeyTypes) {
+    case 0: break;
+    case 1: b = x ^ sign; break;
+    default: b = x ^ ((x & sign) != 0 ? 0xffffffffu : sign); break;
+  }
+  return descending ? ~b : b;
+}
+// What BlockRadixSort orders by: bits [begin, end) of the order bits b (0 for an empty range).
+inline uint32_t sortDigits(uint32_t begin, uint32_t end, uint32_t b) {
+  if (begin >= end) return 0;
+  const uint32_t span = end - begin;
+  return (b >> begin) & (span == 32 ? 0xffffffffu : (1u << span) - 1u);
+}
+// The second value array's word for the word x (the first: x's place in its chunk), and the
+// factor of the places in the result (2 * constant + 1: odd, so no two places agree).
+constexpr uint32_t kSortValueFactor = 0x9e3779b1u;
+inline uint32_t sortPlaceFactor(uint32_t constant) { return 2u * constant + 1u; }
+
 }  // namespace fuzz
