@@ -68,7 +68,9 @@ std::vector<K> randomKeys(size_t n, uint32_t seed, uint64_t below = 0) {
 }
 
 bool sameBits(const auto& a, const auto& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+  // (an empty vector's data may be null, which memcmp must not get)
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0);
 }
 
 // A small tile (64 threads x 3 keys, 6-bit digits) so that a few hundred keys span tiles.
