@@ -194,7 +194,7 @@ SPull<EWord32> threadItemsStep(const Program<L>& p, const Node& n, const SPull<E
     return y.pull();
   }
   return force(p, mkPush<L, EWord32>(x.len(), [out, threads, count](const Program<L>& q,
-                                                                   const Writer<EWord32>& w) {
+                                                                    const Writer<EWord32>& w) {
                  q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
                    for (uint32_t k = 0; k < count; ++k) w(t, out(tid, k), tid * count + k);
                  });
@@ -279,6 +279,80 @@ SPull<EWord32> blockRadixSortStep(const Program<obsidian::Block>& p, const Node&
                    });
                  }
                }));
+}
+
+// A BlockDiscontinuity step (see Op::BlockDiscontinuity) in Block program p: each chunk in turn
+// a blocked tile of every thread of the block (tails: the chunk at its end, so that the
+// chunk's last word is the tile's at every thread count; past the chunk its reads clamped
+// into it), flagged or differenced against its edge; the result written back in the same
+// arrangement, chunk by chunk into a newShared (fn 0) or by one push array after every
+// chunk (fn 1). Printer::blockDiscontinuity prints these very calls.
+inline SPull<EWord32> blockDiscontinuityStep(const Program<obsidian::Block>& p, const Node& n,
+                                             const SPull<EWord32>& x) {
+  using namespace obsidian;
+  const uint32_t size = n.size, items = n.items, chunks = x.len() / size, shift = n.shift;
+  const uint32_t threads = p.context().threadsPerBlock(), kind = n.adjacent;
+  const uint32_t offset = kind == 1 ? threads * items - size : 0;
+  // Chunk element of item k of thread tid (past the chunk, or wrapped below it: >= size).
+  const auto place = [items, offset](const EWord32& tid, uint32_t k) {
+    return offset == 0 ? tid * items + k : tid * items + k - offset;
+  };
+  // Chunk c's result for item k (element e < size) of a thread whose results are out.
+  const auto result = [x, size, kind](const ThreadArray<uint32_t>& out, uint32_t c, uint32_t k,
+                                      const EWord32& e) {
+    return kind == 2 ? out[k] : x[c * size + e] ^ (out[k] * kAdjacentFlagFactor);
+  };
+  std::vector<ThreadArray<uint32_t>> outs;
+  std::optional<SMutable<uint32_t>> y;
+  if (n.fn == 0) y = newShared<uint32_t>(p, x.len());
+  for (uint32_t c = 0; c < chunks; ++c) {
+    const ThreadArray<uint32_t> words = threadArray<uint32_t>(p, items);
+    p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+      for (uint32_t k = 0; k < items; ++k) {
+        const EWord32 e = t.declare(place(tid, k));
+        words.write(t, k, x[c * size + min(e, EWord32(size - 1))] >> shift);
+      }
+    });
+    // The edge (see kAdjacentEdges): the word beside the chunk, or the stand-in.
+    const bool beside = n.edge == 1 && (kind == 1 ? c + 1 < chunks : c > 0);
+    const EWord32 edge = beside ? x[kind == 1 ? (c + 1) * size : c * size - 1] >> shift
+                                : EWord32(n.constant >> shift);
+    const EBool has = n.edge == 3 ? (x[c * size] & 1u) == 1u : EBool(beside || n.edge == 2);
+    if (kind == 2) {
+      outs.push_back(blockAdjacentDifference<uint32_t>(
+          p, words, [](const EWord32& a, const EWord32& b) { return a - b; }, edge));
+    } else {
+      outs.push_back(kind == 0 ? blockFlagHeads(p, words, edge, has)
+                               : blockFlagTails(p, words, edge, has));
+    }
+    if (!y) continue;
+    p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+      for (uint32_t k = 0; k < items; ++k) {
+        const EWord32 e = t.declare(place(tid, k));
+        t.cond(e < size, [&](const Program<Thread>& u) {
+          write(u, *y, c * size + e, result(outs[c], c, k, e));
+        });
+      }
+    });
+  }
+  if (y) {
+    p.sync();
+    return y->pull();
+  }
+  return force(
+      p, mkPush<Block, EWord32>(x.len(), [outs, place, result, threads, chunks, size, items](
+                                             const Program<Block>& q, const Writer<EWord32>& w) {
+        for (uint32_t c = 0; c < chunks; ++c) {
+          q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+            for (uint32_t k = 0; k < items; ++k) {
+              const EWord32 e = t.declare(place(tid, k));
+              t.cond(e < size, [&](const Program<Thread>& u) {
+                w(u, result(outs[c], c, k, e), c * size + e);
+              });
+            }
+          });
+        }
+      }));
 }
 
 // NarrowForce with the narrow type X (see Op::NarrowForce).
@@ -429,6 +503,9 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
           return blockRadixSortStep<typename decltype(key)::type>(p, n, x);
         });
       }
+      break;
+    case Op::BlockDiscontinuity:
+      if constexpr (std::is_same_v<L, Block>) return blockDiscontinuityStep(p, n, x);
       break;
     case Op::Histogram:
       if constexpr (!std::is_same_v<L, Thread>) {

@@ -136,8 +136,21 @@ enum class Op : uint8_t {
                    // value 1, written back warp-striped (e < size). fn: 0 a
                    // newShared of y written chunk by chunk, sync, its pull; 1
                    // force(mkPush) of the same loops after all the chunks       force
+  // Block discontinuities (include/obsidian/block/discontinuity.hpp): blockFlagHeads,
+  // blockFlagTails and blockAdjacentDifference inside a user's kernel. Drawn from a stream of
+  // their own, appended after a step of a Block body and keeping its length.
+  BlockDiscontinuity,  // (Block) each chunk of size elements (at most 4) in turn: a
+                       // blocked tile of all the block's threads x items words (thread
+                       // tid's item k its element e = tid * items + k - offset; offset
+                       // 0, tails: the tile's length - size, so the chunk ends the tile);
+                       // item x[e] >> shift (e outside the chunk: x[size - 1]'s); adjacent
+                       // (kAdjacentKinds): heads, tails, or the difference a - b; the
+                       // chunk's edge (kAdjacentEdges) before it (tails: after it); y[e]
+                       // = x[e] ^ flag * 0x9e3779b1, or the difference (e < size). fn:
+                       // 0 a newShared of y written chunk by chunk, sync, its pull; 1
+                       // force(mkPush) of the same loops after all the chunks       force
 };
-constexpr uint32_t kOps = static_cast<uint32_t>(Op::BlockRadixSort) + 1;
+constexpr uint32_t kOps = static_cast<uint32_t>(Op::BlockDiscontinuity) + 1;
 // The steps before the collectives: what the main stream draws from.
 constexpr uint32_t kBasicOps = static_cast<uint32_t>(Op::ForceZip) + 1;
 // Whether op is one of the algorithm layer's collectives.
@@ -154,6 +167,8 @@ bool isSmallFloatStep(Op op);
 bool isPairStep(Op op);
 // Whether op is one of the radix sorts' steps (BlockRadixSort).
 bool isSortStep(Op op);
+// Whether op is one of the discontinuities' steps (BlockDiscontinuity).
+bool isAdjacentStep(Op op);
 // Steps that need no program (the only ones allowed inside binSplit).
 bool isPullStep(Op op);
 
@@ -165,14 +180,17 @@ struct Node {
   // zips, folds and scans of words; floatOp: FloatMap; narrowOp: NarrowMap; floatBitsOp:
   // FloatBits; floatScanOp: FloatScan; bitsOp: BitsMap; the vote (kWarpVotes): WarpVote;
   // the value, result and form (kThreadItemsFns): ThreadItems; smallFloatOp: SmallFloatMap;
-  // the form: SmallFloatForce, BlockRadixSort; collectiveWord: the reductions and scans).
+  // the form: SmallFloatForce, BlockRadixSort, BlockDiscontinuity; collectiveWord: the
+  // reductions and scans).
   uint32_t fn = 0;
   uint32_t constant = 0;      // the operator's constant (AddIndex: the factor of i;
-                              // BlockRadixSort: of the places, 2 * constant + 1)
+                              // BlockRadixSort: of the places, 2 * constant + 1;
+                              // BlockDiscontinuity: the edge's stand-in, constant >> shift)
   uint32_t constantHigh = 0;  // FloatBits: the high word of the f64 literal
   // A length: the pieces of splitUp and coalesce (the folds, scans, nests, FloatScan),
   // Rotate's split point, Ends' copies of the first element, Load's and Take's length;
-  // ThreadItems: the threads of its loops; BlockRadixSort: the chunks sorted one by one.
+  // ThreadItems: the threads of its loops; BlockRadixSort, BlockDiscontinuity: the chunks,
+  // one by one.
   uint32_t size = 0;
   uint32_t log2Parts = 0;         // BinSplit: 2^log2Parts parts
   bool until = false;             // Iterate: seqUntil (else seqIterate)
@@ -192,12 +210,18 @@ struct Node {
                                   // key type (kSortKeyTypes)
   uint32_t scan = 0;              // ThreadItems: 0 none, else 1 + blockScanItems' operator
   bool aggregate = false;         // ThreadItems with scan: the block's aggregate added
-  uint32_t items = 0;             // BlockRadixSort: the keys each thread holds (1 to 8)
+  uint32_t items = 0;             // BlockRadixSort, BlockDiscontinuity: the words each
+                                  // thread holds (1 to 8)
   uint32_t beginBit = 0;          // BlockRadixSort: the bits sorted by: [beginBit,
   uint32_t endBit = 0;            // endBit)
   uint32_t radixBits = 0;         // BlockRadixSort: a pass's digit bits (1 to 8)
   bool descending = false;        // BlockRadixSort
   uint32_t values = 0;            // BlockRadixSort: the value arrays sorted along (0 to 2)
+  uint32_t adjacent = 0;          // BlockDiscontinuity: 0 blockFlagHeads, 1 blockFlagTails,
+                                  // 2 blockAdjacentDifference
+  uint32_t edge = 0;              // BlockDiscontinuity: the tile's predecessor (tails: its
+                                  // successor), kAdjacentEdges
+  uint32_t shift = 0;             // BlockDiscontinuity: the items are x >> shift (below 32)
   std::vector<Node> kids;         // the nested body of BinSplit, Nest, ThreadNest, SeqNest
 };
 
@@ -453,6 +477,16 @@ constexpr uint32_t kSortKeyTypes = 3;
 constexpr uint32_t kMostSortChunks = 4;
 constexpr uint32_t kSortForms = 2;
 constexpr uint32_t kMostSortValues = 2;
+// BlockDiscontinuity's collectives (Node::adjacent), most chunks and forms (Node::fn). Its
+// edges (Node::edge), the chunk's predecessor (tails: successor) p with the flag h:
+// 0: h false, p the stand-in c = constant >> shift (ignored; the difference uses it);
+// 1: the array's word beside the chunk >> shift, h true; where there is none, as 0;
+// 2: p = c, h true; 3: p = c, h computed in the kernel: x[the chunk's first] is odd.
+// The difference takes 0 and 1 only (it has no h).
+constexpr uint32_t kAdjacentKinds = 3;
+constexpr uint32_t kMostAdjacentChunks = 4;
+constexpr uint32_t kAdjacentForms = 2;
+constexpr uint32_t kAdjacentEdges = 4;
 
 // The input's elements (below 2^elem), as words.
 std::vector<uint32_t> inputFor(const Recipe& r);

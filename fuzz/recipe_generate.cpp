@@ -1,7 +1,8 @@
 // Generation: a random well-typed, well-sized 1-D recipe from a seed. The main stream draws
 // what the first generator drew; each later kind of step or recipe (collectives, narrow types,
 // float bit patterns, bit intrinsics and warp votes, thread arrays, their block scans, half
-// precision and fp8, block radix sorts, fused outputs, divisors, vector stores, matrix kernels)
+// precision and fp8, block radix sorts, block discontinuities, fused outputs, divisors, vector
+// stores, matrix kernels)
 // draws from a stream of its own seeded by the data seed, so the recipes that draw none of
 // them stay as they were. Matrix recipes: recipe_matrix_generate.cpp.
 #include <algorithm>
@@ -69,6 +70,7 @@ class Generator {
           bitsStep(level, pullOnly, n, ops);
           itemsStep(level, pullOnly, n, ops);
           sortStep(level, pullOnly, n, ops);
+          adjacentStep(level, pullOnly, n, ops);
           smallStep(pullOnly, ops);
           pairStep(ops);
           continue;
@@ -88,6 +90,7 @@ class Generator {
       bitsStep(level, pullOnly, n, ops);
       itemsStep(level, pullOnly, n, ops);
       sortStep(level, pullOnly, n, ops);
+      adjacentStep(level, pullOnly, n, ops);
       smallStep(pullOnly, ops);
       pairStep(ops);
     }
@@ -143,6 +146,13 @@ class Generator {
   void enableSorts(uint64_t seed) {
     sorts_.seed(seed ^ 0x4f1bbcdcbfa53e0bull);
     sortsOn_ = true;
+  }
+  // From now on, a block discontinuity (BlockDiscontinuity) follows a step of a Block body now
+  // and then, drawn from a stream of its own (it keeps the length too, and no other stream
+  // reads what it draws).
+  void enableAdjacent(uint64_t seed) {
+    adjacent_.seed(seed ^ 0xd1b54a32d192ed03ull);
+    adjacentOn_ = true;
   }
 
  private:
@@ -498,8 +508,7 @@ class Generator {
     if (items_() % 100 >= (level == Level::Warp ? kWarpItemsPercent : kItemsPercent)) return;
     const bool wholeWarps = block_.threads % 32 == 0 && block_.altThreads % 32 == 0;
     if (level == Level::Warp && !wholeWarps) return;
-    const uint32_t most =
-        level == Level::Warp ? 32u : std::min(block_.threads, block_.altThreads);
+    const uint32_t most = level == Level::Warp ? 32u : std::min(block_.threads, block_.altThreads);
     std::vector<uint32_t> fit;
     // Two threads or more (one alone would be its own neighbour).
     const uint32_t fewest = std::max(2u, (n + kMostThreadItems - 1) / kMostThreadItems);
@@ -610,6 +619,48 @@ class Generator {
     }
   }
 
+  // Percent of the steps of Block bodies that a BlockDiscontinuity follows where one fits:
+  // chunks (1 to kMostAdjacentChunks of the array) within a tile of 8 items a thread at the
+  // smaller count, items the fewest that hold the chunk half the time (the whole tile where
+  // the chunk has one), and threads x items x chunks at most kMostAdjacentWork at the larger
+  // count. Items are x >> shift: the word itself a third of the time (runs only where earlier
+  // steps repeat words), 1 to 4 bits another third (runs everywhere). A later collective or
+  // the last draw of the thread counts may give counts it does not fit: generateSteps then
+  // drops it (dropUnfitAdjacent), so the streams draw what they drew.
+  static constexpr uint64_t kAdjacentPercent = 4;
+  static constexpr uint32_t kMostAdjacentWork = 8192;
+  uint32_t aBelow(uint32_t k) { return static_cast<uint32_t>(adjacent_() % k); }
+  void adjacentStep(Level level, bool pullOnly, uint32_t n, std::vector<Node>& ops) {
+    if (!adjacentOn_ || pullOnly || level != Level::Block) return;
+    if (adjacent_() % 100 >= kAdjacentPercent) return;
+    const uint32_t fewest = std::min(block_.threads, block_.altThreads);
+    const uint32_t most = std::max(block_.threads, block_.altThreads);
+    if (fewest == 0) return;
+    const Where w = block_.at(Level::Block);
+    std::vector<uint32_t> chunks;
+    for (uint32_t c = 1; c <= kMostAdjacentChunks; ++c) {
+      if (n % c == 0) chunks.push_back(c);
+    }
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      Node node;
+      node.op = Op::BlockDiscontinuity;
+      const uint32_t c = chunks[aBelow(static_cast<uint32_t>(chunks.size()))];
+      node.size = n / c;
+      const uint32_t least = (node.size + fewest - 1) / fewest;
+      if (least > kMostThreadItems) continue;
+      node.items = aBelow(2) == 0 ? least : least + aBelow(kMostThreadItems - least + 1);
+      node.adjacent = aBelow(kAdjacentKinds);
+      node.edge = aBelow(node.adjacent == 2 ? 2 : kAdjacentEdges);
+      const uint32_t bits = aBelow(3);
+      node.shift = bits == 0 ? 0 : bits == 1 ? 28 + aBelow(4) : aBelow(32);
+      node.constant = static_cast<uint32_t>(adjacent_());
+      node.fn = aBelow(kAdjacentForms);
+      if (most * node.items * c > kMostAdjacentWork || !collectiveFits(w, node, n)) continue;
+      ops.push_back(node);
+      return;
+    }
+  }
+
   // Percent of the steps that a small float step follows (a SmallFloatForce in a third of
   // those outside binSplit).
   static constexpr uint64_t kSmallPercent = 3;
@@ -694,6 +745,8 @@ class Generator {
   bool itemsScansOn_ = false;
   std::mt19937_64 sorts_;
   bool sortsOn_ = false;
+  std::mt19937_64 adjacent_;
+  bool adjacentOn_ = false;
   Where block_;
 };
 
@@ -726,6 +779,16 @@ void dropUnfitSorts(std::vector<Node>& ops, uint32_t threads, uint32_t altThread
            !(sortFitsThreads(n, threads) && sortFitsThreads(n, altThreads));
   });
   for (Node& n : ops) dropUnfitSorts(n.kids, threads, altThreads);
+}
+
+// Drops the BlockDiscontinuity steps that the last thread counts do not fit
+// (adjacentFitsThreads): they keep the length, so nothing else changes.
+void dropUnfitAdjacent(std::vector<Node>& ops, uint32_t threads, uint32_t altThreads) {
+  std::erase_if(ops, [&](const Node& n) {
+    return n.op == Op::BlockDiscontinuity &&
+           !(adjacentFitsThreads(n, threads) && adjacentFitsThreads(n, altThreads));
+  });
+  for (Node& n : ops) dropUnfitAdjacent(n.kids, threads, altThreads);
 }
 
 // Percent of the recipes that are matrix kernels.
@@ -939,6 +1002,7 @@ Recipe generateSteps(std::mt19937_64& rng, uint32_t& resultLength) {
   gen.enableSmallFloats(r.dataSeed);
   gen.enableItemsScans(r.dataSeed);
   gen.enableSorts(r.dataSeed);
+  gen.enableAdjacent(r.dataSeed);
   const uint32_t result = static_cast<uint32_t>(extra() % 100);
   if (result < 20) {
     r.result = result < 10 ? Result::EffectWrite : Result::EffectAtomic;
@@ -962,6 +1026,9 @@ Recipe generateSteps(std::mt19937_64& rng, uint32_t& resultLength) {
   if (r.threads % 32 != 0 || r.altThreads % 32 != 0) plainItems(r.body);
   // A radix sort drawn before the thread counts changed, that they do not fit: dropped.
   dropUnfitSorts(r.body, r.threads, r.altThreads);
+  // A discontinuity drawn before the thread counts changed, whose chunk their tile does not
+  // hold: dropped.
+  dropUnfitAdjacent(r.body, r.threads, r.altThreads);
   // Fused outputs: from a stream of their own, drawn last (the parts fit the final thread
   // counts), so that the other streams draw what they drew before.
   std::mt19937_64 fused(r.dataSeed ^ 0x2545f4914f6cdd1dull);

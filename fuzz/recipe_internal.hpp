@@ -34,8 +34,8 @@ struct Where {
 
 // ------------------------------------------------------------------ rules (recipe_rules.cpp)
 bool pow2(uint32_t n);
-// Whether collective step n (or a WarpVote, a ThreadItems, a BlockRadixSort) fits an array
-// of length len where w is.
+// Whether collective step n (or a WarpVote, a ThreadItems, a BlockRadixSort, a
+// BlockDiscontinuity) fits an array of length len where w is.
 bool collectiveFits(const Where& w, const Node& n, size_t len);
 // Whether BlockRadixSort step n fits a block of `threads` threads (whole warps, enough for
 // its digits, a tile that holds its chunk, kSortSharedWords at most); collectiveFits asks it
@@ -46,6 +46,10 @@ bool sortFitsThreads(const Node& n, uint32_t threads);
 // counters and scan) in a block of `threads` threads.
 uint32_t sortSharedWords(const Node& n, uint32_t threads);
 constexpr uint32_t kSortSharedWords = 8192;
+// Whether BlockDiscontinuity step n fits a block of `threads` threads (its fields, a tile that
+// holds its chunk); collectiveFits asks it of both thread counts, the generator of the last
+// ones drawn (a step that does not fit them is dropped).
+bool adjacentFitsThreads(const Node& n, uint32_t threads);
 // A fused part's collective as the collectives' node (its shape rules are theirs).
 Node partNode(const FusedPart& f);
 // Whether a block reads the input's global array directly as vectors (vectors<W>, or a
@@ -137,6 +141,8 @@ class Printer {
                        const std::string& def);
   void blockRadixSort(int ind, const std::string& p, const Node& n, const std::string& x,
                       const std::string& def);
+  void blockDiscontinuity(int ind, const std::string& p, const Node& n, const std::string& x,
+                          const std::string& def);
 
   int counter_ = 0;
 };

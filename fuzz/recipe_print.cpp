@@ -375,6 +375,7 @@ std::string Printer::step(int ind, Level level, const std::string& p, const Node
     case Op::WarpVote: warpVote(ind, p, n, x, def); break;
     case Op::ThreadItems: threadItems(ind, L, p, n, x, def); break;
     case Op::BlockRadixSort: blockRadixSort(ind, p, n, x, def); break;
+    case Op::BlockDiscontinuity: blockDiscontinuity(ind, p, n, x, def); break;
     case Op::FloatBits:
       line(ind, def + "fmap(" + floatBitsText(n.fn, n.specials, n.constant, n.constantHigh) + ", " +
                     x + ");");
@@ -477,8 +478,8 @@ void Printer::threadItems(int ind, const std::string& L, const std::string& p, c
     threadItemsScan(ind, p, n, x, def);
     return;
   }
-  const std::string T = u(n.size), count = fresh("count"), items = fresh("items"),
-                    s = fresh("s"), v = fresh("v");
+  const std::string T = u(n.size), count = fresh("count"), items = fresh("items"), s = fresh("s"),
+                    v = fresh("v");
   line(ind, "const uint32_t " + count + " = " + x + ".len() / " + T + ";");
   line(ind, "const ThreadArray<uint32_t> " + items + " = threadArray<uint32_t>(" + p + ", " +
                 count + ");");
@@ -499,8 +500,8 @@ void Printer::threadItems(int ind, const std::string& L, const std::string& p, c
   const std::string out = threadItemsOutText(n.fn, "k", items + "[k]", neighbour);
   if (n.fn / 4 == 0) {
     const std::string y = fresh("y");
-    line(ind, "const SMutable<uint32_t> " + y + " = newShared<uint32_t>(" + p + ", " + x +
-                  ".len());");
+    line(ind,
+         "const SMutable<uint32_t> " + y + " = newShared<uint32_t>(" + p + ", " + x + ".len());");
     line(ind, p + ".forAll(" + T + ", [&](const Program<Thread>& t, const EWord32& tid) {");
     line(ind + 1, "for (uint32_t k = 0; k < " + count + "; ++k) write(t, " + y + ", tid * " +
                       count + " + k, " + out + ");");
@@ -646,6 +647,92 @@ void Printer::blockRadixSort(int ind, const std::string& p, const Node& n, const
   line(ind, def + "force(" + p + ", mkPush<Block, EWord32>(" + x + ".len(), [" + keys + ", " +
                 vals + ", " + chunks + "](const Program<Block>& " + q +
                 ", const Writer<EWord32>& out) {");
+  line(ind + 1, "for (uint32_t " + c + " = 0; " + c + " < " + chunks + "; ++" + c + ") {");
+  writeBack(ind + 2, q, [&](const std::string& at) { return "out(u, " + out + ", " + at + ")"; });
+  line(ind + 1, "}");
+  line(ind, "}));");
+}
+
+// A BlockDiscontinuity step (as build.hpp's blockDiscontinuityStep) over x in Block program p:
+// the chunks in a loop of the printed code, as the builder loops over them.
+void Printer::blockDiscontinuity(int ind, const std::string& p, const Node& n, const std::string& x,
+                                 const std::string& def) {
+  const bool tails = n.adjacent == 1;
+  const uint32_t offset = tails ? threads * n.items - n.size : 0;
+  const std::string T = u(threads), size = u(n.size), items = u(n.items), shift = u(n.shift);
+  const std::string chunks = fresh("chunks"), c = fresh("chunk"), outs = fresh("outs"),
+                    words = fresh("words"), edge = fresh("edge"), has = fresh("has");
+  const std::string place =
+      "t.declare(tid * " + items + " + k" + (offset == 0 ? "" : " - " + u(offset)) + ")";
+  // The result of item k of chunk c (build.hpp's result).
+  const std::string out = n.adjacent == 2 ? outs + "[" + c + "][k]"
+                                          : x + "[" + c + " * " + size + " + e] ^ (" + outs + "[" +
+                                                c + "][k] * " + u(kAdjacentFlagFactor) + ")";
+  // The loop over the block's threads that writes chunk c's result with put(index).
+  const auto writeBack = [&](int at, const std::string& q,
+                             const std::function<std::string(const std::string&)>& put) {
+    line(at, q + ".forAll(" + T + ", [&](const Program<Thread>& t, const EWord32& tid) {");
+    line(at + 1, "for (uint32_t k = 0; k < " + items + "; ++k) {");
+    line(at + 2, "const EWord32 e = " + place + ";");
+    line(at + 2, "t.cond(e < " + size + ", [&](const Program<Thread>& u) { " +
+                     put(c + " * " + size + " + e") + "; });");
+    line(at + 1, "}");
+    line(at, "});");
+  };
+  line(ind, "const uint32_t " + chunks + " = " + x + ".len() / " + size + ";");
+  const std::string y = fresh("y");
+  if (n.fn == 0) {
+    line(ind,
+         "const SMutable<uint32_t> " + y + " = newShared<uint32_t>(" + p + ", " + x + ".len());");
+  }
+  line(ind, "std::vector<ThreadArray<uint32_t>> " + outs + ";");
+  line(ind, "for (uint32_t " + c + " = 0; " + c + " < " + chunks + "; ++" + c + ") {");
+  line(ind + 1, "const ThreadArray<uint32_t> " + words + " = threadArray<uint32_t>(" + p + ", " +
+                    items + ");");
+  line(ind + 1, p + ".forAll(" + T + ", [&](const Program<Thread>& t, const EWord32& tid) {");
+  line(ind + 2, "for (uint32_t k = 0; k < " + items + "; ++k) {");
+  line(ind + 3, "const EWord32 e = " + place + ";");
+  line(ind + 3, words + ".write(t, k, " + x + "[" + c + " * " + size + " + min(e, EWord32(" +
+                    u(n.size - 1) + "))] >> " + shift + ");");
+  line(ind + 2, "}");
+  line(ind + 1, "});");
+  // The edge (kAdjacentEdges): the word beside the chunk where there is one, or the stand-in.
+  const std::string standIn = "EWord32(" + u(n.constant >> n.shift) + ")";
+  std::string hasText = n.edge == 2 ? "EBool(true)" : "EBool(false)";
+  if (n.edge == 1) {
+    const std::string beside = tails ? c + " + 1u < " + chunks : c + " > 0u";
+    const std::string at = tails ? "(" + c + " + 1u) * " + size : c + " * " + size + " - 1u";
+    line(ind + 1, "const EWord32 " + edge + " = " + beside + " ? EWord32(" + x + "[" + at +
+                      "] >> " + shift + ") : " + standIn + ";");
+    hasText = "EBool(" + beside + ")";
+  } else {
+    line(ind + 1, "const EWord32 " + edge + " = " + standIn + ";");
+  }
+  if (n.edge == 3) hasText = "(" + x + "[" + c + " * " + size + "] & 1u) == 1u";
+  if (n.adjacent == 2) {
+    line(ind + 1, outs + ".push_back(blockAdjacentDifference<uint32_t>(" + p + ", " + words +
+                      ", [](const EWord32& a, const EWord32& b) { return a - b; }, " + edge +
+                      "));");
+  } else {
+    line(ind + 1, "const EBool " + has + " = " + hasText + ";");
+    line(ind + 1, outs + ".push_back(" + adjacentName(n.adjacent) + "(" + p + ", " + words + ", " +
+                      edge + ", " + has + "));");
+  }
+  if (n.fn == 0) {
+    writeBack(ind + 1, p, [&](const std::string& at) {
+      return "write(u, " + y + ", " + at + ", " + out + ")";
+    });
+  }
+  line(ind, "}");
+  if (n.fn == 0) {
+    line(ind, p + ".sync();");
+    line(ind, def + y + ".pull();");
+    return;
+  }
+  const std::string q = fresh("q");
+  const std::string word = n.adjacent == 2 ? "" : x + ", ";  // the flags' results read x
+  line(ind, def + "force(" + p + ", mkPush<Block, EWord32>(" + x + ".len(), [" + word + outs +
+                ", " + chunks + "](const Program<Block>& " + q + ", const Writer<EWord32>& out) {");
   line(ind + 1, "for (uint32_t " + c + " = 0; " + c + " < " + chunks + "; ++" + c + ") {");
   writeBack(ind + 2, q, [&](const std::string& at) { return "out(u, " + out + ", " + at + ")"; });
   line(ind + 1, "}");

@@ -184,6 +184,36 @@ Words refBlockRadixSort(const Node& n, const Words& x) {
   return y;
 }
 
+// A BlockDiscontinuity step over x: in each chunk of n.size words, each item x[i] >> shift
+// against the item before it (tails: after it), the chunk's edge against the edge's word
+// (kAdjacentEdges), or without one a head (tail); the result x[i] ^ flag * kAdjacentFlagFactor,
+// or the difference of the items.
+Words refBlockDiscontinuity(const Node& n, const Words& x) {
+  Words y(x.size());
+  const size_t size = n.size, chunks = x.size() / size;
+  const bool tails = n.adjacent == 1;
+  const auto item = [&](size_t i) { return x[i] >> n.shift; };
+  for (size_t c = 0; c < chunks; ++c) {
+    const size_t start = c * size;
+    // The edge: whether there is one, and its item.
+    const bool beside = n.edge == 1 && (tails ? c + 1 < chunks : c > 0);
+    const uint32_t edge = beside ? item(tails ? start + size : start - 1) : n.constant >> n.shift;
+    const bool has = beside || n.edge == 2 || (n.edge == 3 && x[start] % 2 == 1);
+    for (size_t e = 0; e < size; ++e) {
+      const size_t i = start + e;
+      const bool atEdge = tails ? e + 1 == size : e == 0;
+      const uint32_t other = atEdge ? edge : item(tails ? i + 1 : i - 1);
+      if (n.adjacent == 2) {
+        y[i] = item(i) - other;
+      } else {
+        const uint32_t flag = (atEdge && !has) || item(i) != other ? 1 : 0;
+        y[i] = x[i] ^ flag * kAdjacentFlagFactor;
+      }
+    }
+  }
+  return y;
+}
+
 Words refStep(const Where& w, const Node& n, const Words& x) {
   const size_t len = x.size();
   const size_t half = len / 2;
@@ -354,6 +384,9 @@ Words refStep(const Where& w, const Node& n, const Words& x) {
     case Op::BlockRadixSort:
       require(collectiveFits(w, n, len), "a block radix sort's shape rules do not hold");
       return refBlockRadixSort(n, x);
+    case Op::BlockDiscontinuity:
+      require(collectiveFits(w, n, len), "a block discontinuity's shape rules do not hold");
+      return refBlockDiscontinuity(n, x);
     case Op::NarrowMap:
     case Op::NarrowForce: {
       require(n.width == 8 || n.width == 16, "a narrow step of another width");

@@ -19,6 +19,7 @@ bool isBits(Op op) { return op == Op::BitsMap || op == Op::WarpVote; }
 bool isSmallFloatStep(Op op) { return op == Op::SmallFloatMap || op == Op::SmallFloatForce; }
 bool isPairStep(Op op) { return op == Op::PairMap; }
 bool isSortStep(Op op) { return op == Op::BlockRadixSort; }
+bool isAdjacentStep(Op op) { return op == Op::BlockDiscontinuity; }
 
 bool isPullStep(Op op) {
   switch (op) {
@@ -144,6 +145,11 @@ bool collectiveFits(const Where& w, const Node& n, size_t len) {
     case Op::BlockRadixSort:
       return block && n.size > 0 && m % n.size == 0 && m / n.size <= kMostSortChunks &&
              sortFitsThreads(n, w.threads) && sortFitsThreads(n, w.altThreads);
+    // Nor are the discontinuities, block collectives of any block: chunks of size elements, at
+    // most kMostAdjacentChunks of them, each within the tile at both thread counts.
+    case Op::BlockDiscontinuity:
+      return block && n.size > 0 && m % n.size == 0 && m / n.size <= kMostAdjacentChunks &&
+             adjacentFitsThreads(n, w.threads) && adjacentFitsThreads(n, w.altThreads);
     default: return false;
   }
 }
@@ -167,6 +173,13 @@ bool sortFitsThreads(const Node& n, uint32_t threads) {
   // no reuse, every pass's counters stay allocated).
   return block && fields && n.size <= threads * n.items &&
          sortSharedWords(n, threads) <= kSortSharedWords;
+}
+
+bool adjacentFitsThreads(const Node& n, uint32_t threads) {
+  const bool fields = n.items >= 1 && n.items <= kMostThreadItems && n.adjacent < kAdjacentKinds &&
+                      n.edge < (n.adjacent == 2 ? 2u : kAdjacentEdges) && n.fn < kAdjacentForms &&
+                      n.shift < 32;
+  return fields && threads >= 1 && threads <= 1024 && n.size <= threads * n.items;
 }
 
 Node partNode(const FusedPart& f) {

@@ -62,6 +62,10 @@ size_t variants(const Node& n) {
       return (n.fn != 0) + (n.constant != 0) + (n.format != 0) + n.descending + n.values +
              static_cast<size_t>(std::bit_width(n.items)) - (n.items > 0) + (n.beginBit != 0) +
              (n.endBit - n.beginBit > n.radixBits);
+    // The halvings of its items too.
+    case Op::BlockDiscontinuity:
+      return (n.fn != 0) + (n.constant != 0) + (n.adjacent != 0) + (n.edge != 0) + (n.shift != 0) +
+             static_cast<size_t>(std::bit_width(n.items)) - (n.items > 0);
     default: return 0;
   }
 }
@@ -231,6 +235,20 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
         if (step.endBit - step.beginBit > step.radixBits) {
           set([](Node& n) { n.endBit = n.beginBit + n.radixBits; });
         }
+      }
+      // A block discontinuity's simplest: the first form, constant 0, heads, no edge, the
+      // words themselves, half the items (the reference rejects a tile that no longer holds
+      // the chunk).
+      if (isAdjacentStep(step.op)) {
+        const auto set = [&](const std::function<void(Node&)>& change) {
+          edit(li, [at, change](std::vector<Node>& v) { change(v[static_cast<size_t>(at)]); });
+        };
+        if (step.fn != 0) set([](Node& n) { n.fn = 0; });
+        if (step.constant != 0) set([](Node& n) { n.constant = 0; });
+        if (step.adjacent != 0) set([](Node& n) { n.adjacent = 0; });
+        if (step.edge != 0) set([](Node& n) { n.edge = 0; });
+        if (step.shift != 0) set([](Node& n) { n.shift = 0; });
+        if (step.items > 1) set([](Node& n) { n.items /= 2; });
       }
       // Replace a nested step by its kids, spliced in (every step of a lower level is also
       // legal at the level above; the reference decides whether the lengths still fit).

@@ -78,7 +78,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
                                          "threadSequential"};
   static const char* const loadAlgs[] = {"direct", "striped", "warpStriped", "vectorized"};
   bool collective = false, floats = false, bits = false, items = false, small = false,
-       pairs = false, sorts = false;
+       pairs = false, sorts = false, adjacent = false;
   Level level = Level::Block;  // where the steps walked now run
   std::function<void(const std::vector<Node>&)> walk = [&](const std::vector<Node>& ops) {
     for (const Node& n : ops) {
@@ -259,6 +259,38 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
           }
           break;
         }
+        case Op::BlockDiscontinuity: {
+          static const char* const edges[] = {"none", "the array's word beside the chunk",
+                                              "a stand-in", "a stand-in, a computed flag"};
+          static_assert(std::size(edges) == kAdjacentEdges);
+          adjacent = true;
+          const std::string name = std::string("BlockDiscontinuity ") + adjacentName(n.adjacent);
+          ++counts["BlockDiscontinuity"];
+          ++counts[name];
+          // The difference has no flag: its edge 0 is the stand-in.
+          const char* const edge =
+              n.adjacent == 2 && n.edge == 0 ? edges[2] : edges[n.edge % kAdjacentEdges];
+          const char* const bits = n.shift == 0    ? "the words"
+                                   : n.shift >= 28 ? "1 to 4 bits (runs)"
+                                                   : "5 to 31 bits";
+          ++counts[name + ", edge: " + edge];
+          ++counts[std::string("BlockDiscontinuity ") +
+                   (n.fn == 0 ? "newShared + sync + pull" : "force(mkPush)")];
+          ++counts[std::string("BlockDiscontinuity items: ") + bits];
+          ++counts["BlockDiscontinuity " + std::to_string(n.items) + " items a thread"];
+          // A tile (threads x items at a thread count) that the chunk does not fill: padding.
+          if (n.size < std::max(r.threads, r.altThreads) * n.items) {
+            ++counts["BlockDiscontinuity padded tile (at a thread count)"];
+          }
+          if (n.size == std::min(r.threads, r.altThreads) * n.items ||
+              n.size == std::max(r.threads, r.altThreads) * n.items) {
+            ++counts["BlockDiscontinuity chunk of a whole tile (at a thread count)"];
+          }
+          if (r.threads % 32 != 0 || r.altThreads % 32 != 0) {
+            ++counts["BlockDiscontinuity in blocks of part of a warp"];
+          }
+          break;
+        }
         case Op::Nest:
         case Op::SeqNest:
           // The bit steps' nests of one WarpVote over pieces of 32 (recipe_generate.cpp's
@@ -287,6 +319,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   if (small) ++counts["programs with half precision and fp8"];
   if (pairs) ++counts["programs with packed pairs"];
   if (sorts) ++counts["programs with block radix sorts"];
+  if (adjacent) ++counts["programs with block discontinuities"];
   static const char* const divisors[] = {"none", "require (d = 0 refused)", "guarded by ||",
                                          "guarded by a select", "length (d = 0 refused)"};
   if (r.divisor != Divisor::None) {

@@ -1708,4 +1708,16 @@ inline uint32_t sortDigits(uint32_t begin, uint32_t end, uint32_t b) {
 constexpr uint32_t kSortValueFactor = 0x9e3779b1u;
 inline uint32_t sortPlaceFactor(uint32_t constant) { return 2u * constant + 1u; }
 
+// ------------------------------------------------------------------ discontinuities
+// BlockDiscontinuity (recipe.hpp): its collective (Node::adjacent) as the printer calls it.
+inline const char* adjacentName(uint32_t kind) {
+  static const char* const names[] = {"blockFlagHeads", "blockFlagTails",
+                                      "blockAdjacentDifference"};
+  static_assert(std::size(names) == kAdjacentKinds);
+  return names[kind % kAdjacentKinds];
+}
+// A flag's factor in the result (x ^ flag * factor): a flag that is wrong, or not 0 or 1,
+// changes many bits of the word, which later steps are unlikely to hide.
+constexpr uint32_t kAdjacentFlagFactor = 0x9e3779b1u;
+
 }  // namespace fuzz

@@ -61,6 +61,16 @@ MEASUREMENTS = {
         "build-gpu/bench/obsidian-bench-sort --runs 20 --types u32,f32,u64,pairs --set threads=512 "
         "--set items=13 --set early_counts=true --json bench/results/sort-h100.json",
         "the sm_90 row's policy, set on the command line before the row held it"),
+    "select": Measurement(
+        "select-h100.json", "2026-11-27", "3247eb885057a2a9",
+        "build-gpu/bench/obsidian-bench-select --runs 30 --json bench/results/select-h100.json",
+        "device::Select's and device::ReduceByKey's sm_90 rows"),
+    "topk": Measurement(
+        "topk-h100.json", "2026-11-27", "02dda8232fed58bd",
+        "build-gpu/bench/obsidian-bench-topk --runs 30 --json bench/results/topk-h100.json"),
+    "topk-torch": Measurement(
+        "topk-torch-h100.json", "2026-11-27", "860ae0f03c9cc659",
+        "python3 bench/topk/torch_topk.py --json bench/results/topk-torch-h100.json"),
     "scan": Measurement(
         "scan-h100.json", "2026-11-27", "79e006105fab0d9b",
         "build-gpu/bench/obsidian-bench-scan --staged --json bench/results/scan-h100.json",
@@ -281,11 +291,10 @@ def render_scan(d: dict) -> list[str]:
                 "`seqScanBlock`, `--staged`; `ours` is it here): what keeping a thread's items "
                 "in registers buys:", ""]
         out += scan_table(data, staged) + [""]
-    if select:
-        out += ["`selectIf` (`ours`: the kept elements and their count from one pass) against "
-                "`cub::DeviceSelect::If`, u32 values below 2^31 (half of them kept; GB/s counts "
-                "6 bytes an element):", ""]
-        out += scan_table(data, select) + [""]
+    if select:  # measured again with their own table: 'Selections, partitions and runs'
+        out += ["This run's `select-if` rows (the language-level `selectIf` with its first tile) "
+                "are superseded by `obsidian-bench-select` ('Selections, partitions and runs').",
+                ""]
     if others:
         out += ["The case studies' three-kernel scan (`ours` is it here), against the same CUB "
                 "call:", ""]
@@ -319,6 +328,37 @@ def render_sort(d: dict) -> list[str]:
     out += ["", checked(rows, ["ours_ok", "cub_ok"],
                         "every key and value: CUB's against a host sort up to 2^24, ours bit for "
                         "bit against CUB's")]
+    return out
+
+
+def render_select(d: dict) -> list[str]:
+    data = d["select"]
+    rows = data["rows"]
+    out = meta("select", data)
+    seen: dict[str, list[str]] = {}
+    for r in rows:
+        kinds = seen.setdefault(r["policy"], [])
+        if r["kind"] not in kinds:
+            kinds.append(r["kind"])
+    policies = "; ".join(f"{p} ({', '.join(k)})" for p, k in seen.items())
+    out += [f"Policies: {policies}. The ready calls of `device::Select` and `device::ReduceByKey` "
+            "against CUB's `DeviceSelect::If` / `Flagged` / `Unique`, `DevicePartition::If` (two- "
+            "and three-way), `DeviceRunLengthEncode::Encode`, `DeviceReduce::ReduceByKey` and "
+            "`DeviceScan::InclusiveScanByKey` on the same random data: u32 below 2^31 kept (the "
+            "three-way: below 2^30, then below 2^31), u8 flags half set, keys in runs of 1 to 8, "
+            "f32 values summed. `copy`: the 16-byte copy kernel reading and writing, together, "
+            "the bytes the call must at least read and write.", ""]
+    body = []
+    for r in rows:
+        ratio = us(r["ours"]) / us(r["cub"])
+        body.append([r["kind"], r["type"], fmt_n(r["n"]), fixed(us(r["ours"]), 1),
+                     fixed(us(r["cub"]), 1), slower(fixed(ratio, 3), ratio > 1),
+                     fixed(us(r["copy"]), 1), fixed(us(r["ours"]) / us(r["copy"]), 2)])
+    out += table(["kind", "type", "n", "ours us", "CUB us", "ours/CUB", "copy us", "ours/copy"],
+                 body, set(range(2, 8)))
+    out += ["", checked(rows, ["ours_ok", "cub_ok"],
+                        "counts and elements: CUB's against a host reference up to 2^22, ours "
+                        "against CUB's, exactly but for the f32 folds (relative 1e-4)")]
     return out
 
 
@@ -388,6 +428,33 @@ def render_rowwise(d: dict) -> list[str]:
                  {2, 3, 4, 5, 6, 7, 8, 9})
     out += ["", "Bold: slower than the hand kernel, or above 0.8 of torch's time (the target). " +
             checked(rows, ["ours_ok", "cub_ok"], "ours and the hand kernels'")]
+    return out
+
+
+def render_topk(d: dict) -> list[str]:
+    data = d["topk"]
+    rows = data["rows"]
+    torch = {(r["n"], r["k"]): r["torch_us"] for r in d["topk-torch"]["rows"]}
+    out = meta("topk", data) + meta("topk-torch", d["topk-torch"])
+    policies = "; ".join(sorted({r["policy"] for r in rows}))
+    out += [f"Policy: {policies}. `device::topK` (the k largest in order with their u32 "
+            "indices: radix selection a digit a level, the host reading each level's counts, "
+            f"then a sort of the candidates) against torch {d['topk-torch']['torch']} "
+            "(`torch.topk(x, k, sorted=True)`, timed by bench/topk/torch_topk.py in the same "
+            "session) on random f32 of random sign and magnitude in [1e-3, 1e3), and the 16-byte "
+            "read kernel over the same input (what any top-k must at least read):", ""]
+    body = []
+    for r in rows:
+        t = torch[(r["n"], r["k"])]
+        ratio = us(r["ours"]) / t
+        body.append([fmt_n(r["n"]), str(r["k"]), fixed(us(r["ours"]), 1), fixed(t, 1),
+                     slower(fixed(ratio, 3), ratio > 0.5), fixed(us(r["read"]), 1),
+                     fixed(us(r["ours"]) / us(r["read"]), 2)])
+    out += table(["n", "k", "ours us", "torch us", "ours/torch", "read us", "ours/read"], body,
+                 set(range(0, 7)))
+    out += ["", "Bold: above 0.5 of torch's time (the target). " +
+            checked(rows, ["ours_ok"], "values bit for bit and indices against a host top-k, "
+                    "ties by index")]
     return out
 
 
@@ -739,8 +806,24 @@ def render_summary(d: dict) -> list[str]:
         "`cub::DeviceRadixSort`",
         [us(r["ours"]) / us(r["cub"]) for r in sort
          if not (r["kind"] == "keys" and r["type"] == "u32")], "Radix sort")
-    add("`selectIf` (u32, half kept), 2^20..2^28 and odd sizes", "`cub::DeviceSelect::If`",
-        [r["ours_over_cub"] for r in scan if r["kind"] == "select-if"], "Scans")
+    select = d["select"]["rows"]
+
+    def selects(kinds):
+        return [us(r["ours"]) / us(r["cub"]) for r in select if r["kind"] in kinds]
+
+    add("`device::selectIf`, `selectFlagged`, `selectUnique`, `partitionIf` (u32), 2^20..2^28",
+        "`cub::DeviceSelect`, `DevicePartition::If`",
+        selects(("select-if", "select-flagged", "unique", "partition-if")),
+        "Selections, partitions and runs")
+    add("`device::partitionThreeWay` (u32)", "`cub::DevicePartition::If` (three-way)",
+        selects(("partition-3way",)), "Selections, partitions and runs")
+    add("`device::reduceByKey`, `inclusiveScanByKey` (u32 keys, f32 values), "
+        "`runLengthEncode`", "`cub::DeviceReduce::ReduceByKey`, `DeviceScan`, "
+        "`DeviceRunLengthEncode`", selects(("reduce-by-key", "scan-by-key", "rle")),
+        "Selections, partitions and runs")
+    torch = {(r["n"], r["k"]): r["torch_us"] for r in d["topk-torch"]["rows"]}
+    add("`device::topK` (f32, k 16 and 100), 2^20..2^28", "`torch.topk`",
+        [us(r["ours"]) / torch[(r["n"], r["k"])] for r in d["topk"]["rows"]], "Top-k")
     hist = d["histogram"]["rows"]
     add("`device::histogramEven`, u8 samples", "`cub::DeviceHistogram::HistogramEven`",
         [r["ours_over_cub"] for r in hist if r["type"] == "u8"], "Histogram")
@@ -792,6 +875,8 @@ BLOCKS = {
         "scan": render_scan,
         "histogram": render_histogram,
         "sort": render_sort,
+        "select": render_select,
+        "topk": render_topk,
         "transpose": render_transpose,
         "rowwise": render_rowwise,
         "accelerate": render_accelerate,

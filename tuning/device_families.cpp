@@ -611,12 +611,284 @@ Family radixSortFamily() {
   return f;
 }
 
+// ------------------------------------------------------------------ selections and runs
+// Keys in runs of 4 on average: element i opens a new run where splitmix64(seed + i) % 4 == 0,
+// and a new run's key differs from the last.
+std::vector<uint32_t> runKeys(size_t n, uint64_t seed) {
+  const std::vector<uint32_t> r = randomOnHost<uint32_t>(n, seed, Random::Bits);
+  std::vector<uint32_t> keys(n);
+  uint32_t key = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (i % 4096 == 0 || r[i] % 4 == 0) key += 1 + (r[i] >> 2) % 1000;
+    keys[i] = key;
+  }
+  return keys;
+}
+
+// The predicates of the select family's points: a quarter and a half of Random::Bits.
+struct BelowQuarter {
+  template <class T>
+  Exp<bool> operator()(const Exp<T>& v) const {
+    if constexpr (std::is_same_v<T, float>) {
+      return v < 0.25f;
+    } else {
+      return v < (1u << 30);
+    }
+  }
+};
+struct BelowHalf {
+  template <class T>
+  Exp<bool> operator()(const Exp<T>& v) const {
+    if constexpr (std::is_same_v<T, float>) {
+      return v < 0.5f;
+    } else {
+      return v < (1u << 31);
+    }
+  }
+};
+
+// A point of the select or reduce_by_key family: its call ("op") on host-made inputs uploaded
+// in rotated copies, checked on the host against a plain C++ reference. The outputs: a (T: the
+// selected elements, the first part, the unique keys), b (T: the second part, the folds or the
+// scan), c (T: the others), lengths (u32, runLengthEncode) and counts (u32).
+template <class D, class T>
+class SelectionInstance : public Instance {
+ public:
+  SelectionInstance(const Params& p, DataCache& cache)
+      : policy_(policyOf<D>(p)), op_(str(p, "op")), n_(p.at("n").get<size_t>()), cache_(cache) {}
+  std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& options) override {
+    device::Options o = device::withPolicy<D>(policy_);
+    o.simulation = options;
+    std::vector<obsidian::SimStats> runs(1);
+    o.simulated = &runs[0];
+    const Inputs& in = *inputs();
+    call(in.keys, in.values, got_.a, got_.b, got_.c, got_.lengths, got_.counts, o);
+    return runs;
+  }
+  void prepareGpu(DataCache& cache) override {
+    const std::shared_ptr<const Inputs> in = inputs();
+    copies_ = cache.get<std::vector<Uploaded>>("device:" + key(), [&] {
+      auto c = std::make_shared<std::vector<Uploaded>>();
+      for (size_t i = 0; i < rotationsFor(n_ * sizeof(T) * 2); ++i)
+        c->push_back({gpu::DeviceBuffer<T>(in->keys), gpu::DeviceBuffer<T>(in->values)});
+      return c;
+    });
+    a_ = cache.output<T>("a", n_);
+    b_ = cache.output<T>("b", n_);
+    c_ = cache.output<T>("c", n_);
+    lengths_ = cache.output<uint32_t>("lengths", n_);
+    counts_ = cache.output<uint32_t>("counts", 2);
+    for (auto* buffer : {a_.get(), b_.get(), c_.get()}) poison(*buffer);
+    poison(*lengths_);
+    poison(*counts_);
+  }
+  size_t rotations() const override { return copies_->size(); }
+  void launch(size_t run, const gpu::LaunchOptions& options) override {
+    device::Options o = device::withPolicy<D>(policy_);
+    o.stream = options.stream;
+    o.synchronize = options.synchronize;
+    const Uploaded& in = (*copies_)[run % copies_->size()];
+    call(in.keys, in.values, *a_, *b_, *c_, *lengths_, *counts_, o);
+  }
+  void download() override {
+    got_ = {a_->download(), b_->download(), c_->download(), lengths_->download(),
+            counts_->download()};
+  }
+  std::string check() override {
+    const Outputs want = reference(*inputs());
+    const uint32_t count = got_.counts.empty() ? 0 : got_.counts[0];
+    const auto prefix = [](auto v, size_t k) {
+      v.resize(std::min(k, v.size()));
+      return v;
+    };
+    if (got_.counts.empty() || count != want.counts[0]) {
+      return "count " + std::to_string(count) + ", expected " + std::to_string(want.counts[0]);
+    }
+    std::string d;
+    if (op_ == "scan") return firstDifference(got_.b, want.b);
+    if (op_ == "partition") return firstDifference(got_.a, want.a);
+    if (!(d = firstDifference(prefix(got_.a, count), want.a)).empty()) return d;
+    if (op_ == "three_way") {
+      if (got_.counts[1] != want.counts[1]) return "second count differs";
+      const size_t second = want.b.size(), others = want.c.size();
+      if (!(d = firstDifference(prefix(got_.b, second), want.b)).empty()) return d;
+      return firstDifference(prefix(got_.c, others), want.c);
+    }
+    if (op_ == "reduce") return firstDifference(prefix(got_.b, count), want.b);
+    if (op_ == "rle") return firstDifference(prefix(got_.lengths, count), want.lengths);
+    return "";
+  }
+  // The kernels the point's call launches (the ones its ready call makes and keeps).
+  static std::vector<Kernel> kernels(const Params& p, const device::Target& t) {
+    const ScanPolicy policy = policyOf<D>(p);
+    const std::string op = str(p, "op");
+    if (op == "if" || op == "partition") {
+      return {device::Select::ifKernel<T>(t, policy, BelowHalf{}, op == "partition")};
+    }
+    if (op == "unique") return {device::Select::uniqueKernel<T>(t, policy)};
+    if (op == "three_way") {
+      return {device::Select::threeWayKernel<T>(t, policy, BelowQuarter{}, BelowHalf{})};
+    }
+    if (op == "reduce") return {device::ReduceByKey::reduceKernel<T, T>(t, policy, Sum{})};
+    if (op == "rle") return {device::ReduceByKey::encodeKernel<T>(t, policy)};
+    return {device::ReduceByKey::scanKernel<T, T>(t, policy, Sum{}, ScanKind::Inclusive, T{})};
+  }
+  double bytesMoved() const override {  // the input read once; about half of it written
+    const bool pairs = op_ == "reduce" || op_ == "scan";
+    return static_cast<double>(n_ * sizeof(T) * (pairs ? 3 : 2));
+  }
+
+ private:
+  struct Inputs {
+    std::vector<T> keys, values;
+  };
+  struct Uploaded {
+    gpu::DeviceBuffer<T> keys, values;
+  };
+  struct Outputs {
+    std::vector<T> a, b, c;
+    std::vector<uint32_t> lengths, counts;
+  };
+  std::string key() const {
+    return "selection:" + typeName<T>() + ":" + op_ + ":" + std::to_string(n_);
+  }
+  std::shared_ptr<const Inputs> inputs() {
+    return cache_.get<const Inputs>("host:" + key(), [&] {
+      auto in = std::make_shared<Inputs>();
+      const std::vector<uint32_t> runs = runKeys(n_, n_);
+      const bool byRuns = op_ != "if" && op_ != "partition" && op_ != "three_way";
+      in->keys =
+          byRuns ? std::vector<T>(runs.begin(), runs.end()) : randomOnHost<T>(n_, n_, Random::Bits);
+      in->values = randomOnHost<T>(n_, n_ + 1, Random::SmallInts);  // exact sums in any order
+      return in;
+    });
+  }
+  static bool below(T v, int part) {  // the predicates: half of the keys, then a quarter
+    if constexpr (std::is_same_v<T, float>) return v < (part == 0 ? 0.25f : 0.5f);
+    return v < (part == 0 ? 1u << 30 : 1u << 31);
+  }
+  // The op on host vectors (the simulator) or device buffers (the GPU).
+  template <class In, class Out, class Lengths>
+  void call(const In& keys, const In& values, Out& a, Out& b, Out& c, Lengths& lengths,
+            Lengths& counts, const device::Options& o) {
+    const BelowQuarter quarter;
+    const BelowHalf half;
+    if (op_ == "if") device::selectIf(keys, a, counts, half, o);
+    if (op_ == "unique") device::selectUnique(keys, a, counts, o);
+    if (op_ == "partition") device::partitionIf(keys, a, counts, half, o);
+    if (op_ == "three_way") device::partitionThreeWay(keys, a, b, c, counts, quarter, half, o);
+    if (op_ == "reduce") device::reduceByKey(keys, values, a, b, counts, Sum{}, o);
+    if (op_ == "rle") device::runLengthEncode(keys, a, lengths, counts, o);
+    if (op_ == "scan") {
+      device::inclusiveScanByKey(keys, values, b, Sum{}, o);
+      if constexpr (std::is_same_v<Lengths, std::vector<uint32_t>>) {
+        counts.assign(1, 0);
+      } else {
+        counts.fill(0u);
+      }
+    }
+  }
+  Outputs reference(const Inputs& in) const {
+    Outputs r;
+    const std::vector<T>& k = in.keys;
+    const size_t n = k.size();
+    r.counts = {0, 0};
+    if (op_ == "if" || op_ == "partition" || op_ == "three_way") {
+      std::vector<T> rejected;
+      for (T v : k) {
+        if (op_ == "three_way") {
+          (below(v, 0) ? r.a : below(v, 1) ? r.b : r.c).push_back(v);
+        } else {
+          (below(v, 1) ? r.a : rejected).push_back(v);
+        }
+      }
+      r.counts = {static_cast<uint32_t>(r.a.size()), static_cast<uint32_t>(r.b.size())};
+      if (op_ == "partition") r.a.insert(r.a.end(), rejected.rbegin(), rejected.rend());
+      return r;
+    }
+    T acc{};
+    for (size_t i = 0; i < n; ++i) {
+      const bool head = i == 0 || k[i] != k[i - 1];
+      if (head) {
+        r.a.push_back(k[i]);
+        r.b.push_back(T{});
+        r.lengths.push_back(0);
+        acc = T{};
+      }
+      acc = acc + in.values[i];
+      r.b.back() += in.values[i];
+      r.lengths.back() += 1;
+      if (op_ == "scan") r.c.push_back(acc);
+    }
+    r.counts[0] = static_cast<uint32_t>(op_ == "scan" ? 0 : r.a.size());
+    if (op_ == "scan") r.b = r.c;
+    return r;
+  }
+
+  ScanPolicy policy_;
+  std::string op_;
+  size_t n_;
+  DataCache& cache_;
+  Outputs got_;
+  std::shared_ptr<std::vector<Uploaded>> copies_;
+  std::shared_ptr<gpu::DeviceBuffer<T>> a_, b_, c_;
+  std::shared_ptr<gpu::DeviceBuffer<uint32_t>> lengths_, counts_;
+};
+
+// The select and reduce_by_key families: `ops` their calls, `what` their description.
+template <class D>
+Family selectionFamily(const char* name, const char* what, std::vector<std::string> ops) {
+  Family f;
+  f.name = name;
+  f.description = what;
+  const std::string first = ops.front();
+  f.params = withPolicyParams<D>(
+      {choiceParam("op", "the call", ops, first), typeParam(),
+       intParam("n", "elements (capped on the simulator)", 1, int64_t{1} << 31, int64_t{1} << 24)});
+  f.labelParams = policyLabels<D>({"op"});
+  f.sizeParam = "n";
+  f.canonical = [](Params p, bool simulate) {
+    if (simulate) p["n"] = std::min<uint64_t>(p.at("n").get<uint64_t>(), 20011);
+    return p;
+  };
+  f.buildFor = [](const Params& p, bool simulate) {
+    const device::Target t = simulate ? device::Target::simulator() : device::Target::onGpu();
+    return Generated(byType(p, [&]<class T>() { return SelectionInstance<D, T>::kernels(p, t); }));
+  };
+  f.instantiate = [](const Params& p, const Generated&,
+                     DataCache& cache) -> std::unique_ptr<Instance> {
+    return byType(p, [&]<class T>() -> std::unique_ptr<Instance> {
+      return std::make_unique<SelectionInstance<D, T>>(p, cache);
+    });
+  };
+  f.variantLabel = [](const Params& p) {
+    return str(p, "op") + " x" + std::to_string(u32(p, "items")) +
+           (u32(p, "blocks") == 0 ? "" : " b" + std::to_string(u32(p, "blocks")));
+  };
+  return f;
+}
+
 }  // namespace
 
 std::vector<Family> deviceFamilies() {
-  return {deviceReduceFamily(), deviceSegmentedReduceFamily(),
-          deviceScanFamily(),   histogramFamily(),
-          transposeFamily(),    radixSortFamily()};
+  return {deviceReduceFamily(),
+          deviceSegmentedReduceFamily(),
+          deviceScanFamily(),
+          histogramFamily(),
+          transposeFamily(),
+          radixSortFamily(),
+          selectionFamily<device::Select>(
+              "select",
+              "selectIf, selectUnique, partitionIf and partitionThreeWay "
+              "(include/obsidian/device/select.hpp) over ScanPolicy: the sweep behind "
+              "device::Select::table",
+              {"if", "unique", "partition", "three_way"}),
+          selectionFamily<device::ReduceByKey>(
+              "reduce_by_key",
+              "reduceByKey, runLengthEncode and inclusiveScanByKey of u32 keys in runs "
+              "(include/obsidian/device/select.hpp) over ScanPolicy: the sweep behind "
+              "device::ReduceByKey::table",
+              {"reduce", "rle", "scan"})};
 }
 
 }  // namespace tuning

@@ -162,15 +162,18 @@ void Hazards::checkWrite(Shadow& s, const char* space, ArrayId a, uint64_t i, ui
 
 // ---- accesses
 void Hazards::trackGlobal(ArrayId a, size_t count) {
-  if (detect_) globalShadow_[a].assign(count, Shadow{});
+  if (!detect_) return;
+  ShadowPages& shadow = globalShadow_[a];
+  shadow.pages.clear();
+  shadow.pages.resize((count + ShadowPages::kPage - 1) / ShadowPages::kPage);
 }
 
 void Hazards::checkGlobal(ArrayId a, uint64_t i, uint32_t t, bool isWrite, bool atomic) {
-  std::vector<Shadow>& shadow = globalShadow_[a];
+  Shadow& shadow = globalShadow_[a].at(i);
   if (isWrite) {
-    checkWrite(shadow[i], "global-memory", a, i, t, atomic);
+    checkWrite(shadow, "global-memory", a, i, t, atomic);
   } else {
-    checkRead(shadow[i], "global-memory", a, i, t, atomic);
+    checkRead(shadow, "global-memory", a, i, t, atomic);
   }
 }
 

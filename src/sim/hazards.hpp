@@ -8,8 +8,10 @@
 // then an atomic on a grid-state array) and the later one acquired it (an atomic there after).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,19 @@ struct Shadow {
   bool written = false;  // shared memory: written since the virtual block started
 };
 
+// A tracked global array's shadow, in pages made on first touch: grid state has room for every
+// tile an input may have (2^20 look-back words), of which a launch touches a few.
+struct ShadowPages {
+  static constexpr size_t kPage = 1024;
+  std::vector<std::unique_ptr<std::array<Shadow, kPage>>> pages;
+  bool tracked() const { return !pages.empty(); }
+  Shadow& at(uint64_t i) {
+    std::unique_ptr<std::array<Shadow, kPage>>& page = pages[i / kPage];
+    if (!page) page = std::make_unique<std::array<Shadow, kPage>>();
+    return (*page)[i % kPage];
+  }
+};
+
 // The happens-before clock of the running block (barriers and fences passed) and the shadow of
 // every address that is checked. Barriers are counted whether or not hazards are detected:
 // a barrier that only part of a block reaches cannot be executed, so it is always reported.
@@ -82,7 +97,7 @@ class Hazards {
   // (The checks are inline where nothing is tracked: the machine calls them on every access.)
   void trackGlobal(ArrayId a, size_t count);
   void global(ArrayId a, uint64_t i, uint32_t t, bool isWrite, bool atomic) {
-    if (!globalShadow_[a].empty()) checkGlobal(a, i, t, isWrite, atomic);
+    if (globalShadow_[a].tracked()) checkGlobal(a, i, t, isWrite, atomic);
   }
   // Shared memory: the element's `size` bytes at byte offset `at` of the block's shared memory.
   void shared(uint64_t at, uint32_t size, ArrayId a, uint64_t i, uint32_t t, bool isWrite,
@@ -110,8 +125,8 @@ class Hazards {
   const uint32_t threads_;
   const bool detect_;
   const Cursor& at_;
-  std::vector<Shadow> smemShadow_;                 // per byte of shared memory
-  std::vector<std::vector<Shadow>> globalShadow_;  // per array, per element (tracked ones)
+  std::vector<Shadow> smemShadow_;         // per byte of shared memory
+  std::vector<ShadowPages> globalShadow_;  // per array, per element (tracked ones)
   // Per grid-state array: the blocks that published their writes through an atomic on it
   // after a fence, block -> the number of fences it had executed by then (its accesses before
   // that many are published).

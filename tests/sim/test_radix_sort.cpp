@@ -5,36 +5,19 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 #include <obsidian/obsidian.hpp>
-#include <random>
 
+#include "../select_support.hpp"
 #include "../support.hpp"
 
 using namespace obsidian;
 using testing::errorOf;
+using testing::orderBits;
+using testing::randomKeys;
+using testing::sameBits;
 
 namespace {
-
-// The key's order-preserving word, written independently of RadixKey: unsigned as is, i32
-// with its sign flipped, floats negative inverted and positive with the sign set.
-template <class K>
-uint64_t orderBits(K k, bool descending) {
-  uint64_t raw = 0;
-  std::memcpy(&raw, &k, sizeof(K));
-  constexpr uint32_t width = 8 * sizeof(K);
-  const uint64_t all = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-  const uint64_t sign = uint64_t{1} << (width - 1);
-  uint64_t b = raw;
-  if constexpr (std::is_same_v<K, int32_t>) {
-    b = raw ^ sign;
-  } else if constexpr (std::is_floating_point_v<K> || std::is_same_v<K, Half> ||
-                       std::is_same_v<K, BFloat16>) {
-    b = (raw & sign) ? (~raw & all) : (raw | sign);
-  }
-  return descending ? (~b & all) : b;
-}
 
 // The stable sort by bits begin .. end of the keys' order words.
 template <class K>
@@ -49,28 +32,6 @@ std::vector<size_t> referenceOrder(const std::vector<K>& keys, const RadixOrder&
            ((orderBits(keys[b], o.descending) >> o.beginBit) & mask);
   });
   return idx;
-}
-
-template <class K>
-std::vector<K> randomKeys(size_t n, uint32_t seed, uint64_t below = 0) {
-  std::mt19937_64 rng(seed);
-  std::vector<K> v(n);
-  for (K& k : v) {
-    uint64_t r = rng();
-    if (below) r %= below;
-    if constexpr (std::is_same_v<K, Half> || std::is_same_v<K, BFloat16>) {
-      k = K::fromBits(static_cast<uint16_t>(r));
-    } else {
-      std::memcpy(&k, &r, sizeof(K));
-    }
-  }
-  return v;
-}
-
-bool sameBits(const auto& a, const auto& b) {
-  // (an empty vector's data may be null, which memcmp must not get)
-  return a.size() == b.size() &&
-         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0);
 }
 
 // A small tile (64 threads x 3 keys, 6-bit digits) so that a few hundred keys span tiles.

@@ -65,6 +65,15 @@ std::string radixTypeName() {
 inline uint32_t radixPasses(uint32_t begin, uint32_t end, uint32_t radixBits) {
   return (end - begin + radixBits - 1) / radixBits;
 }
+// Pass `pass` of the range from `begin` (below `end`) in digits of radixBits: its lowest bit
+// and its digit's mask (the last pass's digit may be narrower).
+struct PassDigit {
+  uint32_t shift, mask;
+};
+inline PassDigit passDigit(uint32_t begin, uint32_t end, uint32_t radixBits, uint32_t pass) {
+  const uint32_t shift = begin + pass * radixBits;
+  return {shift, (uint32_t{1} << std::min(radixBits, end - shift)) - 1u};
+}
 // The status words one pass needs for n keys: a word per tile and digit.
 size_t radixStatusWords(size_t n, const RadixSortPolicy& p);
 
@@ -254,10 +263,8 @@ GridEffect radixHistogram(const DPull<Exp<K>>& keys, const DMutable<uint32_t>& s
           for (uint32_t k = 0; k < items; ++k) {
             s.cond(first + k * threads < n, [&](const Program<Thread>& u) {
               for (uint32_t q = 0; q < passes; ++q) {
-                const uint32_t shift = begin + q * policy.radixBits;
-                const uint32_t width = std::min(policy.radixBits, end - shift);
-                const RadixDigit d{policy.radixBits, EWord32(shift),
-                                   EWord32((uint32_t{1} << width) - 1u)};
+                const PassDigit pd = passDigit(begin, end, policy.radixBits, q);
+                const RadixDigit d{policy.radixBits, EWord32(pd.shift), EWord32(pd.mask)};
                 atomicAdd(u, counts, q * digits + d(held[k]), 1u);
               }
             });
@@ -486,10 +493,10 @@ Kernel radixCopyKernel() {
 inline bool writesOutput(uint32_t pass, uint32_t passes) { return (passes - 1 - pass) % 2 == 0; }
 
 // A pair sort's value buffers (void: a sort of keys alone, none).
-template <class Buffer>
+template <class B>
 struct RadixValueBuffers {
-  const Buffer* in = nullptr;
-  Buffer* out = nullptr;
+  const B* in = nullptr;
+  B* out = nullptr;
 };
 struct NoValues {};
 
@@ -546,8 +553,8 @@ void radixSortGpu(const char* what, const gpu::DeviceBuffer<K>& keysIn,
   launchOn(t, RadixSort::starts(t, c.policy, c.passes), {stateArg}, async);
   const Kernel k = RadixSort::pass<K, V>(t, c.policy, c.maxPasses, order.descending);
   for (uint32_t pass = 0; pass < c.passes; ++pass) {
-    const uint32_t shift = c.begin + pass * c.policy.radixBits;
-    const uint32_t mask = (uint32_t{1} << std::min(c.policy.radixBits, c.end - shift)) - 1u;
+    const auto [shift, mask] =
+        obsidian::detail::passDigit(c.begin, c.end, c.policy.radixBits, pass);
     const bool out = writesOutput(pass, c.passes);
     const auto keysAt = [&](bool output) {
       return KernelArg::deviceArray(scalarTypeOf<K>, output ? keysOut.address() : altKeys, n, true);
@@ -593,8 +600,8 @@ void radixSortSim(const char* what, const std::vector<K>& keysIn, std::vector<K>
   const Kernel k = RadixSort::pass<K, V>(t, c.policy, c.maxPasses, order.descending);
   std::vector<K> from = keysIn;
   for (uint32_t pass = 0; pass < c.passes; ++pass) {
-    const uint32_t shift = c.begin + pass * c.policy.radixBits;
-    const uint32_t mask = (uint32_t{1} << std::min(c.policy.radixBits, c.end - shift)) - 1u;
+    const auto [shift, mask] =
+        obsidian::detail::passDigit(c.begin, c.end, c.policy.radixBits, pass);
     std::vector<KernelArg> args{KernelArg(from), KernelArg(keysOut)};
     std::vector<std::conditional_t<pairs, V, uint32_t>> fromValues;
     if constexpr (pairs) {
