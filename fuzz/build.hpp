@@ -355,6 +355,98 @@ inline SPull<EWord32> blockDiscontinuityStep(const Program<obsidian::Block>& p, 
       }));
 }
 
+// Calls f with BlockMergeSort's comparator (Node::order, the mask Node::constant; see
+// kMergeOrders): the library's Ascending and Descending, or a lambda on a masked part of the
+// word (mergeOrderText prints the same).
+template <class F>
+auto withMergeOrder(uint32_t order, uint32_t mask, F f) {
+  switch (order % kMergeOrders) {
+    case 0: return f(obsidian::Ascending{});
+    case 1: return f(obsidian::Descending{});
+    case 2:
+      return f([mask](const EWord32& a, const EWord32& b) { return (a & mask) < (b & mask); });
+    default:
+      return f([mask](const EWord32& a, const EWord32& b) { return (b & mask) < (a & mask); });
+  }
+}
+
+// A BlockMergeSort step (see Op::BlockMergeSort) in Block program p with comparator less:
+// each chunk in turn a blocked tile of every thread of the block (past the chunk the padding
+// key mergePadKey, its reads clamped into it), sorted with its places (values 1) and valid
+// count; the result written back in the same arrangement, chunk by chunk into a newShared
+// (fn 0) or by one push array after every chunk (fn 1). Printer::blockMergeSort prints these
+// very calls.
+template <class Less>
+SPull<EWord32> blockMergeSortStep(const Program<obsidian::Block>& p, const Node& n,
+                                  const SPull<EWord32>& x, Less less) {
+  using namespace obsidian;
+  const uint32_t size = n.size, items = n.items, chunks = x.len() / size, values = n.values;
+  const uint32_t threads = p.context().threadsPerBlock(), valid = n.valid;
+  const uint32_t pad = mergePadKey(n.order, valid);
+  // Chunk c's valid count (valid 2: read in the kernel).
+  const auto validOf = [x, size, valid](uint32_t c) {
+    return valid == 2 ? x[c * size] % (size + 1) : EWord32(size);
+  };
+  // Chunk c's result for item k (element e < size) of a thread that holds the sorted keys and
+  // vals: from the valid count on, the chunk's word as it was.
+  const auto result = [x, size, valid, validOf](const ThreadArray<uint32_t>& keys,
+                                                const std::vector<ThreadArray<uint32_t>>& vals,
+                                                uint32_t c, uint32_t k, const EWord32& e) {
+    EWord32 v = keys[k];
+    if (vals.size() > 0) v = v ^ (vals[0][k] * kMergeValueFactor);
+    return valid == 2 ? ifThenElse(e < validOf(c), v, x[c * size + e]) : v;
+  };
+  std::vector<ThreadArray<uint32_t>> keys;
+  std::vector<std::vector<ThreadArray<uint32_t>>> vals;
+  std::optional<SMutable<uint32_t>> y;
+  if (n.fn == 0) y = newShared<uint32_t>(p, x.len());
+  for (uint32_t c = 0; c < chunks; ++c) {
+    keys.push_back(threadArray<uint32_t>(p, items));
+    vals.emplace_back();
+    for (uint32_t v = 0; v < values; ++v) vals.back().push_back(threadArray<uint32_t>(p, items));
+    p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+      for (uint32_t k = 0; k < items; ++k) {
+        const EWord32 e = t.declare(tid * items + k);
+        keys[c].write(t, k,
+                      ifThenElse(e < size, x[c * size + min(e, EWord32(size - 1))], EWord32(pad)));
+        if (values > 0) vals[c][0].write(t, k, e);
+      }
+    });
+    if (valid == 0) {
+      blockMergeSort(p, keys[c], less, vals[c]);
+    } else {
+      blockMergeSort(p, keys[c], less, vals[c], validOf(c));
+    }
+    if (!y) continue;
+    p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+      for (uint32_t k = 0; k < items; ++k) {
+        const EWord32 e = t.declare(tid * items + k);
+        t.cond(e < size, [&](const Program<Thread>& u) {
+          write(u, *y, c * size + e, result(keys[c], vals[c], c, k, e));
+        });
+      }
+    });
+  }
+  if (y) {
+    p.sync();
+    return y->pull();
+  }
+  return force(
+      p, mkPush<Block, EWord32>(x.len(), [keys, vals, result, threads, chunks, size, items](
+                                             const Program<Block>& q, const Writer<EWord32>& w) {
+        for (uint32_t c = 0; c < chunks; ++c) {
+          q.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+            for (uint32_t k = 0; k < items; ++k) {
+              const EWord32 e = t.declare(tid * items + k);
+              t.cond(e < size, [&](const Program<Thread>& u) {
+                w(u, result(keys[c], vals[c], c, k, e), c * size + e);
+              });
+            }
+          });
+        }
+      }));
+}
+
 // NarrowForce with the narrow type X (see Op::NarrowForce).
 template <class X, class L>
 SPull<EWord32> narrowForce(const Program<L>& p, bool zipped, const SPull<EWord32>& x) {
@@ -506,6 +598,12 @@ SPull<EWord32> step(const Program<L>& p, const Node& n, const SPull<EWord32>& x)
       break;
     case Op::BlockDiscontinuity:
       if constexpr (std::is_same_v<L, Block>) return blockDiscontinuityStep(p, n, x);
+      break;
+    case Op::BlockMergeSort:
+      if constexpr (std::is_same_v<L, Block>) {
+        return withMergeOrder(n.order, n.constant,
+                              [&](auto less) { return blockMergeSortStep(p, n, x, less); });
+      }
       break;
     case Op::Histogram:
       if constexpr (!std::is_same_v<L, Thread>) {

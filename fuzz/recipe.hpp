@@ -149,8 +149,23 @@ enum class Op : uint8_t {
                        // = x[e] ^ flag * 0x9e3779b1, or the difference (e < size). fn:
                        // 0 a newShared of y written chunk by chunk, sync, its pull; 1
                        // force(mkPush) of the same loops after all the chunks       force
+  // Block merge sorts (include/obsidian/block/merge_sort.hpp): blockMergeSort with a user's
+  // comparator inside a user's kernel, where it is a block collective. Drawn from a stream of
+  // their own, appended after a step of a Block body and keeping its length.
+  BlockMergeSort,  // (Block) each chunk of size elements (at most 4) in turn: a blocked
+                   // tile of all the block's threads x items words (thread tid's item
+                   // k its element e = tid * items + k); key x[e] (e < size; from size
+                   // on the padding key, mergePadKey: with every element valid the
+                   // greatest, else the least by the order); value (values 1): e;
+                   // blockMergeSort by order (kMergeOrders: a < b, b < a, or by the
+                   // part a & constant, either way) with valid (kMergeValids: all,
+                   // size, or x[the chunk's first] % (size + 1) read in the kernel);
+                   // y[e] = key ^ value * 0x9e3779b1 (e < valid; from valid on x[e]),
+                   // written back blocked (e < size). fn: 0 a newShared of y written
+                   // chunk by chunk, sync, its pull; 1 force(mkPush) of the same
+                   // loops after all the chunks                                 force
 };
-constexpr uint32_t kOps = static_cast<uint32_t>(Op::BlockDiscontinuity) + 1;
+constexpr uint32_t kOps = static_cast<uint32_t>(Op::BlockMergeSort) + 1;
 // The steps before the collectives: what the main stream draws from.
 constexpr uint32_t kBasicOps = static_cast<uint32_t>(Op::ForceZip) + 1;
 // Whether op is one of the algorithm layer's collectives.
@@ -169,6 +184,8 @@ bool isPairStep(Op op);
 bool isSortStep(Op op);
 // Whether op is one of the discontinuities' steps (BlockDiscontinuity).
 bool isAdjacentStep(Op op);
+// Whether op is one of the merge sorts' steps (BlockMergeSort).
+bool isMergeStep(Op op);
 // Steps that need no program (the only ones allowed inside binSplit).
 bool isPullStep(Op op);
 
@@ -180,17 +197,18 @@ struct Node {
   // zips, folds and scans of words; floatOp: FloatMap; narrowOp: NarrowMap; floatBitsOp:
   // FloatBits; floatScanOp: FloatScan; bitsOp: BitsMap; the vote (kWarpVotes): WarpVote;
   // the value, result and form (kThreadItemsFns): ThreadItems; smallFloatOp: SmallFloatMap;
-  // the form: SmallFloatForce, BlockRadixSort, BlockDiscontinuity; collectiveWord: the
-  // reductions and scans).
+  // the form: SmallFloatForce, BlockRadixSort, BlockDiscontinuity, BlockMergeSort;
+  // collectiveWord: the reductions and scans).
   uint32_t fn = 0;
   uint32_t constant = 0;      // the operator's constant (AddIndex: the factor of i;
                               // BlockRadixSort: of the places, 2 * constant + 1;
-                              // BlockDiscontinuity: the edge's stand-in, constant >> shift)
+                              // BlockDiscontinuity: the edge's stand-in, constant >> shift;
+                              // BlockMergeSort: the mask of the masked orders, else 0)
   uint32_t constantHigh = 0;  // FloatBits: the high word of the f64 literal
   // A length: the pieces of splitUp and coalesce (the folds, scans, nests, FloatScan),
   // Rotate's split point, Ends' copies of the first element, Load's and Take's length;
-  // ThreadItems: the threads of its loops; BlockRadixSort, BlockDiscontinuity: the chunks,
-  // one by one.
+  // ThreadItems: the threads of its loops; BlockRadixSort, BlockDiscontinuity,
+  // BlockMergeSort: the chunks, one by one.
   uint32_t size = 0;
   uint32_t log2Parts = 0;         // BinSplit: 2^log2Parts parts
   bool until = false;             // Iterate: seqUntil (else seqIterate)
@@ -210,18 +228,21 @@ struct Node {
                                   // key type (kSortKeyTypes)
   uint32_t scan = 0;              // ThreadItems: 0 none, else 1 + blockScanItems' operator
   bool aggregate = false;         // ThreadItems with scan: the block's aggregate added
-  uint32_t items = 0;             // BlockRadixSort, BlockDiscontinuity: the words each
-                                  // thread holds (1 to 8)
+  uint32_t items = 0;             // BlockRadixSort, BlockDiscontinuity, BlockMergeSort:
+                                  // the words each thread holds (1 to 8)
   uint32_t beginBit = 0;          // BlockRadixSort: the bits sorted by: [beginBit,
   uint32_t endBit = 0;            // endBit)
   uint32_t radixBits = 0;         // BlockRadixSort: a pass's digit bits (1 to 8)
   bool descending = false;        // BlockRadixSort
-  uint32_t values = 0;            // BlockRadixSort: the value arrays sorted along (0 to 2)
+  uint32_t values = 0;            // BlockRadixSort: the value arrays sorted along (0 to 2);
+                                  // BlockMergeSort: 0 or 1
   uint32_t adjacent = 0;          // BlockDiscontinuity: 0 blockFlagHeads, 1 blockFlagTails,
                                   // 2 blockAdjacentDifference
   uint32_t edge = 0;              // BlockDiscontinuity: the tile's predecessor (tails: its
                                   // successor), kAdjacentEdges
   uint32_t shift = 0;             // BlockDiscontinuity: the items are x >> shift (below 32)
+  uint32_t order = 0;             // BlockMergeSort: the comparator (kMergeOrders)
+  uint32_t valid = 0;             // BlockMergeSort: the valid count (kMergeValids)
   std::vector<Node> kids;         // the nested body of BinSplit, Nest, ThreadNest, SeqNest
 };
 
@@ -487,6 +508,17 @@ constexpr uint32_t kAdjacentKinds = 3;
 constexpr uint32_t kMostAdjacentChunks = 4;
 constexpr uint32_t kAdjacentForms = 2;
 constexpr uint32_t kAdjacentEdges = 4;
+// BlockMergeSort's comparators (Node::order; mergeLess in scalar_ops.hpp): 0 a < b
+// (Ascending), 1 b < a (Descending), 2 (a & m) < (b & m), 3 (b & m) < (a & m) with the mask
+// m = constant (ties among words that differ elsewhere: the sort must keep their order). Its
+// valid counts (Node::valid): 0 every element (blockMergeSort's default; the padding sorts
+// last), 1 the chunk's size, 2 x[the chunk's first] % (size + 1), read in the kernel (the
+// chunk's words from it on kept as they are). Most chunks, forms (Node::fn), value arrays.
+constexpr uint32_t kMergeOrders = 4;
+constexpr uint32_t kMergeValids = 3;
+constexpr uint32_t kMostMergeChunks = 4;
+constexpr uint32_t kMergeForms = 2;
+constexpr uint32_t kMostMergeValues = 1;
 
 // The input's elements (below 2^elem), as words.
 std::vector<uint32_t> inputFor(const Recipe& r);

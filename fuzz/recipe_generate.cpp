@@ -1,8 +1,8 @@
 // Generation: a random well-typed, well-sized 1-D recipe from a seed. The main stream draws
 // what the first generator drew; each later kind of step or recipe (collectives, narrow types,
 // float bit patterns, bit intrinsics and warp votes, thread arrays, their block scans, half
-// precision and fp8, block radix sorts, block discontinuities, fused outputs, divisors, vector
-// stores, matrix kernels)
+// precision and fp8, block radix sorts, block discontinuities, block merge sorts, fused
+// outputs, divisors, vector stores, matrix kernels)
 // draws from a stream of its own seeded by the data seed, so the recipes that draw none of
 // them stay as they were. Matrix recipes: recipe_matrix_generate.cpp.
 #include <algorithm>
@@ -30,6 +30,10 @@ class Generator {
   // and whether it reads the input directly).
   uint32_t threads() const { return block_.threads; }
   uint32_t altThreads() const { return block_.altThreads; }
+
+  // The times a block program runs in one configuration of the kernel: once per block. The
+  // steps of a SeqNest's body run that many times more (a merge sort's cost counts them).
+  void setBlocks(uint32_t blocks) { runs_ = blocks; }
 
   void enableCollectives(uint64_t seed, const Where& block) {
     collectives_.seed(seed ^ 0x5851f42d4c957f2dull);
@@ -71,6 +75,7 @@ class Generator {
           itemsStep(level, pullOnly, n, ops);
           sortStep(level, pullOnly, n, ops);
           adjacentStep(level, pullOnly, n, ops);
+          mergeStep(level, pullOnly, n, ops);
           smallStep(pullOnly, ops);
           pairStep(ops);
           continue;
@@ -91,6 +96,7 @@ class Generator {
       itemsStep(level, pullOnly, n, ops);
       sortStep(level, pullOnly, n, ops);
       adjacentStep(level, pullOnly, n, ops);
+      mergeStep(level, pullOnly, n, ops);
       smallStep(pullOnly, ops);
       pairStep(ops);
     }
@@ -153,6 +159,13 @@ class Generator {
   void enableAdjacent(uint64_t seed) {
     adjacent_.seed(seed ^ 0xd1b54a32d192ed03ull);
     adjacentOn_ = true;
+  }
+  // From now on, a block merge sort (BlockMergeSort) follows a step of a Block body now and
+  // then, drawn from a stream of its own (it keeps the length too, and no other stream reads
+  // what it draws).
+  void enableMerges(uint64_t seed) {
+    merges_.seed(seed ^ 0x8cb92ba72f3d8dd7ull);
+    mergesOn_ = true;
   }
 
  private:
@@ -373,7 +386,11 @@ class Generator {
         node.size = divisor(n, node.op == Op::SeqNest ? std::max(1u, n / 8) : 1, hi);
         if (node.size == 0) return false;
         uint32_t m = node.size;
+        // A SeqNest's body runs once for each of its pieces, one after the other.
+        const uint64_t runs = runs_;
+        if (node.op == Op::SeqNest) runs_ *= n / node.size;
         node.kids = body(inner, m, depth + 1, false);
+        runs_ = runs;
         n = (n / node.size) * m;
         usesWarps = usesWarps || inner == Level::Warp;
         return true;
@@ -661,6 +678,78 @@ class Generator {
     }
   }
 
+  // Percent of the steps of Block bodies that a BlockMergeSort follows where one fits: chunks
+  // (1 to kMostMergeChunks of the array) within a tile of 8 items a thread at the smaller
+  // count, items the fewest that hold the chunk half the time, and at most kMostMergeWork in
+  // all (mergeWork at the larger count, times the chunks and the times the body runs: once a
+  // block, and once a piece of each SeqNest around it). The comparator: ascending,
+  // descending, or by a masked part of the word either way (mergeMask); every element valid
+  // half the time, else the chunk's size or a count read in the kernel; the places sorted
+  // along half the time. A later collective or the last draw of the thread counts may give
+  // counts it does not fit: generateSteps then drops it (dropUnfitMerges), so the streams
+  // draw what they drew.
+  static constexpr uint64_t kMergePercent = 3;
+  // What the simulator runs of the sorts of one step in one configuration, about: a merge
+  // round is a binary search of seqWhile steps and a merge, per thread (a sort of 1,024
+  // threads of 1 item: 113,664; of 32 threads of 8 items: 4,128).
+  static constexpr uint64_t kMostMergeWork = 1u << 18;
+  uint32_t mBelow(uint32_t k) { return static_cast<uint32_t>(merges_() % k); }
+  // A masked order's mask: 1 to 4 bits in a row (long runs of ties), a scatter of few bits,
+  // the high bits from one on, or any word.
+  uint32_t mergeMask() {
+    const uint32_t word = static_cast<uint32_t>(merges_());
+    switch (mBelow(4)) {
+      case 0: {
+        const uint32_t bits = 1 + mBelow(4);
+        return ((1u << bits) - 1u) << mBelow(33 - bits);
+      }
+      case 1: return word & static_cast<uint32_t>(merges_()) & static_cast<uint32_t>(merges_());
+      case 2: return 0xffffffffu << mBelow(32);
+      default: return word;
+    }
+  }
+  // A sort's work in a block of `threads` threads: each thread's items^2 compare-exchanges
+  // (about) and, in each of the log2(threads) merge rounds, a search of about as many steps
+  // and its items.
+  static uint64_t mergeWork(uint32_t threads, uint32_t items) {
+    uint32_t rounds = 0;
+    while ((1u << rounds) < threads) ++rounds;
+    return uint64_t{threads} * (items * items + rounds * (items + rounds));
+  }
+  void mergeStep(Level level, bool pullOnly, uint32_t n, std::vector<Node>& ops) {
+    if (!mergesOn_ || pullOnly || level != Level::Block) return;
+    if (merges_() % 100 >= kMergePercent) return;
+    const uint32_t fewest = std::min(block_.threads, block_.altThreads);
+    const uint32_t most = std::max(block_.threads, block_.altThreads);
+    if (fewest == 0) return;
+    const Where w = block_.at(Level::Block);
+    std::vector<uint32_t> chunks;
+    for (uint32_t c = 1; c <= kMostMergeChunks; ++c) {
+      if (n % c == 0) chunks.push_back(c);
+    }
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      Node node;
+      node.op = Op::BlockMergeSort;
+      const uint32_t c = chunks[mBelow(static_cast<uint32_t>(chunks.size()))];
+      node.size = n / c;
+      const uint32_t least = (node.size + fewest - 1) / fewest;
+      if (least > kMostThreadItems) continue;
+      node.items = mBelow(2) == 0 ? least : least + mBelow(kMostThreadItems - least + 1);
+      node.order = mBelow(kMergeOrders);
+      const uint32_t mask = mergeMask();
+      node.constant = node.order >= 2 ? mask : 0;
+      const uint32_t valid = mBelow(4);
+      node.valid = valid < 2 ? 0 : valid - 1;
+      node.values = mBelow(kMostMergeValues + 1);
+      node.fn = mBelow(kMergeForms);
+      if (mergeWork(most, node.items) * c * runs_ > kMostMergeWork || !collectiveFits(w, node, n)) {
+        continue;
+      }
+      ops.push_back(node);
+      return;
+    }
+  }
+
   // Percent of the steps that a small float step follows (a SmallFloatForce in a third of
   // those outside binSplit).
   static constexpr uint64_t kSmallPercent = 3;
@@ -747,7 +836,10 @@ class Generator {
   bool sortsOn_ = false;
   std::mt19937_64 adjacent_;
   bool adjacentOn_ = false;
+  std::mt19937_64 merges_;
+  bool mergesOn_ = false;
   Where block_;
+  uint64_t runs_ = 1;
 };
 
 // Drops the ThreadItems steps whose loops have more threads than `threads` (the smaller of the
@@ -789,6 +881,16 @@ void dropUnfitAdjacent(std::vector<Node>& ops, uint32_t threads, uint32_t altThr
            !(adjacentFitsThreads(n, threads) && adjacentFitsThreads(n, altThreads));
   });
   for (Node& n : ops) dropUnfitAdjacent(n.kids, threads, altThreads);
+}
+
+// Drops the BlockMergeSort steps that the last thread counts do not fit (mergeFitsThreads):
+// they keep the length, so nothing else changes.
+void dropUnfitMerges(std::vector<Node>& ops, uint32_t threads, uint32_t altThreads) {
+  std::erase_if(ops, [&](const Node& n) {
+    return n.op == Op::BlockMergeSort &&
+           !(mergeFitsThreads(n, threads) && mergeFitsThreads(n, altThreads));
+  });
+  for (Node& n : ops) dropUnfitMerges(n.kids, threads, altThreads);
 }
 
 // Percent of the recipes that are matrix kernels.
@@ -1003,6 +1105,7 @@ Recipe generateSteps(std::mt19937_64& rng, uint32_t& resultLength) {
   gen.enableItemsScans(r.dataSeed);
   gen.enableSorts(r.dataSeed);
   gen.enableAdjacent(r.dataSeed);
+  gen.enableMerges(r.dataSeed);
   const uint32_t result = static_cast<uint32_t>(extra() % 100);
   if (result < 20) {
     r.result = result < 10 ? Result::EffectWrite : Result::EffectAtomic;
@@ -1012,6 +1115,7 @@ Recipe generateSteps(std::mt19937_64& rng, uint32_t& resultLength) {
     r.effectFirst = extra() % 2 == 0;
   }
   uint32_t n = r.chunk;
+  gen.setBlocks(r.blocks);
   r.body = gen.body(Level::Block, n, 0, false);
   r.threads = gen.threads();  // a collective may have chosen them
   r.altThreads = gen.altThreads();
@@ -1029,6 +1133,9 @@ Recipe generateSteps(std::mt19937_64& rng, uint32_t& resultLength) {
   // A discontinuity drawn before the thread counts changed, whose chunk their tile does not
   // hold: dropped.
   dropUnfitAdjacent(r.body, r.threads, r.altThreads);
+  // A merge sort drawn before the thread counts changed, whose chunk their tile does not hold:
+  // dropped.
+  dropUnfitMerges(r.body, r.threads, r.altThreads);
   // Fused outputs: from a stream of their own, drawn last (the parts fit the final thread
   // counts), so that the other streams draw what they drew before.
   std::mt19937_64 fused(r.dataSeed ^ 0x2545f4914f6cdd1dull);

@@ -35,7 +35,7 @@ struct Where {
 // ------------------------------------------------------------------ rules (recipe_rules.cpp)
 bool pow2(uint32_t n);
 // Whether collective step n (or a WarpVote, a ThreadItems, a BlockRadixSort, a
-// BlockDiscontinuity) fits an array of length len where w is.
+// BlockDiscontinuity, a BlockMergeSort) fits an array of length len where w is.
 bool collectiveFits(const Where& w, const Node& n, size_t len);
 // Whether BlockRadixSort step n fits a block of `threads` threads (whole warps, enough for
 // its digits, a tile that holds its chunk, kSortSharedWords at most); collectiveFits asks it
@@ -50,6 +50,11 @@ constexpr uint32_t kSortSharedWords = 8192;
 // holds its chunk); collectiveFits asks it of both thread counts, the generator of the last
 // ones drawn (a step that does not fit them is dropped).
 bool adjacentFitsThreads(const Node& n, uint32_t threads);
+// Whether BlockMergeSort step n fits a block of `threads` threads (its fields, a tile that
+// holds its chunk, the sort's shared memory within kSortSharedWords); collectiveFits asks it
+// of both thread counts, the generator of the last ones drawn (a step that does not fit them
+// is dropped).
+bool mergeFitsThreads(const Node& n, uint32_t threads);
 // A fused part's collective as the collectives' node (its shape rules are theirs).
 Node partNode(const FusedPart& f);
 // Whether a block reads the input's global array directly as vectors (vectors<W>, or a
@@ -143,6 +148,8 @@ class Printer {
                       const std::string& def);
   void blockDiscontinuity(int ind, const std::string& p, const Node& n, const std::string& x,
                           const std::string& def);
+  void blockMergeSort(int ind, const std::string& p, const Node& n, const std::string& x,
+                      const std::string& def);
 
   int counter_ = 0;
 };

@@ -376,6 +376,7 @@ std::string Printer::step(int ind, Level level, const std::string& p, const Node
     case Op::ThreadItems: threadItems(ind, L, p, n, x, def); break;
     case Op::BlockRadixSort: blockRadixSort(ind, p, n, x, def); break;
     case Op::BlockDiscontinuity: blockDiscontinuity(ind, p, n, x, def); break;
+    case Op::BlockMergeSort: blockMergeSort(ind, p, n, x, def); break;
     case Op::FloatBits:
       line(ind, def + "fmap(" + floatBitsText(n.fn, n.specials, n.constant, n.constantHigh) + ", " +
                     x + ");");
@@ -733,6 +734,85 @@ void Printer::blockDiscontinuity(int ind, const std::string& p, const Node& n, c
   const std::string word = n.adjacent == 2 ? "" : x + ", ";  // the flags' results read x
   line(ind, def + "force(" + p + ", mkPush<Block, EWord32>(" + x + ".len(), [" + word + outs +
                 ", " + chunks + "](const Program<Block>& " + q + ", const Writer<EWord32>& out) {");
+  line(ind + 1, "for (uint32_t " + c + " = 0; " + c + " < " + chunks + "; ++" + c + ") {");
+  writeBack(ind + 2, q, [&](const std::string& at) { return "out(u, " + out + ", " + at + ")"; });
+  line(ind + 1, "}");
+  line(ind, "}));");
+}
+
+// A BlockMergeSort step (as build.hpp's blockMergeSortStep) over x in Block program p: the
+// chunks in a loop of the printed code, as the builder loops over them.
+void Printer::blockMergeSort(int ind, const std::string& p, const Node& n, const std::string& x,
+                             const std::string& def) {
+  const std::string T = u(threads), size = u(n.size), items = u(n.items);
+  const std::string chunks = fresh("chunks"), c = fresh("chunk"), keys = fresh("keys"),
+                    vals = fresh("vals"), less = fresh("less");
+  const std::string place = "t.declare(tid * " + items + " + k)";
+  // Chunk c's valid count (build.hpp's validOf).
+  const std::string valid = x + "[" + c + " * " + size + "] % " + u(n.size + 1);
+  // The result of item k of chunk c (build.hpp's result).
+  std::string out = keys + "[" + c + "][k]";
+  if (n.values > 0) {
+    out = "(" + out + " ^ (" + vals + "[" + c + "][0][k] * " + u(kMergeValueFactor) + "))";
+  }
+  if (n.valid == 2) {
+    out = "ifThenElse(e < " + valid + ", " + out + ", " + x + "[" + c + " * " + size + " + e])";
+  }
+  // The loop over the block's threads that writes chunk c's result with put(index).
+  const auto writeBack = [&](int at, const std::string& q,
+                             const std::function<std::string(const std::string&)>& put) {
+    line(at, q + ".forAll(" + T + ", [&](const Program<Thread>& t, const EWord32& tid) {");
+    line(at + 1, "for (uint32_t k = 0; k < " + items + "; ++k) {");
+    line(at + 2, "const EWord32 e = " + place + ";");
+    line(at + 2, "t.cond(e < " + size + ", [&](const Program<Thread>& u) { " +
+                     put(c + " * " + size + " + e") + "; });");
+    line(at + 1, "}");
+    line(at, "});");
+  };
+  line(ind, "const uint32_t " + chunks + " = " + x + ".len() / " + size + ";");
+  line(ind, "const auto " + less + " = " + mergeOrderText(n.order, n.constant) + ";");
+  const std::string y = fresh("y");
+  if (n.fn == 0) {
+    line(ind,
+         "const SMutable<uint32_t> " + y + " = newShared<uint32_t>(" + p + ", " + x + ".len());");
+  }
+  line(ind, "std::vector<ThreadArray<uint32_t>> " + keys + ";");
+  line(ind, "std::vector<std::vector<ThreadArray<uint32_t>>> " + vals + ";");
+  line(ind, "for (uint32_t " + c + " = 0; " + c + " < " + chunks + "; ++" + c + ") {");
+  line(ind + 1, keys + ".push_back(threadArray<uint32_t>(" + p + ", " + items + "));");
+  line(ind + 1, vals + ".emplace_back();");
+  if (n.values > 0) {
+    line(ind + 1, "for (uint32_t v = 0; v < " + u(n.values) + "; ++v) " + vals +
+                      ".back().push_back(threadArray<uint32_t>(" + p + ", " + items + "));");
+  }
+  line(ind + 1, p + ".forAll(" + T + ", [&](const Program<Thread>& t, const EWord32& tid) {");
+  line(ind + 2, "for (uint32_t k = 0; k < " + items + "; ++k) {");
+  line(ind + 3, "const EWord32 e = " + place + ";");
+  line(ind + 3, keys + "[" + c + "].write(t, k, ifThenElse(e < " + size + ", " + x + "[" + c +
+                    " * " + size + " + min(e, EWord32(" + u(n.size - 1) + "))], EWord32(" +
+                    u(mergePadKey(n.order, n.valid)) + ")));");
+  if (n.values > 0) line(ind + 3, vals + "[" + c + "][0].write(t, k, e);");
+  line(ind + 2, "}");
+  line(ind + 1, "});");
+  line(ind + 1,
+       "blockMergeSort(" + p + ", " + keys + "[" + c + "], " + less + ", " + vals + "[" + c + "]" +
+           (n.valid == 0 ? "" : ", " + (n.valid == 2 ? valid : "EWord32(" + size + ")")) + ");");
+  if (n.fn == 0) {
+    writeBack(ind + 1, p, [&](const std::string& at) {
+      return "write(u, " + y + ", " + at + ", " + out + ")";
+    });
+  }
+  line(ind, "}");
+  if (n.fn == 0) {
+    line(ind, p + ".sync();");
+    line(ind, def + y + ".pull();");
+    return;
+  }
+  const std::string q = fresh("q");
+  const std::string word = n.valid == 2 ? x + ", " : "";  // the kept words read x
+  line(ind, def + "force(" + p + ", mkPush<Block, EWord32>(" + x + ".len(), [" + word + keys +
+                ", " + vals + ", " + chunks + "](const Program<Block>& " + q +
+                ", const Writer<EWord32>& out) {");
   line(ind + 1, "for (uint32_t " + c + " = 0; " + c + " < " + chunks + "; ++" + c + ") {");
   writeBack(ind + 2, q, [&](const std::string& at) { return "out(u, " + out + ", " + at + ")"; });
   line(ind + 1, "}");

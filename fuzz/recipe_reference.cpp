@@ -214,6 +214,27 @@ Words refBlockDiscontinuity(const Node& n, const Words& x) {
   return y;
 }
 
+// A BlockMergeSort step over x: in each chunk of n.size words its first `valid` (the size, or
+// x[the chunk's first] % (size + 1)) sorted stably by the comparator (mergeLess; the tile's
+// padding sorts after them and is not written), each combined with the place it came from
+// (with a value array); the chunk's words from valid on as they were.
+Words refBlockMergeSort(const Node& n, const Words& x) {
+  Words y(x);
+  for (size_t start = 0; start < x.size(); start += n.size) {
+    const uint32_t valid = n.valid == 2 ? x[start] % (n.size + 1) : n.size;
+    std::vector<uint32_t> places(valid);
+    for (uint32_t i = 0; i < valid; ++i) places[i] = i;
+    std::stable_sort(places.begin(), places.end(), [&](uint32_t a, uint32_t b) {
+      return mergeLess(n.order, n.constant, x[start + a], x[start + b]);
+    });
+    for (uint32_t j = 0; j < valid; ++j) {
+      const uint32_t place = places[j];
+      y[start + j] = x[start + place] ^ (n.values > 0 ? place * kMergeValueFactor : 0u);
+    }
+  }
+  return y;
+}
+
 Words refStep(const Where& w, const Node& n, const Words& x) {
   const size_t len = x.size();
   const size_t half = len / 2;
@@ -387,6 +408,9 @@ Words refStep(const Where& w, const Node& n, const Words& x) {
     case Op::BlockDiscontinuity:
       require(collectiveFits(w, n, len), "a block discontinuity's shape rules do not hold");
       return refBlockDiscontinuity(n, x);
+    case Op::BlockMergeSort:
+      require(collectiveFits(w, n, len), "a block merge sort's shape rules do not hold");
+      return refBlockMergeSort(n, x);
     case Op::NarrowMap:
     case Op::NarrowForce: {
       require(n.width == 8 || n.width == 16, "a narrow step of another width");

@@ -20,6 +20,7 @@ bool isSmallFloatStep(Op op) { return op == Op::SmallFloatMap || op == Op::Small
 bool isPairStep(Op op) { return op == Op::PairMap; }
 bool isSortStep(Op op) { return op == Op::BlockRadixSort; }
 bool isAdjacentStep(Op op) { return op == Op::BlockDiscontinuity; }
+bool isMergeStep(Op op) { return op == Op::BlockMergeSort; }
 
 bool isPullStep(Op op) {
   switch (op) {
@@ -150,6 +151,11 @@ bool collectiveFits(const Where& w, const Node& n, size_t len) {
     case Op::BlockDiscontinuity:
       return block && n.size > 0 && m % n.size == 0 && m / n.size <= kMostAdjacentChunks &&
              adjacentFitsThreads(n, w.threads) && adjacentFitsThreads(n, w.altThreads);
+    // Nor is a merge sort, a block collective of any block too: chunks of size elements, at
+    // most kMostMergeChunks of them, each within the tile at both thread counts.
+    case Op::BlockMergeSort:
+      return block && n.size > 0 && m % n.size == 0 && m / n.size <= kMostMergeChunks &&
+             mergeFitsThreads(n, w.threads) && mergeFitsThreads(n, w.altThreads);
     default: return false;
   }
 }
@@ -180,6 +186,15 @@ bool adjacentFitsThreads(const Node& n, uint32_t threads) {
                       n.edge < (n.adjacent == 2 ? 2u : kAdjacentEdges) && n.fn < kAdjacentForms &&
                       n.shift < 32;
   return fields && threads >= 1 && threads <= 1024 && n.size <= threads * n.items;
+}
+
+bool mergeFitsThreads(const Node& n, uint32_t threads) {
+  const bool fields = n.items >= 1 && n.items <= kMostThreadItems && n.order < kMergeOrders &&
+                      n.valid < kMergeValids && n.fn < kMergeForms && n.values <= kMostMergeValues;
+  // The chunk within the tile; the sort's shared memory (a tile of keys, one of values) within
+  // kSortSharedWords.
+  return fields && threads >= 1 && threads <= 1024 && n.size <= threads * n.items &&
+         threads * n.items * (1 + n.values) <= kSortSharedWords;
 }
 
 Node partNode(const FusedPart& f) {

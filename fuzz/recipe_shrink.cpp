@@ -66,6 +66,10 @@ size_t variants(const Node& n) {
     case Op::BlockDiscontinuity:
       return (n.fn != 0) + (n.constant != 0) + (n.adjacent != 0) + (n.edge != 0) + (n.shift != 0) +
              static_cast<size_t>(std::bit_width(n.items)) - (n.items > 0);
+    // The halvings of its items too.
+    case Op::BlockMergeSort:
+      return (n.fn != 0) + (n.constant != 0) + (n.order != 0) + (n.valid != 0) + n.values +
+             static_cast<size_t>(std::bit_width(n.items)) - (n.items > 0);
     default: return 0;
   }
 }
@@ -248,6 +252,25 @@ std::vector<Recipe> shrinkCandidates(const Recipe& r) {
         if (step.adjacent != 0) set([](Node& n) { n.adjacent = 0; });
         if (step.edge != 0) set([](Node& n) { n.edge = 0; });
         if (step.shift != 0) set([](Node& n) { n.shift = 0; });
+        if (step.items > 1) set([](Node& n) { n.items /= 2; });
+      }
+      // A block merge sort's simplest: the first form, ascending (mask 0), every element
+      // valid, the keys alone, half the items (the reference rejects a tile that no longer
+      // holds the chunk); a masked order keeps its order with mask 0 (every key tied).
+      if (isMergeStep(step.op)) {
+        const auto set = [&](const std::function<void(Node&)>& change) {
+          edit(li, [at, change](std::vector<Node>& v) { change(v[static_cast<size_t>(at)]); });
+        };
+        if (step.fn != 0) set([](Node& n) { n.fn = 0; });
+        if (step.order != 0) {
+          set([](Node& n) {
+            n.order = 0;
+            n.constant = 0;
+          });
+        }
+        if (step.constant != 0) set([](Node& n) { n.constant = 0; });
+        if (step.valid != 0) set([](Node& n) { n.valid = 0; });
+        if (step.values != 0) set([](Node& n) { n.values = 0; });
         if (step.items > 1) set([](Node& n) { n.items /= 2; });
       }
       // Replace a nested step by its kids, spliced in (every step of a lower level is also

@@ -78,7 +78,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
                                          "threadSequential"};
   static const char* const loadAlgs[] = {"direct", "striped", "warpStriped", "vectorized"};
   bool collective = false, floats = false, bits = false, items = false, small = false,
-       pairs = false, sorts = false, adjacent = false;
+       pairs = false, sorts = false, adjacent = false, merges = false;
   Level level = Level::Block;  // where the steps walked now run
   std::function<void(const std::vector<Node>&)> walk = [&](const std::vector<Node>& ops) {
     for (const Node& n : ops) {
@@ -291,6 +291,37 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
           }
           break;
         }
+        case Op::BlockMergeSort: {
+          static const char* const orders[] = {"ascending", "descending", "masked ascending",
+                                               "masked descending"};
+          static_assert(std::size(orders) == kMergeOrders);
+          static const char* const valids[] = {"every element", "the chunk's size",
+                                               "a count read in the kernel"};
+          static_assert(std::size(valids) == kMergeValids);
+          merges = true;
+          ++counts["BlockMergeSort"];
+          ++counts[std::string("BlockMergeSort ") + orders[n.order % kMergeOrders]];
+          ++counts[std::string("BlockMergeSort valid: ") + valids[n.valid % kMergeValids]];
+          ++counts[std::string("BlockMergeSort ") + (n.values > 0 ? "with places" : "keys alone") +
+                   (n.fn == 0 ? ", newShared + sync + pull" : ", force(mkPush)")];
+          ++counts["BlockMergeSort " + std::to_string(n.items) + " items a thread"];
+          // A tile (threads x items at a thread count) that the chunk does not fill: padding.
+          if (n.size < std::max(r.threads, r.altThreads) * n.items) {
+            ++counts["BlockMergeSort padded tile (at a thread count)"];
+          }
+          if (n.size == std::min(r.threads, r.altThreads) * n.items ||
+              n.size == std::max(r.threads, r.altThreads) * n.items) {
+            ++counts["BlockMergeSort chunk of a whole tile (at a thread count)"];
+          }
+          // Merge rounds whose runs do not pair up evenly.
+          if (!pow2(r.threads) || !pow2(r.altThreads)) {
+            ++counts["BlockMergeSort in blocks of a thread count not a power of two"];
+          }
+          if (r.threads % 32 != 0 || r.altThreads % 32 != 0) {
+            ++counts["BlockMergeSort in blocks of part of a warp"];
+          }
+          break;
+        }
         case Op::Nest:
         case Op::SeqNest:
           // The bit steps' nests of one WarpVote over pieces of 32 (recipe_generate.cpp's
@@ -320,6 +351,7 @@ void countSteps(const Recipe& r, std::map<std::string, uint64_t>& counts) {
   if (pairs) ++counts["programs with packed pairs"];
   if (sorts) ++counts["programs with block radix sorts"];
   if (adjacent) ++counts["programs with block discontinuities"];
+  if (merges) ++counts["programs with block merge sorts"];
   static const char* const divisors[] = {"none", "require (d = 0 refused)", "guarded by ||",
                                          "guarded by a select", "length (d = 0 refused)"};
   if (r.divisor != Divisor::None) {

@@ -1720,4 +1720,38 @@ inline const char* adjacentName(uint32_t kind) {
 // changes many bits of the word, which later steps are unlikely to hide.
 constexpr uint32_t kAdjacentFlagFactor = 0x9e3779b1u;
 
+// ------------------------------------------------------------------ merge sorts
+// BlockMergeSort (recipe.hpp): its comparator (Node::order, mask Node::constant) on words, for
+// the reference; the kernel passes Ascending{}, Descending{} or mergeMaskedText's lambda.
+inline bool mergeLess(uint32_t order, uint32_t mask, uint32_t a, uint32_t b) {
+  switch (order % kMergeOrders) {
+    case 0: return a < b;
+    case 1: return b < a;
+    case 2: return (a & mask) < (b & mask);
+    default: return (b & mask) < (a & mask);
+  }
+}
+// The comparator as the printer writes it (build.hpp's withMergeOrder passes the same).
+inline std::string mergeOrderText(uint32_t order, uint32_t mask) {
+  const std::string m = hex(mask, "u");
+  switch (order % kMergeOrders) {
+    case 0: return "Ascending{}";
+    case 1: return "Descending{}";
+    case 2:
+      return "[](const EWord32& a, const EWord32& b) { return (a & " + m + ") < (b & " + m + "); }";
+    default:
+      return "[](const EWord32& a, const EWord32& b) { return (b & " + m + ") < (a & " + m + "); }";
+  }
+}
+// The key of the tile's padding (elements from the chunk's size on): with every element valid
+// (Node::valid 0) the greatest by the order, which sorts after the chunk (ties too: the padding
+// comes last in the tile, and the sort is stable); with a valid count the least, which a sort
+// that took the padding in would move in front.
+inline uint32_t mergePadKey(uint32_t order, uint32_t valid) {
+  const bool ascending = order % 2 == 0;  // orders 0 and 2
+  return (valid == 0) == ascending ? 0xffffffffu : 0u;
+}
+// The value array's factor in the result (key ^ place * factor): odd, so no two places agree.
+constexpr uint32_t kMergeValueFactor = 0x9e3779b1u;
+
 }  // namespace fuzz

@@ -48,6 +48,16 @@ class Measurement:
     command: str       # what wrote it, run on the device machine
     note: str = ""     # said with the date: which code it measured, where that matters
 
+    @property
+    def pending(self) -> bool:
+        """Not measured yet: its block says so until the JSON is dropped in and date, command
+        and sha256 are set."""
+        return PENDING in (self.date, self.sha256)
+
+
+# The date and sha256 of a measurement to come (its file may be absent; see load()).
+PENDING = "TBD"
+
 
 # One entry per benchmark run. After measuring again: replace the JSON (and the .txt), then
 # set date, command and sha256 here (`--fingerprints` prints the new sha256) and run this script.
@@ -65,6 +75,15 @@ MEASUREMENTS = {
         "select-h100.json", "2026-11-27", "3247eb885057a2a9",
         "build-gpu/bench/obsidian-bench-select --runs 30 --json bench/results/select-h100.json",
         "device::Select's and device::ReduceByKey's sm_90 rows"),
+    "mergesort": Measurement(
+        "mergesort-h100.json", "2026-11-27", "f02dbe41bfa7b068",
+        "build-gpu/bench/obsidian-bench-mergesort --runs 30 --json "
+        "bench/results/mergesort-h100.json"),
+    "segsort": Measurement(
+        "segsort-h100.json", "2026-11-27", "7452a6072a710ca1",
+        "build-gpu/bench/obsidian-bench-segsort --runs 20 --set threads=512 --set items=8 "
+        "--set small_items=2 --json bench/results/segsort-h100.json",
+        "the sm_90 row's policy, set on the command line before the row held it"),
     "topk": Measurement(
         "topk-h100.json", "2026-11-27", "02dda8232fed58bd",
         "build-gpu/bench/obsidian-bench-topk --runs 30 --json bench/results/topk-h100.json"),
@@ -328,6 +347,76 @@ def render_sort(d: dict) -> list[str]:
     out += ["", checked(rows, ["ours_ok", "cub_ok"],
                         "every key and value: CUB's against a host sort up to 2^24, ours bit for "
                         "bit against CUB's")]
+    return out
+
+
+def render_mergesort(d: dict) -> list[str]:
+    m = MEASUREMENTS["mergesort"]
+    if "mergesort" not in d:
+        return [f"Not measured yet: `bench/results/{m.file}` (the JSON of "
+                "`obsidian-bench-mergesort --json`) and its date, command and fingerprint in "
+                "MEASUREMENTS['mergesort'] of scripts/results.py are to come."]
+    data = d["mergesort"]
+    rows = data["rows"]
+    out = meta("mergesort", data)
+    policies = "; ".join(sorted({r["policy"] for r in rows}))
+    out += [f"Policy: {policies}. `device::mergeSortKeys` / `mergeSortPairs` (u32 values) against "
+            "`cub::DeviceMergeSort::SortKeysCopy` / `SortPairsCopy` on the same random keys, both "
+            "with storage kept between calls: u32 keys ascending (`Ascending`; CUB: a functor "
+            "a < b), f32 keys of random sign and magnitude in [1e-3, 1e3) descending "
+            "(`Descending`; CUB: b < a), and u32 keys ascending with u32 values. `passes`: our "
+            "tile sort and merge passes; `a pass`: our time over them; `copy`: the 16-byte copy "
+            "kernel moving the same keys (and values) once, which a pass must at least do.", ""]
+    body = []
+    for r in rows:
+        ratio = us(r["ours"]) / us(r["cub"])
+        per_pass = us(r["ours"]) / r["passes"]
+        body.append([r["kind"], r["type"], r["order"], fmt_n(r["n"]), fixed(us(r["ours"]), 1),
+                     fixed(us(r["cub"]), 1), slower(fixed(ratio, 3), ratio > 1),
+                     fixed(r["n"] / us(r["ours"]) / 1e3, 2), fixed(r["n"] / us(r["cub"]) / 1e3, 2),
+                     str(r["passes"]), fixed(per_pass, 1), fixed(us(r["copy"]), 1),
+                     fixed(per_pass / us(r["copy"]), 2)])
+    out += table(["kind", "type", "order", "n", "ours us", "CUB us", "ours/CUB", "GKeys/s",
+                  "CUB GKeys/s", "passes", "us a pass", "copy us", "pass/copy"], body,
+                 set(range(3, 13)))
+    out += ["", checked(rows, ["ours_ok", "cub_ok"],
+                        "every key and value: ours and CUB's against a host stable sort by the "
+                        "same comparator below 2^25 keys, ours bit for bit against CUB's")]
+    return out
+
+
+def render_segsort(d: dict) -> list[str]:
+    m = MEASUREMENTS["segsort"]
+    if "segsort" not in d:
+        return [f"Not measured yet: `bench/results/{m.file}` (the JSON of "
+                "`obsidian-bench-segsort --json`) and its date, command and fingerprint in "
+                "MEASUREMENTS['segsort'] of scripts/results.py are to come."]
+    data = d["segsort"]
+    rows = data["rows"]
+    out = meta("segsort", data)
+    policies = "; ".join(sorted({r["policy"] for r in rows}))
+    out += [f"Policy: {policies}. `device::segmentedSortKeys` / `segmentedSortPairs` (u32 values) "
+            "against `cub::DeviceSegmentedSort::SortKeys` / `SortPairs` and "
+            "`cub::DeviceSegmentedRadixSort::SortKeys` / `SortPairs` (`radix`), u32 keys ascending "
+            "over all 32 bits, the same random keys and 32-bit offsets (begin offsets `d_offsets`, "
+            "end offsets `d_offsets + 1`) for all three, each with storage kept between calls. "
+            "`copy`: the 16-byte copy kernel moving the same keys (and values) once, which a sort "
+            "of segments that fit a tile must at least do.", ""]
+    body = []
+    for r in rows:
+        ratio = us(r["ours"]) / us(r["cub"])
+        radix = us(r["ours"]) / us(r["cub_radix"])
+        body.append([r["kind"], r["segmentation"], fmt_n(r["n"]), str(r["segments"]),
+                     fixed(us(r["ours"]), 1), fixed(us(r["cub"]), 1),
+                     slower(fixed(ratio, 3), ratio > 1), fixed(us(r["cub_radix"]), 1),
+                     slower(fixed(radix, 3), radix > 1), fixed(r["n"] / us(r["ours"]) / 1e3, 2),
+                     fixed(us(r["copy"]), 1)])
+    out += table(["kind", "segments", "n", "count", "ours us", "CUB us", "ours/CUB", "radix us",
+                  "ours/radix", "GKeys/s", "copy us"], body, set(range(2, 11)))
+    out += ["", checked(rows, ["ours_ok", "cub_ok"],
+                        "every key and value: ours and CUB's segmented radix sort bit for bit "
+                        "against CUB's segmented sort, and all three against a host stable sort "
+                        "of each segment for the random lengths")]
     return out
 
 
@@ -806,6 +895,16 @@ def render_summary(d: dict) -> list[str]:
         "`cub::DeviceRadixSort`",
         [us(r["ours"]) / us(r["cub"]) for r in sort
          if not (r["kind"] == "keys" and r["type"] == "u32")], "Radix sort")
+    if "mergesort" in d:  # once measured
+        merge = d["mergesort"]["rows"]
+        add("`device::mergeSortKeys` (u32 ascending, f32 descending) and `mergeSortPairs` "
+            "(u32 / u32), 2^20..2^28 and odd sizes", "`cub::DeviceMergeSort`",
+            [us(r["ours"]) / us(r["cub"]) for r in merge], "Merge sort")
+    if "segsort" in d:  # once measured
+        seg = d["segsort"]["rows"]
+        add("`device::segmentedSortKeys` and `segmentedSortPairs` (u32 / u32), 2^24 keys in "
+            "segments of 128, 4096, 1..2000 and 2^20", "`cub::DeviceSegmentedSort`",
+            [us(r["ours"]) / us(r["cub"]) for r in seg], "Segmented sort")
     select = d["select"]["rows"]
 
     def selects(kinds):
@@ -875,6 +974,8 @@ BLOCKS = {
         "scan": render_scan,
         "histogram": render_histogram,
         "sort": render_sort,
+        "mergesort": render_mergesort,
+        "segsort": render_segsort,
         "select": render_select,
         "topk": render_topk,
         "transpose": render_transpose,
@@ -915,6 +1016,16 @@ def load(root: Path) -> dict:
     data = {}
     for key, m in MEASUREMENTS.items():
         path = root / RESULTS_DIR / m.file
+        if m.pending:
+            # Not measured yet: nothing to load (its block says so). Once its file is here,
+            # its date, command and fingerprint must be set.
+            if path.exists():
+                sha = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+                problems.append(
+                    f"{RESULTS_DIR / m.file} is here but MEASUREMENTS[{key!r}] in "
+                    f"scripts/results.py is still a placeholder: set its date and command, and "
+                    f"sha256 to \"{sha}\"; then run python3 scripts/results.py")
+            continue
         if not path.exists():
             problems.append(f"{RESULTS_DIR / m.file} (MEASUREMENTS[{key!r}]) does not exist")
             continue

@@ -497,33 +497,39 @@ Family deviceScanFamily() {
   return f;
 }
 
-// ------------------------------------------------------------------ radix sort
-// Keys of Random::Bits from the seed n (u32: uniform words; f32: [0, 1)), made on the device and
-// rotated; the sorted keys (a host sort, kept on disk) compared on the host.
-template <class K>
-class RadixSortInstance : public Instance {
+// ------------------------------------------------------------------ sorts
+// The sort families' points: keys of Random::Bits from the seed n (u32: uniform words; f32:
+// [0, 1)), made on the device and rotated; the sorted keys (a host sort, kept on disk) compared
+// on the host. Sort supplies what the families differ in: the descriptor and temp, the cache keys,
+// the call (sort(): host vectors or device buffers), the host sort and the traffic.
+template <class K, class Sort>
+class SortInstance : public Instance {
  public:
-  RadixSortInstance(const Params& p, DataCache& cache)
-      : policy_(policyOf<device::RadixSort>(p)),
+  using D = typename Sort::Descriptor;
+  SortInstance(const Params& p, DataCache& cache)
+      : policy_(policyOf<D>(p)),
         n_(p.at("n").get<size_t>()),
-        key_("radixSort:" + typeName<K>() + ":" + std::to_string(n_)),
+        sort_(p, cache),
+        keysKey_(sort_.keysKey(typeName<K>(), n_)),
+        key_(sort_.referenceKey(keysKey_)),
         cache_(cache) {}
   std::vector<obsidian::SimStats> simulate(const obsidian::SimOptions& options) override {
-    device::Options o = device::withPolicy<device::RadixSort>(policy_);
+    device::Options o = device::withPolicy<D>(policy_);
     o.simulation = options;
     std::vector<obsidian::SimStats> runs(1);
-    o.simulated = &runs[0];  // the last pass's
+    o.simulated = &runs[0];  // the last launch's
     expected_ = reference();
-    device::radixSortKeys(*keys(), got_, {}, o);
+    sort_.sort(*keys(), got_, o, nullptr);
     return runs;
   }
   void prepareGpu(DataCache& cache) override {
-    copies_ = cache.get<std::vector<gpu::DeviceBuffer<K>>>("device:" + key_, [&] {
+    copies_ = cache.get<std::vector<gpu::DeviceBuffer<K>>>("device:" + keysKey_, [&] {
       auto c = std::make_shared<std::vector<gpu::DeviceBuffer<K>>>();
       for (size_t i = 0; i < rotationsFor(n_ * sizeof(K) * 2); ++i)
         randomOnGpu(c->emplace_back(n_), n_, Random::Bits);
       return c;
     });
+    sort_.prepareGpu(cache);
     expected_ = *cache.get<std::vector<K>>("ref:" + key_, [&] {
       return std::make_shared<std::vector<K>>(
           storedReference<K>(key_, [&] { return reference(); }));
@@ -533,39 +539,70 @@ class RadixSortInstance : public Instance {
   }
   size_t rotations() const override { return copies_->size(); }
   void launch(size_t run, const gpu::LaunchOptions& options) override {
-    device::Options o = device::withPolicy<device::RadixSort>(policy_);
+    device::Options o = device::withPolicy<D>(policy_);
     o.stream = options.stream;
     o.synchronize = options.synchronize;
-    device::radixSortKeys((*copies_)[run % copies_->size()], *out_, {}, o, &temp_);
+    sort_.sort((*copies_)[run % copies_->size()], *out_, o, &temp_);
   }
   void download() override { got_ = out_->download(); }
   std::string check() override { return firstDifference(got_, expected_); }
-  double bytesMoved() const override {  // each pass reads and writes every key
-    const uint32_t passes = (8 * sizeof(K) + policy_.radixBits - 1) / policy_.radixBits;
-    return static_cast<double>(n_ * sizeof(K) * 2 * passes);
-  }
+  double bytesMoved() const override { return sort_.bytesMoved(policy_, n_, sizeof(K)); }
 
  private:
   std::shared_ptr<const std::vector<K>> keys() {
-    return cache_.get<const std::vector<K>>("host:" + key_, [&] {
+    return cache_.get<const std::vector<K>>("host:" + keysKey_, [&] {
       return std::make_shared<const std::vector<K>>(randomOnHost<K>(n_, n_, Random::Bits));
     });
   }
   std::vector<K> reference() {
     std::vector<K> sorted = *keys();
-    std::stable_sort(sorted.begin(), sorted.end());  // u32 words, f32 in [0, 1)
+    sort_.sortOnHost(sorted);
     return sorted;
   }
 
-  RadixSortPolicy policy_;
+  typename D::Policy policy_;
   size_t n_;
-  std::string key_;
-  DataCache& cache_;  // the host keys of simulate()
+  Sort sort_;
+  std::string keysKey_, key_;  // the keys' (host and device) and the reference's
+  DataCache& cache_;           // the host keys of simulate()
   std::vector<K> expected_, got_;
   std::shared_ptr<std::vector<gpu::DeviceBuffer<K>>> copies_;
   std::shared_ptr<gpu::DeviceBuffer<K>> out_;
-  device::RadixSortTemp temp_;
+  typename Sort::Temp temp_;
 };
+
+// A Sort of the whole input: the reference shares the keys' cache key; nothing else to upload.
+struct WholeSort {
+  WholeSort(const Params&, DataCache&) {}
+  static std::string referenceKey(const std::string& keysKey) { return keysKey; }
+  static void prepareGpu(DataCache&) {}
+};
+
+// ------------------------------------------------------------------ radix sort
+// Every bit, ascending (u32 words, f32 in [0, 1): the floats' `<`).
+struct RadixSorting : WholeSort {
+  using Descriptor = device::RadixSort;
+  using Temp = device::RadixSortTemp;
+  using WholeSort::WholeSort;
+  static std::string keysKey(const std::string& type, size_t n) {
+    return "radixSort:" + type + ":" + std::to_string(n);
+  }
+  template <class In, class Out>
+  static void sort(const In& in, Out& out, const device::Options& o, Temp* temp) {
+    device::radixSortKeys(in, out, {}, o, temp);
+  }
+  template <class K>
+  static void sortOnHost(std::vector<K>& keys) {
+    std::stable_sort(keys.begin(), keys.end());
+  }
+  static double bytesMoved(const RadixSortPolicy& policy, size_t n, size_t keyBytes) {
+    // each pass reads and writes every key
+    const uint32_t passes = (8 * keyBytes + policy.radixBits - 1) / policy.radixBits;
+    return static_cast<double>(n * keyBytes * 2 * passes);
+  }
+};
+template <class K>
+using RadixSortInstance = SortInstance<K, RadixSorting>;
 
 Family radixSortFamily() {
   Family f;
@@ -607,6 +644,192 @@ Family radixSortFamily() {
     return "x" + std::to_string(u32(p, "items")) +
            (str(p, "early_counts") == "true" ? " early" : "") +
            (u32(p, "match_every") == 0 ? "" : " m" + std::to_string(u32(p, "match_every")));
+  };
+  return f;
+}
+
+// ------------------------------------------------------------------ merge sort
+// Stably by Less (u32: Ascending; f32: Descending).
+template <class Less>
+struct MergeSorting : WholeSort {
+  using Descriptor = device::MergeSort;
+  using Temp = device::MergeSortTemp;
+  using WholeSort::WholeSort;
+  static constexpr bool descending = std::is_same_v<Less, Descending>;
+  static std::string keysKey(const std::string& type, size_t n) {
+    return "mergeSort:" + type + ":" + (descending ? "descending" : "ascending") + ":" +
+           std::to_string(n);
+  }
+  template <class In, class Out>
+  static void sort(const In& in, Out& out, const device::Options& o, Temp* temp) {
+    device::mergeSortKeys(in, out, Less{}, o, temp);
+  }
+  template <class K>
+  static void sortOnHost(std::vector<K>& keys) {
+    std::stable_sort(keys.begin(), keys.end(), [](K a, K b) {  // Less on the host
+      return descending ? b < a : a < b;
+    });
+  }
+  static double bytesMoved(const MergeSortPolicy& policy, size_t n, size_t keyBytes) {
+    // the tile sort and each merge pass read and write
+    const uint32_t passes = device::detail::mergePasses(n, policy.threads * policy.items);
+    return static_cast<double>(n * keyBytes * 2 * (1 + passes));
+  }
+};
+template <class K, class Less>
+using MergeSortInstance = SortInstance<K, MergeSorting<Less>>;
+
+Family mergeSortFamily() {
+  Family f;
+  f.name = "merge_sort";
+  f.description =
+      "mergeSortKeys (include/obsidian/device/merge_sort.hpp): keys sorted stably by a "
+      "comparator (u32 Ascending, f32 Descending), over MergeSortPolicy (threads x items a "
+      "tile, blocks per SM); the sweep behind device::MergeSort::table";
+  f.params = withPolicyParams<device::MergeSort>(
+      {choiceParam("type", "key type and order (u32: Ascending, f32: Descending)", {"u32", "f32"},
+                   "u32"),
+       intParam("n", "keys (capped on the simulator)", 1, int64_t{1} << 31, int64_t{1} << 24)});
+  f.labelParams = policyLabels<device::MergeSort>();
+  f.sizeParam = "n";
+  f.canonical = [](Params p, bool simulate) {  // (the simulator: a few thousand keys)
+    if (simulate) p["n"] = std::min<uint64_t>(p.at("n").get<uint64_t>(), 5003);
+    return p;
+  };
+  f.build = [](const Params& p) {
+    const MergeSortPolicy policy = policyOf<device::MergeSort>(p);
+    const auto kernels = [&]<class K, class Less>() {
+      return std::vector<Kernel>{mergeSortTilesKernel<K, void>(policy, Less{}),
+                                 mergePartitionsKernel<K>(policy, Less{}),
+                                 mergeTilesKernel<K, void>(policy, Less{})};
+    };
+    return str(p, "type") == "f32" ? kernels.template operator()<float, Descending>()
+                                   : kernels.template operator()<uint32_t, Ascending>();
+  };
+  f.instantiate = [](const Params& p, const Generated&,
+                     DataCache& cache) -> std::unique_ptr<Instance> {
+    if (str(p, "type") == "f32") {
+      return std::make_unique<MergeSortInstance<float, Descending>>(p, cache);
+    }
+    return std::make_unique<MergeSortInstance<uint32_t, Ascending>>(p, cache);
+  };
+  f.plainKernels = [](const Params& p) {
+    return std::vector<PlainKernel>{str(p, "type") == "f32" ? plainRandom<float>(Random::Bits)
+                                                            : plainRandom<uint32_t>(Random::Bits)};
+  };
+  f.variantLabel = [](const Params& p) {
+    return "x" + std::to_string(u32(p, "items")) +
+           (u32(p, "blocks") == 0 ? "" : " b" + std::to_string(u32(p, "blocks")));
+  };
+  return f;
+}
+
+// ------------------------------------------------------------------ segmented sort
+// Segments of `segment` keys (offsets s * segment, the last one shorter: uploaded once per
+// problem), each sorted ascending by all the bits (the f32 keys: no NaN and no -0); the
+// reference a host stable sort of each segment.
+struct SegmentedSorting {
+  using Descriptor = device::SegmentedSort;
+  using Temp = device::SegmentedSortTemp;
+  SegmentedSorting(const Params& p, DataCache& cache)
+      : n_(p.at("n").get<size_t>()),
+        segment_(p.at("segment").get<size_t>()),
+        offsetsKey_("segmentedSort:offsets:" + std::to_string(n_) + ":" + std::to_string(segment_)),
+        cache_(cache) {}
+  static std::string keysKey(const std::string& type, size_t n) {
+    return "segmentedSort:" + type + ":" + std::to_string(n);
+  }
+  std::string referenceKey(const std::string& keysKey) const {
+    return keysKey + ":" + std::to_string(segment_);
+  }
+  void prepareGpu(DataCache& cache) {
+    offsetsOnGpu_ = cache.get<const gpu::DeviceBuffer<uint32_t>>("device:" + offsetsKey_, [&] {
+      return std::make_shared<const gpu::DeviceBuffer<uint32_t>>(*offsets());
+    });
+  }
+  template <class K>
+  void sort(const std::vector<K>& in, std::vector<K>& out, const device::Options& o, Temp* temp) {
+    device::segmentedSortKeys(in, out, *offsets(), {}, o, temp);
+  }
+  template <class K>
+  void sort(const gpu::DeviceBuffer<K>& in, gpu::DeviceBuffer<K>& out, const device::Options& o,
+            Temp* temp) {
+    device::segmentedSortKeys(in, out, *offsetsOnGpu_, {}, o, temp);
+  }
+  template <class K>
+  void sortOnHost(std::vector<K>& keys) {
+    const std::vector<uint32_t>& o = *offsets();
+    // The radix order (RadixKey): u32 by value; the f32 keys are finite, non-negative and
+    // never -0, where it is the floats' `<` (and equal keys have equal bits).
+    for (size_t s = 0; s + 1 < o.size(); ++s)
+      std::stable_sort(keys.begin() + o[s], keys.begin() + o[s + 1]);
+  }
+  static double bytesMoved(const SegmentedSortPolicy&, size_t n, size_t keyBytes) {
+    return static_cast<double>(n * keyBytes * 2);  // each key read and written once
+  }
+
+ private:
+  // Segment s is [s * segment, min((s + 1) * segment, n)).
+  std::shared_ptr<const std::vector<uint32_t>> offsets() {
+    return cache_.get<const std::vector<uint32_t>>("host:" + offsetsKey_, [&] {
+      const size_t segments = (n_ + segment_ - 1) / segment_;
+      auto o = std::make_shared<std::vector<uint32_t>>(segments + 1);
+      for (size_t s = 0; s <= segments; ++s)
+        (*o)[s] = static_cast<uint32_t>(std::min(s * segment_, n_));
+      return std::shared_ptr<const std::vector<uint32_t>>(std::move(o));
+    });
+  }
+
+  size_t n_, segment_;
+  std::string offsetsKey_;
+  DataCache& cache_;  // the host offsets of simulate()
+  std::shared_ptr<const gpu::DeviceBuffer<uint32_t>> offsetsOnGpu_;
+};
+template <class K>
+using SegmentedSortInstance = SortInstance<K, SegmentedSorting>;
+
+Family segmentedSortFamily() {
+  Family f;
+  f.name = "segmented_sort";
+  f.description =
+      "segmentedSortKeys (include/obsidian/device/segmented_sort.hpp): segments of `segment` "
+      "keys each sorted on its own by every bit, ascending, a block a segment, over "
+      "SegmentedSortPolicy (threads x items a tile, the digit, blocks per SM); the sweep behind "
+      "device::SegmentedSort::table";
+  f.params = withPolicyParams<device::SegmentedSort>(
+      {choiceParam("type", "key type", {"u32", "f32"}, "u32"),
+       intParam("n", "keys in all (capped on the simulator)", 1, int64_t{1} << 31,
+                int64_t{1} << 24),
+       intParam("segment", "keys per segment (the last one shorter; at most n)", 1,
+                int64_t{1} << 31, 1024)});
+  f.labelParams = policyLabels<device::SegmentedSort>();
+  f.sizeParam = "n";
+  f.canonical = [](Params p, bool simulate) {  // (the simulator: a few thousand keys)
+    if (simulate) p["n"] = std::min<uint64_t>(p.at("n").get<uint64_t>(), 5003);
+    p["segment"] = std::min(p.at("segment").get<uint64_t>(), p.at("n").get<uint64_t>());
+    return p;
+  };
+  f.build = [](const Params& p) {
+    const SegmentedSortPolicy policy = policyOf<device::SegmentedSort>(p);
+    const auto kernels = [&]<class K>() {  // keys only, every bit, ascending
+      return std::vector<Kernel>{segmentedSortKernel<K, void>(policy, 0, RadixKey<K>::bits, false)};
+    };
+    return str(p, "type") == "f32" ? kernels.template operator()<float>()
+                                   : kernels.template operator()<uint32_t>();
+  };
+  f.instantiate = [](const Params& p, const Generated&,
+                     DataCache& cache) -> std::unique_ptr<Instance> {
+    if (str(p, "type") == "f32") return std::make_unique<SegmentedSortInstance<float>>(p, cache);
+    return std::make_unique<SegmentedSortInstance<uint32_t>>(p, cache);
+  };
+  f.plainKernels = [](const Params& p) {
+    return std::vector<PlainKernel>{str(p, "type") == "f32" ? plainRandom<float>(Random::Bits)
+                                                            : plainRandom<uint32_t>(Random::Bits)};
+  };
+  f.variantLabel = [](const Params& p) {
+    return "x" + std::to_string(u32(p, "items")) +
+           (u32(p, "radix_bits") == 8 ? "" : " r" + std::to_string(u32(p, "radix_bits"))) +
+           (u32(p, "blocks") == 0 ? "" : " b" + std::to_string(u32(p, "blocks")));
   };
   return f;
 }
@@ -877,6 +1100,8 @@ std::vector<Family> deviceFamilies() {
           histogramFamily(),
           transposeFamily(),
           radixSortFamily(),
+          mergeSortFamily(),
+          segmentedSortFamily(),
           selectionFamily<device::Select>(
               "select",
               "selectIf, selectUnique, partitionIf and partitionThreeWay "

@@ -347,7 +347,7 @@ TEST_CASE("collectives: device calls keep the kernel they captured") {
 
 TEST_CASE("collectives: every policy row carries its command and measurement") {
   const std::vector<device::AlgorithmInfo> all = device::catalogue();
-  CHECK(all.size() == 10);
+  CHECK(all.size() == 12);
   for (const device::AlgorithmInfo& a : all) {
     CAPTURE(a.name);
     CHECK(!a.fields.empty());

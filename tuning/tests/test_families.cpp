@@ -39,6 +39,14 @@ std::vector<Point> onePointEach() {
       {"histogram", {{"type", "u8"}, {"n", 20011}, {"bins", 256}, {"threads", 256}}},
       {"transpose", {{"type", "u32"}, {"rows", 100}, {"cols", 70}, {"tile", 32}, {"threads", 256}}},
       {"radix_sort", {{"type", "f32"}, {"n", 3001}, {"threads", 256}, {"items", 5}}},
+      {"merge_sort", {{"type", "f32"}, {"n", 3001}, {"threads", 64}, {"items", 5}}},
+      {"segmented_sort",
+       {{"type", "f32"},
+        {"n", 3001},
+        {"segment", 100},
+        {"threads", 64},
+        {"items", 2},
+        {"radix_bits", 6}}},
   };
   std::vector<Point> out;
   for (const auto& [family, params] : points) out.push_back(makePoint(family, params, false));

@@ -132,6 +132,33 @@ struct WarpDigitCounts {
 
 namespace detail {
 void checkRadixBlock(const char* what, uint32_t threads, uint32_t radixBits);
+
+// Shared counters zeroed by the block's threads in turn, then a barrier.
+inline void zeroCounters(const Program<Block>& p, const SMutable<uint32_t>& counters) {
+  const uint32_t threads = p.context().threadsPerBlock(), count = counters.len();
+  p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+    for (uint32_t j = 0; j < (count + threads - 1) / threads; ++j) {
+      const EWord32 c = tid + j * threads;
+      t.cond(c < count, [&](const Program<Thread>& u) { write(u, counters, c, 0u); });
+    }
+  });
+  p.sync();
+}
+// Every counter that is not zero added into global[c] (an atomic each): a block's privatized
+// counts after its barrier.
+inline void addCounters(const Program<Block>& p, const SMutable<uint32_t>& counters,
+                        const DMutable<uint32_t>& global) {
+  const uint32_t threads = p.context().threadsPerBlock(), count = counters.len();
+  p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
+    for (uint32_t j = 0; j < (count + threads - 1) / threads; ++j) {
+      const EWord32 c = tid + j * threads;
+      t.cond(c < count, [&](const Program<Thread>& u) {
+        const EWord32 v = u.declare(counters[c]);
+        u.cond(v != 0u, [&](const Program<Thread>& w) { atomicAdd(w, global, c, v); });
+      });
+    }
+  });
+}
 }  // namespace detail
 
 /// warpDigitCounts(p, keys, digit, matchEvery): phase one of a block's stable radix ranking of
@@ -154,13 +181,7 @@ WarpDigitCounts warpDigitCounts(const Program<Block>& p, const ThreadArray<Bits>
   const uint32_t warps = threads / 32, digits = digit.digits(), items = keys.len();
   const SMutable<uint32_t> counts = newShared<uint32_t>(p, warps * digits);
   const ThreadArray<uint32_t> ranks = threadArray<uint32_t>(p, items);
-  p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
-    for (uint32_t j = 0; j < (warps * digits + threads - 1) / threads; ++j) {
-      const EWord32 c = tid + j * threads;
-      t.cond(c < warps * digits, [&](const Program<Thread>& u) { write(u, counts, c, 0u); });
-    }
-  });
-  p.sync();
+  detail::zeroCounters(p, counts);
   const ThreadArray<uint32_t> peers = threadArray<uint32_t>(p, 1);
   p.distrPar(warps, [&](const Program<Warp>& q, const EWord32& w) {
     for (uint32_t k = 0; k < items; ++k) {

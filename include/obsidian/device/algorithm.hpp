@@ -1,4 +1,5 @@
-/// A device algorithm as one descriptor, so that adding one is cheap and uniform. A descriptor is a struct with
+/// A device algorithm as one descriptor, so that adding one is cheap and uniform. A descriptor is a
+/// struct with
 ///  - `Policy`: the policy type, and `fields()`: its fields as data (name, range, meaning), a
 ///    Boost.Hana tuple of `field(...)` / `choiceField(...)`;
 ///  - `table`: its policy table (`Tuned<Policy>` rows keyed by architecture and ProblemClass);
@@ -11,10 +12,12 @@
 /// @file
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/tuple.hpp>
-#include <array>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -177,8 +180,9 @@ typename D::Policy withSettings(typename D::Policy p, const std::vector<PolicySe
 template <class D>
 std::vector<PolicySetting> settingsOf(const typename D::Policy& p) {
   std::vector<PolicySetting> out;
-  hana::for_each(D::fields(),
-                 [&](const auto& f) { out.push_back({f.name, detail::fieldText(f, p)}); });
+  hana::for_each(D::fields(), [&](const auto& f) {
+    out.push_back({f.name, detail::fieldText(f, p)});
+  });
   return out;
 }
 
@@ -253,19 +257,50 @@ struct BufferSide<std::vector<X>> {
 /// A ready call's array: a gpu::DeviceBuffer (runs on the GPU) or a std::vector (the
 /// simulator).
 template <class B>
-concept Buffer = requires { BufferSide<std::remove_cvref_t<B>>::gpu; };
+concept Buffer = requires {
+  BufferSide<std::remove_cvref_t<B>>::gpu;
+};
 /// The element type of a Buffer.
 template <Buffer B>
 using ElementOf = typename BufferSide<std::remove_cvref_t<B>>::Element;
 /// The sides of a ready call's arrays agree: both on the GPU or both on the host.
 template <class A, class B>
-concept SameSide = Buffer<A> && Buffer<B> &&
-    BufferSide<std::remove_cvref_t<A>>::gpu == BufferSide<std::remove_cvref_t<B>>::gpu &&
-    std::is_same_v<ElementOf<A>, ElementOf<B>>;
+concept SameSide =
+    Buffer<A> && Buffer<B> && BufferSide<std::remove_cvref_t<A>>::gpu ==
+    BufferSide<std::remove_cvref_t<B>>::gpu&& std::is_same_v<ElementOf<A>, ElementOf<B>>;
 
+/// A count (or offsets) a ready call writes or reads: a buffer of u32 on the same side as its data.
+template <class C, class In>
+concept CountsOf =
+    Buffer<C> && Buffer<In> && std::is_same_v<ElementOf<C>, uint32_t> &&
+    BufferSide<std::remove_cvref_t<C>>::gpu == BufferSide<std::remove_cvref_t<In>>::gpu;
 /// An operator a ready call folds or scans X with: f(Exp<X>, Exp<X>) -> Exp<X>.
 template <class Op, class X>
-concept OperatorOn = std::is_invocable_r_v<Exp<X>, Op, const Exp<X>&, const Exp<X>&>;
+concept OperatorOn = std::is_invocable_r_v < Exp<X>,
+        Op,
+const Exp<X>&, const Exp<X>& > ;
+
+/// Device memory a ready call keeps from one call to the next (CUB's temporary storage): one
+/// allocation, grown to the largest call's need. Passing the same one to every call saves the
+/// allocations; calls that share one must not overlap. A call without one makes its own.
+class Scratch {
+ public:
+  /// The bytes held now.
+  size_t bytes() const { return words_ ? words_->size() * 8 : 0; }
+  /// @cond INTERNAL
+  // The address of at least `bytes` bytes (8-byte aligned; at least one word).
+  uint64_t reserve(size_t bytes) {
+    const size_t words = std::max<size_t>((bytes + 7) / 8, 1);
+    if (!words_ || words_->size() < words) {
+      words_.reset();  // freed before the larger one is made
+      words_.emplace(words);
+    }
+    return words_->address();
+  }
+  /// @endcond
+ private:
+  std::optional<gpu::DeviceBuffer<uint64_t>> words_;
+};
 
 /// The target of a ready call on buffers of type B.
 template <Buffer B>
@@ -310,8 +345,8 @@ template <class D>
 AlgorithmInfo describeAlgorithm() {
   AlgorithmInfo a{D::name, D::header, D::summary, policyFields<D>(), {}};
   for (const auto& row : D::table) {
-    a.rows.push_back({row.sm, describe(row.problem), describePolicy<D>(row.policy), row.command,
-                      row.measured});
+    a.rows.push_back(
+        {row.sm, describe(row.problem), describePolicy<D>(row.policy), row.command, row.measured});
   }
   return a;
 }

@@ -10,10 +10,12 @@
 
 #include "obsidian/device/algorithm.hpp"
 #include "obsidian/device/histogram.hpp"
+#include "obsidian/device/merge_sort.hpp"
 #include "obsidian/device/radix_sort.hpp"
 #include "obsidian/device/reduce.hpp"
 #include "obsidian/device/rowwise.hpp"
 #include "obsidian/device/scan.hpp"
+#include "obsidian/device/segmented_sort.hpp"
 #include "obsidian/device/select.hpp"
 #include "obsidian/device/top_k.hpp"
 #include "obsidian/device/transpose.hpp"
@@ -21,10 +23,11 @@
 namespace obsidian::device {
 
 /// Every device algorithm's descriptor.
-inline constexpr auto kAlgorithms = hana::make_tuple(
-    hana::type_c<Reduce>, hana::type_c<SegmentedReduce>, hana::type_c<Scan>,
-    hana::type_c<HistogramEven>, hana::type_c<Transpose>, hana::type_c<Rowwise>,
-    hana::type_c<RadixSort>, hana::type_c<Select>, hana::type_c<ReduceByKey>, hana::type_c<TopK>);
+inline constexpr auto kAlgorithms =
+    hana::make_tuple(hana::type_c<Reduce>, hana::type_c<SegmentedReduce>, hana::type_c<Scan>,
+                     hana::type_c<HistogramEven>, hana::type_c<Transpose>, hana::type_c<Rowwise>,
+                     hana::type_c<RadixSort>, hana::type_c<MergeSort>, hana::type_c<SegmentedSort>,
+                     hana::type_c<Select>, hana::type_c<ReduceByKey>, hana::type_c<TopK>);
 
 /// Every device algorithm as data, in kAlgorithms' order.
 inline std::vector<AlgorithmInfo> catalogue() {

@@ -242,13 +242,7 @@ GridEffect radixHistogram(const DPull<Exp<K>>& keys, const DMutable<uint32_t>& s
   return effect([=](const Program<Grid>& g) {
     g.distrPar(blocks, [&](const Program<Block>& p, const EWord32& bid) {
       const SMutable<uint32_t> counts = newShared<uint32_t>(p, passes * digits);
-      p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
-        for (uint32_t j = 0; j < (passes * digits + threads - 1) / threads; ++j) {
-          const EWord32 c = tid + j * threads;
-          t.cond(c < passes * digits, [&](const Program<Thread>& u) { write(u, counts, c, 0u); });
-        }
-      });
-      p.sync();
+      zeroCounters(p, counts);
       p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
         const EWord32 mine =
             t.declare(ifThenElse(bid < chunks, (chunks - bid + blocks - 1u) / blocks, EWord32(0u)));
@@ -272,15 +266,7 @@ GridEffect radixHistogram(const DPull<Exp<K>>& keys, const DMutable<uint32_t>& s
         });
       });
       p.sync();
-      p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
-        for (uint32_t j = 0; j < (passes * digits + threads - 1) / threads; ++j) {
-          const EWord32 c = tid + j * threads;
-          t.cond(c < passes * digits, [&](const Program<Thread>& u) {
-            const EWord32 v = u.declare(counts[c]);
-            u.cond(v != 0u, [&](const Program<Thread>& w) { atomicAdd(w, state, c, v); });
-          });
-        }
-      });
+      addCounters(p, counts, state);
     });
   });
 }

@@ -660,11 +660,6 @@ void sameLength(const char* what, const char* part, const B& b, size_t n) {
 }
 }  // namespace detail
 
-/// A count a ready call writes: a buffer of u32 on the same side as its data.
-template <class C, class In>
-concept CountsOf =
-    Buffer<C> && Buffer<In> && std::is_same_v<ElementOf<C>, uint32_t> &&
-    BufferSide<std::remove_cvref_t<C>>::gpu == BufferSide<std::remove_cvref_t<In>>::gpu;
 /// A predicate on elements of X: pred(Exp<X>) -> Exp<bool>.
 template <class P, class X>
 concept PredicateOn = std::is_invocable_r_v < Exp<bool>,

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "obsidian/device/radix_sort.hpp"
+#include "obsidian/device/segmented_sort.hpp"
 #include "obsidian/device/select.hpp"
 
 namespace obsidian {
@@ -68,13 +69,7 @@ GridEffect topKCount(const DPull<Exp<K>>& keys, const DMutable<uint32_t>& counts
   return effect([=](const Program<Grid>& g) {
     g.distrPar(blocks, [&](const Program<Block>& p, const EWord32& bid) {
       const SMutable<uint32_t> local = newShared<uint32_t>(p, 256);
-      p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
-        for (uint32_t j = 0; j < (256 + threads - 1) / threads; ++j) {
-          const EWord32 c = tid + j * threads;
-          t.cond(c < 256u, [&](const Program<Thread>& u) { write(u, local, c, 0u); });
-        }
-      });
-      p.sync();
+      zeroCounters(p, local);
       p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
         const EWord32 mine =
             t.declare(ifThenElse(bid < chunks, (chunks - bid + blocks - 1u) / blocks, EWord32(0u)));
@@ -95,15 +90,7 @@ GridEffect topKCount(const DPull<Exp<K>>& keys, const DMutable<uint32_t>& counts
         });
       });
       p.sync();
-      p.forAll(threads, [&](const Program<Thread>& t, const EWord32& tid) {
-        for (uint32_t j = 0; j < (256 + threads - 1) / threads; ++j) {
-          const EWord32 c = tid + j * threads;
-          t.cond(c < 256u, [&](const Program<Thread>& u) {
-            const EWord32 v = u.declare(local[c]);
-            u.cond(v != 0u, [&](const Program<Thread>& w) { atomicAdd(w, counts, c, v); });
-          });
-        }
-      });
+      addCounters(p, local, counts);
     });
   });
 }
@@ -159,6 +146,42 @@ GridEffect topKFinal(const DPull<Exp<K>>& keys, const DPull<EWord32>& at, const 
             write(u, indices, c, where[j]);
           });
         }
+      });
+    });
+  });
+}
+// The first k of every sorted segment s (keys[offsets[s] ..], and `at`, their indices in the
+// array) at values[s * k ..] and indices[s * k ..] (an index within the segment); places past
+// a segment shorter than k hold K{} and index 2^32 - 1.
+template <RadixSortable K>
+GridEffect segmentFirsts(const DPull<Exp<K>>& keys, const DPull<EWord32>& at,
+                         const DPull<EWord32>& offsets, const EWord32& k, const DMutable<K>& values,
+                         const DMutable<uint32_t>& indices) {
+  const EWord32 n = len(keys), total = len(values);
+  requireLength(len(at) == n && len(indices) == total && offsets.len() >= 1u && k != 0u &&
+                    total == (len(offsets) - 1u) * k,
+                "segmentedTopK: k values and indices a segment, the keys' indices as many as "
+                "the keys");
+  return effect([=](const Program<Grid>& g) {
+    g.distrPar((total + 255u) / 256u, [&](const Program<Block>& p, const EWord32& bid) {
+      p.forAll(256u, [&](const Program<Thread>& t, const EWord32& tid) {
+        const EWord32 o = t.declare(bid * 256u + tid);
+        t.cond(o < total, [&](const Program<Thread>& u) {
+          const EWord32 s = u.declare(o / k);
+          const EWord32 first = u.declare(ifThenElse(offsets[s] < n, offsets[s], n));
+          const EWord32 last = u.declare(ifThenElse(offsets[s + 1u] < n, offsets[s + 1u], n));
+          const EWord32 i = u.declare(first + o % k);
+          u.cond(
+              i < last,
+              [&](const Program<Thread>& v) {
+                write(v, values, o, keys[i]);
+                write(v, indices, o, at[i] - first);
+              },
+              [&](const Program<Thread>& v) {
+                write(v, values, o, Exp<K>(K{}));
+                write(v, indices, o, EWord32(0xffffffffu));
+              });
+        });
       });
     });
   });
@@ -267,6 +290,34 @@ struct TopK {
       });
     });
   }
+  /// segmentedTopK's kernels: the keys' indices (out[i] = i), and the first k of each
+  /// sorted segment (sorted keys, their indices, offsets, k, values, indices).
+  static Kernel iota(const Target& t, const Policy& p) {
+    return kernelFor<TopK>(t, p, "-", {"iota"}, [&] {
+      return capture("topKIota", 256, [](DMutable<uint32_t> out) {
+        return effect([=](const Program<Grid>& g) {
+          g.distrPar((len(out) + 255u) / 256u, [&](const Program<Block>& p, const EWord32& bid) {
+            p.forAll(256u, [&](const Program<Thread>& t, const EWord32& tid) {
+              const EWord32 i = t.declare(bid * 256u + tid);
+              t.cond(i < len(out), [&](const Program<Thread>& u) { write(u, out, i, i); });
+            });
+          });
+        });
+      });
+    });
+  }
+  template <RadixSortable K>  ///< (see iota)
+  static Kernel firsts(const Target& t, const Policy& p) {
+    const std::string type = obsidian::detail::radixTypeName<K>();
+    return kernelFor<TopK>(t, p, "-", {"firsts", type}, [&] {
+      return capture("topKFirsts_" + type, 256,
+                     [](DPull<Exp<K>> keys, DPull<EWord32> at, DPull<EWord32> offsets, EWord32 k,
+                        DMutable<K> values, DMutable<uint32_t> indices) {
+                       return obsidian::detail::segmentFirsts<K>(keys, at, offsets, k, values,
+                                                                 indices);
+                     });
+    });
+  }
 };
 
 /// Storage a top-k on the GPU keeps from one call to the next (as RadixSortTemp): its index
@@ -281,7 +332,8 @@ class TopKTemp {
     return b;
   }
   /// @cond INTERNAL
-  // Index array `which` (0..3) with room for at least n elements.
+  // Index array `which` (0: the chosen, 1: the equal ones, 2: the counts) with room for at
+  // least n elements.
   gpu::DeviceBuffer<uint32_t>& indices(size_t which, size_t n) {
     auto& a = arrays_.at(which);
     if (!a || a->size() < std::max<size_t>(n, 1)) a.emplace(std::max<size_t>(n, 1));
@@ -291,7 +343,7 @@ class TopKTemp {
   /// @endcond
 
  private:
-  std::array<std::optional<gpu::DeviceBuffer<uint32_t>>, 4> arrays_;
+  std::array<std::optional<gpu::DeviceBuffer<uint32_t>>, 3> arrays_;
 };
 
 namespace detail {
@@ -324,7 +376,7 @@ struct TopKSide<K, false> {
   using Indices = std::vector<uint32_t>;
   using Keys = std::vector<K>;
   struct Store {
-    std::array<Indices, 4> arrays;
+    std::array<Indices, 3> arrays;
     explicit Store(TopKTemp*) {}
     Indices& indices(size_t which, size_t n) {
       Indices& a = arrays.at(which);
@@ -373,7 +425,7 @@ void topK(const In& in, size_t k, Values& values, Idx& indices, bool largest,
   typename Side::Store store(temp);
   typename Side::Indices& chosen = store.indices(0, n);
   typename Side::Indices& equalOnes = store.indices(1, n);
-  typename Side::Indices& counts = store.indices(3, 258);
+  typename Side::Indices& counts = store.indices(2, 258);
   size_t found = 0, need = k, equal = n;
   Bits prefix = 0;  // the order word's digits chosen so far: its bits from `shift` up
   const uint32_t bits = RadixKey<K>::bits;
@@ -459,6 +511,70 @@ requires SameSide<In, Out> && CountsOf<Idx, In> && RadixSortable<ElementOf<In>>
 void topK(const In& in, size_t k, Out& values, Idx& indices, bool largest = true,
           const Options& options = {}, TopKTemp* temp = nullptr) {
   detail::topK(in, k, values, indices, largest, options, temp);
+}
+
+namespace detail {
+template <class In, class Offsets, class Values, class Idx>
+void segmentedTopK(const In& in, const Offsets& offsets, size_t k, Values& values, Idx& indices,
+                   bool largest, const Options& options, TopKTemp* temp) {
+  using K = ElementOf<In>;
+  constexpr bool gpu = BufferSide<std::remove_cvref_t<In>>::gpu;
+  using Side = TopKSide<K, gpu>;
+  const char* what = "segmentedTopK";
+  const size_t n = in.size();
+  const Target t = targetOf<In>();
+  const SegmentedCall c =
+      segmentedCall<K>(what, t, n, offsets.size(), true, RadixOrder{largest, 0, 0}, options);
+  const size_t segments = offsets.size() - 1;
+  if (k > 0 && segments > 0xffffffffull / k) {
+    throw Error(std::string(what) + ": segments x k must be below 2^32; got " +
+                std::to_string(segments) + " x " + std::to_string(k));
+  }
+  if constexpr (!gpu) checkSegmentOffsets(what, offsets, n);
+  fitOutput(what, "values' output", values, segments * k);
+  fitOutput(what, "indices' output", indices, segments * k);
+  if (k == 0 || segments == 0) return;
+  const TopKPolicy policy =
+      policyFor<TopK>(t, {sizeof(K), OperatorClass::Any, obsidian::Values::KeysOnly});
+  Options async = options;
+  async.synchronize = false;
+  typename Side::Store store(temp);
+  // The keys' indices, then each segment sorted with them (stable: ties in index order), then
+  // the first k of each.
+  typename Side::Indices& at = store.indices(0, std::max<size_t>(n, 1));
+  typename Side::Indices& sortedAt = store.indices(1, std::max<size_t>(n, 1));
+  typename Side::Indices& altAt = store.indices(2, std::max<size_t>(n, 258));
+  typename Side::Keys sorted(std::max<size_t>(n, 1)), alt(std::max<size_t>(n, 1));
+  if (n > 0) {
+    launchOn(t, TopK::iota(t, policy), {Side::view(at, 0, n)}, async);
+    const Kernel sort = SegmentedSort::kernel<K, uint32_t>(t, c.policy, c.begin, c.end, largest);
+    launchOn(t, sort,
+             {in, Side::view(sorted, 0, n), Side::view(alt, 0, n), Side::view(at, 0, n),
+              Side::view(sortedAt, 0, n), Side::view(altAt, 0, n), offsets},
+             async);
+  }
+  launchOn(t, TopK::firsts<K>(t, policy),
+           {Side::view(sorted, 0, n), Side::view(sortedAt, 0, n), offsets, static_cast<uint32_t>(k),
+            values, indices},
+           options);
+}
+}  // namespace detail
+
+/// segmentedTopK(in, offsets, k, values, indices, largest, options, temp): for every segment s
+/// of `in` (offsets[s] .. offsets[s + 1] - 1, as segmentedSortKeys), its k largest (or
+/// smallest) elements in order at values[s * k .. s * k + k - 1] and their indices within the
+/// segment at indices[s * k ..]; equal elements in index order (torch.topk along the rows of a
+/// matrix, with offsets r * cols). A segment of fewer than k elements fills its places past
+/// them with K{} and index 2^32 - 1. On the GPU for device buffers (values and indices hold
+/// segments x k), on the simulator for host vectors (sized so). Each segment is sorted whole by
+/// the segmented sort (options.policy sets its fields), with its indices, and the first k
+/// taken: a block a segment.
+template <Buffer In, Buffer Offsets, Buffer Out, class Idx>
+requires SameSide<In, Out> && CountsOf<Offsets, In> && CountsOf<Idx, In> &&
+    RadixSortable<ElementOf<In>>
+void segmentedTopK(const In& in, const Offsets& offsets, size_t k, Out& values, Idx& indices,
+                   bool largest = true, const Options& options = {}, TopKTemp* temp = nullptr) {
+  detail::segmentedTopK(in, offsets, k, values, indices, largest, options, temp);
 }
 
 }  // namespace device
