@@ -700,7 +700,8 @@ Family mergeSortFamily() {
     const MergeSortPolicy policy = policyOf<device::MergeSort>(p);
     const auto kernels = [&]<class K, class Less>() {
       return std::vector<Kernel>{mergeSortTilesKernel<K, void>(policy, Less{}),
-                                 mergePartitionsKernel<K>(policy, Less{}),
+                                 mergePartitionsKernel<K>(policy, Less{}, false),
+                                 mergePartitionsKernel<K>(policy, Less{}, true),
                                  mergeTilesKernel<K, void>(policy, Less{})};
     };
     return str(p, "type") == "f32" ? kernels.template operator()<float, Descending>()

@@ -495,3 +495,18 @@ TEST_CASE("merge sort: the errors name the rule, and the catalogue lists it") {
   CHECK(std::any_of(all.begin(), all.end(),
                     [](const device::AlgorithmInfo& a) { return a.name == "mergeSort"; }));
 }
+
+TEST_CASE("merge sort: a warp or a thread searches each part's merge path") {
+  // 40 tiles of 32 keys: runs up to 1024 keys, so that a warp's search takes several rounds of
+  // 32 probes; few distinct keys make long runs of ties across the probes.
+  const auto up = [](uint32_t a, uint32_t b) { return a < b; };
+  for (const uint32_t distinct : {3u, 1000u, 0u}) {
+    const std::vector<uint32_t> keys = sortKeys<uint32_t>(1289, 7 + distinct, distinct);
+    for (const char* parts : {"0", "4096"}) {
+      device::Options o = small(32, 1);
+      o.policy.push_back({"warp_parts", parts});
+      checkSort(keys, Ascending{}, up, o,
+                std::string("warp_parts ") + parts + ", " + std::to_string(distinct) + " keys");
+    }
+  }
+}

@@ -30,6 +30,9 @@ struct MergeSortPolicy {
   uint32_t items = 17;     ///< keys each thread sorts and merges
   /// Blocks each SM must be able to hold (CaptureOptions::minBlocksPerSm; 0: the compiler's).
   uint32_t blocksPerSm = 0;
+  /// Up to this many parts a pass (output tiles + 1), a warp searches each part's merge path
+  /// (fewer dependent reads); beyond, a thread does (fewer scattered reads).
+  uint32_t warpParts = 4096;
   /// Field by field.
   friend bool operator==(const MergeSortPolicy&, const MergeSortPolicy&) = default;
 };
@@ -121,18 +124,18 @@ GridEffect mergeSortTiles(const DPull<Exp<K>>& in, const DMutable<K>& out,
 struct RunPair {
   EWord32 start, aEnd, bEnd;
 };
-inline RunPair runPair(const Program<Thread>& t, const EWord32& pos, const EWord32& n,
-                       const EWord32& width) {
+template <class L>
+RunPair runPair(const Program<L>& t, const EWord32& pos, const EWord32& n, const EWord32& width) {
   const EWord32 start = t.declare(pos - pos % (width * 2u));
   const auto clampTo = [&](const EWord32& i) { return ifThenElse(i < n, i, n); };
   return {start, t.declare(clampTo(start + width)), t.declare(clampTo(start + width * 2u))};
 }
 
-// Kernel 2: parts[i] = how many of the first run of its pair come before output place
-// min(i * tile, n) (i = 0 .. tiles).
+// Kernel 2, a thread a part: parts[i] = how many of the first run of its pair come before
+// output place min(i * tile, n) (i = 0 .. tiles), by mergePath.
 template <class K, class Less>
-GridEffect mergePartitions(const DPull<Exp<K>>& keys, const DMutable<uint32_t>& parts,
-                           const EWord32& width, const MergeSortPolicy& policy, Less less) {
+GridEffect mergePartitionsByThread(const DPull<Exp<K>>& keys, const DMutable<uint32_t>& parts,
+                                   const EWord32& width, const MergeSortPolicy& policy, Less less) {
   const uint32_t threads = policy.threads, tile = threads * policy.items;
   const EWord32 n = len(keys), entries = len(parts);
   return effect([=](const Program<Grid>& g) {
@@ -151,6 +154,51 @@ GridEffect mergePartitions(const DPull<Exp<K>>& keys, const DMutable<uint32_t>& 
                    });
                  });
                });
+  });
+}
+
+// Kernel 2, a warp a part: as mergePartitionsByThread, each warp searching the merge path 32
+// probes at a time (a ballot finds the first probe past the split, and the range shrinks
+// 32-fold): a search over runs of 2^23 keys waits on 5 rounds of reads instead of 23, but reads
+// 64 scattered keys a round.
+template <class K, class Less>
+GridEffect mergePartitionsByWarp(const DPull<Exp<K>>& keys, const DMutable<uint32_t>& parts,
+                                 const EWord32& width, const MergeSortPolicy& policy, Less less) {
+  const uint32_t threads = policy.threads, tile = threads * policy.items, warps = threads / 32;
+  const EWord32 n = len(keys), entries = len(parts);
+  return effect([=](const Program<Grid>& g) {
+    g.distrPar((entries + warps - 1u) / warps, [&](const Program<Block>& p, const EWord32& bid) {
+      p.distrPar(warps, [&](const Program<Warp>& q, const EWord32& w) {
+        const EWord32 i = q.declare(bid * warps + w);
+        q.cond(i < entries, [&](const Program<Warp>& r) {
+          const EWord32 at = r.declare(ifThenElse(i * tile < n, i * tile, n));
+          const RunPair pair = runPair(r, at, n, width);
+          const EWord32 diagonal = r.declare(at - pair.start);
+          const EWord32 aLen = pair.aEnd - pair.start, bLen = pair.bEnd - pair.aEnd;
+          // The split lies in lo .. hi: the first j there with b[diagonal - 1 - j] < a[j]
+          // (as mergePath), or hi.
+          const EWord32 lo = r.declare(ifThenElse(diagonal > bLen, diagonal - bLen, EWord32(0u)));
+          const EWord32 hi = r.declare(ifThenElse(diagonal < aLen, diagonal, aLen));
+          r.seqWhile(lo < hi, [&](const Program<Warp>& s) {
+            const EWord32 step = s.declare((hi - lo + 31u) / 32u);
+            const EWord32 past = s.declare(ballot(
+                s, mkPull(32u, [&](const EWord32& lane) {
+                  const EWord32 j = lo + lane * step;
+                  const EWord32 c = ifThenElse(j < hi, j, hi - 1u);  // reads stay in the runs
+                  return j >= hi || less(Exp<K>(keys[pair.aEnd + diagonal - 1u - c]),
+                                         Exp<K>(keys[pair.start + c]));
+                })));
+            // Lane f's probe is the first past the split (f = 32: none is): the split is
+            // after lane f - 1's probe and at most lane f's.
+            const EWord32 f = s.declare(ifThenElse(past == 0u, EWord32(32u), ffs(past) - 1u));
+            const EWord32 before = s.declare(lo + (f - 1u) * step + 1u);
+            s.assign(hi, ifThenElse(f == 32u || lo + f * step > hi, hi, lo + f * step));
+            s.assign(lo, ifThenElse(f == 0u, lo, before));
+          });
+          r.forAll(1u, [&](const Program<Thread>& t, const EWord32&) { write(t, parts, i, lo); });
+        });
+      });
+    });
   });
 }
 
@@ -268,17 +316,18 @@ Kernel mergeSortTilesKernel(const MergeSortPolicy& policy, Less less) {
 /// The partition kernel of a merge pass. Parameters: the keys (runs of `width` sorted), the
 /// parts (u32, one per output tile and one more), the width (u32).
 template <KernelScalar K, ComparatorOn<K> Less>
-Kernel mergePartitionsKernel(const MergeSortPolicy& policy, Less less) {
+Kernel mergePartitionsKernel(const MergeSortPolicy& policy, Less less, bool byWarp) {
   detail::checkMergeSortPolicy("mergePartitionsKernel", policy);
   const uint32_t tile = policy.threads * policy.items;
   return capture(
-      "mergePartitions_" + detail::mergeTypeName<K>(), policy.threads,
+      "mergePartitions_" + detail::mergeTypeName<K>() + (byWarp ? "_warp" : ""), policy.threads,
       [=](DPull<Exp<K>> keys, DMutable<uint32_t> parts, EWord32 width) {
         const EWord32 n = len(keys);
         detail::requireLength(len(parts) == n / tile + cast<uint32_t>(n % tile != 0u) + 1u,
                               "merge sort: a part per output tile and one more");
         detail::requireLength(width != 0u && width % tile == 0u, "merge sort: runs of whole tiles");
-        return detail::mergePartitions<K>(keys, parts, width, policy, less);
+        return byWarp ? detail::mergePartitionsByWarp<K>(keys, parts, width, policy, less)
+                      : detail::mergePartitionsByThread<K>(keys, parts, width, policy, less);
       });
 }
 
@@ -340,14 +389,16 @@ struct MergeSort {
         field("threads", &Policy::threads, 32, 1024, "threads per block (whole warps)"),
         field("items", &Policy::items, 1, 32, "keys each thread sorts and merges"),
         field("blocks", &Policy::blocksPerSm, 0, 32,
-              "blocks per SM the registers must allow (0: the compiler's)"));
+              "blocks per SM the registers must allow (0: the compiler's)"),
+        field("warp_parts", &Policy::warpParts, 0, 1 << 24,
+              "up to this many parts a pass, a warp searches each merge path (else a thread)"));
   }
   /// The policy table: the fallback, then rows per measured architecture.
   static constexpr Tuned<Policy> table[] = {
-      {0, {}, {256, 17, 0}, "(fallback)", "not measured on other architectures: sm_90's row"},
+      {0, {}, {256, 17, 0, 4096}, "(fallback)", "not measured on other architectures: sm_90's row"},
       {90,
        {},
-       {256, 17, 0},
+       {256, 17, 0, 4096},
        "obsidian-bench-mergesort --only 16777216 --types u32,pairs --runs 20 --set threads=T "
        "--set items=I (bench/results/mergesort-sweep-h100.txt for 256 x 21 and 512 x 11 at "
        "every size)",
@@ -357,7 +408,10 @@ struct MergeSort {
        "1.294, 128 x 11 1.516 and 1.293, 256 x 15 1.594 and 1.283, 512 x 15 1.577 and 1.398, 256 "
        "x 7 1.598 and 1.269. No shape gains more than 5% on both; the row keeps CUB's tile, "
        "measured at every size (256 x 21 at every size: keys 1.39-1.47; 512 x 11: pairs "
-       "1.18-1.32)"},
+       "1.18-1.32). warp_parts 4096 (obsidian-bench-mergesort --runs 30, every part searched by "
+       "a warp against by a thread): u32 keys 1.24 against 1.47 at 2^20, 1.38 against 1.50 at "
+       "2^22, 1.49 both at 2^24 (3856 parts), 1.58 against 1.46 at 2^26 and 1.59 against 1.44 "
+       "at 2^28 (a warp's 64 scattered reads a round outweigh its 5 rounds against 23)"},
   };
   /// The problem class of a sort of K keys (pairs or not).
   template <class K>
@@ -372,12 +426,13 @@ struct MergeSort {
         {"tiles", obsidian::detail::mergeTypeName<K>(), obsidian::detail::mergeTypeName<V>()},
         [&] { return mergeSortTilesKernel<K, V>(p, less); });
   }
-  /// The partition kernel of a merge pass of K keys by less.
+  /// The partition kernel of a merge pass of K keys by less, a warp or a thread a part.
   template <class K, class Less>
-  static Kernel partitions(const Target& t, const Policy& p, Less less) {
-    return kernelFor<MergeSort>(t, p, obsidian::device::detail::operatorKey<Less>(),
-                                {"partitions", obsidian::detail::mergeTypeName<K>()},
-                                [&] { return mergePartitionsKernel<K>(p, less); });
+  static Kernel partitions(const Target& t, const Policy& p, Less less, bool byWarp) {
+    return kernelFor<MergeSort>(
+        t, p, obsidian::device::detail::operatorKey<Less>(),
+        {"partitions", obsidian::detail::mergeTypeName<K>(), byWarp ? "warp" : "thread"},
+        [&] { return mergePartitionsKernel<K>(p, less, byWarp); });
   }
   /// The merging kernel of a merge pass of K keys and V values by less.
   template <class K, class V, class Less>
@@ -476,7 +531,8 @@ void mergeSortGpu(const char* what, const MergeBuffers<KB, VB>& b, Less less,
     first.push_back(valuesAt(0));
   }
   launchOn(t, MergeSort::tiles<K, V>(t, p, less), first, passes == 0 ? options : async);
-  const Kernel partition = MergeSort::partitions<K>(t, p, less);
+  const Kernel partition =
+      MergeSort::partitions<K>(t, p, less, (n + tile - 1) / tile + 1 <= p.warpParts);
   const Kernel merge = MergeSort::merge<K, V>(t, p, less);
   uint32_t width = tile;
   for (uint32_t s = 1; s <= passes; ++s, width *= 2) {
@@ -526,7 +582,8 @@ void mergeSortSim(const char* what, const std::vector<K>& keysIn, std::vector<K>
   }
   launchOn(t, MergeSort::tiles<K, V>(t, p, less), first, options);
   std::vector<uint32_t> parts((n + tile - 1) / tile + 1);
-  const Kernel partition = MergeSort::partitions<K>(t, p, less);
+  const Kernel partition =
+      MergeSort::partitions<K>(t, p, less, (n + tile - 1) / tile + 1 <= p.warpParts);
   const Kernel merge = MergeSort::merge<K, V>(t, p, less);
   uint32_t width = tile;
   for (uint32_t s = 1; s <= passes; ++s, width *= 2) {
