@@ -143,7 +143,7 @@ MEASUREMENTS = {
         "build-gpu/bench/obsidian-bench-array --plan-segment-lanes 16 --json "
         "bench/results/array-h100.json"),
     "array-seeds": Measurement(
-        "array-seeds-h100.json", "2026-11-27", "60aab5b8a450614b",
+        "array-seeds-h100.json", "2026-11-27", "e43f29a0a6a3e3cd",
         "build-gpu/bench/obsidian-bench-array-seeds --runs 30 --json "
         "bench/results/array-seeds-h100.json"),
     "safegpu": Measurement(

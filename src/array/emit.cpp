@@ -18,7 +18,9 @@
 //  - scalar pass: one thread computing scalars of earlier results.
 // Values are evaluated by value(): inputs and earlier passes' arrays are read, everything else
 // is the node's element function with its operands' values substituted (inlined).
+#include <algorithm>
 #include <bit>
+#include <cassert>
 #include <functional>
 #include <map>
 #include <set>
@@ -91,6 +93,8 @@ class PassEmitter {
       case Layout::ColumnBand: return "columns";
       case Layout::Tile: return "tiles";
       case Layout::Scan: return "scan";
+      case Layout::Sort: return "sort";
+      case Layout::Call: return "call";
     }
     return "pass";
   }
@@ -361,6 +365,13 @@ class PassEmitter {
       case OpKind::ReplicateRows: return value(n.args[0], {idx[1]}, true);
       case OpKind::ReplicateCols: return value(n.args[0], {idx[0]}, true);
       case OpKind::Transpose: return value(n.args[0], {idx[1], idx[0]}, true);
+      case OpKind::Reshape:
+        return value(n.args[0], {(w32(idx[0]) * w32(dimLength(n.slot1)) + w32(idx[1])).node()},
+                     true);
+      case OpKind::Flatten: {
+        const EWord32 cols = w32(dimLength(plan_.nodes[n.args[0]].slot1));
+        return value(n.args[0], {(w32(idx[0]) / cols).node(), (w32(idx[0]) % cols).node()}, true);
+      }
       case OpKind::Diagonal: return value(n.args[0], {idx[0], idx[0]}, true);
       case OpKind::RowOf:
       case OpKind::ColumnOf:
@@ -501,6 +512,8 @@ class PassEmitter {
         for (int e : pass_.epilogue) writeBuffer(nullptr, plan_.nodes[e].buffer, i, value(e, {i}));
         known_.clear();
         break;
+      case Layout::Sort:  // (planSort, planCall: their arguments are operands and result)
+      case Layout::Call: break;
     }
   }
 
@@ -601,7 +614,10 @@ class PassEmitter {
       case Layout::ColumnBand: return columnPass(g);
       case Layout::Tile: return tilePass(g);
       case Layout::Scan: return scanPass(g);
+      case Layout::Sort:  // (the device radix sort's kernels: sort.cpp; the user's: call.cpp)
+      case Layout::Call: break;
     }
+    assert(false && "array::Plan: a sort or call pass is not emitted");
   }
 
   // The tuned device scan (device::scanAll), its input's elements computed as it loads them.
@@ -1555,9 +1571,27 @@ void emitKernels(PlanData& plan) {
       if (op == OpKind::RowReduce || op == OpKind::SegReduce) emitters[p]->storedRows_.insert(r);
     }
   }
+  // (a sort pass runs the device radix sort, a call pass the user's kernel: their arguments are
+  // their operands and their result)
+  const auto sorts = [&](size_t p) {
+    return plan.passes[p].layout == Layout::Sort || plan.passes[p].layout == Layout::Call;
+  };
   for (size_t p = 0; p < plan.passes.size(); ++p) {
-    emitters[p]->collect();
+    if (plan.passes[p].layout == Layout::Sort) {
+      planSort(plan, static_cast<int>(p));
+    } else if (plan.passes[p].layout == Layout::Call) {
+      planCall(plan, static_cast<int>(p));
+    } else {
+      emitters[p]->collect();
+    }
   }
+  const auto reads = [&](size_t q, int buffer) {
+    if (!sorts(q)) return emitters[q]->buffersRead_.count(buffer) > 0;
+    const std::vector<ArgRef>& args = plan.passes[q].args;
+    return std::any_of(args.begin(), args.end() - 1, [&](const ArgRef& a) {
+      return a.kind == ArgRef::Kind::Buffer && a.buffer == buffer;
+    });
+  };
   // A row reduction is written only if an output or another pass reads its buffer.
   for (size_t p = 0; p < plan.passes.size(); ++p) {
     for (int r : plan.passes[p].reductions) {
@@ -1565,7 +1599,7 @@ void emitKernels(PlanData& plan) {
       if (n.node->op != OpKind::RowReduce && n.node->op != OpKind::SegReduce) continue;
       bool read = !n.output.empty();
       for (size_t q = 0; q < plan.passes.size(); ++q) {
-        read = read || (q != p && emitters[q]->buffersRead_.count(n.buffer) > 0);
+        read = read || (q != p && reads(q, n.buffer));
       }
       if (!read && plan.passes[p].layout == Layout::RowWarp) {  // (a tile pass writes partials)
         emitters[p]->storedRows_.erase(r);
@@ -1575,8 +1609,10 @@ void emitKernels(PlanData& plan) {
   }
   for (size_t p = 0; p < plan.passes.size(); ++p) {
     Pass& pass = plan.passes[p];
-    pass.kernel.emplace(emitters[p]->emit());
-    pass.args = emitters[p]->args();
+    if (!sorts(p)) {
+      pass.kernel.emplace(emitters[p]->emit());
+      pass.args = emitters[p]->args();
+    }
     for (const ArgRef& a : pass.args) {
       if (a.kind == ArgRef::Kind::Buffer) {
         plan.buffers[a.buffer].lastPass = std::max(plan.buffers[a.buffer].lastPass, int(p));

@@ -95,7 +95,7 @@ class HostFunction {
     }
     for (const detail::Dim& d : plan_.dims) {
       for (const DimSource& s : d.sources) {
-        if (s.kind == DimSource::Kind::Minus) use(s.dim);
+        for (int f : s.from()) use(f);
       }
     }
     for (size_t p = 0; p < plan_.passes.size(); ++p) {
@@ -173,10 +173,20 @@ class HostFunction {
         case DimSource::Kind::Rows: words += "rows(" + s.input + ")"; break;
         case DimSource::Kind::Cols: words += "cols(" + s.input + ")"; break;
         case DimSource::Kind::Static: words += std::to_string(s.length); break;
-        case DimSource::Kind::Minus: {
+        case DimSource::Kind::Minus:
+        case DimSource::Kind::Quotient: {
           const std::string from = extentWords(s.dim);
           const bool one = from.find(' ') == std::string::npos;
-          words += (one ? from : "(" + from + ")") + " - " + std::to_string(s.length);
+          words += (one ? from : "(" + from + ")") +
+                   (s.kind == DimSource::Kind::Minus ? " - " : " / ") + std::to_string(s.length);
+          break;
+        }
+        case DimSource::Kind::Product: {
+          const std::string a = extentWords(s.dim), b = extentWords(s.dim2);
+          const auto group = [](const std::string& x) {
+            return x.find(' ') == std::string::npos ? x : "(" + x + ")";
+          };
+          words += group(a) + " * " + group(b);
           break;
         }
       }
@@ -189,8 +199,8 @@ class HostFunction {
     for (const DimSource& s : plan_.dims[d].sources) {
       bool seen = false;
       for (const DimSource& t : out) {
-        seen = seen ||
-               (t.kind == s.kind && t.input == s.input && t.length == s.length && t.dim == s.dim);
+        seen = seen || (t.kind == s.kind && t.input == s.input && t.length == s.length &&
+                        t.dim == s.dim && t.dim2 == s.dim2);
       }
       if (!seen) out.push_back(s);
     }
@@ -246,7 +256,7 @@ class HostFunction {
   // ------------------------------------------------------------------------ checks
   std::string dim(int d) const { return "obsidian_dim" + std::to_string(d); }
 
-  // The dims in an order where a Minus dim follows the dim it is taken from.
+  // The dims in an order where a dim follows the dims it is computed from.
   std::vector<int> dimOrder() const {
     std::vector<int> order;
     std::vector<bool> done(plan_.dims.size(), false);
@@ -255,7 +265,7 @@ class HostFunction {
         if (done[d]) continue;
         bool ready = true;
         for (const DimSource& s : plan_.dims[d].sources) {
-          ready = ready && (s.kind != DimSource::Kind::Minus || done[s.dim]);
+          for (int f : s.from()) ready = ready && done[f];
         }
         if (!ready) continue;
         done[d] = true;
@@ -304,6 +314,12 @@ class HostFunction {
               << s.length << " element(s)\n";
             values.push_back(dim(s.dim) + " - " + ull(s.length));
             break;
+          case DimSource::Kind::Quotient:
+            o << "  if (" << dim(s.dim) << " % " << ull(s.length)
+              << " != 0) return cudaErrorInvalidValue;  // a reshape's rows are whole\n";
+            values.push_back(dim(s.dim) + " / " + ull(s.length));
+            break;
+          case DimSource::Kind::Product: values.push_back(dim(s.dim) + " * " + dim(s.dim2)); break;
         }
       }
       const bool declare = used_[d] || values.size() > 1;
@@ -495,6 +511,8 @@ class HostFunction {
           take(ParamKind::Length);
           break;
         }
+        case ArgRef::Kind::Literal:  // (only a call pass's, refused before)
+          throw mismatch("a number argument");
       }
     }
     if (next != k.params.size()) throw mismatch("more parameters than arguments");
@@ -645,6 +663,21 @@ std::string Plan::exportHeader(const std::string& function, const std::string& n
     throw Error(std::string(kWho) +
                 ": the program has contracts (require, ensure), which Plan::run checks; the "
                 "exported function would drop them: plan it without them to export it");
+  }
+  for (const detail::Pass& pass : plan.passes) {
+    if (pass.layout == detail::Layout::Call) {
+      throw Error(std::string(kWho) + ": " + detail::describe(plan, pass.stores.front()) +
+                  " launches the user's kernel " + pass.kernel->name() +
+                  ", which the exported function does not launch: export the parts of the "
+                  "program before and after it, and launch it between them (exportHeader of the "
+                  "kernel gives its launcher)");
+    }
+    if (pass.layout != detail::Layout::Sort) continue;
+    throw Error(std::string(kWho) + ": " + detail::describe(plan, pass.stores.front()) +
+                " runs the device radix sort (a histogram, then a kernel a digit, with storage "
+                "kept between runs), which the exported function does not launch: export the "
+                "parts of the program before and after the sort, and sort between them with "
+                "cub::DeviceRadixSort");
   }
   if (!ir::isIdentifier(function)) {
     throw Error(std::string(kWho) + ": function name '" + function +

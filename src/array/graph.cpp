@@ -8,6 +8,7 @@
 #include "ir/identifiers.hpp"
 #include "ir/ir_walk.hpp"
 #include "ir/print.hpp"
+#include "obsidian/kernel.hpp"
 
 namespace obsidian::array {
 
@@ -37,6 +38,10 @@ const char* opName(OpKind k) {
     case OpKind::Diagonal: return "diagonal";
     case OpKind::Element: return "at";
     case OpKind::MatMul: return "matmul";
+    case OpKind::Sort: return "sort";
+    case OpKind::Reshape: return "reshape";
+    case OpKind::Flatten: return "flatten";
+    case OpKind::Call: return "call";
   }
   return "?";
 }
@@ -52,6 +57,8 @@ const char* layoutName(Layout l) {
     case Layout::ColumnBand: return "column pass";
     case Layout::Tile: return "tile pass";
     case Layout::Scan: return "scan pass";
+    case Layout::Sort: return "sort pass";
+    case Layout::Call: return "call pass";
   }
   return "?";
 }
@@ -336,6 +343,93 @@ NodePtr makeSegReduce(NodePtr in, NodePtr offsets, ExpPtr body, ExpPtr identity,
                    who});
 }
 
+NodePtr makeReshape(NodePtr v, uint32_t cols) {
+  expectShape(v, Shape::Vector, "reshape(v, cols)");
+  if (cols == 0) throw Error("reshape(v, cols): a row holds at least one element; cols is 0");
+  const ScalarType t = v->type;
+  Node n{OpKind::Reshape, Shape::Matrix, t, {std::move(v)}, "", nullptr, nullptr, 0, "reshape"};
+  n.a = cols;
+  return make(std::move(n));
+}
+
+NodePtr makeFlatten(NodePtr m) {
+  expectShape(m, Shape::Matrix, "flatten(m)");
+  const ScalarType t = m->type;
+  return make(
+      Node{OpKind::Flatten, Shape::Vector, t, {std::move(m)}, "", nullptr, nullptr, 0, "flatten"});
+}
+
+NodePtr makeCall(const Kernel& k, std::vector<NodePtr> operands, ScalarType result,
+                 bool elementwise, uint32_t length) {
+  const std::string who = "call(" + k.name() + ")";
+  checkElementType(result, who);
+  std::vector<const Param*> params;  // (the ones a launch passes: lengths follow their arrays)
+  for (const Param& p : k.params()) {
+    if (p.kind != ParamKind::Length) params.push_back(&p);
+  }
+  if (params.size() != operands.size() + 1) {
+    throw Error(who + ": the kernel takes " + std::to_string(params.size()) +
+                " argument(s): the operands and then the result it writes; got " +
+                std::to_string(operands.size()) + " operand(s)");
+  }
+  const auto writes = [&](const Param& p) {
+    return p.kind == ParamKind::Array && (p.output || k.ir().arrays[p.array].writable);
+  };
+  bool vectors = false;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const Param& p = *params[i];
+    const NodePtr& a = operands[i];
+    if (!a) throw Error(who + ": operand " + std::to_string(i) + " is an empty value");
+    const std::string which = who + ": parameter " + std::to_string(i) + " (" + p.name + ") ";
+    const bool array = a->shape == Shape::Vector;
+    vectors = vectors || array;
+    if ((p.kind == ParamKind::Array) != array || p.type != a->type) {
+      throw Error(
+          which + "is " + (p.kind == ParamKind::Array ? "an array of " : "a scalar of type ") +
+          std::string(scalarInfo(p.type).cudaName) + "; operand " + std::to_string(i) + " is " +
+          shapeName(a->shape) + " of " + std::string(scalarInfo(a->type).cudaName));
+    }
+    if (writes(p)) {
+      throw Error(which +
+                  "is an array the kernel writes; an operand is only read (the result "
+                  "is the last parameter)");
+    }
+    if (!array && a->op != OpKind::Input && a->op != OpKind::Constant) {
+      throw Error(which +
+                  "is a scalar: pass a scalarInput or a number (a computed scalar is on "
+                  "the device: pass it as a vector of one element, e.g. fill(1, s))");
+    }
+  }
+  const Param& last = *params.back();
+  if (!writes(last) || last.type != result) {
+    throw Error(who + ": its last parameter (" + last.name + ") is the result: an array of " +
+                std::string(scalarInfo(result).cudaName) + " the kernel writes");
+  }
+  if (elementwise && !vectors) {
+    throw Error(who + ": an elementwise kernel has a vector operand (its result's length)");
+  }
+  Node n{OpKind::Call, Shape::Vector, result,  std::move(operands),
+         "",           nullptr,       nullptr, elementwise ? 0 : length,
+         who};
+  n.a = elementwise;
+  n.kernel = std::make_shared<const Kernel>(k);
+  return make(std::move(n));
+}
+
+NodePtr makeSort(NodePtr keys, NodePtr values, bool descending, const std::string& label) {
+  expectShape(keys, Shape::Vector, label);
+  std::vector<NodePtr> args = {std::move(keys)};
+  ScalarType t = args[0]->type;
+  if (values) {
+    expectShape(values, Shape::Vector, label);
+    t = values->type;
+    args.push_back(std::move(values));
+  }
+  Node n{OpKind::Sort, Shape::Vector, t, std::move(args), "", nullptr, nullptr, 0, label};
+  n.a = descending;
+  return make(std::move(n));
+}
+
 std::string describe(const PlanData& plan, int node) {
   const NodeInfo& n = plan.nodes[node];
   if (n.node->op == OpKind::Input) return n.node->name;
@@ -364,7 +458,8 @@ std::string structuralKey(const std::vector<Output>& outputs, const PlanOptions&
     ids[n.get()] = id;
     key << id << ": " << opName(n->op) << " " << int(n->shape) << " "
         << std::string(scalarInfo(n->type).cudaName) << " " << text(n->name) << " "
-        << text(n->label) << " " << n->length << " " << n->a << " " << n->b << " (";
+        << text(n->label) << " " << n->length << " " << n->a << " " << n->b << " "
+        << (n->kernel ? n->kernel->id() : 0) << " (";
     for (size_t a : args) key << a << " ";
     key << ") " << (n->body ? ir::printExp(n->body, none) : "") << " | "
         << (n->identity ? ir::printExp(n->identity, none) : "") << "\n";

@@ -15,10 +15,19 @@ namespace obsidian::array::detail {
 // An extent of the program (a vector's length, a matrix's rows or cols), shared by every value
 // the operations tie together; its length comes from the inputs bound at run (or a generate).
 struct DimSource {
-  enum class Kind : uint8_t { Length, Rows, Cols, Static, Minus } kind;
+  enum class Kind : uint8_t { Length, Rows, Cols, Static, Minus, Quotient, Product } kind;
   std::string input;    // the input it is read from (Length, Rows, Cols)
-  uint64_t length = 0;  // Static: the length; Minus: the amount
-  int dim = -1;         // Minus: `length` less than this dim's length (a slice; CSR segments)
+  uint64_t length = 0;  // Static: the length; Minus: the amount; Quotient: the divisor
+  int dim = -1;         // Minus: `length` less than this dim's length (a slice; CSR segments);
+                        // Quotient: this dim's length over `length` (a reshape's rows: a
+                        // multiple of it); Product: this dim's length times dim2's (a flatten)
+  int dim2 = -1;
+  // The dims it is computed from (none, one or two).
+  std::vector<int> from() const {
+    if (kind == Kind::Product) return {dim, dim2};
+    if (kind == Kind::Minus || kind == Kind::Quotient) return {dim};
+    return {};
+  }
 };
 struct Dim {
   std::vector<DimSource> sources;
@@ -33,6 +42,8 @@ enum class Layout : uint8_t {
             // Pass::offsets, a warp per segment of a vector (segmented reductions)
   ColumnBand,  // a thread per column over a band of rows: column reductions' partials
   Scan,        // a scan (device::scanAll: tiles, look-back), its input computed as it loads
+  Sort,        // a sort (device::radixSortKeys/Pairs: several kernels), of stored arrays
+  Call,        // the user's kernel (call), launched as it is on stored arrays
   Tile         // a warp per (band of rows, tile of 32 x kTileLanes columns): row and column
                // reductions of one matrix from one read (BiCGK's q = A p and s = A^T r), both
                // as partials
@@ -78,11 +89,12 @@ struct BufferInfo {
 
 // One kernel argument, by what the run fills it with.
 struct ArgRef {
-  enum class Kind : uint8_t { Input, Buffer, DimLength, Parts, Band } kind;
+  enum class Kind : uint8_t { Input, Buffer, DimLength, Parts, Band, Literal } kind;
   std::string input;  // Input: the bound name
   int buffer = -1;    // Buffer; Parts: the partials' buffer
   int dim = -1;       // DimLength
   int pass = -1;      // Band: the column pass
+  int node = -1;      // Literal: a Constant node (its value)
 };
 
 struct Pass {
@@ -130,6 +142,20 @@ void emitKernels(PlanData& plan);
 std::string describe(const PlanData& plan, int node);
 // The structural key of a program (its nodes and outputs) and planning options.
 std::string structuralKey(const std::vector<Output>& outputs, const PlanOptions& options);
+
+// A sort pass (sort.cpp): its arguments and kernel (planned); its run, with the storage the
+// GPU's sort keeps between runs (the radix sort's temporary storage, a pair sort's keys); the
+// bytes it moves.
+struct SortStorage;
+std::shared_ptr<SortStorage> makeSortStorage();
+void planSort(PlanData& plan, int pass);
+void runSort(const PlanData& plan, int pass, const std::vector<KernelArg>& args, bool gpu,
+             const RunOptions& options, bool last, SortStorage& storage);
+double sortBytes(const PlanData& plan, int pass, uint64_t count);
+// A call pass (call.cpp): its arguments (the operands, the result) and kernel (the user's).
+void planCall(PlanData& plan, int pass);
+// The argument an operand read as a whole array is: an input as bound, or its stored buffer.
+ArgRef storedArray(const PlanData& plan, int id);
 
 // Calls f.template operator()<X>() for the element type t (u32, i32, u64, f32, f64).
 template <class F>

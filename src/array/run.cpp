@@ -149,7 +149,7 @@ Sizes resolve(const PlanData& plan, const Bindings& data, bool requireOutputs,
       if (done[di]) continue;
       bool ready = true;
       for (const detail::DimSource& src : d.sources) {
-        ready = ready && (src.kind != detail::DimSource::Kind::Minus || done[src.dim]);
+        for (int f : src.from()) ready = ready && done[f];
       }
       if (!ready) continue;
       uint64_t len = 0;
@@ -166,6 +166,17 @@ Sizes resolve(const PlanData& plan, const Bindings& data, bool requireOutputs,
           }
           v = s.dims[src.dim] - src.length;
           what = "a slice or the segments of an offsets array (" + std::to_string(v) + ")";
+        } else if (src.kind == detail::DimSource::Kind::Quotient) {
+          if (s.dims[src.dim] % src.length != 0) {
+            throw Error("array::Plan::run: reshape(v, " + std::to_string(src.length) + "): v's " +
+                        std::to_string(s.dims[src.dim]) + " elements are not whole rows of " +
+                        std::to_string(src.length));
+          }
+          v = s.dims[src.dim] / src.length;
+          what = "a reshape's rows (" + std::to_string(v) + ")";
+        } else if (src.kind == detail::DimSource::Kind::Product) {
+          v = s.dims[src.dim] * s.dims[src.dim2];  // (each below 2^32: no overflow)
+          what = "a flatten's length (" + std::to_string(v) + ")";
         } else if (src.kind == detail::DimSource::Kind::Static) {
           what = "a generate of " + std::to_string(v) + " elements";
         } else {
@@ -293,6 +304,7 @@ struct Pool {
   std::vector<uint64_t> slotBytes;  // what each slot held last
   std::vector<std::vector<uint64_t>> host;
   std::vector<std::unique_ptr<gpu::DeviceBuffer<uint64_t>>> device;
+  std::vector<std::shared_ptr<SortStorage>> sorts;  // per pass: a sort pass's storage
   std::mutex mutex;
 };
 }  // namespace detail
@@ -320,6 +332,9 @@ void assignSlots(const PlanData& plan, detail::Pool& pool) {
     pool.slotOf[b] = slot;
   }
   pool.slotBytes.assign(busyUntil.size(), 0);
+  for (const detail::Pass& pass : plan.passes) {
+    pool.sorts.push_back(pass.layout == detail::Layout::Sort ? detail::makeSortStorage() : nullptr);
+  }
   pool.host.resize(busyUntil.size());
   pool.device.resize(busyUntil.size());
 }
@@ -439,6 +454,14 @@ void Plan::run(const Bindings& data, const RunOptions& options) const {
           args.emplace_back(static_cast<uint32_t>(parts(sizes, plan.buffers[a.buffer])));
           break;
         case ArgRef::Kind::Band: args.emplace_back(sizes.bands[a.pass]); break;
+        case ArgRef::Kind::Literal: {
+          const ExpPtr& v = plan.nodes[a.node].node->body;
+          args.push_back(detail::withType(v->type, [&]<class X>() {
+            if constexpr (std::is_floating_point_v<X>) return KernelArg(static_cast<X>(v->real));
+            return KernelArg(static_cast<X>(v->bits));
+          }));
+          break;
+        }
         case ArgRef::Kind::Buffer: args.push_back(bufferArg(a.buffer)); break;
         case ArgRef::Kind::Input: {
           const Bindings::Entry& e = *data.find(a.input);
@@ -452,10 +475,13 @@ void Plan::run(const Bindings& data, const RunOptions& options) const {
         }
       }
     }
-    if (gpu) {
+    const bool last = p + 1 == plan.passes.size();
+    if (pass.layout == detail::Layout::Sort) {
+      detail::runSort(plan, int(p), args, gpu, options, last, *pool.sorts[p]);
+    } else if (gpu) {
       gpu::LaunchOptions lo;
       lo.stream = options.stream;
-      lo.synchronize = options.synchronize && p + 1 == plan.passes.size();
+      lo.synchronize = options.synchronize && last;
       gpu::launch(*pass.kernel, args, lo);
     } else {
       const SimStats stats = simulate(*pass.kernel, args, options.simulation);
@@ -531,6 +557,9 @@ double passBytes(const PlanData& plan, const detail::Pass& pass, const Bindings&
       if (!written && reads) reads->push_back(b.name);
     }
   }
+  if (pass.layout == detail::Layout::Sort) {  // (its digits' passes read and write it again)
+    bytes = detail::sortBytes(plan, int(&pass - plan.passes.data()), sizes.dims[pass.dimA]);
+  }
   return bytes;
 }
 }  // namespace
@@ -542,7 +571,8 @@ PlanReport Plan::report(const Bindings& data) const {
   for (size_t p = 0; p < plan.passes.size(); ++p) {
     const detail::Pass& pass = plan.passes[p];
     PassReport k;
-    k.name = pass.kernel->name();
+    k.name = pass.layout == detail::Layout::Sort ? "pass" + std::to_string(p) + "_sort"
+                                                 : pass.kernel->name();
     k.kind = detail::layoutName(pass.layout);
     std::set<int> seen;
     std::vector<int> ops;

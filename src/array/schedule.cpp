@@ -25,6 +25,7 @@
 
 #include "array/plan_data.hpp"
 #include "ir/identifiers.hpp"
+#include "obsidian/kernel.hpp"
 
 namespace obsidian::array::detail {
 
@@ -44,7 +45,9 @@ Access accessOf(const Node& n, size_t k) {
     case OpKind::SegReduce: return k == 0 ? Access::Segment : Access::Random;
     case OpKind::Slice:
     case OpKind::Shift: return Access::Random;
-    case OpKind::Scan: return Access::Segment;
+    case OpKind::Scan:
+    case OpKind::Sort:
+    case OpKind::Call: return Access::Segment;
     case OpKind::Permute: return k == 0 ? Access::Elementwise : Access::Segment;
     case OpKind::Contract: return k == 0 ? Access::Elementwise : Access::Whole;
     case OpKind::Iota:
@@ -56,7 +59,9 @@ Access accessOf(const Node& n, size_t k) {
     case OpKind::ColumnOf:
     case OpKind::Diagonal:
     case OpKind::Element:
-    case OpKind::MatMul: return Access::Random;
+    case OpKind::MatMul:
+    case OpKind::Reshape:
+    case OpKind::Flatten: return Access::Random;
     default: return Access::Elementwise;
   }
 }
@@ -68,12 +73,21 @@ bool isReduction(OpKind k) {
 // A reduction a warp finishes per row (or segment): its result is complete in the pass.
 bool isRowLike(OpKind k) { return k == OpKind::RowReduce || k == OpKind::SegReduce; }
 // A value whose readers must wait for its whole pass: a reduction or a scan.
-bool isBoundary(OpKind k) { return isReduction(k) || k == OpKind::Scan || k == OpKind::Permute; }
+bool isBoundary(OpKind k) {
+  return isReduction(k) || k == OpKind::Scan || k == OpKind::Permute || k == OpKind::Sort ||
+         k == OpKind::Call;
+}
+// A value that runs as a kernel (or kernels) of its own beside its level's other passes.
+bool ownKernel(OpKind k) { return k == OpKind::Scan || k == OpKind::Sort || k == OpKind::Call; }
+// A value whose kernels are not the planner's (the device sort, the user's kernel): they read
+// their operands as arrays, so those are stored.
+bool opaque(OpKind k) { return k == OpKind::Sort || k == OpKind::Call; }
 // A value that is only a way of reading another (never worth storing by itself).
 bool isView(OpKind k) {
   return k == OpKind::ReplicateRows || k == OpKind::ReplicateCols || k == OpKind::Transpose ||
          k == OpKind::Slice || k == OpKind::Shift || k == OpKind::Contract || k == OpKind::Iota ||
-         k == OpKind::RowOf || k == OpKind::ColumnOf || k == OpKind::Diagonal;
+         k == OpKind::RowOf || k == OpKind::ColumnOf || k == OpKind::Diagonal ||
+         k == OpKind::Reshape || k == OpKind::Flatten;
 }
 
 struct UnionFind {
@@ -261,6 +275,27 @@ class Planner {
           uf.unite(arg(0).slot0, n.slot0);
           uf.unite(arg(1).slot0, arg(2).slot0);
           break;
+        case OpKind::Reshape:  // cols fixed; rows len(v) / cols
+          sources.push_back({n.slot1, {DimSource::Kind::Static, "", uint64_t(node.a)}});
+          sources.push_back(
+              {n.slot0, {DimSource::Kind::Quotient, "", uint64_t(node.a), arg(0).slot0}});
+          break;
+        case OpKind::Flatten:
+          sources.push_back(
+              {n.slot0, {DimSource::Kind::Product, "", 0, arg(0).slot0, arg(0).slot1}});
+          break;
+        case OpKind::Call:  // elementwise: the vector operands' length; else `length`
+          if (node.a) {
+            for (int a : n.args) {
+              if (plan_->nodes[a].slot0 >= 0) uf.unite(plan_->nodes[a].slot0, n.slot0);
+            }
+          } else {
+            sources.push_back({n.slot0, {DimSource::Kind::Static, "", node.length}});
+          }
+          break;
+        case OpKind::Sort:  // (keys and values: one length)
+          for (int a : n.args) uf.unite(plan_->nodes[a].slot0, n.slot0);
+          break;
         case OpKind::Contract:
         case OpKind::Iota:
         case OpKind::Shift:
@@ -289,24 +324,26 @@ class Planner {
       if (n.slot1 >= 0) n.slot1 = dimOf(n.slot1);
     }
     for (auto [slot, source] : sources) {
-      if (source.kind == DimSource::Kind::Minus) source.dim = dimOf(source.dim);
+      if (source.dim >= 0) source.dim = dimOf(source.dim);
+      if (source.dim2 >= 0) source.dim2 = dimOf(source.dim2);
       const int d = dimOf(slot);
       plan_->dims[d].sources.push_back(source);
     }
-    // A length defined as another's minus an amount must not come back to itself: zipWith(f,
-    // slice(v, 1, 0), v) asks len(v) - 1 == len(v).
+    // A length defined from others (a slice's, a reshape's rows, a flatten's) must not come
+    // back to itself: zipWith(f, slice(v, 1, 0), v) asks len(v) - 1 == len(v).
     std::vector<int> state(plan_->dims.size(), 0);  // 0 new, 1 on the path, 2 done
     std::function<void(int)> visit = [&](int d) {
       if (state[d] == 2) return;
       if (state[d] == 1) {
         throw Error(
-            "array::Plan: a slice (or a segmentedReduce's segments) is tied to a length it is "
-            "made from: its length is that length minus the slice's ends, so they cannot agree "
-            "(zip it with another slice of the same size instead)");
+            "array::Plan: a slice (or a segmentedReduce's segments, a reshape's rows or a "
+            "flatten's length) is tied to a length it is made from: its length is that length "
+            "less the slice's ends (over the cols; times the other extent), so they cannot "
+            "agree (zip it with another slice of the same size instead)");
       }
       state[d] = 1;
       for (const DimSource& s : plan_->dims[d].sources) {
-        if (s.kind == DimSource::Kind::Minus) visit(s.dim);
+        for (int f : s.from()) visit(f);
       }
       state[d] = 2;
     };
@@ -374,10 +411,15 @@ class Planner {
         n.finish = readElsewhere(static_cast<int>(id), seen);  // folded once, into a buffer
         continue;
       }
-      bool check = false;
+      bool check = false, opaqueRead = false;
       for (const auto& [contract, c] : plan_->checks) check |= c == int(id);
+      // (a sort's kernels read their keys and values as arrays, in every digit's pass; the
+      // user's kernel reads arrays)
+      for (const auto& [reader, access] : readers_[id]) {
+        opaqueRead |= opaque(plan_->nodes[reader].node->op) && n.node->shape != Shape::Scalar;
+      }
       // (a product's element is a loop over a row and a column: never recomputed)
-      if (isBoundary(op) || !n.output.empty() || check || op == OpKind::MatMul) {
+      if (isBoundary(op) || !n.output.empty() || check || opaqueRead || op == OpKind::MatMul) {
         n.storage = Storage::Full;
         continue;
       }
@@ -466,7 +508,7 @@ class Planner {
         } else if (r.node->op == OpKind::Permute && k == 0) {
           at[r.args[k]].insert(2 * r.initLevel);
         } else {
-          at[r.args[k]].insert(2 * r.level + (r.node->op == OpKind::Scan ? 1 : 0));
+          at[r.args[k]].insert(2 * r.level + (ownKernel(r.node->op) ? 1 : 0));
         }
       }
     }
@@ -497,6 +539,8 @@ class Planner {
                                          : layout == Layout::Vector ? 1
                                          : layout == Layout::Matrix ? 2
                                          : layout == Layout::Scan   ? 4
+                                         : layout == Layout::Sort   ? 5
+                                         : layout == Layout::Call   ? 6
                                                                     : 3),
                                      dimA, dimB, level, plan_->options.fuse ? -1 : node);
     if (const auto it = passOf_.find(key); it != passOf_.end()) return it->second;
@@ -528,6 +572,17 @@ class Planner {
         n.producer = passFor(Layout::Scan, n.slot0, id, n.level, id);  // a kernel of its own
         plan_->passes[n.producer].dimB = -1;
         plan_->passes[n.producer].stores.push_back(id);
+      } else if (opaque(op)) {
+        const Layout layout = op == OpKind::Sort ? Layout::Sort : Layout::Call;
+        n.producer = passFor(layout, n.slot0, id, n.level, id);  // kernels of its own
+        Pass& p = plan_->passes[n.producer];
+        p.dimB = -1;
+        p.stores.push_back(id);
+        p.boundary = op == OpKind::Sort
+                         ? "a sort: its kernels (a digit histogram, then a pass a digit) read and "
+                           "write whole arrays"
+                         : "the user's kernel " + n.node->kernel->name() +
+                               ": it reads and writes whole arrays";
       } else if (op == OpKind::SegReduce) {
         // A warp per segment: a row pass over the segments, one per offsets array.
         n.producer = passFor(Layout::RowWarp, n.slot0, n.args[1], n.level, id);

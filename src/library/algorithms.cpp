@@ -169,6 +169,7 @@ void device::launchOn(const Target& t, const Kernel& k, const std::vector<Kernel
     return;
   }
   SimStats stats = simulate(k, args, options.simulation);
+  if (options.simulatedEach) options.simulatedEach->push_back(stats);
   if (options.simulated) *options.simulated = std::move(stats);
 }
 

@@ -15,6 +15,7 @@
 #include "array_gemver_unfused.cuh"
 #include "array_histogram.cuh"
 #include "array_pick.cuh"
+#include "array_reshape.cuh"
 #include "array_scan.cuh"
 #include "array_spmv.cuh"
 
@@ -104,6 +105,12 @@ void refusals() {
   invalid(pick(3u, a, 100, 101, 101, o1, 100, o2, 100), "pick: m not square");
   invalid(pick(3u, a, 100, 100, 99, o1, 100, o2, 100), "pick: pitch below cols");
   invalid(pick(3u, a, 100, 100, 100, o1, 99, o2, 100), "pick: d too small");
+  using arrays::reshape::reshape;
+  // reshape(m, mRows, mCols, mPitch, v, vLen, fl, flLen, rs, rsLen): vLen whole rows of 7,
+  // fl holds rows x cols, rs len / 7
+  invalid(reshape(b, 3, 5, 5, a, 100, o1, 15, o2, 14), "reshape: 100 is not rows of 7");
+  invalid(reshape(b, 3, 5, 5, a, 98, o1, 14, o2, 14), "reshape: fl too small");
+  invalid(reshape(b, 3, 5, 5, a, 98, o1, 15, o2, 13), "reshape: rs too small");
 }
 
 // ------------------------------------------------------------------------ on a GPU
@@ -379,6 +386,26 @@ void pickOnGpu() {
   near(dr.host(), r, rs, "pick: row(m, k) * at(column(m, k), k)");
 }
 
+void reshapeOnGpu() {
+  const uint32_t n = 7 * 1001, rows = 33, cols = 45, pitch = 48;
+  const std::vector<float> v = randomFloats(n), m = randomFloats(size_t{rows} * pitch);
+  Device<float> dv(v), dm(m), dfl(size_t{rows} * cols), drs(n / 7);
+  expect(arrays::reshape::reshape(dm.p, rows, cols, pitch, dv.p, n, dfl.p, dfl.n, drs.p, drs.n),
+         cudaSuccess, "reshape");
+  expect(cudaDeviceSynchronize(), cudaSuccess, "reshape: synchronize");
+  std::vector<double> rs(n / 7), rss(n / 7), fl(size_t{rows} * cols), fls(fl.size());
+  for (uint32_t i = 0; i < n; ++i) {
+    rs[i / 7] += v[i];
+    rss[i / 7] += std::fabs(v[i]);
+  }
+  for (uint32_t i = 0; i < rows * cols; ++i) {
+    fl[i] = 2.0 * m[size_t{i / cols} * pitch + i % cols];
+    fls[i] = std::fabs(fl[i]);
+  }
+  near(drs.host(), rs, rss, "reshape: rowReduce(Sum, reshape(v, 7))");
+  near(dfl.host(), fl, fls, "reshape: 2 flatten(m)");
+}
+
 }  // namespace
 
 int main() {
@@ -396,6 +423,7 @@ int main() {
     spmvOnGpu();
     scanOnGpu();
     pickOnGpu();
+    reshapeOnGpu();
     std::printf("array export checks: the runs on the GPU done\n");
   }
   std::printf("%s\n", failures == 0 ? "array export checks: ok" : "array export checks: FAILED");

@@ -81,6 +81,13 @@ int main(int argc, char** argv) {
             Plan({{"r", row(m, k) * at(column(m, k), k)}, {"d", diagonal(matmul(m, m))}}, o)
                 .exportHeader("pick", "arrays::pick"));
     }
+    {  // Reshapes: row sums of v as rows of 7 (len(v) a multiple of 7), and a pitched m flattened
+      const auto v = vectorInput<float>("v");
+      const auto m = matrixInput<float>("m");
+      write(dir / "array_reshape.cuh",
+            Plan({{"rs", rowReduce(Sum{}, reshape(v, 7))}, {"fl", 2.0f * flatten(m)}}, o)
+                .exportHeader("reshape", "arrays::reshape"));
+    }
     {  // A histogram (permute: the defaults' pass, then atomics)
       const auto idx = vectorInput<uint32_t>("idx");
       write(

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <obsidian/array.hpp>
 #include <random>
 
@@ -410,4 +411,121 @@ TEST_CASE("gpu: SafeGPU's product, Gaussian elimination and sort as planned step
   auto sorted = v;
   std::sort(sorted.begin(), sorted.end());
   CHECK(from->download() == sorted);
+}
+
+TEST_CASE("gpu: array programs: sort, sortByKey and sortIndices match a stable sort") {
+  const size_t n = (size_t{1} << 21) + 7;
+  std::mt19937_64 g(11);
+  std::vector<uint32_t> a(n), w(n);
+  std::vector<float> f(n);
+  for (size_t i = 0; i < n; ++i) {
+    a[i] = uint32_t(g());
+    w[i] = uint32_t(g() % 1000);
+    f[i] = float(int(g() % 201) - 100) * 0.25f;  // ties, -0 and +0 kept apart
+    if (i % 97 == 0) f[i] = -0.0f;
+  }
+  const auto A = vectorInput<uint32_t>("a"), W = vectorInput<uint32_t>("w");
+  const auto F = vectorInput<float>("f");
+  const auto keys = A * 3u + W;  // stored by a vector pass before its sorts
+  const Plan plan({{"sorted", sort(keys)},
+                   {"ranked", gather(W, sortIndices(keys)) * 2u},
+                   {"byF", sortByKey(F, W, Order::Descending)}},
+                  onGpu());
+  gpu::DeviceBuffer<uint32_t> da(a), dw(w), dsorted(n), dranked(n), dby(n);
+  gpu::DeviceBuffer<float> df(f);
+  Bindings b;
+  b.vector("a", da).vector("w", dw).vector("f", df).output("sorted", dsorted);
+  b.output("ranked", dranked).output("byF", dby);
+  const auto orderOf = [&](const auto& key, bool descending) {
+    std::vector<uint32_t> idx(n);
+    for (uint32_t i = 0; i < n; ++i) idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(), [&](uint32_t x, uint32_t y) {
+      return descending ? key(y) < key(x) : key(x) < key(y);
+    });
+    return idx;
+  };
+  for (int run = 0; run < 2; ++run) {  // (the second run reuses the sorts' storage)
+    CAPTURE(run);
+    if (run == 1) {
+      for (uint32_t& x : a) x = x * 2654435761u + 12345u;
+      da.upload(a);
+    }
+    plan.run(b);
+    const auto sorted = dsorted.download(), ranked = dranked.download(), by = dby.download();
+    const auto k = [&](uint32_t i) { return a[i] * 3u + w[i]; };
+    const auto byKeys = orderOf(k, false);
+    // f's order word: -0 before +0 (descending: +0 first), as the device sort orders them
+    const auto fk = [&](uint32_t i) {
+      uint32_t raw;
+      std::memcpy(&raw, &f[i], 4);
+      return (raw >> 31) ? ~raw : raw | 0x80000000u;
+    };
+    const auto byF = orderOf(fk, true);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+      bad += sorted[i] != k(byKeys[i]);
+      bad += ranked[i] != 2u * w[byKeys[i]];
+      bad += by[i] != w[byF[i]];
+    }
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("gpu: array programs: reshape and flatten match C++") {
+  const uint32_t cols = 1000, rows = 4099;  // (v: 4,099,000 elements as rows of 1000)
+  const uint32_t mr = 3001, mc = 2999, pitch = 3008;
+  const auto v = floats(size_t{rows} * cols, 21), m = floats(size_t{mr} * pitch, 22);
+  const auto V = vectorInput<float>("v");
+  const auto M = matrixInput<float>("m");
+  const Plan plan({{"rowSums", rowReduce(Sum{}, reshape(V, cols))},
+                   {"colSums", colReduce(Sum{}, reshape(V, cols))},
+                   {"flat", 2.0f * flatten(M)}},
+                  onGpu());
+  gpu::DeviceBuffer<float> dv(v), dm(m), drow(rows), dcol(cols), dflat(size_t{mr} * mc);
+  Bindings b;
+  b.vector("v", dv).matrix("m", dm, mr, mc, pitch).output("rowSums", drow);
+  b.output("colSums", dcol).output("flat", dflat);
+  plan.run(b);
+  std::vector<double> rs(rows), rsc(rows), cs(cols), csc(cols);
+  for (uint32_t r = 0; r < rows; ++r) {
+    for (uint32_t c = 0; c < cols; ++c) {
+      const double x = v[size_t{r} * cols + c];
+      rs[r] += x;
+      rsc[r] += std::fabs(x);
+      cs[c] += x;
+      csc[c] += std::fabs(x);
+    }
+  }
+  near(drow.download(), rs, rsc);
+  near(dcol.download(), cs, csc);
+  const auto flat = dflat.download();
+  size_t bad = 0;
+  for (size_t i = 0; i < flat.size(); ++i) bad += flat[i] != 2.0f * m[i / mc * pitch + i % mc];
+  CHECK(bad == 0);
+}
+
+TEST_CASE("gpu: array programs: the user's kernel as an operation matches C++") {
+  const size_t n = (size_t{1} << 22) + 5;
+  const auto x = floats(n, 31), y = floats(n, 32);
+  const Kernel axpy =
+      capture("userAxpyGpu", 256, [](EFloat alpha, DPull<EFloat> a, DPull<EFloat> b) {
+        return push<Grid>(
+            zipWith([alpha](const EFloat& p, const EFloat& q) { return alpha * p + q; }, a, b));
+      });
+  const auto X = vectorInput<float>("x"), Y = vectorInput<float>("y");
+  const auto z = callElementwise<float>(axpy, Scalar<float>(0.5f), X * 2.0f, Y);
+  const Plan plan({{"z", z}, {"s", sum(z)}}, onGpu());
+  gpu::DeviceBuffer<float> dx(x), dy(y), dz(n), ds(1);
+  Bindings b;
+  b.vector("x", dx).vector("y", dy).output("z", dz).output("s", ds);
+  plan.run(b);
+  std::vector<double> want(1, 0.0), scale(1, 0.0), z1(n), zscale(n);
+  for (size_t i = 0; i < n; ++i) {
+    z1[i] = 0.5 * (double(x[i]) * 2.0) + y[i];  // (the GPU may fuse it into an fma)
+    zscale[i] = std::fabs(double(x[i])) + std::fabs(y[i]);
+    want[0] += z1[i];
+    scale[0] += std::fabs(z1[i]);
+  }
+  near(dz.download(), z1, zscale);
+  near(ds.download(), want, scale);
 }

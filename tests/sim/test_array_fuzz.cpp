@@ -15,12 +15,21 @@
 // segmentHeads, slice (empty ones too), shift (1-D and 2-D, past either edge), row, column and
 // at (the place a number, now and then past the end, or a u32 scalar), diagonal, matmul,
 // permute (Sum; on integers also Min, Max, BitAnd, BitOr, BitXor; some destinations dropped),
-// indices, len, rows, cols, and require / ensure contracts that hold. Lengths are odd (1, 7, 31,
-// 33, 300, 1000, 1031, 4097 and what slices and segments make of them, 0 included). A second test
-// case draws contracts that fail and programs the planner must refuse at run (a slice longer than
-// its vector, segmented reductions of one offsets array over two lengths, no offsets at all, a
-// segmented scan's heads of another length): each an obsidian::Error naming the contract or the
-// rule.
+// sort, sortByKey and sortIndices (ascending or descending; keys of the element type or, in i32
+// and f32 programs, u32 index vectors; f32 keys only values the reference holds exactly: inputs
+// and what sorts move of them), indices, len, rows, cols, reshape (the cols a divisor of the
+// length, any for an empty vector: matrices of new shapes) and flatten (a pitched input's padding
+// skipped; where the result's length would be tied to a length it is made from, which the planner
+// refuses, a colReduce or reduce of it instead), the user's own captured kernels as operations
+// (rarely: callElementwise of userAxpy, alpha * x + y, its alpha a scalar input or a number;
+// call of userReverse, a kernel reading anywhere, of its operand's length), and require / ensure
+// contracts that hold.
+// Lengths are odd (1, 7, 31, 33, 300, 1000, 1031, 4097 and what slices, segments, reshapes and
+// flattens make of them, 0 included). A second test case draws contracts that fail and programs
+// the planner must refuse at run (a slice longer than its vector, segmented reductions of one
+// offsets array over two lengths, no offsets at all, a segmented scan's heads of another length,
+// a reshape of a vector that is not whole rows): each an obsidian::Error naming the contract or
+// the rule.
 // OBSIDIAN_ARRAY_FUZZ_FIRST and OBSIDIAN_ARRAY_FUZZ_COUNT choose other programs (by index; 0 and
 // 150 by default), OBSIDIAN_ARRAY_FUZZ_PROGRAMS a list of them ("4,568"), and
 // OBSIDIAN_ARRAY_FUZZ_TIME prints each program's time, OBSIDIAN_ARRAY_FUZZ_PRINT each program;
@@ -37,12 +46,18 @@
 #include <map>
 #include <numeric>
 #include <obsidian/array.hpp>
+#include <obsidian/capture.hpp>
+#include <obsidian/pull.hpp>
+#include <obsidian/push.hpp>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
 #include <variant>
 #include <vector>
+
+#include "../select_support.hpp"
 
 using namespace obsidian;
 using namespace obsidian::array;
@@ -218,6 +233,28 @@ std::string indexFnText(uint32_t f, uint32_t len) {
   }
 }
 
+// The user's own kernels (obsidian::capture), one of each per element type, drawn by call and
+// callElementwise. userAxpy<X>(): alpha * x + y, elementwise.
+template <class X>
+const Kernel& userAxpy() {
+  static const Kernel k =
+      capture(std::string("userAxpy_") + typeName<X>(), 128,
+              [](Exp<X> alpha, DPull<Exp<X>> x, DPull<Exp<X>> y) {
+                return push<Grid>(zipWith(
+                    [alpha](const Exp<X>& a, const Exp<X>& b) { return alpha * a + b; }, x, y));
+              });
+  return k;
+}
+// userReverse<X>(): element i is x[len(x) - 1 - i] (reads anywhere).
+template <class X>
+const Kernel& userReverse() {
+  static const Kernel k =
+      capture(std::string("userReverse_") + typeName<X>(), 64, [](DPull<Exp<X>> x) {
+        return push<Grid>(ixMap([n = len(x)](const EWord32& i) { return n - 1u - i; }, x));
+      });
+  return k;
+}
+
 template <class... A>
 constexpr bool oneShapeOf() {
   bool v = false, m = false;
@@ -251,6 +288,9 @@ class Program {
     NodePtr node;
     uint32_t rows = 0, cols = 0;  // vector: rows is its length
     std::vector<R> ref;
+    // f32: the reference is the device's value exactly (an input, what a sort moves of one, or
+    // sortIndices cast to f32): what f32 sorts take as keys.
+    bool exact = false;
   };
   // A u32 index vector (gather's idx) of a program whose elements are not u32.
   struct Index {
@@ -267,7 +307,7 @@ class Program {
   };
 
   // failing: with a contract that fails (an output), failure() naming it.
-  explicit Program(uint32_t seed, bool failing = false) : rng_(seed) {
+  explicit Program(uint32_t seed, bool failing = false) : rng_(seed), callRng_(seed ^ 0xca11ca11u) {
     static const uint32_t kN[] = {1, 7, 31, 33, 300, 1000, 1031, 4097}, kM[] = {1, 5, 17, 64, 131};
     n_ = kN[below(8)];
     // (a 4097-column matrix of 17 rows or more is slow to simulate)
@@ -536,6 +576,39 @@ class Program {
     vals_.push_back(std::move(v));
   }
 
+  // Lengths made from lengths. The planner ties extents whatever their sizes (a zipWith its
+  // operands', a rowReduce's length the rows, ...) and refuses a length defined from others (a
+  // slice's and a segmentedReduce's segments: less some elements; a reshape's rows: divided; a
+  // flatten's: a product) that is tied back to one it is made from: flatten(reshape(v, 4)) + v,
+  // flatten(m) + column(m, 0) with m of one column, reshape(v, 1) read with v. The fuzz ties any
+  // extents of one size, so it keeps which sizes are made from which (all extents of a tie have
+  // one size) and draws a definition only where no size would be made from itself. (Slices and
+  // segments only shrink: alone they close no cycle; with a flatten's products they could.)
+
+  // Whether size `d` is `from` or made from it through definitions.
+  bool madeFrom(uint32_t d, uint32_t from) const {
+    std::vector<uint32_t> todo = {d};
+    std::set<uint32_t> seen;
+    while (!todo.empty()) {
+      const uint32_t x = todo.back();
+      todo.pop_back();
+      if (x == from) return true;
+      if (!seen.insert(x).second) continue;
+      if (const auto it = madeFrom_.find(x); it != madeFrom_.end()) {
+        todo.insert(todo.end(), it->second.begin(), it->second.end());
+      }
+    }
+    return false;
+  }
+  // Records size `d` made from `sources`; false (nothing recorded) where one is d or made from it.
+  bool define(uint32_t d, std::initializer_list<uint32_t> sources) {
+    for (const uint32_t s : sources) {
+      if (madeFrom(s, d)) return false;
+    }
+    madeFrom_[d].insert(sources.begin(), sources.end());
+    return true;
+  }
+
   // ---------------------------------------------------------------- inputs
   void vectorIn(const std::string& name, uint32_t len) {
     const bool small = chance(50);
@@ -550,6 +623,7 @@ class Program {
       data.push_back(randomElement(small));
       v.ref.push_back(R(data.back()));
     }
+    v.exact = true;
     code_.push_back("const auto " + name + " = vectorInput<" + typeName<X>() + ">(\"" + name +
                     "\");  // " + shapeText(v));
     vals_.push_back(std::move(v));
@@ -572,6 +646,7 @@ class Program {
         if (c < cols) v.ref.push_back(R(data.back()));
       }
     }
+    v.exact = true;
     code_.push_back("const auto " + name + " = matrixInput<" + typeName<X>() + ">(\"" + name +
                     "\");  // " + shapeText(v) + ", pitch " + std::to_string(pitch));
     vals_.push_back(std::move(v));
@@ -648,7 +723,7 @@ class Program {
 
   // One random operation; false if the one drawn does not fit the values there are.
   bool step() {
-    switch (below(25)) {
+    switch (below(27)) {
       case 0:
       case 1:
       case 2: return zip(Shape::Vector);
@@ -667,7 +742,7 @@ class Program {
       case 15:
       case 16: return segReduceOp();
       case 17: return chance(35) ? scanOp() : sliceOp();
-      case 18: return sliceOp();
+      case 18: return chance(35) ? sortOp() : sliceOp();
       case 19: return shiftOp();
       case 20: return permuteOp();
       case 21: {
@@ -675,6 +750,9 @@ class Program {
         return what < 40 ? indicesOp() : what < 75 ? extentOp() : segmentHeadsOp();
       }
       case 22: return chance(70) ? pickOp() : matmulOp();
+      // (the user's kernel drawn by a stream of its own: the programs without one are as before)
+      case 23: return callRng_() % 8 == 0 ? callOp() : reshapeOp();
+      case 24: return callRng_() % 8 == 0 ? callOp() : flattenOp();
       default: return contractOp(false);
     }
   }
@@ -1149,6 +1227,7 @@ class Program {
     const int v = pickVector(static_cast<int>(o.target));
     if (v < 0) return false;
     const uint32_t op = below(3), segments = static_cast<uint32_t>(o.ref.size()) - 1;
+    if (!define(segments, {segments + 1})) return false;
     std::vector<R> ref;
     for (uint32_t r = 0; r < segments; ++r) {
       const uint32_t a = std::min(o.ref[r], o.target), b = std::min(o.ref[r + 1], o.target);
@@ -1307,6 +1386,105 @@ class Program {
     return true;
   }
 
+  // sort(k, o), sortByKey(k, v, o) or sortIndices(k, o), ascending or descending: the reference
+  // is the stable sort of k's indices by the keys' order words (testing::orderBits: integers by
+  // value, floats by their bits made order-preserving; descending all bits inverted). The keys
+  // are a vector of X or (i32 and f32 programs, now and then) an index vector. f32 keys are
+  // only values whose reference is exact (inputs, and what sorts move of them): a key computed
+  // in f32 may round otherwise than its double reference, which would swap keys nearly equal and
+  // move whole elements, far past any tolerance. (sortByKey's values may be any: they are only
+  // moved.) (A sort is ~6 simulated kernels, a histogram, the digits' starts and a pass a digit:
+  // drawn about as rarely as scans.)
+  bool sortOp() {
+    const uint32_t what = below(3);  // sort, sortByKey, sortIndices
+    const bool descending = chance(50);
+    const Order order = descending ? Order::Descending : Order::Ascending;
+    const std::string orderText = descending ? ", Order::Descending)" : ")";
+    // The keys: their node, name and order words, and (X keys) their value.
+    int k = -1;
+    NodePtr keys;
+    std::string keyName;
+    std::vector<uint64_t> words;
+    std::vector<uint32_t> indexKeys;  // (index vector keys: their elements)
+    if constexpr (!std::is_same_v<X, uint32_t>) {
+      if (chance(25)) {
+        const Index& i = indices_[below(static_cast<uint32_t>(indices_.size()))];
+        std::tie(keys, keyName, indexKeys) = std::make_tuple(i.node, i.name, i.ref);
+        for (const uint32_t x : indexKeys) words.push_back(::testing::orderBits(x, descending));
+      }
+    }
+    if (!keys) {
+      k = pick([](const Val& v) {
+        return v.shape == Shape::Vector && (!std::is_floating_point_v<X> || v.exact);
+      });
+      if (k < 0) return false;
+      std::tie(keys, keyName) = std::make_tuple(vals_[k].node, vals_[k].name);
+      for (const R& r : vals_[k].ref) {
+        words.push_back(::testing::orderBits(static_cast<X>(r.v), descending));
+      }
+    }
+    const uint32_t len = static_cast<uint32_t>(words.size());
+    std::vector<uint32_t> perm(len);
+    std::iota(perm.begin(), perm.end(), 0u);
+    std::stable_sort(perm.begin(), perm.end(),
+                     [&](uint32_t a, uint32_t b) { return words[a] < words[b]; });
+    if (what == 1) {
+      const int v = pickVector(static_cast<int>(len));  // (X keys: k itself at least)
+      if (v < 0) return false;
+      std::vector<R> ref;
+      for (const uint32_t i : perm) ref.push_back(vals_[v].ref[i]);
+      const NodePtr node = k < 0 ? sortByKey(Vector<uint32_t>(keys), vec(v), order).node()
+                                 : sortByKey(vec(k), vec(v), order).node();
+      const bool exact = vals_[v].exact;
+      add("sortByKey(" + keyName + ", " + vals_[v].name + orderText, Shape::Vector, node, len, 0,
+          std::move(ref));
+      vals_.back().exact = exact;
+      return true;
+    }
+    // sort: X keys make a value, index vector keys an index vector.
+    if (what == 0 && k >= 0) {
+      std::vector<R> ref;
+      for (const uint32_t i : perm) ref.push_back(vals_[k].ref[i]);
+      const bool exact = vals_[k].exact;
+      add("sort(" + keyName + orderText, Shape::Vector, sort(vec(k), order).node(), len, 0,
+          std::move(ref));
+      vals_.back().exact = exact;
+      return true;
+    }
+    // a u32 vector: the sorted index vector, or sortIndices: a u32 value (u32 programs), an
+    // index vector, or cast to X (exact: below 2^24).
+    const std::string text = (what == 0 ? "sort(" : "sortIndices(") + keyName + orderText;
+    const NodePtr node = k >= 0      ? sortIndices(vec(k), order).node()
+                         : what == 0 ? sort(Vector<uint32_t>(keys), order).node()
+                                     : sortIndices(Vector<uint32_t>(keys), order).node();
+    std::vector<uint32_t> out(perm);
+    if (what == 0) {
+      for (uint32_t& x : out) x = indexKeys[x];
+    }
+    if constexpr (std::is_same_v<X, uint32_t>) {
+      std::vector<R> ref;
+      for (const uint32_t x : out) ref.push_back(R(x));
+      add(text, Shape::Vector, node, len, 0, std::move(ref));
+    } else {
+      if (what == 0 || chance(50)) {
+        const std::string name = "g" + std::to_string(indices_.size());
+        code_.push_back("const auto " + name + " = " + text + ";  // vector[" +
+                        std::to_string(len) + "]");
+        indices_.push_back({name, node, std::move(out)});
+        return true;
+      }
+      std::vector<R> ref;
+      for (const uint32_t x : out) ref.push_back(R(static_cast<X>(x)));
+      add("zipWith([](EWord32 i) { return cast<" + std::string(typeName<X>()) + ">(i); }, " + text +
+              ")",
+          Shape::Vector,
+          zipWith([](const EWord32& x) { return cast<X>(x); }, Vector<uint32_t>(node)).node(), len,
+          0, std::move(ref));
+      vals_.back().exact = true;
+    }
+    return true;
+  }
+
   // slice(v, from, trim): narrow windows, whole, empty, or anywhere.
   bool sliceOp() {
     const int v = pickVector();
@@ -1328,6 +1506,7 @@ class Program {
         trim = below(len - from + 1);
         break;
     }
+    if (from + trim > 0 && !define(len - from - trim, {len})) return false;
     const std::vector<R> ref(vals_[v].ref.begin() + from, vals_[v].ref.end() - trim);
     add("slice(" + vals_[v].name + ", " + std::to_string(from) + "u, " + std::to_string(trim) +
             "u)",
@@ -1424,6 +1603,129 @@ class Program {
     add(std::string("permute(") + kNames[op] + ", " + vals_[d].name + ", " + idxName + ", " +
             vals_[v].name + ")",
         Shape::Vector, node, vals_[d].rows, 0, std::move(ref));
+    return true;
+  }
+
+  // reshape(v, cols): v's elements as rows of `cols` (a divisor of len(v), a proper one
+  // preferred; for an empty v any number): a matrix of a new shape, len(v) / cols x cols, which
+  // the rest of the program reads as any other. Where its rows would be tied back to the length
+  // they are made from (cols 1, an empty v, or v's length made from such rows: see define), its
+  // columns are reduced at once instead (colReduce, of a length tied to cols only).
+  bool reshapeOp() {
+    const int k = pickVector();
+    if (k < 0) return false;
+    const uint32_t len = vals_[k].rows;
+    uint32_t cols = 0;
+    if (len == 0) {
+      static const uint32_t kCols[] = {1, 2, 7, 64, 1000};
+      cols = kCols[below(5)];
+    } else {
+      std::vector<uint32_t> all, proper;
+      for (uint32_t d = 1; uint64_t{d} * d <= len; ++d) {
+        if (len % d != 0) continue;
+        all.push_back(d);
+        if (d != len / d) all.push_back(len / d);
+      }
+      for (const uint32_t d : all) {
+        if (d > 1 && d < len) proper.push_back(d);
+      }
+      const std::vector<uint32_t>& from = !proper.empty() && chance(75) ? proper : all;
+      cols = from[below(static_cast<uint32_t>(from.size()))];
+    }
+    const uint32_t rows = len / cols;
+    const std::vector<R>& a = vals_[k].ref;
+    const std::string text = "reshape(" + vals_[k].name + ", " + literal(cols) + ")";
+    const Matrix<X> m = reshape(vec(k), cols);
+    if (define(rows, {len})) {
+      std::vector<R> ref(a.size());  // element (r, c) = v[r * cols + c]
+      for (uint32_t r = 0; r < rows; ++r) {
+        for (uint32_t c = 0; c < cols; ++c) ref[size_t{r} * cols + c] = a[size_t{r} * cols + c];
+      }
+      const bool exact = vals_[k].exact;
+      add(text, Shape::Matrix, m.node(), rows, cols, std::move(ref));
+      vals_.back().exact = exact;
+      return true;
+    }
+    const uint32_t op = below(3);
+    std::vector<R> ref;
+    for (uint32_t c = 0; c < cols; ++c) ref.push_back(fold(op, a, c, cols, rows));
+    add(std::string("colReduce(") + foldName(op) + ", " + text + ")", Shape::Vector,
+        withFold(op, [&](auto f) { return colReduce(f, m).node(); }), cols, 0, std::move(ref));
+    return true;
+  }
+
+  // flatten(m): m's elements row by row (a pitched input's padding skipped), a vector of rows x
+  // cols elements. Where that length would be tied back to an extent it is made from (m of one
+  // row or column, or none, or m's extents made from such a length: see define), or is long
+  // (over 2^14 elements: scans and sorts of it are slow to simulate), it is reduced at once
+  // instead.
+  bool flattenOp() {
+    const int k = pickMatrix();
+    if (k < 0) return false;
+    const uint32_t rows = vals_[k].rows, cols = vals_[k].cols, len = rows * cols;
+    const std::vector<R>& a = vals_[k].ref;
+    std::vector<R> ref(len);  // element i = m(i / cols, i % cols)
+    for (uint32_t i = 0; i < len; ++i) ref[i] = a[size_t{i / cols} * cols + i % cols];
+    const std::string text = "flatten(" + vals_[k].name + ")";
+    const Vector<X> v = flatten(mat(k));
+    if (len <= (1u << 14) && define(len, {rows, cols})) {
+      const bool exact = vals_[k].exact;
+      add(text, Shape::Vector, v.node(), len, 0, std::move(ref));
+      vals_.back().exact = exact;
+      return true;
+    }
+    const uint32_t op = below(3);
+    add(std::string("reduce(") + foldName(op) + ", " + text + ")", Shape::Scalar,
+        withFold(op, [&](auto f) { return reduce(f, v).node(); }), 0, 0,
+        {fold(op, ref, 0, 1, len)});
+    return true;
+  }
+
+  // The user's own kernel as an operation: callElementwise<X>(userAxpy<X>(), alpha, x, y), alpha
+  // a scalar input or a number (a constant of the program or a literal), x and y of one length;
+  // or call<X>(userReverse<X>(), len(v), v), len(v) a number.
+  bool callOp() {
+    const int x = pickVector();
+    if (x < 0) return false;
+    const std::string type = typeName<X>();
+    if (chance(50)) {
+      const uint32_t len = vals_[x].rows;
+      std::vector<R> ref(vals_[x].ref.rbegin(), vals_[x].ref.rend());
+      const bool exact = vals_[x].exact;
+      code_.push_back("// userReverse<" + type + ">(): capture(\"userReverse_" + type +
+                      "\", 64, [](DPull<Exp<" + type +
+                      ">> x) { return push<Grid>(ixMap([n = len(x)](EWord32 i) { return n - 1u - "
+                      "i; }, x)); })");
+      add("call<" + type + ">(userReverse<" + type + ">(), " + literal(len) + ", " + vals_[x].name +
+              ")",
+          Shape::Vector, call<X>(userReverse<X>(), len, vec(x)).node(), len, 0, std::move(ref));
+      vals_.back().exact = exact;
+      return true;
+    }
+    const int y = pickVector(static_cast<int>(vals_[x].rows));
+    if (y < 0) return false;
+    const int a =
+        chance(70)
+            ? pick(
+                  [](const Val& v) { return v.shape == Shape::Scalar && v.kind != Kind::Computed; },
+                  false)
+            : -1;
+    const X lit = static_cast<X>(2 + below(5));
+    const R alpha = a >= 0 ? vals_[a].ref[0] : R(lit);
+    const Scalar<X> alphaValue = a >= 0 ? sca(a) : Scalar<X>(lit);
+    const std::string alphaText =
+        a >= 0 ? vals_[a].name : "Scalar<" + type + ">(" + literal(lit) + ")";
+    std::vector<R> ref(vals_[x].rows);
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] = alpha * vals_[x].ref[i] + vals_[y].ref[i];
+    code_.push_back(
+        "// userAxpy<" + type + ">(): capture(\"userAxpy_" + type + "\", 128, [](Exp<" + type +
+        "> alpha, DPull<Exp<" + type + ">> x, DPull<Exp<" + type +
+        ">> y) { return push<Grid>(zipWith([alpha](auto a, auto b) { return alpha * a + b; }, x, "
+        "y)); })");
+    add("callElementwise<" + type + ">(userAxpy<" + type + ">(), " + alphaText + ", " +
+            vals_[x].name + ", " + vals_[y].name + ")",
+        Shape::Vector, callElementwise<X>(userAxpy<X>(), alphaValue, vec(x), vec(y)).node(),
+        vals_[x].rows, 0, std::move(ref));
     return true;
   }
 
@@ -1624,6 +1926,7 @@ class Program {
   }
 
   std::mt19937 rng_;
+  std::mt19937 callRng_;  // (whether a reshape's or flatten's draw is a call instead)
   uint32_t n_ = 0, m_ = 0;
   uint32_t computed_ = 0;
   std::vector<Val> vals_;
@@ -1640,6 +1943,7 @@ class Program {
   std::map<std::string, std::vector<uint32_t>> indexArrays_;
   std::map<std::string, X> scalars_;
   std::vector<size_t> outputs_;
+  std::map<uint32_t, std::set<uint32_t>> madeFrom_;  // (define: the sizes a size is made from)
   PlanOptions options_;
 };
 
@@ -1753,8 +2057,9 @@ TEST_CASE("array fuzz: failing contracts and illegal extents throw obsidian::Err
   }
   CHECK(failed.empty());
   CHECK(drawn * 4 >= count * 3);  // (most programs have a value a contract can fail on)
-  // A slice longer than its vector, and segmented reductions of one offsets array over two
-  // lengths: the planner must refuse them at run (an Error, never a crash).
+  // A slice longer than its vector, segmented reductions of one offsets array over two lengths,
+  // and a reshape of a vector that is not whole rows: the planner must refuse them at run (an
+  // Error, never a crash).
   std::mt19937 g(7);
   for (int k = 0; k < 8; ++k) {
     static const uint32_t kLen[] = {1, 31, 33, 1000};
@@ -1780,6 +2085,18 @@ TEST_CASE("array fuzz: failing contracts and illegal extents throw obsidian::Err
       Bindings d;
       d.vector("v", v).vector("w", v).vector("o", none).output("a", a).output("b", bo);
       CHECK_THROWS_WITH_AS(two.run(d), doctest::Contains("needs at least 1"), Error);
+      uint32_t cols = 2 + static_cast<uint32_t>(k);  // (not a divisor of n)
+      while (n % cols == 0) ++cols;
+      const Plan rs(
+          {{"r", rowReduce(Sum{}, reshape(V * 2u, cols))}, {"f", flatten(reshape(V, cols)) + 1u}},
+          opt);
+      std::vector<uint32_t> r(n / cols), f(n / cols * cols);
+      Bindings e;
+      e.vector("v", v).output("r", r).output("f", f);
+      const std::string want = "reshape(v, " + std::to_string(cols) + "): v's " +
+                               std::to_string(n) + " elements are not whole rows of " +
+                               std::to_string(cols);
+      CHECK_THROWS_WITH_AS(rs.run(e), doctest::Contains(want.c_str()), Error);
     }
   }
   // A segmented scan's heads of another length than its vector (one plan: a segmented scan

@@ -14,6 +14,10 @@
 #include "obsidian/exp.hpp"
 #include "obsidian/ir.hpp"
 
+namespace obsidian {
+class Kernel;
+}
+
 namespace obsidian::array {
 
 /// What a value is: one element, a vector, or a row-major matrix.
@@ -47,7 +51,15 @@ enum class OpKind : uint8_t {
   ColumnOf,       ///< vector: args {m, k}: element i = m(i, k) (0 for k >= cols(m))
   Diagonal,       ///< vector: args {m}: element i = m(i, i) (m square)
   Element,        ///< scalar: args {v, k}: v[k] (0 for k >= len(v))
-  MatMul          ///< matrix: args {a, b}: element (r, c) = sum over k of a(r, k) * b(k, c)
+  MatMul,         ///< matrix: args {a, b}: element (r, c) = sum over k of a(r, k) * b(k, c)
+  Sort,           ///< vector: args {keys} or {keys, values}: the keys sorted stably by their
+                  ///< order-preserving bits (RadixKey), ascending (a == 0) or descending (a == 1);
+                  ///< with values, the values in that order
+  Reshape,        ///< matrix: args {v}: element (r, c) = v[r * a + c] (a columns; len(v) / a rows)
+  Flatten,        ///< vector: args {m}: element i = m(i / cols(m), i % cols(m))
+  Call            ///< vector: args {operands}: the user's kernel (Node::kernel) launched with the
+                  ///< operands (vectors: arrays it reads; scalars: values) and the result, an
+                  ///< array it writes: `length` elements, or (a == 1, elementwise) the operands'
 };
 
 /// The name of an operation ("map", "rowReduce", ...), for plans and messages.
@@ -70,6 +82,7 @@ struct Node {
   std::string label;          ///< what the user called it (reductions: the operator's name)
   int64_t a = 0;              ///< Slice, Shift, Scan, Permute, Extent, Contract: see OpKind
   int64_t b = 0;              ///< Slice, Shift: see OpKind
+  std::shared_ptr<const Kernel> kernel = nullptr;  ///< Call: the user's kernel
 };
 
 namespace detail {
@@ -104,6 +117,16 @@ NodePtr makeContract(NodePtr v, NodePtr check, bool precondition, const std::str
 /// RowOf, ColumnOf, Element (k: a u32 scalar) and Diagonal (k: null).
 NodePtr makePick(OpKind k, NodePtr from, NodePtr index);
 NodePtr makeMatMul(NodePtr a, NodePtr b);
+/// Reshape (a vector's elements as rows of `cols` elements) and Flatten (a matrix's elements,
+/// row by row).
+NodePtr makeReshape(NodePtr v, uint32_t cols);
+NodePtr makeFlatten(NodePtr m);
+/// Call: the user's kernel k with the operands, its result of type `result` (elementwise: the
+/// operands' length; else `length` elements).
+NodePtr makeCall(const Kernel& k, std::vector<NodePtr> operands, ScalarType result,
+                 bool elementwise, uint32_t length);
+/// Sort (values: null for the keys themselves).
+NodePtr makeSort(NodePtr keys, NodePtr values, bool descending, const std::string& label);
 NodePtr makeSegReduce(NodePtr in, NodePtr offsets, ExpPtr body, ExpPtr identity,
                       const std::string& label);
 }  // namespace detail

@@ -2,10 +2,10 @@
 /// handles on graph nodes (array/node.hpp). Building them runs nothing; a Plan (array/plan.hpp)
 /// fuses them into kernels and runs them. The operations are Accelerate's and the fusion
 /// compiler's: map/zipWith over any Exp function, generate and fill, gather, replicate and
-/// outer products, transposed views, windows and clamped stencils, scans (whole and segmented),
-/// permutes, and reductions (whole, per row, per column, segmented). Numbers in a program are
-/// constants of its kernels: a value that changes between runs is a scalarInput (each new
-/// constant plans and compiles the program again, and the cache keeps every plan).
+/// outer products, transposed and reshaped views, windows and clamped stencils, scans (whole and
+/// segmented), permutes, sorts, and reductions (whole, per row, per column, segmented). Numbers in
+/// a program are constants of its kernels: a value that changes between runs is a scalarInput (each
+/// new constant plans and compiles the program again, and the cache keeps every plan).
 /// @code
 ///   auto w = vectorInput<float>("w"), v = vectorInput<float>("v"), u = vectorInput<float>("u");
 ///   auto z = w - 0.75f * v;        // AXPYDOT: z = w - alpha v; r = z . u
@@ -211,6 +211,21 @@ Matrix<X> transpose(const Matrix<X>& m) {
   return Matrix<X>(detail::makeTranspose(m.node()));
 }
 
+/// reshape(v, cols): v's elements as a row-major matrix of `cols` columns, element (r, c) being
+/// v[r * cols + c]: len(v) / cols rows (len(v) must be a multiple of cols at run; cols >= 1). A
+/// way of reading v, recomputed where it is read (as transpose is).
+template <Element X>
+Matrix<X> reshape(const Vector<X>& v, uint32_t cols) {
+  return Matrix<X>(detail::makeReshape(v.node(), cols));
+}
+/// flatten(m): m's elements row by row, a vector of rows(m) x cols(m) elements (element i is
+/// m(i / cols(m), i % cols(m)); a pitched input's padding is skipped). reshape(flatten(m), k)
+/// reshapes a matrix.
+template <Element X>
+Vector<X> flatten(const Matrix<X>& m) {
+  return Vector<X>(detail::makeFlatten(m.node()));
+}
+
 /// row(m, k): row k of m, a vector of cols(m) elements (element j is m(k, j)); every element
 /// is 0 where k >= rows(m), as a gather past its source. k is a Scalar<uint32_t> (an input, a
 /// reduction's result, ...) or a number: a pivot row, read by every element that needs it.
@@ -390,6 +405,57 @@ Vector<X> exclusiveScan(Op f, const Vector<X>& v, const Vector<uint32_t>& heads)
   return Vector<X>(detail::scanNode<X>(f, v.node(), true, heads.node()));
 }
 
+namespace detail {
+template <class... A>
+std::vector<NodePtr> operandNodes(const A&... operands) {
+  static_assert((isValue<A> && ...), "call(k, ...): each operand is a Vector or a Scalar value");
+  static_assert(((std::remove_cvref_t<A>::shape != Shape::Matrix) && ...),
+                "call(k, ...): an operand is a Vector or a Scalar (flatten a matrix first)");
+  return {operands.node()...};
+}
+}  // namespace detail
+
+/// call<X>(k, length, operands...): the user's own captured kernel k (capture) as an operation
+/// of the program. k's parameters, in order, are the operands (a Vector: an array k reads, a
+/// DPull; a Scalar: a value, a scalarInput or a number made a Scalar) and then the result, an
+/// array of X that k writes (a DMutable, or a push array's output): `length` elements. k may
+/// read its operands anywhere; it runs as a kernel of its own (its vector operands stored
+/// first, its readers after it), launched as k itself is (its grid, its checks), and the
+/// simulator checks it as it checks any kernel. Each parameter's kind and type is checked when
+/// the value is made (an Error naming the parameter).
+template <Element X, class... A>
+Vector<X> call(const Kernel& k, uint32_t length, const A&... operands) {
+  return Vector<X>(
+      detail::makeCall(k, detail::operandNodes(operands...), scalarTypeOf<X>, false, length));
+}
+/// callElementwise<X>(k, operands...): call with k's access declared elementwise: its result
+/// has its vector operands' length (one length: the program ties them).
+template <Element X, class... A>
+Vector<X> callElementwise(const Kernel& k, const A&... operands) {
+  return Vector<X>(
+      detail::makeCall(k, detail::operandNodes(operands...), scalarTypeOf<X>, true, 0));
+}
+
+/// The order of a sort: ascending or descending.
+enum class Order : uint8_t { Ascending, Descending };
+
+/// sort(v, order): v's elements sorted, stably, by their order-preserving bits (the device
+/// radix sort, device::radixSortKeys): integers by value, floats by value with -0 before +0 and
+/// NaNs after +inf (a negative NaN before -inf). A sort is a kernel boundary of its own: it
+/// reads its operand stored (an input as it is; a computed vector is stored first) and every
+/// reader waits for it.
+template <Element X>
+Vector<X> sort(const Vector<X>& v, Order order = Order::Ascending) {
+  return Vector<X>(detail::makeSort(v.node(), nullptr, order == Order::Descending, "sort"));
+}
+/// sortByKey(keys, values, order): values moved into the order that sorts keys (as sort(keys)
+/// orders them; equal keys keep their values' order). keys and values have one length.
+template <Element K, Element V>
+Vector<V> sortByKey(const Vector<K>& keys, const Vector<V>& values,
+                    Order order = Order::Ascending) {
+  return Vector<V>(
+      detail::makeSort(keys.node(), values.node(), order == Order::Descending, "sortByKey"));
+}
 /// permute(f, defaults, idx, values): Accelerate's permute: defaults, with each values[i]
 /// combined by f into element idx[i] (destinations at len(defaults) or beyond are dropped; any
 /// number may share one). f is an operator with an atomic (Sum, Min, Max, BitAnd, BitOr,
@@ -439,6 +505,14 @@ Scalar<uint32_t> cols(const Matrix<X>& m) {
 template <Shape S, Element X>
 requires(S != Shape::Scalar) Value<S, uint32_t> indices(const Value<S, X>& v) {
   return Value<S, uint32_t>(detail::makeIota(v.node()));
+}
+
+/// sortIndices(v, order): the stable permutation that sorts v: element i is the index in v of
+/// sort(v, order)'s element i (gather(w, sortIndices(v)) orders w by v; an argsort).
+template <Element X>
+Vector<uint32_t> sortIndices(const Vector<X>& v, Order order = Order::Ascending) {
+  return Vector<uint32_t>(
+      detail::makeSort(v.node(), indices(v).node(), order == Order::Descending, "sortIndices"));
 }
 
 /// segmentHeads(offsets, v): the head flags of v's CSR segments (segmentedReduce's offsets):

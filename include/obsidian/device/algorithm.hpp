@@ -213,6 +213,8 @@ struct Options {
   SimOptions simulation = {};
   /// Simulator: where to put what the run counted (null: nowhere).
   SimStats* simulated = nullptr;
+  /// Simulator: where to append what each of the call's launches counted (null: nowhere).
+  std::vector<SimStats>* simulatedEach = nullptr;
   /// Changes to the table's policy, field by field (the descriptor's fields(); each checked
   /// against its range).
   std::vector<PolicySetting> policy = {};

@@ -486,36 +486,38 @@ struct RadixValueBuffers {
 };
 struct NoValues {};
 
-template <class K, class V, class Values>
-void radixSortGpu(const char* what, const gpu::DeviceBuffer<K>& keysIn,
-                  gpu::DeviceBuffer<K>& keysOut, const Values& values, const RadixOrder& order,
-                  const Options& options, RadixSortTemp* temp) {
+// A sort's arrays on the GPU: the addresses of n keys (and values) in and out.
+struct RadixArrays {
+  uint64_t keysIn = 0, keysOut = 0, valuesIn = 0, valuesOut = 0;
+  size_t n = 0;
+};
+
+// The GPU sort over arrays already checked (sizes agree; out is not in): V is void, or any
+// type of V's size (values are moved, never read).
+template <class K, class V>
+void radixSortAt(const char* what, const RadixArrays& a, const RadixOrder& order,
+                 const Options& options, RadixSortTemp* temp) {
   constexpr bool pairs = !std::is_void_v<V>;
   const Target t = Target::onGpu();
-  const size_t n = keysIn.size();
-  bool sameBuffer = n > 0 && keysIn.address() == keysOut.address();
-  if constexpr (pairs) {
-    if (keysOut.size() != n || values.in->size() != n || values.out->size() != n) {
-      throw Error(std::string(what) + ": the keys and values, in and out, must be as many; got " +
-                  std::to_string(n) + " keys in, " + std::to_string(keysOut.size()) + " out, " +
-                  std::to_string(values.in->size()) + " values in, " +
-                  std::to_string(values.out->size()) + " out");
-    }
-    sameBuffer = sameBuffer || (n > 0 && values.in->address() == values.out->address());
-  } else if (keysOut.size() != n) {
-    throw Error(std::string(what) + ": the output must hold as many keys as the input; got " +
-                std::to_string(n) + " in, " + std::to_string(keysOut.size()) + " out");
-  }
-  if (sameBuffer) {
-    throw Error(std::string(what) + ": the output must be another buffer than the input");
-  }
+  const size_t n = a.n;
   const RadixCall c = radixCall(what, t, n, RadixKey<K>::bits, sizeof(K), pairs, order, options);
   if (n == 0) return;
   Options async = options;
   async.synchronize = false;
+  const auto keysAt = [&](uint64_t address, bool writable) {
+    return KernelArg::deviceArray(scalarTypeOf<K>, address, n, writable);
+  };
+  [[maybe_unused]] const auto valuesAt = [&](uint64_t address, bool writable) {
+    if constexpr (pairs) return KernelArg::deviceArray(scalarTypeOf<V>, address, n, writable);
+    return KernelArg(0u);
+  };
   if (c.passes == 0) {  // no bits to sort on: the keys (and values) as they are
-    launchOn(t, radixCopyKernel<K>(), {keysIn, keysOut}, pairs ? async : options);
-    if constexpr (pairs) launchOn(t, radixCopyKernel<V>(), {*values.in, *values.out}, options);
+    launchOn(t, radixCopyKernel<K>(), {keysAt(a.keysIn, false), keysAt(a.keysOut, true)},
+             pairs ? async : options);
+    if constexpr (pairs) {
+      launchOn(t, radixCopyKernel<V>(), {valuesAt(a.valuesIn, false), valuesAt(a.valuesOut, true)},
+               options);
+    }
     return;
   }
   // The words: status, state, alternate keys, alternate values.
@@ -535,31 +537,55 @@ void radixSortGpu(const char* what, const gpu::DeviceBuffer<K>& keysIn,
   const KernelArg stateArg = KernelArg::deviceArray(ScalarType::U32, stateAt, state, true);
   const Kernel h = RadixSort::histogram<K>(t, c.policy, c.begin, c.end, order.descending);
   const uint32_t blocks = options.blocks ? options.blocks : gpu::occupancyBlocks(h);
-  launchOn(t, h, {keysIn, stateArg, blocks}, async);
+  launchOn(t, h, {keysAt(a.keysIn, false), stateArg, blocks}, async);
   launchOn(t, RadixSort::starts(t, c.policy, c.passes), {stateArg}, async);
   const Kernel k = RadixSort::pass<K, V>(t, c.policy, c.maxPasses, order.descending);
   for (uint32_t pass = 0; pass < c.passes; ++pass) {
     const auto [shift, mask] =
         obsidian::detail::passDigit(c.begin, c.end, c.policy.radixBits, pass);
     const bool out = writesOutput(pass, c.passes);
-    const auto keysAt = [&](bool output) {
-      return KernelArg::deviceArray(scalarTypeOf<K>, output ? keysOut.address() : altKeys, n, true);
-    };
-    std::vector<KernelArg> args{pass == 0 ? KernelArg(keysIn) : keysAt(!out), keysAt(out)};
+    std::vector<KernelArg> args{
+        pass == 0 ? keysAt(a.keysIn, false) : keysAt(out ? altKeys : a.keysOut, true),
+        keysAt(out ? a.keysOut : altKeys, true)};
     if constexpr (pairs) {
-      const auto valuesAt = [&](bool output) {
-        return KernelArg::deviceArray(scalarTypeOf<V>, output ? values.out->address() : altValues,
-                                      n, true);
-      };
-      args.push_back(pass == 0 ? KernelArg(*values.in) : valuesAt(!out));
-      args.push_back(valuesAt(out));
+      args.push_back(pass == 0 ? valuesAt(a.valuesIn, false)
+                               : valuesAt(out ? altValues : a.valuesOut, true));
+      args.push_back(valuesAt(out ? a.valuesOut : altValues, true));
     }
-    for (const KernelArg& a : {stateArg, statusArg, KernelArg(pass), KernelArg(shift),
-                               KernelArg(mask), KernelArg(epoch + pass)}) {
-      args.push_back(a);
+    for (const KernelArg& arg : {stateArg, statusArg, KernelArg(pass), KernelArg(shift),
+                                 KernelArg(mask), KernelArg(epoch + pass)}) {
+      args.push_back(arg);
     }
     launchOn(t, k, args, pass + 1 == c.passes ? options : async);
   }
+}
+
+template <class K, class V, class Values>
+void radixSortGpu(const char* what, const gpu::DeviceBuffer<K>& keysIn,
+                  gpu::DeviceBuffer<K>& keysOut, const Values& values, const RadixOrder& order,
+                  const Options& options, RadixSortTemp* temp) {
+  constexpr bool pairs = !std::is_void_v<V>;
+  const size_t n = keysIn.size();
+  bool sameBuffer = n > 0 && keysIn.address() == keysOut.address();
+  RadixArrays arrays{keysIn.address(), keysOut.address(), 0, 0, n};
+  if constexpr (pairs) {
+    if (keysOut.size() != n || values.in->size() != n || values.out->size() != n) {
+      throw Error(std::string(what) + ": the keys and values, in and out, must be as many; got " +
+                  std::to_string(n) + " keys in, " + std::to_string(keysOut.size()) + " out, " +
+                  std::to_string(values.in->size()) + " values in, " +
+                  std::to_string(values.out->size()) + " out");
+    }
+    sameBuffer = sameBuffer || (n > 0 && values.in->address() == values.out->address());
+    arrays.valuesIn = values.in->address();
+    arrays.valuesOut = values.out->address();
+  } else if (keysOut.size() != n) {
+    throw Error(std::string(what) + ": the output must hold as many keys as the input; got " +
+                std::to_string(n) + " in, " + std::to_string(keysOut.size()) + " out");
+  }
+  if (sameBuffer) {
+    throw Error(std::string(what) + ": the output must be another buffer than the input");
+  }
+  radixSortAt<K, V>(what, arrays, order, options, temp);
 }
 
 template <class K, class V, class Values>
