@@ -418,7 +418,9 @@ std::vector<NodePtr> operandNodes(const A&... operands) {
 /// call<X>(k, length, operands...): the user's own captured kernel k (capture) as an operation
 /// of the program. k's parameters, in order, are the operands (a Vector: an array k reads, a
 /// DPull; a Scalar: a value, a scalarInput or a number made a Scalar) and then the result, an
-/// array of X that k writes (a DMutable, or a push array's output): `length` elements. k may
+/// array of X that k writes (a DMutable, or a push array's output): `length` elements (where k
+/// ties its output's length to an operand's, another `length` is refused at run by the launch's
+/// check; elements k does not write are undefined). k may
 /// read its operands anywhere; it runs as a kernel of its own (its vector operands stored
 /// first, its readers after it), launched as k itself is (its grid, its checks), and the
 /// simulator checks it as it checks any kernel. Each parameter's kind and type is checked when
