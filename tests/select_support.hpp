@@ -204,6 +204,25 @@ std::vector<uint32_t> referenceTopK(const std::vector<K>& keys, size_t k, bool l
   return idx;
 }
 
+// The host's segmented top k: values and indices of segments x k places (each segment's
+// referenceTopK; K{} and index 2^32 - 1 past a short segment's keys).
+template <class K>
+std::pair<std::vector<K>, std::vector<uint32_t>> referenceSegmentedTopK(
+    const std::vector<K>& keys, const std::vector<uint32_t>& offsets, size_t k, bool largest) {
+  const size_t segments = offsets.size() - 1;
+  std::vector<K> values(segments * k, K{});
+  std::vector<uint32_t> indices(segments * k, 0xffffffffu);
+  for (size_t s = 0; s < segments; ++s) {
+    const std::vector<K> segment(keys.begin() + offsets[s], keys.begin() + offsets[s + 1]);
+    const std::vector<uint32_t> want = referenceTopK(segment, std::min(k, segment.size()), largest);
+    for (size_t i = 0; i < want.size(); ++i) {
+      values[s * k + i] = segment[want[i]];
+      indices[s * k + i] = want[i];
+    }
+  }
+  return {values, indices};
+}
+
 // n keys of the bytes of random 64-bit words (below `below` if not 0): any bit pattern for
 // floats (NaNs too).
 template <class K>

@@ -1560,9 +1560,11 @@ class PassEmitter {
 
 void emitKernels(PlanData& plan) {
   // Which row reductions other passes read (or are outputs): their row pass writes them.
-  std::vector<std::unique_ptr<PassEmitter>> emitters;
+  std::vector<std::unique_ptr<PassEmitter>> emitters;  // (none for an opaque pass)
   for (size_t p = 0; p < plan.passes.size(); ++p) {
-    emitters.push_back(std::make_unique<PassEmitter>(plan, static_cast<int>(p)));
+    emitters.push_back(opaque(plan.passes[p].layout)
+                           ? nullptr
+                           : std::make_unique<PassEmitter>(plan, static_cast<int>(p)));
   }
   std::set<int> rowsRead;
   for (size_t p = 0; p < plan.passes.size(); ++p) {
@@ -1571,11 +1573,6 @@ void emitKernels(PlanData& plan) {
       if (op == OpKind::RowReduce || op == OpKind::SegReduce) emitters[p]->storedRows_.insert(r);
     }
   }
-  // (a sort pass runs the device radix sort, a call pass the user's kernel: their arguments are
-  // their operands and their result)
-  const auto sorts = [&](size_t p) {
-    return plan.passes[p].layout == Layout::Sort || plan.passes[p].layout == Layout::Call;
-  };
   for (size_t p = 0; p < plan.passes.size(); ++p) {
     if (plan.passes[p].layout == Layout::Sort) {
       planSort(plan, static_cast<int>(p));
@@ -1586,7 +1583,7 @@ void emitKernels(PlanData& plan) {
     }
   }
   const auto reads = [&](size_t q, int buffer) {
-    if (!sorts(q)) return emitters[q]->buffersRead_.count(buffer) > 0;
+    if (emitters[q]) return emitters[q]->buffersRead_.count(buffer) > 0;
     const std::vector<ArgRef>& args = plan.passes[q].args;
     return std::any_of(args.begin(), args.end() - 1, [&](const ArgRef& a) {
       return a.kind == ArgRef::Kind::Buffer && a.buffer == buffer;
@@ -1609,7 +1606,7 @@ void emitKernels(PlanData& plan) {
   }
   for (size_t p = 0; p < plan.passes.size(); ++p) {
     Pass& pass = plan.passes[p];
-    if (!sorts(p)) {
+    if (emitters[p]) {
       pass.kernel.emplace(emitters[p]->emit());
       pass.args = emitters[p]->args();
     }

@@ -7,12 +7,16 @@
 #include "obsidian/export.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "array/plan_data.hpp"
 #include "ir/identifiers.hpp"
+#include "ir/print.hpp"
 
 namespace obsidian::array {
 
@@ -23,6 +27,23 @@ using detail::Layout;
 using detail::PlanData;
 
 namespace {
+
+// A number operand of a call as host C++ (ir::printLiteral's device intrinsics for infinities
+// and NaNs are not callable from the host function): its exact bits.
+std::string hostLiteral(const ExpNode& e) {
+  if ((e.type == ScalarType::F32 || e.type == ScalarType::F64) && !std::isfinite(e.real)) {
+    char buf[64];
+    if (e.type == ScalarType::F32) {
+      std::snprintf(buf, sizeof buf, "__builtin_bit_cast(float, 0x%08xu)",
+                    std::bit_cast<uint32_t>(obsidian::detail::narrowF32(e.real)));
+    } else {
+      std::snprintf(buf, sizeof buf, "__builtin_bit_cast(double, 0x%016llxull)",
+                    static_cast<unsigned long long>(std::bit_cast<uint64_t>(e.real)));
+    }
+    return buf;
+  }
+  return ir::printLiteral(e);
+}
 
 const char* const kWho = "array::Plan::exportHeader";
 
@@ -450,7 +471,12 @@ class HostFunction {
                    "arguments (" +
                    what + "); this is a bug of the planner");
     };
+    // (a Length parameter is passed as its arrays' count: the launcher takes none)
+    const auto skipLengths = [&] {
+      while (next < k.params.size() && k.params[next].kind == ParamKind::Length) ++next;
+    };
     const auto take = [&](ParamKind kind) -> const Param& {
+      skipLengths();
       if (next >= k.params.size() || k.params[next].kind != kind) {
         throw mismatch("parameter " + std::to_string(next));
       }
@@ -491,10 +517,7 @@ class HostFunction {
               take(ParamKind::Scalar);
               c.args.push_back(name);
               break;
-            case Shape::Vector:
-              array(name, name + "Len", true, name);
-              take(ParamKind::Length);
-              break;
+            case Shape::Vector: array(name, name + "Len", true, name); break;
             case Shape::Matrix:
               array(name, "(size_t)" + name + "Rows * " + name + "Pitch", true, name);
               for (const char* side : {"Rows", "Cols", "Pitch"}) {
@@ -508,13 +531,15 @@ class HostFunction {
         case ArgRef::Kind::Buffer: {
           const BufferInfo& info = plan_.buffers[a.buffer];
           array(info.output ? info.name : temp(a.buffer), count(a.buffer), info.output, info.name);
-          take(ParamKind::Length);
           break;
         }
-        case ArgRef::Kind::Literal:  // (only a call pass's, refused before)
-          throw mismatch("a number argument");
+        case ArgRef::Kind::Literal:  // (a call pass's number operand)
+          take(ParamKind::Scalar);
+          c.args.push_back(hostLiteral(*plan_.nodes[a.node].node->body));
+          break;
       }
     }
+    skipLengths();
     if (next != k.params.size()) throw mismatch("more parameters than arguments");
     c.args.push_back("stream");
     return c;
@@ -665,13 +690,6 @@ std::string Plan::exportHeader(const std::string& function, const std::string& n
                 "exported function would drop them: plan it without them to export it");
   }
   for (const detail::Pass& pass : plan.passes) {
-    if (pass.layout == detail::Layout::Call) {
-      throw Error(std::string(kWho) + ": " + detail::describe(plan, pass.stores.front()) +
-                  " launches the user's kernel " + pass.kernel->name() +
-                  ", which the exported function does not launch: export the parts of the "
-                  "program before and after it, and launch it between them (exportHeader of the "
-                  "kernel gives its launcher)");
-    }
     if (pass.layout != detail::Layout::Sort) continue;
     throw Error(std::string(kWho) + ": " + detail::describe(plan, pass.stores.front()) +
                 " runs the device radix sort (a histogram, then a kernel a digit, with storage "
@@ -687,10 +705,24 @@ std::string Plan::exportHeader(const std::string& function, const std::string& n
     throw Error(std::string(kWho) + ": function name '" + function + "' is " + *why +
                 "; choose another name");
   }
+  // Each kernel once (a user's kernel may be called twice); two kernels of one name are refused.
+  std::vector<Kernel> once;
+  std::map<std::string, uint64_t> ids;
+  for (const detail::Pass& pass : plan.passes) {
+    const auto [at, fresh] = ids.emplace(pass.kernel->name(), pass.kernel->id());
+    if (fresh) {
+      once.push_back(*pass.kernel);
+    } else if (at->second != pass.kernel->id()) {
+      throw Error(std::string(kWho) + ": the program launches two different kernels named " +
+                  pass.kernel->name() +
+                  " (its own passes are named passN_...): give the user's kernels distinct "
+                  "names");
+    }
+  }
   ExportOptions options;
   options.ns = ns;
   options.extraHostCode = HostFunction(plan, function).text();
-  return obsidian::exportHeader(kernels(), options);
+  return obsidian::exportHeader(once, options);
 }
 
 }  // namespace obsidian::array

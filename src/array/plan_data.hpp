@@ -51,6 +51,9 @@ enum class Layout : uint8_t {
 // Columns each lane of a Tile pass owns (a warp's tile: 32 x kTileLanes columns).
 inline constexpr uint32_t kTileLanes = 4;
 const char* layoutName(Layout l);
+// A pass whose kernels are not the planner's (the device sort, the user's kernel): planSort and
+// planCall give its arguments, its operands' arrays and then its result's.
+inline bool opaque(Layout l) { return l == Layout::Sort || l == Layout::Call; }
 
 // How a node's value is kept between kernels.
 enum class Storage : uint8_t {

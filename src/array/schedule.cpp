@@ -77,8 +77,6 @@ bool isBoundary(OpKind k) {
   return isReduction(k) || k == OpKind::Scan || k == OpKind::Permute || k == OpKind::Sort ||
          k == OpKind::Call;
 }
-// A value that runs as a kernel (or kernels) of its own beside its level's other passes.
-bool ownKernel(OpKind k) { return k == OpKind::Scan || k == OpKind::Sort || k == OpKind::Call; }
 // A value whose kernels are not the planner's (the device sort, the user's kernel): they read
 // their operands as arrays, so those are stored.
 bool opaque(OpKind k) { return k == OpKind::Sort || k == OpKind::Call; }
@@ -89,6 +87,12 @@ bool isView(OpKind k) {
          k == OpKind::RowOf || k == OpKind::ColumnOf || k == OpKind::Diagonal ||
          k == OpKind::Reshape || k == OpKind::Flatten;
 }
+
+// Where a pass is made: passes() makes one pass a site (planned unfused: one an operation).
+struct Site {
+  int layout, dimA, dimB, level;
+  auto operator<=>(const Site&) const = default;
+};
 
 struct UnionFind {
   std::vector<int> parent;
@@ -490,14 +494,14 @@ class Planner {
     }
   }
 
-  // An inlined value is computed in every pass that reads it: where those are passes of
-  // different levels and it reads two arrays or more, it is stored once instead (one write and
-  // one read where it was recomputed from its arrays in each).
+  // An inlined value is computed in every pass that reads it: where those are two passes or
+  // more and it reads two arrays or more, it is stored once instead (one write and one read
+  // where it was recomputed from its arrays in each).
   bool storeShared() {
     const size_t count = plan_->nodes.size();
-    // The kernels that compute each inlined value, by level (a scan is a kernel of its own
-    // beside its level's other passes: 2 level + 1).
-    std::vector<std::set<int>> at(count);
+    // The passes that compute each inlined value, by the site each lands in (passes() makes
+    // one pass a site).
+    std::vector<std::set<Site>> at(count);
     for (size_t i = count; i-- > 0;) {
       const NodeInfo& r = plan_->nodes[i];
       const bool inlined = r.storage == Storage::Inline && r.node->op != OpKind::Input &&
@@ -505,10 +509,9 @@ class Planner {
       for (size_t k = 0; k < r.args.size(); ++k) {
         if (inlined) {
           at[r.args[k]].insert(at[i].begin(), at[i].end());
-        } else if (r.node->op == OpKind::Permute && k == 0) {
-          at[r.args[k]].insert(2 * r.initLevel);
         } else {
-          at[r.args[k]].insert(2 * r.level + (ownKernel(r.node->op) ? 1 : 0));
+          at[r.args[k]].insert(r.node->op == OpKind::Permute && k == 0 ? initSite(int(i))
+                                                                       : siteOf(int(i)));
         }
       }
     }
@@ -533,16 +536,44 @@ class Planner {
   }
 
   // ---------------------------------------------------------------- 4. passes
+  // The pass that computes stored value `id`: its layout, dims and level (passFor's key).
+  Site siteOf(int id) const {
+    const NodeInfo& n = plan_->nodes[id];
+    const OpKind op = n.node->op;
+    const auto at = [&](Layout layout, int dimA, int dimB) {
+      return Site{int(layout), dimA, dimB, n.level};
+    };
+    switch (op) {
+      case OpKind::Reduce: return at(Layout::Vector, plan_->nodes[n.args[0]].slot0, -1);
+      case OpKind::Permute: return at(Layout::Vector, plan_->nodes[n.args[2]].slot0, -1);
+      case OpKind::Scan: return at(Layout::Scan, n.slot0, id);  // a kernel of its own
+      case OpKind::Sort: return at(Layout::Sort, n.slot0, id);  // kernels of their own
+      case OpKind::Call: return at(Layout::Call, n.slot0, id);
+      // A warp per segment: a row pass over the segments, one per offsets array.
+      case OpKind::SegReduce: return at(Layout::RowWarp, n.slot0, n.args[1]);
+      case OpKind::RowReduce:
+      case OpKind::ColReduce: {
+        const NodeInfo& in = plan_->nodes[n.args[0]];
+        return at(Layout::Matrix, in.slot0, in.slot1);
+      }
+      default: break;
+    }
+    if (n.node->shape == Shape::Scalar) return at(Layout::Scalar, -1, -1);
+    if (n.node->shape == Shape::Vector) return at(Layout::Vector, n.slot0, -1);
+    return at(Layout::Matrix, n.slot0, n.slot1);
+  }
+  // The pass that fills a scatter's defaults before it scatters.
+  Site initSite(int id) const {
+    const NodeInfo& n = plan_->nodes[id];
+    return Site{int(Layout::Vector), n.slot0, -1, n.initLevel};
+  }
+  int passAt(const Site& s, int node) {
+    return passFor(Layout(s.layout), s.dimA, s.dimB, s.level, node);
+  }
   int passFor(Layout layout, int dimA, int dimB, int level, int node) {
     // Unfused: a pass per operation.
-    const auto key = std::make_tuple(int(layout == Layout::Scalar   ? 0
-                                         : layout == Layout::Vector ? 1
-                                         : layout == Layout::Matrix ? 2
-                                         : layout == Layout::Scan   ? 4
-                                         : layout == Layout::Sort   ? 5
-                                         : layout == Layout::Call   ? 6
-                                                                    : 3),
-                                     dimA, dimB, level, plan_->options.fuse ? -1 : node);
+    const auto key =
+        std::make_tuple(int(layout), dimA, dimB, level, plan_->options.fuse ? -1 : node);
     if (const auto it = passOf_.find(key); it != passOf_.end()) return it->second;
     Pass p;
     p.layout = layout;
@@ -559,55 +590,34 @@ class Planner {
       const OpKind op = n.node->op;
       if (!needed_[id]) continue;
       if (n.storage == Storage::Inline && !(op == OpKind::Input && !n.output.empty())) continue;
-      if (op == OpKind::Reduce) {
-        const NodeInfo& in = plan_->nodes[n.args[0]];
-        n.producer = passFor(Layout::Vector, in.slot0, -1, n.level, id);
-        plan_->passes[n.producer].reductions.push_back(id);
+      if (op == OpKind::Permute) plan_->passes[passAt(initSite(id), id)].inits.push_back(id);
+      n.producer = passAt(siteOf(id), id);
+      Pass& p = plan_->passes[n.producer];
+      if (op == OpKind::Reduce || op == OpKind::RowReduce || op == OpKind::ColReduce) {
+        p.reductions.push_back(id);
       } else if (op == OpKind::Permute) {
-        const int init = passFor(Layout::Vector, n.slot0, -1, n.initLevel, id);
-        plan_->passes[init].inits.push_back(id);
-        n.producer = passFor(Layout::Vector, plan_->nodes[n.args[2]].slot0, -1, n.level, id);
-        plan_->passes[n.producer].scatters.push_back(id);
-      } else if (op == OpKind::Scan) {
-        n.producer = passFor(Layout::Scan, n.slot0, id, n.level, id);  // a kernel of its own
-        plan_->passes[n.producer].dimB = -1;
-        plan_->passes[n.producer].stores.push_back(id);
-      } else if (opaque(op)) {
-        const Layout layout = op == OpKind::Sort ? Layout::Sort : Layout::Call;
-        n.producer = passFor(layout, n.slot0, id, n.level, id);  // kernels of its own
-        Pass& p = plan_->passes[n.producer];
+        p.scatters.push_back(id);
+      } else if (op == OpKind::SegReduce) {
+        p.offsets = n.args[1];
         p.dimB = -1;
+        p.reductions.push_back(id);
+      } else {
         p.stores.push_back(id);
+      }
+      if (op == OpKind::Scan || opaque(op)) p.dimB = -1;  // (the site's key: their own)
+      if (opaque(op)) {
         p.boundary = op == OpKind::Sort
                          ? "a sort: its kernels (a digit histogram, then a pass a digit) read and "
                            "write whole arrays"
                          : "the user's kernel " + n.node->kernel->name() +
                                ": it reads and writes whole arrays";
-      } else if (op == OpKind::SegReduce) {
-        // A warp per segment: a row pass over the segments, one per offsets array.
-        n.producer = passFor(Layout::RowWarp, n.slot0, n.args[1], n.level, id);
-        plan_->passes[n.producer].offsets = n.args[1];
-        plan_->passes[n.producer].dimB = -1;
-        plan_->passes[n.producer].reductions.push_back(id);
-      } else if (op == OpKind::RowReduce || op == OpKind::ColReduce) {
-        const NodeInfo& in = plan_->nodes[n.args[0]];
-        n.producer = passFor(Layout::Matrix, in.slot0, in.slot1, n.level, id);
-        plan_->passes[n.producer].reductions.push_back(id);
-        if (n.finish || (op == OpKind::ColReduce && !n.output.empty())) {
-          // Folded into a Full buffer by a vector pass of the next level.
-          n.finish = true;
-          n.finisher = passFor(Layout::Vector, n.slot0, -1, n.level + 1, id);
-          plan_->passes[n.finisher].finishes.push_back(id);
-        }
-      } else if (n.node->shape == Shape::Scalar) {
-        n.producer = passFor(Layout::Scalar, -1, -1, n.level, id);
-        plan_->passes[n.producer].stores.push_back(id);
-      } else if (n.node->shape == Shape::Vector) {
-        n.producer = passFor(Layout::Vector, n.slot0, -1, n.level, id);
-        plan_->passes[n.producer].stores.push_back(id);
-      } else {
-        n.producer = passFor(Layout::Matrix, n.slot0, n.slot1, n.level, id);
-        plan_->passes[n.producer].stores.push_back(id);
+      }
+      if ((op == OpKind::RowReduce || op == OpKind::ColReduce) &&
+          (n.finish || (op == OpKind::ColReduce && !n.output.empty()))) {
+        // Folded into a Full buffer by a vector pass of the next level.
+        n.finish = true;
+        n.finisher = passFor(Layout::Vector, n.slot0, -1, n.level + 1, id);
+        plan_->passes[n.finisher].finishes.push_back(id);
       }
       if (op == OpKind::Input) n.storage = Storage::Full;  // an output that is an input: copied
     }

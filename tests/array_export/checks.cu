@@ -10,6 +10,7 @@
 
 #include "array_axpydot.cuh"
 #include "array_bicgk.cuh"
+#include "array_call.cuh"
 #include "array_cg.cuh"
 #include "array_gemver.cuh"
 #include "array_gemver_unfused.cuh"
@@ -111,6 +112,12 @@ void refusals() {
   invalid(reshape(b, 3, 5, 5, a, 100, o1, 15, o2, 14), "reshape: 100 is not rows of 7");
   invalid(reshape(b, 3, 5, 5, a, 98, o1, 14, o2, 14), "reshape: fl too small");
   invalid(reshape(b, 3, 5, 5, a, 98, o1, 15, o2, 13), "reshape: rs too small");
+  using arrays::calls::calls;
+  // calls(a, u, uLen, v, vLen, r, rLen, w, wLen, z, zLen): len(u) = len(v) (the elementwise
+  // kernel ties them); z holds len(v), w the call's 100003, r one
+  invalid(calls(2.0f, a, 100, b, 101, o1, 1, o2, 100003, o3, 100), "calls: len(v) != len(u)");
+  invalid(calls(2.0f, a, 100, b, 100, o1, 1, o2, 100002, o3, 100), "calls: w too small");
+  invalid(calls(2.0f, a, 100, b, 100, o1, 1, o2, 100003, o3, 99), "calls: z too small");
 }
 
 // ------------------------------------------------------------------------ on a GPU
@@ -406,6 +413,30 @@ void reshapeOnGpu() {
   near(dfl.host(), fl, fls, "reshape: 2 flatten(m)");
 }
 
+void callsOnGpu() {
+  const uint32_t n = 100003;
+  const float a = 0.625f;
+  const std::vector<float> v = randomFloats(n), u = randomFloats(n);
+  Device<float> dv(v), du(u), dz(n), dw(n), dr(1);
+  expect(arrays::calls::calls(a, du.p, n, dv.p, n, dr.p, 1, dw.p, n, dz.p, n), cudaSuccess,
+         "calls");
+  expect(cudaDeviceSynchronize(), cudaSuccess, "calls: synchronize");
+  std::vector<double> z(n), zs(n), w(n), ws(n), r(1), rs(1);
+  for (uint32_t i = 0; i < n; ++i) {
+    z[i] = double(a) * float(2.0f * v[i]) + u[i];
+    zs[i] = std::fabs(a * 2.0 * v[i]) + std::fabs(u[i]);
+    r[0] += z[i];
+    rs[0] += zs[i];
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    w[i] = z[n - 1 - i] + 1.0;
+    ws[i] = zs[n - 1 - i] + 1.0;
+  }
+  near(dz.host(), z, zs, "calls: userAxpy(a, 2 v, u)");
+  near(dw.host(), w, ws, "calls: userReverse(z) + 1");
+  near(dr.host(), r, rs, "calls: sum(z)");
+}
+
 }  // namespace
 
 int main() {
@@ -424,6 +455,7 @@ int main() {
     scanOnGpu();
     pickOnGpu();
     reshapeOnGpu();
+    callsOnGpu();
     std::printf("array export checks: the runs on the GPU done\n");
   }
   std::printf("%s\n", failures == 0 ? "array export checks: ok" : "array export checks: FAILED");

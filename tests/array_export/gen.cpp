@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <obsidian/array.hpp>
+#include <obsidian/obsidian.hpp>
 
 using namespace obsidian;
 using namespace obsidian::array;
@@ -87,6 +88,22 @@ int main(int argc, char** argv) {
       write(dir / "array_reshape.cuh",
             Plan({{"rs", rowReduce(Sum{}, reshape(v, 7))}, {"fl", 2.0f * flatten(m)}}, o)
                 .exportHeader("reshape", "arrays::reshape"));
+    }
+    {  // The user's kernels: z = a (2 v) + u (elementwise, its map stored first), then z
+       // (of 100003 elements) reversed by another kernel (reads anywhere) plus 1, and z's sum
+      const Kernel axpy = capture("userAxpy", 128, [](EFloat a, DPull<EFloat> x, DPull<EFloat> y) {
+        return push<Grid>(
+            zipWith([a](const EFloat& p, const EFloat& q) { return a * p + q; }, x, y));
+      });
+      const Kernel reverse = capture("userReverse", 64, [](DPull<EFloat> x) {
+        return push<Grid>(ixMap([n = len(x)](const EWord32& i) { return n - 1u - i; }, x));
+      });
+      const auto a = scalarInput<float>("a");
+      const auto v = vectorInput<float>("v"), u = vectorInput<float>("u");
+      const auto z = callElementwise<float>(axpy, a, 2.0f * v, u);
+      const auto w = call<float>(reverse, 100003, z) + 1.0f;  // (checks.cu's length)
+      write(dir / "array_call.cuh",
+            Plan({{"z", z}, {"w", w}, {"r", sum(z)}}, o).exportHeader("calls", "arrays::calls"));
     }
     {  // A histogram (permute: the defaults' pass, then atomics)
       const auto idx = vectorInput<uint32_t>("idx");

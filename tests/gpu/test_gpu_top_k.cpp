@@ -2,9 +2,13 @@
 // 2^20 + 7 elements, k = 1, 100 and 5000, on device buffers, against a host stable sort of the
 // indices (ties in index order, floats in the radix order); heavily repeated keys that go down
 // to the last digit; k = n; calls sharing one TopKTemp; and the errors (outputs of the wrong
-// size, k > n).
+// size, k > n). device::segmentedTopK on about 10^6 u32 and f32 keys in segments of mixed
+// lengths (empty, a few keys, thousands, one of 300000), both orders, k = 1, 64 and 5000,
+// against the host's top k of each segment (indices within it, K{} and 2^32 - 1 past a short
+// segment), calls sharing one TopKTemp, and its outputs of the wrong size.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <obsidian/obsidian.hpp>
 #include <random>
@@ -97,4 +101,86 @@ TEST_CASE("gpu: topK's errors: outputs of the wrong size, k > n") {
   // The right sizes work after the refusals.
   device::topK(in, 10, values, indices);
   CHECK(indices.download() == referenceTopK(keys, 10, true));
+}
+
+namespace {
+
+// Offsets from 3 until about `total` keys: an eighth of the segments empty, three eighths of
+// 1 .. 20 keys, half of 0 .. 4000, and one of 300000 a third of the way; the keys run 5 past
+// the last offset.
+std::vector<uint32_t> mixedSegments(size_t total, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint32_t> offsets{3};
+  bool placed = false;
+  while (offsets.back() < total) {
+    const uint32_t r = rng() % 8;
+    uint32_t length = r == 0 ? 0 : r < 4 ? 1 + rng() % 20 : rng() % 4001;
+    if (!placed && offsets.back() >= total / 3) {
+      length = 300000;
+      placed = true;
+    }
+    offsets.push_back(offsets.back() + length);
+  }
+  return offsets;
+}
+
+// segmentedTopK on device buffers against the host's top k of each segment alone.
+template <class K>
+void checkSegmentedOnGpu(const std::vector<K>& keys, const std::vector<uint32_t>& offsets, size_t k,
+                         bool largest, const std::string& what, device::TopKTemp* temp = nullptr) {
+  const size_t segments = offsets.size() - 1;
+  const auto [wantValues, wantIndices] = testing::referenceSegmentedTopK(keys, offsets, k, largest);
+  gpu::DeviceBuffer<K> in(keys), values(segments * k);
+  gpu::DeviceBuffer<uint32_t> at(offsets), indices(segments * k);
+  values.fill(K{7});  // places the call misses would show
+  indices.fill(7u);
+  device::segmentedTopK(in, at, k, values, indices, largest, {}, temp);
+  CAPTURE(what);
+  CAPTURE(k);
+  CAPTURE(largest);
+  CHECK_MESSAGE(testing::sameBits(values.download(), wantValues), "values");
+  CHECK_MESSAGE(indices.download() == wantIndices,
+                "indices (within the segment, ties in index order)");
+}
+
+}  // namespace
+
+TEST_CASE("gpu: segmentedTopK of u32 and f32, 10^6 keys in mixed segments, one TopKTemp") {
+  const std::vector<uint32_t> offsets = mixedSegments(1000000, 9);
+  const size_t n = offsets.back() + 5;
+  const std::vector<uint32_t> words = gpuKeys<uint32_t>(n, 10);
+  const std::vector<float> floats = gpuKeys<float>(n, 11);
+  for (size_t k : {size_t{1}, size_t{64}, size_t{5000}}) {
+    checkSegmentedOnGpu(words, offsets, k, true, "u32");
+    checkSegmentedOnGpu(words, offsets, k, false, "u32");
+    checkSegmentedOnGpu(floats, offsets, k, true, "f32");
+    checkSegmentedOnGpu(floats, offsets, k, false, "f32");
+  }
+  // Five values: ties across k's border in every segment of more than a few keys.
+  checkSegmentedOnGpu(gpuKeys<uint32_t>(n, 12, 5), offsets, 100, true, "u32 % 5");
+  // Calls sharing one TopKTemp: a larger input, then a smaller one, then the first again.
+  device::TopKTemp temp;
+  checkSegmentedOnGpu(floats, offsets, 64, true, "f32 on a TopKTemp", &temp);
+  const size_t held = temp.bytes();
+  CHECK(held > 0);
+  const std::vector<uint32_t> fewer = mixedSegments(20000, 13);
+  checkSegmentedOnGpu(gpuKeys<uint32_t>(fewer.back() + 5, 14), fewer, 10, false,
+                      "u32, fewer, on the TopKTemp", &temp);
+  CHECK(temp.bytes() >= held);  // kept, not given back
+  checkSegmentedOnGpu(floats, offsets, 64, true, "f32 on the TopKTemp again", &temp);
+  // Outputs of the wrong size are refused, naming the call and the sizes.
+  const std::vector<uint32_t> two = {0, 600, 1000};
+  gpu::DeviceBuffer<uint32_t> in(std::vector<uint32_t>(words.begin(), words.begin() + 1000)),
+      at(two), values(20), indices(20), longer(21);
+  CHECK(testing::errorOf([&] {
+          device::segmentedTopK(in, at, 10, longer, indices);
+        }).find("segmentedTopK: the values' output holds 21 elements; it must hold 20") !=
+        std::string::npos);
+  CHECK(testing::errorOf([&] {
+          device::segmentedTopK(in, at, 10, values, longer);
+        }).find("segmentedTopK: the indices' output holds 21") != std::string::npos);
+  device::segmentedTopK(in, at, 10, values, indices, false);
+  const std::vector<uint32_t> got = indices.download();
+  CHECK(std::vector<uint32_t>(got.begin(), got.begin() + 10) ==
+        referenceTopK(std::vector<uint32_t>(words.begin(), words.begin() + 600), 10, false));
 }

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <obsidian/array.hpp>
 #include <obsidian/obsidian.hpp>
 
@@ -137,12 +138,59 @@ TEST_CASE("array programs: call's errors name the kernel and its parameter") {
   CHECK(errorOf([&] {
           callElementwise<uint32_t>(writer, X, X);
         }).find("an array the kernel writes; an operand is only read") != std::string::npos);
-  // Not exported: the exported function does not launch the user's kernel.
+  // Two different kernels of one name cannot both be exported.
   PlanOptions gpu;
   gpu.target = device::Target{true, 90, 132};
+  const Kernel other = capture("userAxpy", 64, [](EWord32 a, DPull<EWord32> x, DPull<EWord32> y) {
+    return push<Grid>(zipWith([a](const EWord32& p, const EWord32& q) { return p - a * q; }, x, y));
+  });
   CHECK(errorOf([&] {
-          (void)Plan({{"z", callElementwise<uint32_t>(k, s, X, X)}}, gpu).exportHeader("f", "n");
-        }).find("launches the user's kernel userAxpy") != std::string::npos);
+          (void)Plan({{"z", callElementwise<uint32_t>(k, s, X, X)},
+                      {"w", callElementwise<uint32_t>(other, s, X, X)}},
+                     gpu)
+              .exportHeader("f", "n");
+        }).find("two different kernels named userAxpy") != std::string::npos);
+}
+
+TEST_CASE("array programs: a call exports with the user's kernel's launcher") {
+  const auto X = vectorInput<uint32_t>("x"), Y = vectorInput<uint32_t>("y");
+  const auto alpha = scalarInput<uint32_t>("alpha");
+  const Kernel k = axpy();
+  PlanOptions gpu;
+  gpu.target = device::Target{true, 90, 132};
+  // The kernel called twice (a scalar input, then a number): its launcher once, called twice
+  // with the stored map, the inputs and the result's buffer.
+  const Plan plan({{"z", callElementwise<uint32_t>(k, alpha, X + 1u, Y)},
+                   {"t", callElementwise<uint32_t>(k, Scalar<uint32_t>(3u), X, Y)}},
+                  gpu);
+  const std::string h = plan.exportHeader("twice", "calls");
+  const auto count = [&](const std::string& what) {
+    size_t c = 0;
+    for (size_t at = h.find(what); at != std::string::npos; at = h.find(what, at + 1)) ++c;
+    return c;
+  };
+  CHECK(count("cudaError_t userAxpy_launch(") == 1);
+  CHECK(count("= userAxpy_launch(") == 2);
+  CHECK(h.find("userAxpy_launch(alpha, ") != std::string::npos);
+  CHECK(h.find("userAxpy_launch(3u, x, xLen, y, yLen, t, obsidian_count") != std::string::npos);
+  CHECK(h.find("cudaError_t twice(") != std::string::npos);
+  // A float number that is not finite is passed by its bits (the host function cannot call the
+  // device's __int_as_float).
+  const Kernel scale = capture("userScale", 64, [](EFloat a, DPull<EFloat> x) {
+    return push<Grid>(fmap([a](const EFloat& v) { return a * v; }, x));
+  });
+  const auto F = vectorInput<float>("f");
+  const std::string inf =
+      Plan({{"g", callElementwise<float>(scale, Scalar<float>(-INFINITY), F)}}, gpu)
+          .exportHeader("g", "calls");
+  CHECK(
+      inf.find(
+          "userScale_launch(__builtin_bit_cast(float, 0xff800000u), f, fLen, g, obsidian_count") !=
+      std::string::npos);
+  // A plan with a sort is still refused.
+  CHECK(errorOf([&] {
+          (void)Plan({{"s", sort(X)}}, gpu).exportHeader("s", "calls");
+        }).find("runs the device radix sort") != std::string::npos);
 }
 
 TEST_CASE("array programs: the simulator checks the user's kernel for races") {

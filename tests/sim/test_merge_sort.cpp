@@ -487,6 +487,12 @@ TEST_CASE("merge sort: the errors name the rule, and the catalogue lists it") {
   std::vector<uint32_t> valuesOut;
   CHECK(errorOf([&] { device::mergeSortPairs(keys, out, fewer, valuesOut); }) ==
         "mergeSortPairs: as many values as keys; got 10 keys and 9 values");
+  // Not in place: the output is another vector (keys, and values).
+  std::vector<uint32_t> same = keys, values(10, 1);
+  CHECK(errorOf([&] { device::mergeSortKeys(same, same); }) ==
+        "mergeSortKeys: the output must be another vector than the input");
+  CHECK(errorOf([&] { device::mergeSortPairs(keys, out, values, values); }) ==
+        "mergeSortPairs: the output must be another vector than the input");
   // The kernels' own check of the policy.
   CHECK(errorOf([] {
           mergeSortTilesKernel<uint32_t, void>(MergeSortPolicy{64, 0, 0}, Ascending{});

@@ -252,4 +252,11 @@ TEST_CASE("segmented sort: the errors name the rule") {
   CHECK(testing::has(
       errorOf([&] { device::segmentedSortPairs(keys, out, fewer, valuesOut, offsets); }),
       "as many values as keys"));
+  // Not in place: the output is another vector (keys, and values).
+  std::vector<uint32_t> same = keys, values(10, 1);
+  CHECK(testing::has(errorOf([&] { device::segmentedSortKeys(same, same, offsets); }),
+                     "segmentedSortKeys: the output must be another vector than the input"));
+  CHECK(
+      testing::has(errorOf([&] { device::segmentedSortPairs(keys, out, values, values, offsets); }),
+                   "segmentedSortPairs: the output must be another vector than the input"));
 }

@@ -3,7 +3,12 @@
 // index order), for random and heavily repeated keys of every width (one level for u8, eight
 // for u64 and f64), floats with signed zeros, infinities and NaNs in the radix order, k from 0
 // to n, small policies (so that a few thousand keys take several levels) and the table's; and
-// the errors.
+// the errors. device::segmentedTopK likewise, segment by segment (indices within the segment,
+// places past a segment shorter than k holding K{} and 2^32 - 1): empty segments, segments
+// shorter than k, of k and longer, one of a few thousand keys (the segmented sort's passes over
+// several small tiles), the first offset past 0 and the last short of the keys, k = 1 to k past
+// every segment, repeated keys, floats in the radix order, k = 0 and no segments; and its
+// errors.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -18,6 +23,7 @@
 using namespace obsidian;
 using testing::errorOf;
 using testing::randomKeys;
+using testing::referenceSegmentedTopK;
 using testing::referenceTopK;
 
 namespace {
@@ -199,4 +205,269 @@ TEST_CASE("topK: the errors name the call and the rule") {
   zero.policy = {{"candidates", "0"}};
   CHECK(errorOf([&] { device::topK(keys, 3, values, indices, true, zero); }).find("'candidates'") !=
         std::string::npos);
+}
+
+// segmentedTopK (host vectors): each segment's top k by the host's referenceTopK of the segment
+// alone (indices within it), K{} and 2^32 - 1 past a segment shorter than k.
+namespace {
+
+// segmentedTopK's tiles are the segmented sort's (options.policy sets its fields, not the
+// top-k's): 64 threads x 2 keys (128 keys), 6-bit digits, so a few hundred keys make a segment
+// of several tiles sorted by passes over global memory.
+device::Options segSmall(SimOptions sim = {}) {
+  device::Options o;
+  o.policy = {{"threads", "64"}, {"items", "2"}, {"radix_bits", "6"}};
+  o.simulation = sim;
+  return o;
+}
+
+// Offsets from `first` through segments of the given lengths.
+std::vector<uint32_t> segmentsFrom(uint32_t first, const std::vector<uint32_t>& lengths) {
+  std::vector<uint32_t> offsets{first};
+  for (uint32_t l : lengths) offsets.push_back(offsets.back() + l);
+  return offsets;
+}
+
+// The mixed layout, from offset 5 (the keys run 7 past its last offset): empty segments (first,
+// in the middle, last), 1, 2 and 3 keys, around 16 and around the small tile (128), and long
+// ones of 600 and 3000 keys.
+std::vector<uint32_t> mixedSegments() {
+  return segmentsFrom(5, {0, 1, 2, 3, 15, 16, 17, 0, 127, 128, 129, 600, 3000, 50, 0});
+}
+
+// A value of bytes 0x4d: what the outputs hold before the call, so that a place the call does
+// not write shows.
+template <class K>
+K sentinel() {
+  K x;
+  std::memset(&x, 0x4d, sizeof(K));
+  return x;
+}
+
+// segmentedTopK against the reference, the values bit for bit (NaNs, signed zeros, the K{} of
+// short segments) and the indices; the outputs hold the sentinel before (at their final size,
+// so resizing does not zero them).
+template <class K>
+void checkSegmentedTopK(const std::vector<K>& keys, const std::vector<uint32_t>& offsets, size_t k,
+                        bool largest, const device::Options& o, const std::string& what) {
+  const auto [wantValues, wantIndices] = referenceSegmentedTopK(keys, offsets, k, largest);
+  std::vector<K> values(wantValues.size(), sentinel<K>());
+  std::vector<uint32_t> indices(wantIndices.size(), 0x4d4d4d4du);
+  device::segmentedTopK(keys, offsets, k, values, indices, largest, o);
+  CAPTURE(what);
+  CAPTURE(k);
+  CAPTURE(largest);
+  REQUIRE(values.size() == (offsets.size() - 1) * k);
+  REQUIRE(indices.size() == (offsets.size() - 1) * k);
+  CHECK_MESSAGE(testing::sameBits(values, wantValues), "values");
+  CHECK_MESSAGE(indices == wantIndices, "indices (within the segment, ties in index order)");
+}
+
+}  // namespace
+
+TEST_CASE("segmentedTopK: random u32 keys, every segment length, k = 1, 16 and past all") {
+  const std::vector<uint32_t> offsets = mixedSegments();
+  const std::vector<uint32_t> keys = randomKeys<uint32_t>(offsets.back() + 7, 21);
+  // k = 1 (segments of 0, 1 and more), 16 (15 short, 16 equal, 17 longer), 128 (the tile) and
+  // 3500 (longer than every segment: all short, each sorted whole and the rest filled).
+  for (size_t k : {size_t{1}, size_t{16}, size_t{128}, size_t{3500}}) {
+    checkSegmentedTopK(keys, offsets, k, true, segSmall(), "largest");
+    checkSegmentedTopK(keys, offsets, k, false, segSmall(), "smallest");
+  }
+  // The whole array as one segment, and one segment of the keys' middle.
+  checkSegmentedTopK(keys, {0, static_cast<uint32_t>(keys.size())}, 40, true, segSmall(),
+                     "one segment of everything");
+  checkSegmentedTopK(keys, {1000, 1700}, 9, false, segSmall(), "one segment from 1000");
+  // Blocks from the last to the first, and three real blocks for all the segments.
+  SimOptions reversed;
+  reversed.reverseBlocks = true;
+  checkSegmentedTopK(keys, offsets, 16, true, segSmall(reversed), "blocks reversed");
+  SimOptions few;
+  few.blocks = 3;
+  checkSegmentedTopK(keys, offsets, 16, false, segSmall(few), "3 real blocks");
+}
+
+TEST_CASE("segmentedTopK: the segmented sort's table policy and a smaller tile for short ones") {
+  // The table's tiles (512 x 8, and 512 x 2 for short segments): segments around 1024 and 4096,
+  // and one of two tiles.
+  const std::vector<uint32_t> big = segmentsFrom(2, {1023, 1024, 1025, 0, 4096, 7, 9000, 300});
+  const std::vector<uint32_t> keys = randomKeys<uint32_t>(big.back() + 3, 22);
+  checkSegmentedTopK(keys, big, 100, true, {}, "the table's policy");
+  checkSegmentedTopK(keys, big, 1024, false, {}, "the table's policy");
+  device::Options twoTiles = segSmall();
+  twoTiles.policy.push_back({"small_items", "1"});
+  const std::vector<uint32_t> offsets = mixedSegments();
+  checkSegmentedTopK(randomKeys<uint32_t>(offsets.back() + 7, 23), offsets, 20, true, twoTiles,
+                     "a smaller tile for short segments");
+}
+
+TEST_CASE("segmentedTopK: heavily repeated keys, ties by index within each segment") {
+  const std::vector<uint32_t> offsets = mixedSegments();
+  const size_t n = offsets.back() + 7;
+  // Five values: every segment of more than a few keys has ties across k's border.
+  const std::vector<uint32_t> fives = randomKeys<uint32_t>(n, 24, 5);
+  for (size_t k : {size_t{1}, size_t{16}, size_t{700}}) {
+    checkSegmentedTopK(fives, offsets, k, true, segSmall(), "values % 5");
+    checkSegmentedTopK(fives, offsets, k, false, segSmall(), "values % 5");
+  }
+  // All equal: each segment's first k by index, 0 .. k - 1 within it.
+  const std::vector<uint32_t> same(n, 9);
+  checkSegmentedTopK(same, offsets, 33, false, segSmall(), "all equal");
+  std::vector<uint32_t> values, indices;
+  device::segmentedTopK(same, offsets, 33, values, indices, true, segSmall());
+  std::vector<uint32_t> firsts;
+  for (size_t s = 0; s + 1 < offsets.size(); ++s) {
+    for (uint32_t i = 0; i < 33; ++i) {
+      firsts.push_back(i < offsets[s + 1] - offsets[s] ? i : 0xffffffffu);
+    }
+  }
+  CHECK(indices == firsts);
+}
+
+TEST_CASE("segmentedTopK: floats in the radix order, -0 before +0 and NaNs at the ends") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Three keys before the segment: its indices count from its own start.
+  const std::vector<float> keys = {
+      1.0f, 2.0f,  3.0f, 3.5f, -0.0f, 0.0f, -inf, nan, -2.0f, inf, std::copysign(nan, -1.0f),
+      0.0f, -0.0f, 7.0f, -7.0f};
+  const std::vector<uint32_t> offsets = {0, 3, 15};
+  std::vector<float> values;
+  std::vector<uint32_t> indices;
+  // Largest, k = 14 (two past the 12 keys): +NaN, +inf, 7, 3.5, the +0s, the -0s, -2, -7, -inf,
+  // -NaN, then K{} (+0) and 2^32 - 1 twice.
+  device::segmentedTopK(keys, offsets, 14, values, indices, true, segSmall());
+  REQUIRE(values.size() == 28);
+  REQUIRE(indices.size() == 28);
+  CHECK(std::vector<uint32_t>(indices.begin(), indices.begin() + 14) ==
+        std::vector<uint32_t>{2, 1, 0, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu,
+                              0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu,
+                              0xffffffffu, 0xffffffffu});
+  CHECK(std::vector<uint32_t>(indices.begin() + 14, indices.end()) ==
+        std::vector<uint32_t>{4, 6, 10, 0, 2, 8, 1, 9, 5, 11, 3, 7, 0xffffffffu, 0xffffffffu});
+  CHECK(std::isnan(values[14]));
+  CHECK(!std::signbit(values[14]));
+  CHECK(!std::signbit(values[18]));
+  CHECK(std::signbit(values[20]));
+  CHECK(std::isnan(values[25]));
+  CHECK(std::signbit(values[25]));
+  const std::vector<float> zeros(2, 0.0f);
+  CHECK(testing::sameBitsAt(values, 26, zeros));  // K{}: +0, bit for bit
+  // Smallest, k = 7 (splits the zeros: the first by index): -NaN, -inf, -7, -2, the -0s, +0.
+  device::segmentedTopK(keys, offsets, 7, values, indices, false, segSmall());
+  CHECK(std::vector<uint32_t>(indices.begin() + 7, indices.end()) ==
+        std::vector<uint32_t>{7, 3, 11, 5, 1, 9, 2});
+  CHECK(std::vector<uint32_t>(indices.begin(), indices.begin() + 7) ==
+        std::vector<uint32_t>{0, 1, 2, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu});
+  checkSegmentedTopK(keys, offsets, 5, true, segSmall(), "the specials, k = 5");
+  // Random halves of both signs with signed zeros, infinities and NaNs of both signs mixed in,
+  // in the mixed layout; and floats of any bits.
+  const std::vector<uint32_t> layout = mixedSegments();
+  std::vector<float> mixed(layout.back() + 7);
+  std::mt19937 rng(25);
+  for (float& x : mixed) {
+    x = static_cast<float>(static_cast<int32_t>(rng() % 20001) - 10000) / 8.0f;
+  }
+  const float specials[] = {0.0f, -0.0f, inf, -inf, nan, std::copysign(nan, -1.0f)};
+  for (size_t i = 0; i < mixed.size(); i += 5) mixed[i] = specials[rng() % 6];
+  checkSegmentedTopK(mixed, layout, 16, true, segSmall(), "f32 mixed");
+  checkSegmentedTopK(mixed, layout, 16, false, segSmall(), "f32 mixed");
+  checkSegmentedTopK(mixed, layout, 200, true, segSmall(), "f32 mixed, k past most segments");
+  checkSegmentedTopK(randomKeys<float>(layout.back() + 7, 26), layout, 3, false, segSmall(),
+                     "f32 any bits");
+}
+
+TEST_CASE("segmentedTopK: 64-bit keys in short segments") {
+  const std::vector<uint32_t> offsets = segmentsFrom(1, {0, 5, 40, 127, 3, 90});
+  const size_t n = offsets.back() + 2;
+  checkSegmentedTopK(randomKeys<uint64_t>(n, 27), offsets, 8, true, segSmall(), "u64");
+  checkSegmentedTopK(randomKeys<double>(n, 28), offsets, 8, false, segSmall(), "f64 any bits");
+}
+
+TEST_CASE("segmentedTopK: k = 0, no segments, no keys") {
+  const std::vector<uint32_t> keys = randomKeys<uint32_t>(100, 29);
+  // k = 0: nothing, whatever the segments.
+  std::vector<uint32_t> values(4, 1), indices(4, 1);
+  device::segmentedTopK(keys, std::vector<uint32_t>{0, 50, 100}, 0, values, indices, true,
+                        segSmall());
+  CHECK(values.empty());
+  CHECK(indices.empty());
+  // No segments (offsets {0}, or {60}): nothing.
+  values.assign(4, 1);
+  indices.assign(4, 1);
+  device::segmentedTopK(keys, std::vector<uint32_t>{0}, 5, values, indices, false, segSmall());
+  CHECK(values.empty());
+  CHECK(indices.empty());
+  values.assign(4, 1);
+  indices.assign(4, 1);
+  device::segmentedTopK(keys, std::vector<uint32_t>{60}, 5, values, indices, true);
+  CHECK(values.empty());
+  CHECK(indices.empty());
+  // No keys: three empty segments fill all their places.
+  const std::vector<float> none;
+  std::vector<float> floats(6, -1.0f);
+  device::segmentedTopK(none, std::vector<uint32_t>{0, 0, 0, 0}, 2, floats, indices, true,
+                        segSmall());
+  CHECK(testing::sameBits(floats, std::vector<float>(6, 0.0f)));
+  CHECK(indices == std::vector<uint32_t>(6, 0xffffffffu));
+  device::segmentedTopK(none, std::vector<uint32_t>{0}, 2, floats, indices);
+  CHECK(floats.empty());
+  CHECK(indices.empty());
+  // Outputs of any size before are resized to segments x k.
+  std::vector<uint32_t> shorter(1, 5), longer(500, 5);
+  device::segmentedTopK(keys, std::vector<uint32_t>{0, 50, 100}, 7, shorter, longer, true,
+                        segSmall());
+  CHECK(shorter.size() == 14);
+  CHECK(longer.size() == 14);
+  const auto [wantValues, wantIndices] =
+      referenceSegmentedTopK(keys, std::vector<uint32_t>{0, 50, 100}, 7, true);
+  CHECK(shorter == wantValues);
+  CHECK(longer == wantIndices);
+}
+
+TEST_CASE("segmentedTopK: the errors name the call and the rule") {
+  const std::vector<uint32_t> keys = randomKeys<uint32_t>(10, 30);
+  std::vector<uint32_t> values(2, 77), indices(2, 77);
+  const auto topKWith = [&](std::vector<uint32_t> offsets, size_t k = 3) {
+    return errorOf([&] { device::segmentedTopK(keys, offsets, k, values, indices); });
+  };
+  // segments x k at 2^32 or more, refused before anything is read or resized (the offsets here
+  // are bad too: that check comes later).
+  const std::string big = topKWith({0, 4, 8, 10}, size_t{1} << 31);
+  CHECK(big.find("segmentedTopK") != std::string::npos);
+  CHECK(big.find("segments x k must be below 2^32; got 3 x 2147483648") != std::string::npos);
+  CHECK(topKWith({0, 4, 11, 10}, size_t{1} << 31).find("segments x k must be below 2^32") !=
+        std::string::npos);
+  CHECK(values == std::vector<uint32_t>(2, 77));
+  CHECK(indices == std::vector<uint32_t>(2, 77));
+  // 2^32 - 1 places are allowed by that rule (then refused here as offsets past the keys, before
+  // any output is sized).
+  CHECK(topKWith({0, 11}, 0xffffffffull).find("past the 10 keys") != std::string::npos);
+  // The offsets: decreasing, past the keys, none.
+  const std::string decreasing = topKWith({0, 5, 4, 10});
+  CHECK(decreasing.find("segmentedTopK") != std::string::npos);
+  CHECK(decreasing.find("the offsets must not decrease; offsets[2] = 4 < offsets[1] = 5") !=
+        std::string::npos);
+  const std::string past = topKWith({0, 5, 11});
+  CHECK(past.find("segmentedTopK") != std::string::npos);
+  CHECK(past.find("offsets[2] = 11 is past the 10 keys") != std::string::npos);
+  CHECK(topKWith({11}).find("past the 10 keys") != std::string::npos);
+  const std::string none = topKWith({});
+  CHECK(none.find("segmentedTopK") != std::string::npos);
+  CHECK(none.find("the offsets hold segments + 1 entries") != std::string::npos);
+  CHECK(none.find("got none") != std::string::npos);
+  // options.policy names the segmented sort's fields, not the top-k's.
+  CHECK(errorOf([&] {
+          device::segmentedTopK(keys, std::vector<uint32_t>{0, 10}, 3, values, indices, true,
+                                small());
+        }).find("no field 'candidates'") != std::string::npos);
+  device::Options narrow;
+  narrow.policy = {{"threads", "128"}};  // 8-bit digits need 256 threads
+  CHECK(
+      errorOf([&] {
+        device::segmentedTopK(keys, std::vector<uint32_t>{0, 10}, 3, values, indices, true, narrow);
+      }).find("8-bit digits are 256") != std::string::npos);
+  // The right call works after the refusals.
+  device::segmentedTopK(keys, std::vector<uint32_t>{0, 10}, 3, values, indices, true, segSmall());
+  CHECK(indices == referenceTopK(keys, 3, true));
 }

@@ -423,8 +423,9 @@ std::vector<NodePtr> operandNodes(const A&... operands) {
 /// check; elements k does not write are undefined). k may
 /// read its operands anywhere; it runs as a kernel of its own (its vector operands stored
 /// first, its readers after it), launched as k itself is (its grid, its checks), and the
-/// simulator checks it as it checks any kernel. Each parameter's kind and type is checked when
-/// the value is made (an Error naming the parameter).
+/// simulator checks it as it checks any kernel; Plan::exportHeader exports it with its launcher.
+/// Each parameter's kind and type is checked when the value is made (an Error naming the
+/// parameter).
 template <Element X, class... A>
 Vector<X> call(const Kernel& k, uint32_t length, const A&... operands) {
   return Vector<X>(

@@ -565,10 +565,12 @@ void segmentedTopK(const In& in, const Offsets& offsets, size_t k, Values& value
 /// smallest) elements in order at values[s * k .. s * k + k - 1] and their indices within the
 /// segment at indices[s * k ..]; equal elements in index order (torch.topk along the rows of a
 /// matrix, with offsets r * cols). A segment of fewer than k elements fills its places past
-/// them with K{} and index 2^32 - 1. On the GPU for device buffers (values and indices hold
-/// segments x k), on the simulator for host vectors (sized so). Each segment is sorted whole by
-/// the segmented sort (options.policy sets its fields), with its indices, and the first k
-/// taken: a block a segment.
+/// them with K{} and index 2^32 - 1. offsets as segmentedSortKeys' (checked on the simulator;
+/// on the GPU, offsets out of order or range leave those segments' places unspecified, and
+/// nothing outside the arrays is read or written). On the GPU for device buffers (values and
+/// indices hold segments x k), on the simulator for host vectors (sized so). Each segment is
+/// sorted whole by the segmented sort (options.policy sets its fields), with its indices, and
+/// the first k taken: a block a segment.
 template <Buffer In, Buffer Offsets, Buffer Out, class Idx>
 requires SameSide<In, Out> && CountsOf<Offsets, In> && CountsOf<Idx, In> &&
     RadixSortable<ElementOf<In>>
