@@ -3,11 +3,14 @@
 // what Plan::run does on the GPU: it checks the extents (every source of each dim equal, slices
 // non-negative, outputs large enough), chooses the column passes' bands by the device's SM
 // count (chooseBands' rule in run.cpp), takes the intermediates from cudaMallocAsync and calls
-// each pass's launcher in order.
+// each pass's launcher in order: a call pass's is the user's kernel's; a sort pass launches the
+// device radix sort's kernels as radixSortAt does (sort.cpp's sortLaunches), over storage it
+// allocates, zeroes and frees.
 #include "obsidian/export.hpp"
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -545,6 +548,154 @@ class HostFunction {
     return c;
   }
 
+  // A sort pass's arrays as the host function names them: its keys, [its values], its result;
+  // and its keys' count (its result's).
+  std::vector<std::string> sortPointers(int p) const {
+    std::vector<std::string> out;
+    for (const ArgRef& a : plan_.passes[p].args) {
+      if (a.kind == ArgRef::Kind::Input) {
+        out.push_back(a.input);
+      } else {
+        assert(a.kind == ArgRef::Kind::Buffer && "a sort's arguments are arrays");
+        const BufferInfo& info = plan_.buffers[a.buffer];
+        out.push_back(info.output ? info.name : temp(a.buffer));
+      }
+    }
+    return out;
+  }
+  std::string sortCount(int p) const { return count(plan_.passes[p].args.back().buffer); }
+  Call sortCall(int p) const {
+    Call c;
+    const std::vector<ArgRef>& args = plan_.passes[p].args;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const bool result = i + 1 == args.size();
+      const ArgRef& a = args[i];
+      if (a.kind == ArgRef::Kind::Input) {
+        c.user.push_back({UserArray{a.input, a.input + "Len"}, false});
+      } else if (result && plan_.buffers[a.buffer].output) {
+        c.user.push_back({UserArray{plan_.buffers[a.buffer].name, count(a.buffer)}, true});
+      }
+    }
+    return c;
+  }
+
+  // A launch of kernel k (its launcher's arguments: each array a pointer and a count, each
+  // scalar a value; a Length parameter is its arrays' count).
+  struct Arg {
+    std::string pointer, count;  // count empty: a scalar, its value in pointer
+  };
+  static std::string launchOf(const Kernel& k, const std::vector<Arg>& args) {
+    std::string text = k.name() + "_launch(";
+    size_t next = 0;
+    for (const Param& param : k.ir().params) {
+      if (param.kind == ParamKind::Length) continue;
+      assert(next < args.size() && (param.kind == ParamKind::Array) == !args[next].count.empty() &&
+             "a sort's launch matches its kernel's parameters");
+      text += args[next].pointer + ", ";
+      if (param.kind == ParamKind::Array) text += args[next].count + ", ";
+      ++next;
+    }
+    assert(next == args.size() && "a sort's launch matches its kernel's parameters");
+    return text + "stream)";
+  }
+
+  // Sort pass p: radixSortAt's launches over storage of its own (cudaMallocAsync, zeroed; epoch
+  // 1), freed after its last pass.
+  void sortLaunches(std::ostringstream& o, int p, const std::string& in) const {
+    const detail::SortLaunches s = detail::sortLaunches(plan_, p);
+    const std::vector<std::string> arrays = sortPointers(p);
+    const bool pairs = s.valueBytes > 0;
+    const std::string key = cType(s.keyType);
+    const std::string word = s.valueBytes == 8 ? "uint64_t" : "uint32_t";
+    const std::string n = sortCount(p), mem = sortMemory(p);
+    const std::string& keysIn = arrays[0];
+    // (radixStatusWords: a word per tile and digit; the state: a count per pass and digit, and
+    // a ticket per pass)
+    o << in << "if (" << n << " > 0) {\n";
+    const std::string i2 = in + "  ";
+    const auto round = [](const std::string& bytes) {
+      return "((" + bytes + " + 255) / 256 * 256)";
+    };
+    o << i2 << "const uint64_t obsidian_statusBytes = "
+      << round("(" + n + " / " + ull(s.tile) + " + 1) * " + ull(uint64_t{8} << s.radixBits))
+      << ";\n"
+      << i2 << "const uint64_t obsidian_stateBytes = " << round(ull(uint64_t{4} * s.stateWords))
+      << ";\n"
+      << i2 << "const uint64_t obsidian_keyBytes = " << round(n + " * sizeof(" + key + ")") << ";\n"
+      << i2 << "const uint64_t obsidian_valueBytes = "
+      << (pairs ? round(n + " * " + std::to_string(s.valueBytes)) : std::string("0")) << ";\n"
+      << i2 << "// the status and state (zeroed), the alternate keys and values"
+      << (pairs ? ", the sorted keys" : "") << "\n"
+      << i2 << "obsidian_error = cudaMallocAsync((void**)&" << mem
+      << ", obsidian_statusBytes + obsidian_stateBytes + " << (pairs ? "2 * " : "")
+      << "obsidian_keyBytes + obsidian_valueBytes, stream);\n"
+      << i2 << "if (obsidian_error != cudaSuccess) break;\n"
+      << i2 << "obsidian_error = cudaMemsetAsync(" << mem
+      << ", 0, obsidian_statusBytes + obsidian_stateBytes, stream);\n"
+      << i2 << "if (obsidian_error != cudaSuccess) break;\n"
+      << i2 << "uint64_t* const obsidian_status = (uint64_t*)" << mem << ";\n"
+      << i2 << "uint32_t* const obsidian_state = (uint32_t*)(" << mem
+      << " + obsidian_statusBytes);\n"
+      << i2 << key << "* const obsidian_altKeys = (" << key << "*)(" << mem
+      << " + obsidian_statusBytes + obsidian_stateBytes);\n";
+    if (pairs) {
+      o << i2 << word << "* const obsidian_altValues = (" << word << "*)(" << mem
+        << " + obsidian_statusBytes + obsidian_stateBytes + obsidian_keyBytes);\n"
+        << i2 << key << "* const obsidian_keysOut = (" << key << "*)(" << mem
+        << " + obsidian_statusBytes + obsidian_stateBytes + obsidian_keyBytes + "
+           "obsidian_valueBytes);\n";
+    }
+    const std::string keysOut = pairs ? "obsidian_keysOut" : "(" + key + "*)" + arrays[1];
+    const std::string valuesIn = pairs ? "(const " + word + "*)" + arrays[1] : "";
+    const std::string valuesOut = pairs ? "(" + word + "*)" + arrays[2] : "";
+    const Arg state{"obsidian_state", std::to_string(s.stateWords) + "u"};
+    // The histogram: as many blocks as the device holds at once.
+    o << i2 << "int obsidian_device = 0, obsidian_sms = 0, obsidian_perSm = 0;\n"
+      << i2 << "obsidian_error = cudaGetDevice(&obsidian_device);\n"
+      << i2 << "if (obsidian_error == cudaSuccess)\n"
+      << i2
+      << "  obsidian_error = cudaDeviceGetAttribute(&obsidian_sms, "
+         "cudaDevAttrMultiProcessorCount, obsidian_device);\n"
+      << i2 << "if (obsidian_error == cudaSuccess)\n"
+      << i2 << "  obsidian_error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&obsidian_perSm, "
+      << s.histogram.name() << ", " << s.histogram.threadsPerBlock() << ", "
+      << s.histogram.sharedBytes() << ");\n"
+      << i2 << "if (obsidian_error != cudaSuccess) break;\n"
+      << i2
+      << "const uint32_t obsidian_blocks = (uint32_t)((obsidian_perSm > 1 ? obsidian_perSm : 1) "
+         "* obsidian_sms);\n";
+    const auto launch = [&](const Kernel& k, const std::vector<Arg>& args) {
+      o << i2 << "obsidian_error = " << launchOf(k, args) << ";\n"
+        << i2 << "if (obsidian_error != cudaSuccess) break;\n";
+    };
+    launch(s.histogram, {{keysIn, n}, state, {"obsidian_blocks", ""}});
+    launch(s.starts, {state});
+    const uint32_t passes = static_cast<uint32_t>(s.digits.size());
+    for (uint32_t q = 0; q < passes; ++q) {
+      const bool out = (passes - 1 - q) % 2 == 0;  // (writesOutput: the last pass writes it)
+      std::vector<Arg> args{{q == 0 ? keysIn
+                             : out  ? "obsidian_altKeys"
+                                    : keysOut,
+                             n},
+                            {out ? keysOut : "obsidian_altKeys", n}};
+      if (pairs) {
+        args.push_back({q == 0 ? valuesIn : out ? "obsidian_altValues" : valuesOut, n});
+        args.push_back({out ? valuesOut : "obsidian_altValues", n});
+      }
+      args.push_back(state);
+      args.push_back({"obsidian_status", "(size_t)(obsidian_statusBytes / 8)"});
+      for (const uint32_t v : {q, s.digits[q].first, s.digits[q].second, q + 1}) {
+        args.push_back({std::to_string(v) + "u", ""});  // pass, shift, mask, epoch (1 + pass)
+      }
+      launch(s.pass, args);
+    }
+    o << i2 << "obsidian_error = cudaFreeAsync(" << mem << ", stream);\n"
+      << i2 << mem << " = nullptr;\n"
+      << i2 << "if (obsidian_error != cudaSuccess) break;\n"
+      << in << "}\n";
+  }
+  std::string sortMemory(int p) const { return "obsidian_sort" + std::to_string(p); }
+
   std::string passWords(int p) const {
     const detail::Pass& pass = plan_.passes[p];
     std::vector<std::string> what;
@@ -561,7 +712,9 @@ class HostFunction {
 
   void launches(std::ostringstream& o) {
     std::vector<Call> calls;
-    for (size_t p = 0; p < plan_.passes.size(); ++p) calls.push_back(call(int(p)));
+    for (size_t p = 0; p < plan_.passes.size(); ++p) {
+      calls.push_back(plan_.passes[p].layout == Layout::Sort ? sortCall(int(p)) : call(int(p)));
+    }
     // Alignment of the user's arrays (vector loads and stores) and overlaps of an array a kernel
     // writes with another it is given: checked here as each launcher would, before anything runs.
     std::map<std::string, std::pair<uint32_t, std::string>> align;  // name -> bytes, kernel
@@ -608,6 +761,13 @@ class HostFunction {
         << "  };\n";
     }
     for (const std::string& line : overlapChecks) o << line;
+    // A sort's keys: 32-bit places, and a tile past the last key (radixCall's rule).
+    for (size_t p = 0; p < plan_.passes.size(); ++p) {
+      if (plan_.passes[p].layout != Layout::Sort) continue;
+      o << "  if (" << sortCount(int(p)) << " > "
+        << ull(detail::sortLaunches(plan_, int(p)).mostKeys)
+        << ") return cudaErrorInvalidValue;  // keys a sort takes\n";
+    }
     // The launches.
     o << "  cudaError_t obsidian_error = cudaSuccess;\n";
     bool anyTemp = false;
@@ -617,12 +777,18 @@ class HostFunction {
         << bufferWords(int(b)) << "\n";
       anyTemp = true;
     }
+    for (size_t p = 0; p < plan_.passes.size(); ++p) {
+      if (plan_.passes[p].layout != Layout::Sort) continue;
+      o << "  char* " << sortMemory(int(p)) << " = nullptr;  // the sort's storage\n";
+      anyTemp = true;
+    }
     if (anyTemp) o << "  do {  // until the first error\n";
     const std::string in = anyTemp ? "    " : "  ";
     for (size_t p = 0; p < plan_.passes.size(); ++p) {
       const detail::Pass& pass = plan_.passes[p];
       const std::string& kernel = pass.kernel->name();
-      o << in << "// Kernel " << p + 1 << " of " << plan_.passes.size() << ", " << kernel << " ("
+      o << in << "// Kernel " << p + 1 << " of " << plan_.passes.size() << ", "
+        << (pass.layout == Layout::Sort ? "the device radix sort" : kernel) << " ("
         << detail::layoutName(pass.layout) << "): " << commentText(passWords(int(p))) << ".\n";
       for (size_t b = 0; b < plan_.buffers.size(); ++b) {
         if (plan_.buffers[b].output || first_[b] != int(p)) continue;
@@ -631,13 +797,18 @@ class HostFunction {
           << " > 8 ? " << bytes << " : 8, stream);\n";
         o << in << "if (obsidian_error != cudaSuccess) break;\n";
       }
-      const Call& c = calls[p];
-      o << in
-        << (anyTemp ? "obsidian_error = " : "if (obsidian_error == cudaSuccess) obsidian_error = ")
-        << kernel << "_launch(";
-      for (size_t i = 0; i < c.args.size(); ++i) o << (i ? ", " : "") << c.args[i];
-      o << ");\n";
-      if (anyTemp) o << in << "if (obsidian_error != cudaSuccess) break;\n";
+      if (pass.layout == Layout::Sort) {
+        sortLaunches(o, int(p), in);
+      } else {
+        const Call& c = calls[p];
+        o << in
+          << (anyTemp ? "obsidian_error = "
+                      : "if (obsidian_error == cudaSuccess) obsidian_error = ")
+          << kernel << "_launch(";
+        for (size_t i = 0; i < c.args.size(); ++i) o << (i ? ", " : "") << c.args[i];
+        o << ");\n";
+        if (anyTemp) o << in << "if (obsidian_error != cudaSuccess) break;\n";
+      }
       for (size_t b = 0; b < plan_.buffers.size(); ++b) {
         if (plan_.buffers[b].output || first_[b] < 0 || last_[b] != int(p)) continue;
         o << in << "obsidian_error = cudaFreeAsync(" << temp(int(b)) << ", stream);  // its last "
@@ -652,6 +823,11 @@ class HostFunction {
       for (size_t b = 0; b < plan_.buffers.size(); ++b) {
         if (plan_.buffers[b].output || first_[b] < 0) continue;
         o << "  if (" << temp(int(b)) << " != nullptr) cudaFreeAsync(" << temp(int(b))
+          << ", stream);\n";
+      }
+      for (size_t p = 0; p < plan_.passes.size(); ++p) {
+        if (plan_.passes[p].layout != Layout::Sort) continue;
+        o << "  if (" << sortMemory(int(p)) << " != nullptr) cudaFreeAsync(" << sortMemory(int(p))
           << ", stream);\n";
       }
     }
@@ -689,14 +865,6 @@ std::string Plan::exportHeader(const std::string& function, const std::string& n
                 ": the program has contracts (require, ensure), which Plan::run checks; the "
                 "exported function would drop them: plan it without them to export it");
   }
-  for (const detail::Pass& pass : plan.passes) {
-    if (pass.layout != detail::Layout::Sort) continue;
-    throw Error(std::string(kWho) + ": " + detail::describe(plan, pass.stores.front()) +
-                " runs the device radix sort (a histogram, then a kernel a digit, with storage "
-                "kept between runs), which the exported function does not launch: export the "
-                "parts of the program before and after the sort, and sort between them with "
-                "cub::DeviceRadixSort");
-  }
   if (!ir::isIdentifier(function)) {
     throw Error(std::string(kWho) + ": function name '" + function +
                 "' is not a C identifier (letters, digits, _)");
@@ -708,16 +876,24 @@ std::string Plan::exportHeader(const std::string& function, const std::string& n
   // Each kernel once (a user's kernel may be called twice); two kernels of one name are refused.
   std::vector<Kernel> once;
   std::map<std::string, uint64_t> ids;
-  for (const detail::Pass& pass : plan.passes) {
-    const auto [at, fresh] = ids.emplace(pass.kernel->name(), pass.kernel->id());
+  const auto add = [&](const Kernel& k) {
+    const auto [at, fresh] = ids.emplace(k.name(), k.id());
     if (fresh) {
-      once.push_back(*pass.kernel);
-    } else if (at->second != pass.kernel->id()) {
+      once.push_back(k);
+    } else if (at->second != k.id()) {
       throw Error(std::string(kWho) + ": the program launches two different kernels named " +
-                  pass.kernel->name() +
-                  " (its own passes are named passN_...): give the user's kernels distinct "
-                  "names");
+                  k.name() +
+                  " (its own passes are named passN_..., a sort's radix...): give the user's "
+                  "kernels distinct names");
     }
+  };
+  for (size_t p = 0; p < plan.passes.size(); ++p) {
+    if (plan.passes[p].layout == detail::Layout::Sort) {
+      const detail::SortLaunches s = detail::sortLaunches(plan, int(p));
+      add(s.histogram);
+      add(s.starts);
+    }
+    add(*plan.passes[p].kernel);
   }
   ExportOptions options;
   options.ns = ns;

@@ -155,6 +155,18 @@ void planSort(PlanData& plan, int pass);
 void runSort(const PlanData& plan, int pass, const std::vector<KernelArg>& args, bool gpu,
              const RunOptions& options, bool last, SortStorage& storage);
 double sortBytes(const PlanData& plan, int pass, uint64_t count);
+// What an exported sort pass launches, as radixSortAt does (exportHeader prints it): the
+// histogram over the keys, the digits' starts, then the pass kernel once a digit, with the
+// storage's sizes for n keys.
+struct SortLaunches {
+  Kernel histogram, starts, pass;
+  uint32_t tile = 0, radixBits = 0, stateWords = 0;
+  uint64_t mostKeys = 0;                              // keys a sort takes
+  std::vector<std::pair<uint32_t, uint32_t>> digits;  // each pass's shift and mask
+  ScalarType keyType = ScalarType::U32;
+  uint32_t valueBytes = 0;  // the words values move as (0: keys alone)
+};
+SortLaunches sortLaunches(const PlanData& plan, int pass);
 // A call pass (call.cpp): its arguments (the operands, the result) and kernel (the user's).
 void planCall(PlanData& plan, int pass);
 // The argument an operand read as a whole array is: an input as bound, or its stored buffer.

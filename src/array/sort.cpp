@@ -1,7 +1,8 @@
 // Whole-array programs, a sort pass: what it reads and writes (planned with the other passes'
 // arguments) and its run, the device layer's radix sort (device/radix_sort.hpp) over the
 // plan's arrays, on the GPU or the simulator. A sort's kernels (a digit histogram, the digits'
-// starts, a pass a digit) are the radix sort's own: the plan keeps only their storage.
+// starts, a pass a digit) are the radix sort's own: the plan keeps only their storage, and
+// sortLaunches tells exportHeader what they are.
 #include <cassert>
 #include <cstring>
 
@@ -101,6 +102,45 @@ void runSort(const PlanData& plan, int p, const std::vector<KernelArg>& args, bo
       }
     });
   });
+}
+
+SortLaunches sortLaunches(const PlanData& plan, int p) {
+  const Pass& pass = plan.passes[p];
+  const NodeInfo& n = plan.nodes[pass.stores.front()];
+  const NodeInfo& keys = plan.nodes[n.args[0]];
+  const NodeInfo* values = n.args.size() > 1 ? &plan.nodes[n.args[1]] : nullptr;
+  const device::Target& t = plan.options.target;
+  const bool descending = n.node->a != 0;
+  std::optional<SortLaunches> out;
+  withType(keys.node->type, [&]<class K>() {
+    withValueWord(values, [&]<class V>() {
+      const device::detail::RadixCall c =
+          device::detail::radixCall("array sort", t, 0, RadixKey<K>::bits, sizeof(K),
+                                    !std::is_void_v<V>, {}, device::Options{});
+      out.emplace(
+          SortLaunches{device::RadixSort::histogram<K>(t, c.policy, c.begin, c.end, descending),
+                       device::RadixSort::starts(t, c.policy, c.passes),
+                       *pass.kernel,
+                       0,
+                       0,
+                       0,
+                       0,
+                       {},
+                       keys.node->type,
+                       0});
+      out->tile = c.policy.threads * c.policy.items;
+      out->radixBits = c.policy.radixBits;
+      out->stateWords = static_cast<uint32_t>(device::detail::radixStateWords(c));
+      out->mostKeys = uint64_t{0xffffffffu} - out->tile + 1;
+      for (uint32_t q = 0; q < c.passes; ++q) {
+        const auto [shift, mask] =
+            obsidian::detail::passDigit(c.begin, c.end, c.policy.radixBits, q);
+        out->digits.emplace_back(shift, mask);
+      }
+      if constexpr (!std::is_void_v<V>) out->valueBytes = sizeof(V);
+    });
+  });
+  return *out;
 }
 
 double sortBytes(const PlanData& plan, int p, uint64_t count) {

@@ -59,25 +59,27 @@ size_t radixStatusWords(size_t n, const RadixSortPolicy& p) {
 Kernel radixStartsKernel(const RadixSortPolicy& policy, uint32_t passes) {
   detail::checkRadixPolicy("radixStartsKernel", policy);
   const uint32_t digits = uint32_t{1} << policy.radixBits;
-  return capture("radixStarts", policy.threads, [=](DMutable<uint32_t> state) {
-    detail::requireLength(
-        len(state) >= passes * digits,
-        "radix sort: the state holds " + std::to_string(passes * digits) + " counters");
-    return effect([=](const Program<Grid>& g) {
-      g.distrPar(passes, [&](const Program<Block>& p, const EWord32& pass) {
-        const ThreadArray<uint32_t> counts = threadArray<uint32_t>(p, 1);
-        p.forAll(policy.threads, [&](const Program<Thread>& t, const EWord32& tid) {
-          counts.write(t, 0, ifThenElse(tid < digits, state[pass * digits + tid], EWord32(0u)));
-        });
-        const ThreadArray<uint32_t> starts = digitStarts(p, counts);
-        p.forAll(policy.threads, [&](const Program<Thread>& t, const EWord32& tid) {
-          t.cond(tid < digits, [&](const Program<Thread>& u) {
-            write(u, state, pass * digits + tid, starts[0]);
+  // (named by its passes: an exported program may sort 32- and 64-bit keys)
+  return capture(
+      "radixStarts_" + std::to_string(passes), policy.threads, [=](DMutable<uint32_t> state) {
+        detail::requireLength(
+            len(state) >= passes * digits,
+            "radix sort: the state holds " + std::to_string(passes * digits) + " counters");
+        return effect([=](const Program<Grid>& g) {
+          g.distrPar(passes, [&](const Program<Block>& p, const EWord32& pass) {
+            const ThreadArray<uint32_t> counts = threadArray<uint32_t>(p, 1);
+            p.forAll(policy.threads, [&](const Program<Thread>& t, const EWord32& tid) {
+              counts.write(t, 0, ifThenElse(tid < digits, state[pass * digits + tid], EWord32(0u)));
+            });
+            const ThreadArray<uint32_t> starts = digitStarts(p, counts);
+            p.forAll(policy.threads, [&](const Program<Thread>& t, const EWord32& tid) {
+              t.cond(tid < digits, [&](const Program<Thread>& u) {
+                write(u, state, pass * digits + tid, starts[0]);
+              });
+            });
           });
         });
       });
-    });
-  });
 }
 
 namespace device {

@@ -3,6 +3,7 @@
 // cudaErrorInvalidValue before any CUDA call, so the first part runs without a GPU (made-up
 // device addresses: nothing is read or written). With a GPU, the second part runs each program
 // on random data and compares it with plain C++.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -18,6 +19,7 @@
 #include "array_pick.cuh"
 #include "array_reshape.cuh"
 #include "array_scan.cuh"
+#include "array_sorts.cuh"
 #include "array_spmv.cuh"
 
 namespace {
@@ -118,6 +120,22 @@ void refusals() {
   invalid(calls(2.0f, a, 100, b, 101, o1, 1, o2, 100003, o3, 100), "calls: len(v) != len(u)");
   invalid(calls(2.0f, a, 100, b, 100, o1, 1, o2, 100002, o3, 100), "calls: w too small");
   invalid(calls(2.0f, a, 100, b, 100, o1, 1, o2, 100003, o3, 99), "calls: z too small");
+  using arrays::sorts::sorts;
+  // sorts(f, fLen, k, kLen, w, wLen, byF, byFLen, byW, byWLen, down, downLen, up, upLen):
+  // len(f) = len(w); byF, byW hold len(f), down and up len(k)
+  const uint64_t* w64 = fake<const uint64_t>(0xc000000);
+  invalid(sorts(a, 100, i1, 50, w64, 101, p1, 100, o1, 100, p2, 50, p3, 50),
+          "sorts: len(w) != len(f)");
+  invalid(sorts(a, 100, i1, 50, w64, 100, p1, 100, o1, 100, p2, 50, p3, 49), "sorts: up too small");
+  invalid(sorts(a, 100, i1, 50, w64, 100, p1, 99, o1, 100, p2, 50, p3, 50), "sorts: byF too small");
+  // More keys than a sort takes (32-bit places and a tile past the last key), arrays apart
+  const size_t many = 4294967000ull;
+  invalid(sorts(a, 100, fake<const uint32_t>(0x100000000000), many, w64, 100, p1, 100, o1, 100,
+                fake<uint32_t>(0x200000000000), many, fake<uint32_t>(0x300000000000), many),
+          "sorts: more keys than a sort takes");
+  // down = sort(k, descending) written over k: refused before anything runs
+  invalid(sorts(a, 100, p2, 50, w64, 100, p1, 100, o1, 100, p2, 50, p3, 50),
+          "sorts: down overlaps k");
 }
 
 // ------------------------------------------------------------------------ on a GPU
@@ -437,6 +455,44 @@ void callsOnGpu() {
   near(dr.host(), r, rs, "calls: sum(z)");
 }
 
+void sortsOnGpu() {
+  const uint32_t n = (1u << 20) + 3, m = 300007;
+  std::vector<uint32_t> k(n);
+  std::vector<uint64_t> w(m);
+  for (uint32_t& x : k) x = static_cast<uint32_t>(rng());
+  for (uint64_t& x : w) x = (uint64_t(rng()) << 32 | rng()) % 1000003;  // ties: stable order
+  const std::vector<float> f = randomFloats(m);
+  Device<uint32_t> dk(k), dup(n), ddown(n), dbyF(m);
+  Device<uint64_t> dw(w);
+  Device<float> df(f), dbyW(m);
+  expect(
+      arrays::sorts::sorts(df.p, m, dk.p, n, dw.p, m, dbyF.p, m, dbyW.p, m, ddown.p, n, dup.p, n),
+      cudaSuccess, "sorts");
+  expect(cudaDeviceSynchronize(), cudaSuccess, "sorts: synchronize");
+  std::vector<uint32_t> up(n), down = k;
+  for (uint32_t i = 0; i < n; ++i) up[i] = k[i] * 3u;
+  std::sort(up.begin(), up.end());
+  std::sort(down.begin(), down.end(), [](uint32_t x, uint32_t y) { return x > y; });
+  std::vector<uint32_t> byF(m), order(m);
+  for (uint32_t i = 0; i < m; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return f[x] > f[y]; });
+  for (uint32_t i = 0; i < m; ++i) byF[i] = order[i] < n ? k[order[i]] : 0u;
+  for (uint32_t i = 0; i < m; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return w[x] < w[y]; });
+  std::vector<float> byW(m);
+  for (uint32_t i = 0; i < m; ++i) byW[i] = f[order[i]];
+  const auto same = [](const auto& got, const auto& want, const char* what) {
+    if (got != want) {
+      std::printf("FAIL %s: differs from the stable sort\n", what);
+      ++failures;
+    }
+  };
+  same(dup.host(), up, "sorts: sort(k * 3)");
+  same(ddown.host(), down, "sorts: sort(k, descending)");
+  same(dbyF.host(), byF, "sorts: gather(k, sortIndices(f, descending))");
+  same(dbyW.host(), byW, "sorts: sortByKey(w, f)");
+}
+
 }  // namespace
 
 int main() {
@@ -456,6 +512,7 @@ int main() {
     pickOnGpu();
     reshapeOnGpu();
     callsOnGpu();
+    sortsOnGpu();
     std::printf("array export checks: the runs on the GPU done\n");
   }
   std::printf("%s\n", failures == 0 ? "array export checks: ok" : "array export checks: FAILED");

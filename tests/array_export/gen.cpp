@@ -105,6 +105,19 @@ int main(int argc, char** argv) {
       write(dir / "array_call.cuh",
             Plan({{"z", z}, {"w", w}, {"r", sum(z)}}, o).exportHeader("calls", "arrays::calls"));
     }
+    {  // Sorts: a computed u32 operand ascending and an input descending (the histograms of
+       // both orders), f32 keys' order as indices read by a gather after the sort, and u64
+       // keys moving f32 values (eight digits: another starts kernel)
+      const auto k = vectorInput<uint32_t>("k");
+      const auto f = vectorInput<float>("f");
+      const auto w = vectorInput<uint64_t>("w");
+      write(dir / "array_sorts.cuh", Plan({{"up", sort(k * 3u)},
+                                           {"down", sort(k, Order::Descending)},
+                                           {"byF", gather(k, sortIndices(f, Order::Descending))},
+                                           {"byW", sortByKey(w, f)}},
+                                          o)
+                                         .exportHeader("sorts", "arrays::sorts"));
+    }
     {  // A histogram (permute: the defaults' pass, then atomics)
       const auto idx = vectorInput<uint32_t>("idx");
       write(

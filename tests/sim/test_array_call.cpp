@@ -187,10 +187,6 @@ TEST_CASE("array programs: a call exports with the user's kernel's launcher") {
       inf.find(
           "userScale_launch(__builtin_bit_cast(float, 0xff800000u), f, fLen, g, obsidian_count") !=
       std::string::npos);
-  // A plan with a sort is still refused.
-  CHECK(errorOf([&] {
-          (void)Plan({{"s", sort(X)}}, gpu).exportHeader("s", "calls");
-        }).find("runs the device radix sort") != std::string::npos);
 }
 
 TEST_CASE("array programs: the simulator checks the user's kernel for races") {

@@ -243,11 +243,39 @@ TEST_CASE("array programs: a sort's launches are simulated and counted; errors")
   CHECK(errorOf([&] {
           pairs.run(Bindings().vector("k", keys).vector("v", vals).output("p", out));
         }).find("ties") != std::string::npos);
-  // Not exported: the exported function does not run the device sort.
+}
+
+TEST_CASE("array programs: a sort exports as the device radix sort's launches") {
+  // (tests/array_export runs an exported program of sorts on the GPU)
   PlanOptions gpu;
   gpu.target = device::Target{true, 90, 132};
-  const Plan exported({{"s", sort(k)}}, gpu);
-  CHECK(errorOf([&] {
-          (void)exported.exportHeader("f", "ns");
-        }).find("sort#1 runs the device radix sort") != std::string::npos);
+  const auto k = vectorInput<uint32_t>("k");
+  const auto w = vectorInput<uint64_t>("w");
+  const std::string h = Plan({{"up", sort(k)},
+                              {"down", sort(k, Order::Descending)},
+                              {"byW", sortByKey(w, vectorInput<float>("f"))}},
+                             gpu)
+                            .exportHeader("sorts", "ns");
+  const auto count = [&](const std::string& what) {
+    size_t c = 0;
+    for (size_t at = h.find(what); at != std::string::npos; at = h.find(what, at + 1)) ++c;
+    return c;
+  };
+  // Each order's histogram, the starts of 4 and of 8 digits (each kernel exported once), and
+  // each sort's pass kernel: a launch of it a digit (4 for u32 keys, 8 for u64).
+  for (const std::string kernel : {"radixHistogram_uint32_t", "radixHistogram_uint32_t_desc",
+                                   "radixHistogram_uint64_t", "radixStarts_4", "radixStarts_8"}) {
+    CAPTURE(kernel);
+    CHECK(count("cudaError_t " + kernel + "_launch(") == 1);
+    CHECK(count("= " + kernel + "_launch(") == (kernel == "radixStarts_4" ? 2 : 1));
+  }
+  CHECK(count("= radixPass_uint32_t_launch(") == 4);
+  CHECK(count("= radixPass_uint32_t_desc_launch(") == 4);
+  CHECK(count("= radixPass_uint64_t_uint32_t_launch(") == 8);
+  // The last digit's pass writes the output; the values move as words.
+  CHECK(h.find("(uint32_t*)up, ") != std::string::npos);
+  CHECK(h.find("(const uint32_t*)f, ") != std::string::npos);
+  // Storage of its own, zeroed (the look-back's epochs start at 1), freed after the sort.
+  CHECK(count("cudaMemsetAsync(obsidian_sort") == 3);
+  CHECK(count("cudaFreeAsync(obsidian_sort") == 6);  // (after the sort, and after an error)
 }

@@ -190,9 +190,9 @@ class Plan {
   /// @endcode
   /// which checks the extents as run() does (cudaErrorInvalidValue, nothing launched), takes the
   /// intermediates from cudaMallocAsync and launches the plan's kernels in order (the plan must
-  /// target the GPU; a user's kernel, call, through its own launcher). Refused: a program with
-  /// contracts (require, ensure: run() checks them), and one with a sort (its kernels keep
-  /// storage between runs: export the parts before and after it and sort between them).
+  /// target the GPU; a user's kernel, call, through its own launcher; a sort as the device
+  /// radix sort's launches, over storage of its own for the call). A program with contracts
+  /// (require, ensure) is refused: run() checks them.
   std::string exportHeader(const std::string& function, const std::string& ns) const;
   /// The fusion space's decisions this program has (each a name for PlanOptions::choices),
   /// and the side this plan took of each.

@@ -279,7 +279,10 @@ template <RadixSortable K>
 Kernel radixHistogramKernel(const RadixSortPolicy& policy, uint32_t begin, uint32_t end,
                             bool descending) {
   detail::checkRadixPolicy("radixHistogramKernel", policy);
-  return capture(std::string("radixHistogram_") + detail::radixTypeName<K>(), policy.threads,
+  // (named by what it computes, as the pass kernel: an exported program may hold both orders)
+  const std::string name =
+      std::string("radixHistogram_") + detail::radixTypeName<K>() + (descending ? "_desc" : "");
+  return capture(name, policy.threads,
                  [=](DPull<Exp<K>> keys, DMutable<uint32_t> state, EWord32 blocks) {
                    return detail::radixHistogram<K>(keys, state, blocks, begin, end, policy,
                                                     descending);
