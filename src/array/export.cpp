@@ -20,6 +20,7 @@
 #include "array/plan_data.hpp"
 #include "ir/identifiers.hpp"
 #include "ir/print.hpp"
+#include "obsidian/device/radix_sort.hpp"
 
 namespace obsidian::array {
 
@@ -61,6 +62,33 @@ std::string commentText(const std::string& s) {
 }
 
 std::string ull(uint64_t v) { return std::to_string(v) + "ull"; }
+
+// The kernels the header holds: each pass's, and a sort's histogram and starts kernels; each
+// once (a user's kernel may be called twice). Two different kernels of one name are refused.
+std::vector<Kernel> exportedKernels(const PlanData& plan) {
+  std::vector<Kernel> once;
+  std::map<std::string, uint64_t> ids;
+  const auto add = [&](const Kernel& k) {
+    const auto [at, fresh] = ids.emplace(k.name(), k.id());
+    if (fresh) {
+      once.push_back(k);
+    } else if (at->second != k.id()) {
+      throw Error(std::string(kWho) + ": the program launches two different kernels named " +
+                  k.name() +
+                  " (its own passes are named passN_..., a sort's radix...): give the user's "
+                  "kernels distinct names");
+    }
+  };
+  for (size_t p = 0; p < plan.passes.size(); ++p) {
+    if (plan.passes[p].layout == Layout::Sort) {
+      const detail::SortLaunches s = detail::sortLaunches(plan, int(p));
+      add(s.histogram);
+      add(s.starts);
+    }
+    add(*plan.passes[p].kernel);
+  }
+  return once;
+}
 
 // A user array of the host function: an input vector or matrix, or an output.
 struct UserArray {
@@ -143,17 +171,18 @@ class HostFunction {
   void checkNames() {
     std::map<std::string, std::string> taken;  // name -> what it is
     std::set<std::string> declared;            // what the header declares in the namespace
-    for (const detail::Pass& pass : plan_.passes) {
-      declared.insert(pass.kernel->name());
-      declared.insert(pass.kernel->name() + "_launch");
-      for (const ArrayDecl& a : pass.kernel->ir().arrays) {
+    for (const Kernel& k : exportedKernels(plan_)) {
+      declared.insert(k.name());
+      declared.insert(k.name() + "_launch");
+      for (const ArrayDecl& a : k.ir().arrays) {
         if (a.space == MemorySpace::GridState) declared.insert(a.name);
       }
     }
     if (declared.count(function_)) {
       throw Error(std::string(kWho) + ": function name '" + function_ +
                   "' is the name of one of the plan's kernels, launchers or grid state "
-                  "(passN_kind, passN_kind_launch); choose another name");
+                  "(passN_kind, radix..., the user's kernels, and their _launch); choose another "
+                  "name");
     }
     const auto take = [&](const std::string& name, const std::string& what) {
       if (const auto why = ir::parameterNameReason(name)) {
@@ -238,8 +267,8 @@ class HostFunction {
 
   void header(std::ostringstream& o) const {
     o << "// The array program as one host function: checks the extents as array::Plan::run does\n"
-      << "// (cudaErrorInvalidValue, nothing launched), then launches its " << plan_.passes.size()
-      << " kernel(s) in order on `stream`,\n"
+      << "// (cudaErrorInvalidValue, nothing launched), then runs its " << plan_.passes.size()
+      << " pass(es) in order on `stream` (a sort: a kernel a digit),\n"
       << "// intermediates from cudaMallocAsync (freed with cudaFreeAsync after their last "
          "kernel). Arrays are\n"
       << "// device pointers; a matrix m is row-major, element (r, c) at m[r * mPitch + c]. It "
@@ -572,8 +601,9 @@ class HostFunction {
       const ArgRef& a = args[i];
       if (a.kind == ArgRef::Kind::Input) {
         c.user.push_back({UserArray{a.input, a.input + "Len"}, false});
-      } else if (result && plan_.buffers[a.buffer].output) {
-        c.user.push_back({UserArray{plan_.buffers[a.buffer].name, count(a.buffer)}, true});
+      } else if (plan_.buffers[a.buffer]
+                     .output) {  // (an operand another pass wrote, or the result)
+        c.user.push_back({UserArray{plan_.buffers[a.buffer].name, count(a.buffer)}, result});
       }
     }
     return c;
@@ -589,13 +619,18 @@ class HostFunction {
     size_t next = 0;
     for (const Param& param : k.ir().params) {
       if (param.kind == ParamKind::Length) continue;
-      assert(next < args.size() && (param.kind == ParamKind::Array) == !args[next].count.empty() &&
-             "a sort's launch matches its kernel's parameters");
+      if (next >= args.size() || (param.kind == ParamKind::Array) == args[next].count.empty()) {
+        throw Error(std::string(kWho) + ": kernel " + k.name() +
+                    "'s parameters do not match a sort's arguments; this is a bug of the planner");
+      }
       text += args[next].pointer + ", ";
       if (param.kind == ParamKind::Array) text += args[next].count + ", ";
       ++next;
     }
-    assert(next == args.size() && "a sort's launch matches its kernel's parameters");
+    if (next != args.size()) {
+      throw Error(std::string(kWho) + ": kernel " + k.name() +
+                  " takes fewer arguments than a sort passes; this is a bug of the planner");
+    }
     return text + "stream)";
   }
 
@@ -650,11 +685,11 @@ class HostFunction {
     const std::string valuesOut = pairs ? "(" + word + "*)" + arrays[2] : "";
     const Arg state{"obsidian_state", std::to_string(s.stateWords) + "u"};
     // The histogram: as many blocks as the device holds at once.
-    o << i2 << "int obsidian_device = 0, obsidian_sms = 0, obsidian_perSm = 0;\n"
+    o << i2 << "int obsidian_device = 0, obsidian_smCount = 0, obsidian_perSm = 0;\n"
       << i2 << "obsidian_error = cudaGetDevice(&obsidian_device);\n"
       << i2 << "if (obsidian_error == cudaSuccess)\n"
       << i2
-      << "  obsidian_error = cudaDeviceGetAttribute(&obsidian_sms, "
+      << "  obsidian_error = cudaDeviceGetAttribute(&obsidian_smCount, "
          "cudaDevAttrMultiProcessorCount, obsidian_device);\n"
       << i2 << "if (obsidian_error == cudaSuccess)\n"
       << i2 << "  obsidian_error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&obsidian_perSm, "
@@ -663,7 +698,7 @@ class HostFunction {
       << i2 << "if (obsidian_error != cudaSuccess) break;\n"
       << i2
       << "const uint32_t obsidian_blocks = (uint32_t)((obsidian_perSm > 1 ? obsidian_perSm : 1) "
-         "* obsidian_sms);\n";
+         "* obsidian_smCount);\n";
     const auto launch = [&](const Kernel& k, const std::vector<Arg>& args) {
       o << i2 << "obsidian_error = " << launchOf(k, args) << ";\n"
         << i2 << "if (obsidian_error != cudaSuccess) break;\n";
@@ -672,7 +707,7 @@ class HostFunction {
     launch(s.starts, {state});
     const uint32_t passes = static_cast<uint32_t>(s.digits.size());
     for (uint32_t q = 0; q < passes; ++q) {
-      const bool out = (passes - 1 - q) % 2 == 0;  // (writesOutput: the last pass writes it)
+      const bool out = device::detail::writesOutput(q, passes);
       std::vector<Arg> args{{q == 0 ? keysIn
                              : out  ? "obsidian_altKeys"
                                     : keysOut,
@@ -873,32 +908,10 @@ std::string Plan::exportHeader(const std::string& function, const std::string& n
     throw Error(std::string(kWho) + ": function name '" + function + "' is " + *why +
                 "; choose another name");
   }
-  // Each kernel once (a user's kernel may be called twice); two kernels of one name are refused.
-  std::vector<Kernel> once;
-  std::map<std::string, uint64_t> ids;
-  const auto add = [&](const Kernel& k) {
-    const auto [at, fresh] = ids.emplace(k.name(), k.id());
-    if (fresh) {
-      once.push_back(k);
-    } else if (at->second != k.id()) {
-      throw Error(std::string(kWho) + ": the program launches two different kernels named " +
-                  k.name() +
-                  " (its own passes are named passN_..., a sort's radix...): give the user's "
-                  "kernels distinct names");
-    }
-  };
-  for (size_t p = 0; p < plan.passes.size(); ++p) {
-    if (plan.passes[p].layout == detail::Layout::Sort) {
-      const detail::SortLaunches s = detail::sortLaunches(plan, int(p));
-      add(s.histogram);
-      add(s.starts);
-    }
-    add(*plan.passes[p].kernel);
-  }
   ExportOptions options;
   options.ns = ns;
   options.extraHostCode = HostFunction(plan, function).text();
-  return obsidian::exportHeader(once, options);
+  return obsidian::exportHeader(exportedKernels(plan), options);
 }
 
 }  // namespace obsidian::array

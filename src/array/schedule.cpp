@@ -90,7 +90,8 @@ bool isView(OpKind k) {
 
 // Where a pass is made: passes() makes one pass a site (planned unfused: one an operation).
 struct Site {
-  int layout, dimA, dimB, level;
+  Layout layout;
+  int dimA, dimB, level;
   auto operator<=>(const Site&) const = default;
 };
 
@@ -499,8 +500,7 @@ class Planner {
   // where it was recomputed from its arrays in each).
   bool storeShared() {
     const size_t count = plan_->nodes.size();
-    // The passes that compute each inlined value, by the site each lands in (passes() makes
-    // one pass a site).
+    // The passes that compute each inlined value, by their sites.
     std::vector<std::set<Site>> at(count);
     for (size_t i = count; i-- > 0;) {
       const NodeInfo& r = plan_->nodes[i];
@@ -541,7 +541,7 @@ class Planner {
     const NodeInfo& n = plan_->nodes[id];
     const OpKind op = n.node->op;
     const auto at = [&](Layout layout, int dimA, int dimB) {
-      return Site{int(layout), dimA, dimB, n.level};
+      return Site{layout, dimA, dimB, n.level};
     };
     switch (op) {
       case OpKind::Reduce: return at(Layout::Vector, plan_->nodes[n.args[0]].slot0, -1);
@@ -565,11 +565,9 @@ class Planner {
   // The pass that fills a scatter's defaults before it scatters.
   Site initSite(int id) const {
     const NodeInfo& n = plan_->nodes[id];
-    return Site{int(Layout::Vector), n.slot0, -1, n.initLevel};
+    return Site{Layout::Vector, n.slot0, -1, n.initLevel};
   }
-  int passAt(const Site& s, int node) {
-    return passFor(Layout(s.layout), s.dimA, s.dimB, s.level, node);
-  }
+  int passAt(const Site& s, int node) { return passFor(s.layout, s.dimA, s.dimB, s.level, node); }
   int passFor(Layout layout, int dimA, int dimB, int level, int node) {
     // Unfused: a pass per operation.
     const auto key =
@@ -599,12 +597,12 @@ class Planner {
         p.scatters.push_back(id);
       } else if (op == OpKind::SegReduce) {
         p.offsets = n.args[1];
-        p.dimB = -1;
         p.reductions.push_back(id);
       } else {
         p.stores.push_back(id);
       }
-      if (op == OpKind::Scan || opaque(op)) p.dimB = -1;  // (the site's key: their own)
+      // (their site's dimB is a node, keying their own pass: not an extent)
+      if (op == OpKind::Scan || op == OpKind::SegReduce || opaque(op)) p.dimB = -1;
       if (opaque(op)) {
         p.boundary = op == OpKind::Sort
                          ? "a sort: its kernels (a digit histogram, then a pass a digit) read and "

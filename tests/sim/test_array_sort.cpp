@@ -272,10 +272,46 @@ TEST_CASE("array programs: a sort exports as the device radix sort's launches") 
   CHECK(count("= radixPass_uint32_t_launch(") == 4);
   CHECK(count("= radixPass_uint32_t_desc_launch(") == 4);
   CHECK(count("= radixPass_uint64_t_uint32_t_launch(") == 8);
-  // The last digit's pass writes the output; the values move as words.
-  CHECK(h.find("(uint32_t*)up, ") != std::string::npos);
+  // The digits' passes in order: the first reads the keys, the passes alternate between the
+  // sort's own keys and the output, the last writes the output; epochs 1 .. 4.
+  std::vector<std::string> passes;
+  for (size_t at = h.find("= radixPass_uint32_t_launch("); at != std::string::npos;
+       at = h.find("= radixPass_uint32_t_launch(", at + 1)) {
+    passes.push_back(h.substr(at, h.find('\n', at) - at));
+  }
+  REQUIRE(passes.size() == 4);
+  CHECK(passes[0].find("launch(k, obsidian_count0, obsidian_altKeys, ") != std::string::npos);
+  CHECK(passes[1].find("launch(obsidian_altKeys, obsidian_count0, (uint32_t*)up, ") !=
+        std::string::npos);
+  CHECK(passes[2].find("launch((uint32_t*)up, obsidian_count0, obsidian_altKeys, ") !=
+        std::string::npos);
+  CHECK(passes[3].find("launch(obsidian_altKeys, obsidian_count0, (uint32_t*)up, ") !=
+        std::string::npos);
+  for (size_t q = 0; q < 4; ++q) {
+    CAPTURE(q);
+    const std::string digit = std::to_string(q) + "u, " + std::to_string(8 * q) + "u, 255u, " +
+                              std::to_string(q + 1) + "u, stream);";
+    CHECK(passes[q].find(digit) != std::string::npos);
+  }
+  // The values move as words.
   CHECK(h.find("(const uint32_t*)f, ") != std::string::npos);
   // Storage of its own, zeroed (the look-back's epochs start at 1), freed after the sort.
   CHECK(count("cudaMemsetAsync(obsidian_sort") == 3);
   CHECK(count("cudaFreeAsync(obsidian_sort") == 6);  // (after the sort, and after an error)
+  // A sort's operand that is an output too: the result must not overlap it.
+  const auto twice = k * 2u;
+  const std::string o = Plan({{"y", twice}, {"z", sort(twice)}}, gpu).exportHeader("f", "ns");
+  const size_t overlap = o.find("obsidian_overlap(z, ");
+  REQUIRE(overlap != std::string::npos);
+  CHECK(o.substr(overlap, o.find('\n', overlap) - overlap).find(", y, ") != std::string::npos);
+  // A parameter named like a sort's kernel or launcher would hide it: refused.
+  for (const char* name : {"radixHistogram_uint32_t", "radixStarts_4_launch"}) {
+    CAPTURE(name);
+    CHECK(errorOf([&] {
+            (void)Plan({{"s", sort(vectorInput<uint32_t>(name))}}, gpu).exportHeader("f", "ns");
+          }).find("would hide the kernel or launcher") != std::string::npos);
+  }
+  CHECK(errorOf([&] {
+          (void)Plan({{"s", sort(k)}}, gpu).exportHeader("radixPass_uint32_t", "ns");
+        }).find("is the name of one of the plan's kernels") != std::string::npos);
 }
